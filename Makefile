@@ -1,0 +1,50 @@
+# Pontual: two commands. `make demo` sets up and runs the main job ending with the dashboard;
+# `make test` sets up and runs lint, types and the tests.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PACKAGES := core gtfs ingest analytics dashboard pontual sample_data
+# System packages the tests need (a real broker, a real browser, PDF text extraction).
+SYSTEM_DEPS := mosquitto:mosquitto chromium:chromium pdftotext:poppler-utils
+
+.PHONY: demo test bench lint venv sysdeps clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+venv: $(STAMP)
+
+sysdeps:
+	@missing=""; for dep in $(SYSTEM_DEPS); do cmd=$${dep%%:*}; pkg=$${dep##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || test -x /usr/sbin/$$cmd || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing system packages:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) >/dev/null; \
+	  else \
+	    echo "missing system packages; run: sudo apt-get install -y$$missing"; exit 2; \
+	  fi; \
+	fi
+
+lint: venv
+	$(BIN)/ruff check $(PACKAGES) tests benchmarks
+	$(BIN)/ruff format --check $(PACKAGES) tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: venv sysdeps lint
+	$(BIN)/python -m pytest -q
+
+demo: venv
+	$(BIN)/pontual demo
+
+bench: venv
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) data .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,50 @@
+"""Versioned migrations of the store schema.
+
+A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
+and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
+table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
+fresh store where the table was already created with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    tables: tuple[str, ...] = ()
+    sql: tuple[str, ...] = ()
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "system, reference and observed tables",
+        tables=(
+            "ingest_runs",
+            "quarantine",
+            "feed_versions",
+            "gtfs_agency",
+            "gtfs_routes",
+            "gtfs_stops",
+            "gtfs_trips",
+            "gtfs_stop_times",
+            "gtfs_calendar",
+            "gtfs_calendar_dates",
+            "gtfs_shapes",
+            "gtfs_frequencies",
+            "scheduled_trips",
+            "vehicles",
+            "vehicle_locations",
+            "fare_transactions",
+            "passenger_counts",
+            "incidents",
+            "iqs_surveys",
+        ),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,397 @@
+"""Regulation profiles: the law as data.
+
+A profile is a versioned TOML file with an effective date. Every value is a *cited value*::
+
+    late_departure_s = { value = 300, unit = "s", default = true,
+                         note = "TCQSM practice; BG art. 58 leaves it to a decree" }
+    standees_max_per_m2 = { value = 4.0, unit = "pass/m2", source = "BG art. 59" }
+
+carrying either the article it comes from (`source`) or `default = true` with a `note` saying a
+decree must fix it. Loading checks every key (unknown or missing keys fail), the unit of each
+value against the unit the key expects, and its range; the error names the file and the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import date
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from core.errors import ProfileError
+
+T = TypeVar("T")
+
+PROFILE_DIR = "profiles"
+
+
+class Spec:
+    """What a cited value must be: its unit and (optionally) its range, both inclusive."""
+
+    def __init__(self, unit: str, ge: float | None = None, le: float | None = None) -> None:
+        self.unit, self.ge, self.le = unit, ge, le
+
+
+class Cited(BaseModel, Generic[T]):
+    """A value with its unit and its legal source, or a default that a decree must fix."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: T
+    unit: str
+    source: str | None = None
+    default: bool = False
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _has_provenance(self) -> Cited[T]:
+        if self.default and self.source:
+            raise PydanticCustomError(
+                "provenance", "give either source = '<article>' or default = true, not both"
+            )
+        if not self.default and not self.source:
+            raise PydanticCustomError(
+                "provenance",
+                "expected source = '<article>' or default = true with a note (value without provenance)",
+            )
+        if self.default and not self.note:
+            raise PydanticCustomError(
+                "provenance", "a default value needs a note saying who must fix it (e.g. a decree)"
+            )
+        return self
+
+    @property
+    def citation(self) -> str:
+        """The article, or 'default, to be fixed by decree: <note>'."""
+        return self.source if self.source else f"default, to be fixed by decree ({self.note})"
+
+
+def _check_specs(model: type[BaseModel], name: str, value: Any) -> Any:
+    """Check a cited value's unit and range against the `Spec` in its annotation."""
+    if not isinstance(value, Cited):
+        return value
+    field = model.model_fields[name]
+    spec = next((m for m in field.metadata if isinstance(m, Spec)), None)
+    if spec is None:
+        return value
+    if value.unit != spec.unit:
+        raise PydanticCustomError(
+            "unit", "expected unit '{expected}', got '{got}'", {"expected": spec.unit, "got": value.unit}
+        )
+    numbers = value.value if isinstance(value.value, list | tuple) else [value.value]
+    for number in numbers:
+        if isinstance(number, int | float) and not isinstance(number, bool):
+            if spec.ge is not None and number < spec.ge:
+                raise PydanticCustomError(
+                    "range", "value {v} is below the minimum {lo} {unit}",
+                    {"v": number, "lo": spec.ge, "unit": spec.unit},
+                )
+            if spec.le is not None and number > spec.le:
+                raise PydanticCustomError(
+                    "range", "value {v} is above the maximum {hi} {unit}",
+                    {"v": number, "hi": spec.le, "unit": spec.unit},
+                )
+    return value
+
+
+class Section(BaseModel):
+    """A profile section: unknown keys are refused, cited values are unit- and range-checked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _specs(cls, value: Any, info: Any) -> Any:
+        return _check_specs(cls, info.field_name, value)
+
+
+Seconds = Cited[int]
+Ratio = Cited[float]
+
+
+class General(Section):
+    timezone: Annotated[Cited[str], Spec("iana")]
+    service_areas: Annotated[Cited[list[str]], Spec("list")]
+    service_classes: Annotated[Cited[list[str]], Spec("list")]
+
+
+class TripRules(Section):
+    early_departure_s: Annotated[Seconds, Spec("s", 0, 1800)]
+    late_departure_s: Annotated[Seconds, Spec("s", 0, 3600)]
+    partial_trip_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    frequent_headway_max_s: Annotated[Seconds, Spec("s", 60, 3600)]
+    breakdown_stop_min_s: Annotated[Seconds, Spec("s", 60, 7200)]
+
+
+class ScoreBand(Section):
+    """A linear scoring band: `zero_at` scores 0, `full_at` scores 100 (either order)."""
+
+    zero_at: Annotated[Cited[float], Spec("ratio", 0, 1)] | None = None
+    full_at: Annotated[Cited[float], Spec("ratio", 0, 1)] | None = None
+
+
+class Icv(Section):
+    weight_fulfilment: Annotated[Ratio, Spec("ratio", 0, 1)]
+    weight_punctuality: Annotated[Ratio, Spec("ratio", 0, 1)]
+    weight_breakdowns: Annotated[Ratio, Spec("ratio", 0, 1)]
+    fulfilment_band: Annotated[Cited[list[float]], Spec("ratio", 0, 1)]
+    punctuality_band: Annotated[Cited[list[float]], Spec("ratio", 0, 1)]
+    breakdowns_band_per_10000_km: Annotated[Cited[list[float]], Spec("per_10000_km", 0, 1000)]
+
+    @model_validator(mode="after")
+    def _weights(self) -> Icv:
+        total = self.weight_fulfilment.value + self.weight_punctuality.value + self.weight_breakdowns.value
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"ICV weights must add up to 1, they add up to {total:g}")
+        for name in ("fulfilment_band", "punctuality_band", "breakdowns_band_per_10000_km"):
+            band = getattr(self, name).value
+            if len(band) != 2 or band[0] == band[1]:
+                raise ValueError(f"{name}: expected [score-0 value, score-100 value], got {band}")
+        return self
+
+
+class Quality(Section):
+    iqs_dimensions: Annotated[Cited[list[str]], Spec("list")]
+    iqs_score_scale: Annotated[Cited[list[float]], Spec("points")]
+    annual_weight_icv: Annotated[Ratio, Spec("ratio", 0, 1)]
+    annual_weight_iqs: Annotated[Ratio, Spec("ratio", 0, 1)]
+    grade_min_points: Annotated[Cited[dict[str, float]], Spec("points")]
+    cassacao_consecutive_e_years: Annotated[Cited[int], Spec("years", 1, 50)]
+    cassacao_total_e_years: Annotated[Cited[int], Spec("years", 1, 50)]
+
+    @model_validator(mode="after")
+    def _grades(self) -> Quality:
+        bands = self.grade_min_points.value
+        if sorted(bands) != ["A", "B", "C", "D"]:
+            raise ValueError(f"grade_min_points: expected keys A, B, C, D (E is below D), got {sorted(bands)}")
+        if not bands["A"] > bands["B"] > bands["C"] > bands["D"]:
+            raise ValueError("grade_min_points: expected A > B > C > D")
+        total = self.annual_weight_icv.value + self.annual_weight_iqs.value
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"annual weights must add up to 1, they add up to {total:g}")
+        return self
+
+
+class VehicleType(Section):
+    n_seats: Annotated[Cited[int], Spec("seats", 1, 200)]
+    standing_area_m2: Annotated[Cited[float], Spec("m2", 0, 40)]
+    useful_life_years: Annotated[Cited[int], Spec("years", 1, 40)]
+
+
+class Crowding(Section):
+    standees_max_per_m2: Annotated[Cited[float], Spec("pass/m2", 0, 12)]
+    over_limit_trip_share_max: Annotated[Ratio, Spec("ratio", 0, 1)]
+    vehicle_types: dict[str, VehicleType]
+
+
+class Km(Section):
+    efficiency_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    window_months: Annotated[Cited[int], Spec("months", 1, 60)]
+
+
+class InspectionBand(Section):
+    min_age_years: Annotated[Cited[float], Spec("years", 0, 60)]
+    max_age_years: Annotated[Cited[float], Spec("years", 0, 60)] | None = None
+    interval_months: Annotated[Cited[int], Spec("months", 1, 60)]
+
+
+class AgeLimits(Section):
+    max_age_years: Annotated[Cited[float], Spec("years", 0, 60)]
+    mean_age_max_years: Annotated[Cited[float], Spec("years", 0, 60)]
+    entry_age_max_years: Annotated[Cited[float], Spec("years", 0, 60)]
+
+
+class Fleet(Section):
+    age: dict[str, AgeLimits]
+    inspections: list[InspectionBand]
+    reserve_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    reserve_max_ratio: Annotated[Ratio, Spec("ratio", 0, 1)] | None = None
+    reserve_small_fleet_below: Annotated[Cited[int], Spec("vehicles", 1, 1000)]
+    reserve_small_fleet_min: Annotated[Cited[int], Spec("vehicles", 0, 100)]
+    grave_cut_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    grave_cut_min_days: Annotated[Cited[int], Spec("days", 1, 365)]
+
+
+class Fares(Section):
+    integration_window_s: Annotated[Seconds, Spec("s", 0, 14400)]
+    integration_fare_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    equivalent_weights: Annotated[Cited[dict[str, float]], Spec("ratio", 0, 1)]
+
+
+class Infraction(Section):
+    """One item of the infractions catalogue (BG Anexo I)."""
+
+    group: str
+    item: str
+    description: str
+    penalty: str
+    urm_first: float | None = Field(default=None, ge=0)
+    urm_repeat: float | None = Field(default=None, ge=0)
+    source: str
+
+
+class Infractions(Section):
+    currency_unit: Annotated[Cited[str], Spec("unit")]
+    repeat_window_days: Annotated[Cited[int], Spec("days", 1, 3650)]
+    repeat_multiplier: Annotated[Cited[float], Spec("factor", 1, 10)]
+    items: list[Infraction] = Field(default_factory=list)
+
+
+class Coverage(Section):
+    urban_walk_max_m: Annotated[Cited[float], Spec("m", 0, 10000)]
+    rural_walk_max_m: Annotated[Cited[float], Spec("m", 0, 20000)]
+    walking_factor: Annotated[Cited[float], Spec("factor", 1, 3)]
+
+
+class Occupancy(Section):
+    """GTFS-RT occupancy mapping: load as a share of seats, and standees over the limit."""
+
+    many_seats_below_seat_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    few_seats_below_seat_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    crushed_standing_above_limit_ratio: Annotated[Cited[float], Spec("ratio", 0, 2)]
+
+
+class Profile(BaseModel):
+    """A regulation profile. Values are read as ``profile.trips.late_departure_s.value``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    municipality: str
+    law: str
+    version: int = Field(ge=1)
+    effective_from: date
+    fee_table: str | None = None
+    general: General
+    trips: TripRules
+    icv: Icv
+    quality: Quality
+    crowding: Crowding
+    km: Km
+    fleet: Fleet
+    fares: Fares
+    infractions: Infractions
+    coverage: Coverage
+    occupancy: Occupancy
+
+    def cited_values(self) -> list[tuple[str, Cited[Any]]]:
+        """Every cited value as (dotted key, value), in file order: the methodology table."""
+        out: list[tuple[str, Cited[Any]]] = []
+
+        def walk(prefix: str, obj: Any) -> None:
+            if isinstance(obj, Cited):
+                out.append((prefix, obj))
+            elif isinstance(obj, BaseModel):
+                for key in type(obj).model_fields:
+                    walk(f"{prefix}.{key}" if prefix else key, getattr(obj, key))
+            elif isinstance(obj, dict):
+                for key, val in obj.items():
+                    walk(f"{prefix}.{key}", val)
+            elif isinstance(obj, list):
+                for i, val in enumerate(obj):
+                    walk(f"{prefix}[{i}]", val)
+
+        walk("", self)
+        return out
+
+
+class FeeItem(Section):
+    modality: str
+    capacity: str
+    yearly_ufitas: float | None = Field(default=None, ge=0)
+    per_inspection_ufitas: float | None = Field(default=None, ge=0)
+    per_km_ufitas: float | None = Field(default=None, ge=0)
+    source: str
+
+
+class FeeTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    law: str
+    currency_unit: str
+    items: list[FeeItem]
+
+
+def _format_errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after[_specs(), Cited]",))
+        kind = err["type"]
+        if kind == "missing":
+            msg = "missing key"
+        elif kind == "extra_forbidden":
+            msg = "unknown key"
+        else:
+            msg = err["msg"]
+        parts.append(f"key {loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ProfileError("profile file not found", where=str(path)) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"not valid TOML: {exc}", where=str(path)) from exc
+
+
+def read_profile(path: str | Path) -> Profile:
+    """Load and validate a profile file; errors name the file and the key."""
+    path = Path(path)
+    try:
+        return Profile.model_validate(_read_toml(path))
+    except ValidationError as exc:
+        raise ProfileError(
+            _format_errors(exc),
+            where=str(path),
+            hint="see `pontual profiles show bento-goncalves-2021` for a complete example",
+        ) from exc
+
+
+def read_fee_table(path: str | Path) -> FeeTable:
+    path = Path(path)
+    try:
+        return FeeTable.model_validate(_read_toml(path))
+    except ValidationError as exc:
+        raise ProfileError(_format_errors(exc), where=str(path)) from exc
+
+
+def _shipped(name: str) -> Path:
+    return Path(str(resources.files("core").joinpath(PROFILE_DIR, f"{name}.toml")))
+
+
+def list_profiles() -> list[str]:
+    """Ids of the profiles shipped with Pontual."""
+    folder = Path(str(resources.files("core").joinpath(PROFILE_DIR)))
+    return sorted(p.stem for p in folder.glob("*.toml") if not p.stem.startswith("fees-"))
+
+
+@lru_cache(maxsize=16)
+def load_profile(name_or_path: str) -> Profile:
+    """A shipped profile by id (e.g. 'bento-goncalves-2021'), or a profile file by path."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" or candidate.exists():
+        return read_profile(candidate)
+    path = _shipped(name_or_path)
+    if not path.exists():
+        raise ProfileError(
+            f"unknown profile {name_or_path!r}",
+            hint=f"shipped profiles: {', '.join(list_profiles())}; or give a path to a .toml file",
+        )
+    return read_profile(path)
+
+
+@lru_cache(maxsize=4)
+def load_fee_table(name: str) -> FeeTable:
+    """A shipped fee table by id (e.g. 'lei-221-2017')."""
+    return read_fee_table(_shipped(f"fees-{name}"))

@@ -1,0 +1,242 @@
+"""The DuckDB store: one file, one writing process, versioned schema.
+
+The pipeline process is the only writer. Readers (the dashboard, the real-time feed) never open
+the store file itself: DuckDB locks a file opened for writing against every other process. They
+open the *published snapshot* instead, a consistent copy that the writer replaces atomically
+after each job (`Store.publish_snapshot`), so they keep working while the pipeline writes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from core import __version__
+from core.errors import SchemaVersionError, StoreError
+from core.migrations import LATEST_VERSION, MIGRATIONS, Migration
+from core.schema import Table, table
+from core.tables.system import SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What an append did: rows written and rows whose key was already stored."""
+
+    n_inserted: int
+    n_duplicate: int
+
+
+def snapshot_path(path: Path) -> Path:
+    """Where the read-only snapshot of a store file is published."""
+    return path.with_name(path.stem + ".snapshot" + path.suffix)
+
+
+class Store:
+    """The Pontual store. Open with `Store.open`; use as a context manager."""
+
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, *, read_only: bool) -> None:
+        self.path = path
+        self.con = con
+        self.read_only = read_only
+        self._tx_depth = 0
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls, path: str | Path, *, read_only: bool = False, target_version: int | None = None
+    ) -> Store:
+        """Open (creating and migrating when writable) the store at `path`.
+
+        `target_version` stops migrations at that version (for tests of migration itself).
+        """
+        path = Path(path)
+        if read_only and not path.exists():
+            raise StoreError(
+                "store not found", where=str(path), hint="run `pontual demo` or `pontual init` first"
+            )
+        if not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(
+                f"cannot open the store: {exc}",
+                where=str(path),
+                hint="another process may be writing it; readers use the published snapshot",
+            ) from exc
+        con.execute("SET TimeZone = 'UTC'")
+        store = cls(path, con, read_only=read_only)
+        try:
+            store._check_or_migrate(target_version)
+        except BaseException:
+            con.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema ----------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        exists = self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+        ).fetchone()
+        if not exists or exists[0] == 0:
+            return 0
+        row = self.con.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _check_or_migrate(self, target_version: int | None) -> None:
+        current = self.schema_version
+        if current > LATEST_VERSION:
+            raise SchemaVersionError(
+                f"store schema version {current} is newer than this Pontual "
+                f"({__version__}) knows (up to {LATEST_VERSION})",
+                where=str(self.path),
+                hint="upgrade Pontual to open this store",
+            )
+        if self.read_only:
+            if current < LATEST_VERSION:
+                raise StoreError(
+                    f"store schema version {current} is older than {LATEST_VERSION}",
+                    where=str(self.path),
+                    hint="open it once with a writing command (e.g. `pontual init`) to migrate it",
+                )
+            return
+        target = LATEST_VERSION if target_version is None else target_version
+        for migration in MIGRATIONS:
+            if current < migration.version <= target:
+                self._apply(migration)
+
+    def _apply(self, migration: Migration) -> None:
+        with self.transaction():
+            self.con.execute(SCHEMA_VERSION.create_sql())
+            for name in migration.tables:
+                self.con.execute(table(name).create_sql())
+            for statement in migration.sql:
+                self.con.execute(statement)
+            self.con.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?, ?)",
+                [migration.version, migration.description, datetime.now(UTC), __version__],
+            )
+
+    # -- transactions ----------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """All writes inside commit together or not at all (nesting joins the outer one)."""
+        if self._tx_depth:
+            self._tx_depth += 1
+            try:
+                yield self
+            finally:
+                self._tx_depth -= 1
+            return
+        self._require_writable()
+        self.con.execute("BEGIN TRANSACTION")
+        self._tx_depth = 1
+        try:
+            yield self
+        except BaseException:
+            self._tx_depth = 0
+            self.con.execute("ROLLBACK")
+            raise
+        self._tx_depth = 0
+        self.con.execute("COMMIT")
+
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise StoreError("the store is open read-only", where=str(self.path))
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(
+        self, name: str, df: pl.DataFrame, *, fill: Mapping[str, object] | None = None
+    ) -> AppendResult:
+        """Insert the rows of `df` into table `name`; rows whose primary key exists are skipped.
+
+        The frame is conformed to the table's declaration first (columns, order, dtypes).
+        """
+        self._require_writable()
+        decl = table(name)
+        frame = decl.conform(df, fill=dict(fill or {}))
+        if frame.height == 0:
+            return AppendResult(0, 0)
+        columns = ", ".join(f'"{c}"' for c in decl.insert_columns)
+        verb = "INSERT OR IGNORE" if decl.primary_key else "INSERT"
+        view = f"_append_{name}"
+        self.con.register(view, frame.select(decl.insert_columns).to_arrow())
+        try:
+            row = self.con.execute(
+                f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}'
+            ).fetchone()
+        finally:
+            self.con.unregister(view)
+        inserted = int(row[0]) if row else 0
+        return AppendResult(inserted, frame.height - inserted)
+
+    def replace(self, name: str, df: pl.DataFrame, where_sql: str, params: list[Any]) -> int:
+        """Delete the rows of `name` matching `where_sql`, then append `df`, in one transaction.
+
+        This is how a job re-run replaces its own partition (idempotent derived tables).
+        """
+        with self.transaction():
+            self.con.execute(f'DELETE FROM "{name}" WHERE {where_sql}', params)
+            return self.append(name, df).n_inserted
+
+    # -- reading ---------------------------------------------------------------------------
+    def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+        """Run a query and return a Polars frame."""
+        return self.con.execute(sql, params or []).pl()
+
+    def read(self, name: str, where_sql: str = "", params: list[Any] | None = None) -> pl.DataFrame:
+        """Read a table (optionally filtered) with its declared schema."""
+        decl: Table = table(name)
+        cols = ", ".join(f'"{c}"' for c in decl.column_names)
+        sql = f'SELECT {cols} FROM "{name}"' + (f" WHERE {where_sql}" if where_sql else "")
+        return decl.conform(self.query(sql, params))
+
+    def count(self, name: str) -> int:
+        row = self.con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
+        return int(row[0]) if row else 0
+
+    # -- snapshot for readers --------------------------------------------------------------
+    def publish_snapshot(self) -> Path:
+        """Checkpoint and publish a consistent read-only copy for the dashboard and the feed.
+
+        The copy is written beside the store and moved into place with an atomic rename, so a
+        reader sees either the previous snapshot or the new one, never a half-written file.
+        """
+        self._require_writable()
+        self.con.execute("CHECKPOINT")
+        target = snapshot_path(self.path)
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.copyfile(self.path, tmp)
+        os.replace(tmp, target)
+        return target
+
+
+def open_snapshot(path: str | Path) -> Store:
+    """Open the published snapshot of the store at `path` read-only (what readers use)."""
+    snap = snapshot_path(Path(path))
+    if not snap.exists():
+        raise StoreError(
+            "no published snapshot of the store",
+            where=str(snap),
+            hint="run a pipeline command (e.g. `pontual demo --no-serve`) to publish one",
+        )
+    return Store.open(snap, read_only=True)

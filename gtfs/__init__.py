@@ -1,0 +1,1 @@
+"""gtfs package."""

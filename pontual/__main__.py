@@ -1,0 +1,5 @@
+import sys
+
+from pontual.cli import main
+
+sys.exit(main())

@@ -1,0 +1,75 @@
+"""The `pontual` command line.
+
+Global options go before the verb: ``pontual --store x.duckdb gtfs load feed.zip``.
+User-facing failures (`core.errors.PontualError`) print ``error: <what> (<where>)`` and a hint
+on stderr and exit 2, without a traceback unless --debug; any other exception is an internal
+error and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from types import ModuleType
+
+from core import __version__
+from core.errors import PontualError
+from core.settings import Settings
+from pontual.context import Context
+from pontual.verbs import VERB_MODULES
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 1
+
+
+def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pontual",
+        description="Pontual: how well a city's buses keep their promises (ICV, IPK, lotação, "
+        "grades) from GTFS, AVL and ticketing data.",
+    )
+    parser.add_argument("--version", action="version", version=f"pontual {__version__}")
+    parser.add_argument("--store", help="DuckDB store file (env PONTUAL_STORE; default data/pontual.duckdb)")
+    parser.add_argument("--profile", help="regulation profile id or .toml path (env PONTUAL_PROFILE)")
+    parser.add_argument("--quiet", action="store_true", help="print only errors")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+    for module in modules:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    settings = Settings.resolve(args.store, args.profile, quiet=args.quiet, debug=args.debug)
+    ctx = Context(settings)
+    try:
+        return int(args.func(args, ctx) or 0)
+    except PontualError as exc:
+        if args.debug:
+            traceback.print_exc()
+        ctx.err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        if exc.hint:
+            ctx.err.print(f"hint: {exc.hint}", highlight=False, markup=False, soft_wrap=True)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        ctx.err.print("interrupted")
+        return 130
+    except Exception as exc:  # an internal error: say so, keep the traceback for --debug
+        if args.debug:
+            traceback.print_exc()
+        else:
+            ctx.err.print(
+                f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                markup=False,
+                highlight=False,
+            )
+        return EXIT_INTERNAL_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""`pontual profiles list|show NAME`: the regulation profiles and the article behind each value."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from core.profile import list_profiles, load_profile
+from pontual.context import Context
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("profiles", help="list regulation profiles or show one with its sources")
+    verbs = p.add_subparsers(dest="profiles_verb", metavar="{list,show}")
+    verbs.required = True
+    verbs.add_parser("list", help="shipped profiles").set_defaults(func=run_list)
+    show = verbs.add_parser("show", help="every value of a profile with its article")
+    show.add_argument("name", help="profile id or path to a .toml file")
+    show.set_defaults(func=run_show)
+
+
+def run_list(args: argparse.Namespace, ctx: Context) -> int:
+    table = Table("id", "name", "effective from", "values", "defaults (to be fixed by decree)")
+    for name in list_profiles():
+        prof = load_profile(name)
+        values = prof.cited_values()
+        n_default = sum(1 for _, v in values if v.default)
+        table.add_row(prof.id, prof.name, prof.effective_from.isoformat(), str(len(values)), str(n_default))
+    ctx.console.print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace, ctx: Context) -> int:
+    prof = load_profile(args.name)
+    ctx.console.print(f"[bold]{prof.name}[/] ({prof.id}, version {prof.version}, in force from "
+                      f"{prof.effective_from.isoformat()})")
+    table = Table("key", "value", "unit", "source")
+    for key, cited in prof.cited_values():
+        table.add_row(key, str(cited.value), cited.unit, cited.citation)
+    ctx.console.print(table)
+    if prof.infractions.items:
+        inf = Table("group", "item", "description", "penalty", "URM 1st", "URM repeat")
+        for item in prof.infractions.items:
+            inf.add_row(item.group, item.item, item.description, item.penalty,
+                        "" if item.urm_first is None else f"{item.urm_first:g}",
+                        "" if item.urm_repeat is None else f"{item.urm_repeat:g}")
+        ctx.console.print(inf)
+    return 0
