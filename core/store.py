@@ -22,7 +22,7 @@ import polars as pl
 
 from core import __version__
 from core.errors import SchemaVersionError, StoreError
-from core.migrations import LATEST_VERSION, MIGRATIONS, Migration
+from core.migrations import Migration, all_migrations, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
 
@@ -104,23 +104,24 @@ class Store:
 
     def _check_or_migrate(self, target_version: int | None) -> None:
         current = self.schema_version
-        if current > LATEST_VERSION:
+        latest = latest_version()
+        if current > latest:
             raise SchemaVersionError(
                 f"store schema version {current} is newer than this Pontual "
-                f"({__version__}) knows (up to {LATEST_VERSION})",
+                f"({__version__}) knows (up to {latest})",
                 where=str(self.path),
                 hint="upgrade Pontual to open this store",
             )
         if self.read_only:
-            if current < LATEST_VERSION:
+            if current < latest:
                 raise StoreError(
-                    f"store schema version {current} is older than {LATEST_VERSION}",
+                    f"store schema version {current} is older than {latest}",
                     where=str(self.path),
                     hint="open it once with a writing command (e.g. `pontual init`) to migrate it",
                 )
             return
-        target = LATEST_VERSION if target_version is None else target_version
-        for migration in MIGRATIONS:
+        target = latest if target_version is None else target_version
+        for migration in all_migrations():
             if current < migration.version <= target:
                 self._apply(migration)
 

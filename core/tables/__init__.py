@@ -3,9 +3,12 @@
 - `system`: schema_version, ingest_runs, quarantine
 - `reference`: the loaded GTFS feed versions, `gtfs_*` tables, `scheduled_trips`, `vehicles`
 - `observed`: append-only inputs (pings, fare taps, counts, incidents, surveys)
-- `derived`: what the analytics jobs compute (added by their migrations)
+- `matching`, `indices`, `crowding`: derived tables, each module with the migration that
+  creates them (versions 2, 3 and 4)
 """
 
-from core.tables import derived, observed, reference, system
+from core.tables import crowding, indices, matching, observed, reference, system
 
-__all__ = ["derived", "observed", "reference", "system"]
+AREA_MODULES = (matching, indices, crowding)
+
+__all__ = ["AREA_MODULES", "crowding", "indices", "matching", "observed", "reference", "system"]

@@ -1,0 +1,8 @@
+"""Derived tables of the indices jobs (declared with `Table(derived=True)`).
+
+`MIGRATION` creates them; it is None until the first table lands.
+"""
+
+from core.migrations import Migration
+
+MIGRATION: Migration | None = None
