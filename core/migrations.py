@@ -49,7 +49,6 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-
 def all_migrations() -> tuple[Migration, ...]:
     """Migration 1 plus the migration of each derived-table module, in version order."""
     from core.tables import AREA_MODULES

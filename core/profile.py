@@ -81,19 +81,23 @@ def _check_specs(model: type[BaseModel], name: str, value: Any) -> Any:
         return value
     if value.unit != spec.unit:
         raise PydanticCustomError(
-            "unit", "expected unit '{expected}', got '{got}'", {"expected": spec.unit, "got": value.unit}
+            "unit",
+            "expected unit '{expected}', got '{got}'",
+            {"expected": spec.unit, "got": value.unit},
         )
     numbers = value.value if isinstance(value.value, list | tuple) else [value.value]
     for number in numbers:
         if isinstance(number, int | float) and not isinstance(number, bool):
             if spec.ge is not None and number < spec.ge:
                 raise PydanticCustomError(
-                    "range", "value {v} is below the minimum {lo} {unit}",
+                    "range",
+                    "value {v} is below the minimum {lo} {unit}",
                     {"v": number, "lo": spec.ge, "unit": spec.unit},
                 )
             if spec.le is not None and number > spec.le:
                 raise PydanticCustomError(
-                    "range", "value {v} is above the maximum {hi} {unit}",
+                    "range",
+                    "value {v} is above the maximum {hi} {unit}",
                     {"v": number, "hi": spec.le, "unit": spec.unit},
                 )
     return value
@@ -145,7 +149,11 @@ class Icv(Section):
 
     @model_validator(mode="after")
     def _weights(self) -> Icv:
-        total = self.weight_fulfilment.value + self.weight_punctuality.value + self.weight_breakdowns.value
+        total = (
+            self.weight_fulfilment.value
+            + self.weight_punctuality.value
+            + self.weight_breakdowns.value
+        )
         if abs(total - 1.0) > 1e-9:
             raise ValueError(f"ICV weights must add up to 1, they add up to {total:g}")
         for name in ("fulfilment_band", "punctuality_band", "breakdowns_band_per_10000_km"):
@@ -168,7 +176,9 @@ class Quality(Section):
     def _grades(self) -> Quality:
         bands = self.grade_min_points.value
         if sorted(bands) != ["A", "B", "C", "D"]:
-            raise ValueError(f"grade_min_points: expected keys A, B, C, D (E is below D), got {sorted(bands)}")
+            raise ValueError(
+                f"grade_min_points: expected keys A, B, C, D (E is below D), got {sorted(bands)}"
+            )
         if not bands["A"] > bands["B"] > bands["C"] > bands["D"]:
             raise ValueError("grade_min_points: expected A > B > C > D")
         total = self.annual_weight_icv.value + self.annual_weight_iqs.value

@@ -73,8 +73,15 @@ class Table:
         cols = list(self.columns)
         if self.derived:
             cols += [
-                Column("pontual_version", pl.String(), "Pontual version that computed the row", False),
-                Column("profile_id", pl.String(), "regulation profile the row was computed under", False),
+                Column(
+                    "pontual_version", pl.String(), "Pontual version that computed the row", False
+                ),
+                Column(
+                    "profile_id",
+                    pl.String(),
+                    "regulation profile the row was computed under",
+                    False,
+                ),
             ]
             object.__setattr__(self, "columns", tuple(cols))
         names = [c.name for c in cols]

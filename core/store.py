@@ -61,7 +61,9 @@ class Store:
         path = Path(path)
         if read_only and not path.exists():
             raise StoreError(
-                "store not found", where=str(path), hint="run `pontual demo` or `pontual init` first"
+                "store not found",
+                where=str(path),
+                hint="run `pontual demo` or `pontual init` first",
             )
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +75,7 @@ class Store:
                 where=str(path),
                 hint="another process may be writing it; readers use the published snapshot",
             ) from exc
-        con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET TimeZone = 'UTC'").fetchall()
         store = cls(path, con, read_only=read_only)
         try:
             store._check_or_migrate(target_version)
@@ -91,16 +93,20 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _run(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Execute and fetch every row (DuckDB 2.x refuses new work while a result is open)."""
+        return self.con.execute(sql, params or []).fetchall()
+
     # -- schema ----------------------------------------------------------------------------
     @property
     def schema_version(self) -> int:
-        exists = self.con.execute(
+        exists = self._run(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-        ).fetchone()
-        if not exists or exists[0] == 0:
+        )
+        if exists[0][0] == 0:
             return 0
-        row = self.con.execute("SELECT max(version) FROM schema_version").fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        row = self._run("SELECT max(version) FROM schema_version")
+        return int(row[0][0]) if row[0][0] is not None else 0
 
     def _check_or_migrate(self, target_version: int | None) -> None:
         current = self.schema_version
@@ -127,12 +133,12 @@ class Store:
 
     def _apply(self, migration: Migration) -> None:
         with self.transaction():
-            self.con.execute(SCHEMA_VERSION.create_sql())
+            self._run(SCHEMA_VERSION.create_sql())
             for name in migration.tables:
-                self.con.execute(table(name).create_sql())
+                self._run(table(name).create_sql())
             for statement in migration.sql:
-                self.con.execute(statement)
-            self.con.execute(
+                self._run(statement)
+            self._run(
                 "INSERT INTO schema_version VALUES (?, ?, ?, ?)",
                 [migration.version, migration.description, datetime.now(UTC), __version__],
             )
@@ -149,16 +155,16 @@ class Store:
                 self._tx_depth -= 1
             return
         self._require_writable()
-        self.con.execute("BEGIN TRANSACTION")
+        self._run("BEGIN TRANSACTION")
         self._tx_depth = 1
         try:
             yield self
         except BaseException:
             self._tx_depth = 0
-            self.con.execute("ROLLBACK")
+            self._run("ROLLBACK")
             raise
         self._tx_depth = 0
-        self.con.execute("COMMIT")
+        self._run("COMMIT")
 
     def _require_writable(self) -> None:
         if self.read_only:
@@ -182,12 +188,10 @@ class Store:
         view = f"_append_{name}"
         self.con.register(view, frame.select(decl.insert_columns).to_arrow())
         try:
-            row = self.con.execute(
-                f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}'
-            ).fetchone()
+            rows = self._run(f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}')
         finally:
             self.con.unregister(view)
-        inserted = int(row[0]) if row else 0
+        inserted = int(rows[0][0]) if rows else 0
         return AppendResult(inserted, frame.height - inserted)
 
     def replace(self, name: str, df: pl.DataFrame, where_sql: str, params: list[Any]) -> int:
@@ -196,13 +200,14 @@ class Store:
         This is how a job re-run replaces its own partition (idempotent derived tables).
         """
         with self.transaction():
-            self.con.execute(f'DELETE FROM "{name}" WHERE {where_sql}', params)
+            self._run(f'DELETE FROM "{name}" WHERE {where_sql}', params)
             return self.append(name, df).n_inserted
 
     # -- reading ---------------------------------------------------------------------------
     def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
         """Run a query and return a Polars frame."""
-        return self.con.execute(sql, params or []).pl()
+        # DuckDB 2.x: a relation converts to Polars directly (a DB-API result has no `.pl()`).
+        return self.con.sql(sql, params=params or None).pl()
 
     def read(self, name: str, where_sql: str = "", params: list[Any] | None = None) -> pl.DataFrame:
         """Read a table (optionally filtered) with its declared schema."""
@@ -212,8 +217,7 @@ class Store:
         return decl.conform(self.query(sql, params))
 
     def count(self, name: str) -> int:
-        row = self.con.execute(f'SELECT count(*) FROM "{name}"').fetchone()
-        return int(row[0]) if row else 0
+        return int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
 
     # -- snapshot for readers --------------------------------------------------------------
     def publish_snapshot(self) -> Path:
@@ -223,7 +227,7 @@ class Store:
         reader sees either the previous snapshot or the new one, never a half-written file.
         """
         self._require_writable()
-        self.con.execute("CHECKPOINT")
+        self._run("CHECKPOINT")
         target = snapshot_path(self.path)
         tmp = target.with_name(target.name + ".tmp")
         shutil.copyfile(self.path, tmp)

@@ -31,8 +31,12 @@ def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.Argum
         "grades) from GTFS, AVL and ticketing data.",
     )
     parser.add_argument("--version", action="version", version=f"pontual {__version__}")
-    parser.add_argument("--store", help="DuckDB store file (env PONTUAL_STORE; default data/pontual.duckdb)")
-    parser.add_argument("--profile", help="regulation profile id or .toml path (env PONTUAL_PROFILE)")
+    parser.add_argument(
+        "--store", help="DuckDB store file (env PONTUAL_STORE; default data/pontual.duckdb)"
+    )
+    parser.add_argument(
+        "--profile", help="regulation profile id or .toml path (env PONTUAL_PROFILE)"
+    )
     parser.add_argument("--quiet", action="store_true", help="print only errors")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")

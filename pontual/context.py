@@ -43,7 +43,9 @@ class Context:
     def show_progress(self) -> bool:
         return not self.settings.quiet and sys.stderr.isatty()
 
-    def progress(self, items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+    def progress(
+        self, items: Iterable[T], description: str, total: int | None = None
+    ) -> Iterator[T]:
         """Iterate with a rich progress bar (only on a TTY and without --quiet)."""
         if not self.show_progress:
             yield from items

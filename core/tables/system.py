@@ -21,7 +21,12 @@ INGEST_RUNS = Table(
     "One row per ingest of a file or batch of messages, with its counts.",
     cols(
         ("run_id", pl.String(), "unique id of the run", False),
-        ("kind", pl.String(), "what was ingested: avl, fares, vehicles, incidents, surveys, counts, gtfs", False),
+        (
+            "kind",
+            pl.String(),
+            "what was ingested: avl, fares, vehicles, incidents, surveys, counts, gtfs",
+            False,
+        ),
         ("source", pl.String(), "file path, URL or MQTT topic", False),
         ("source_sha256", pl.String(), "hash of the file bytes (null for streams)"),
         ("started_at", UTC_INSTANT, "when the run started (UTC)", False),
@@ -39,7 +44,12 @@ QUARANTINE = Table(
     "Every rejected input record, with the original text and why it was rejected.",
     cols(
         ("source", pl.String(), "file path, URL or MQTT topic the record came from", False),
-        ("record_key", pl.String(), "line number in the file, or message id; identifies the record in its source", False),
+        (
+            "record_key",
+            pl.String(),
+            "line number in the file, or message id; identifies the record in its source",
+            False,
+        ),
         ("target_table", pl.String(), "table the record was meant for", False),
         ("field", pl.String(), "the offending field, when one field is to blame"),
         ("reason", pl.String(), "why it was rejected and what was expected", False),

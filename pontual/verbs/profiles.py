@@ -26,15 +26,19 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
         prof = load_profile(name)
         values = prof.cited_values()
         n_default = sum(1 for _, v in values if v.default)
-        table.add_row(prof.id, prof.name, prof.effective_from.isoformat(), str(len(values)), str(n_default))
+        table.add_row(
+            prof.id, prof.name, prof.effective_from.isoformat(), str(len(values)), str(n_default)
+        )
     ctx.console.print(table)
     return 0
 
 
 def run_show(args: argparse.Namespace, ctx: Context) -> int:
     prof = load_profile(args.name)
-    ctx.console.print(f"[bold]{prof.name}[/] ({prof.id}, version {prof.version}, in force from "
-                      f"{prof.effective_from.isoformat()})")
+    ctx.console.print(
+        f"[bold]{prof.name}[/] ({prof.id}, version {prof.version}, in force from "
+        f"{prof.effective_from.isoformat()})"
+    )
     table = Table("key", "value", "unit", "source")
     for key, cited in prof.cited_values():
         table.add_row(key, str(cited.value), cited.unit, cited.citation)
@@ -42,8 +46,13 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
     if prof.infractions.items:
         inf = Table("group", "item", "description", "penalty", "URM 1st", "URM repeat")
         for item in prof.infractions.items:
-            inf.add_row(item.group, item.item, item.description, item.penalty,
-                        "" if item.urm_first is None else f"{item.urm_first:g}",
-                        "" if item.urm_repeat is None else f"{item.urm_repeat:g}")
+            inf.add_row(
+                item.group,
+                item.item,
+                item.description,
+                item.penalty,
+                "" if item.urm_first is None else f"{item.urm_first:g}",
+                "" if item.urm_repeat is None else f"{item.urm_repeat:g}",
+            )
         ctx.console.print(inf)
     return 0

@@ -1,0 +1,128 @@
+"""Regulation profiles: every shipped profile loads; every broken one names its key."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import ProfileError
+from core.profile import list_profiles, load_fee_table, load_profile, read_profile
+from tests.conftest import FIXTURES
+
+PROFILES = FIXTURES / "profiles"
+
+
+@pytest.mark.parametrize("name", ["bento-goncalves-2021", "campina-grande-do-sul-2003"])
+def test_shipped_profile_loads_with_provenance_for_every_value(name: str) -> None:
+    prof = load_profile(name)
+    values = prof.cited_values()
+    assert len(values) > 50
+    for key, cited in values:
+        assert cited.source or (cited.default and cited.note), key
+
+
+def test_shipped_profiles_are_listed() -> None:
+    assert list_profiles() == ["bento-goncalves-2021", "campina-grande-do-sul-2003"]
+
+
+def test_bento_goncalves_values_match_the_law() -> None:
+    bg = load_profile("bento-goncalves-2021")
+    assert bg.crowding.standees_max_per_m2.value == 4.0
+    assert bg.crowding.standees_max_per_m2.source == "BG art. 59"
+    assert bg.fleet.age["urban"].max_age_years.value == 12
+    assert bg.fleet.age["urban"].mean_age_max_years.value == 8
+    assert bg.fleet.age["urban"].entry_age_max_years.value == 6
+    assert bg.fleet.age["district"].max_age_years.value == 16
+    assert bg.fleet.age["district"].mean_age_max_years.value == 12
+    assert bg.fleet.age["district"].entry_age_max_years.value == 10
+    assert [b.interval_months.value for b in bg.fleet.inspections] == [20, 18, 6]
+    assert bg.quality.cassacao_consecutive_e_years.value == 3
+    assert bg.quality.cassacao_total_e_years.value == 8
+    assert bg.fares.integration_window_s.value == 3600
+    assert bg.trips.late_departure_s.value == 300 and bg.trips.late_departure_s.default
+    assert "decree" in bg.trips.late_departure_s.citation
+
+
+def test_bento_goncalves_anexo_i_is_complete() -> None:
+    items = load_profile("bento-goncalves-2021").infractions.items
+    assert len(items) == 88
+    by_item = {i.item: i for i in items}
+    assert by_item["VII"].description.startswith("Atrasar o cumprimento do horário")
+    assert (by_item["VII"].group, by_item["VII"].urm_first, by_item["VII"].urm_repeat) == (
+        "B",
+        2,
+        3,
+    )
+    assert (by_item["XXIV"].urm_first, by_item["XXIV"].urm_repeat) == (3, 5)
+    assert by_item["XXXV"].description.startswith("Não possuir frota de veículos de reserva")
+    assert by_item["LXXXVIII"].group == "I"
+    assert [i.group for i in items].count("A") == 3
+
+
+def test_campina_grande_do_sul_values_match_the_law() -> None:
+    cgs = load_profile("campina-grande-do-sul-2003")
+    assert cgs.crowding.standees_max_per_m2.value == 7.5
+    assert cgs.crowding.standees_max_per_m2.source == "CGS art. 45"
+    assert cgs.km.efficiency_min_ratio.value == 0.9
+    assert cgs.crowding.vehicle_types["micro"].useful_life_years.value == 8
+    assert cgs.crowding.vehicle_types["padron"].useful_life_years.value == 10
+    assert cgs.fleet.reserve_max_ratio is not None and cgs.fleet.reserve_max_ratio.value == 0.15
+    assert cgs.coverage.urban_walk_max_m.value == 400
+    assert cgs.coverage.rural_walk_max_m.value == 1500
+
+
+def test_fee_table_of_lei_221() -> None:
+    fees = load_fee_table("lei-221-2017")
+    collective = {i.capacity: i for i in fees.items if i.modality == "collective"}
+    assert (collective["up_to_20"].yearly_ufitas, collective["up_to_20"].per_inspection_ufitas) == (
+        700,
+        45,
+    )
+    assert (collective["over_20"].yearly_ufitas, collective["over_20"].per_inspection_ufitas) == (
+        945,
+        60,
+    )
+    ott = next(i for i in fees.items if i.modality == "ott")
+    assert ott.per_km_ufitas == 0.06
+
+
+def test_valid_minimal_fixture_loads() -> None:
+    assert read_profile(PROFILES / "valid_minimal.toml").id == "bento-goncalves-2021"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        ("unknown_key_trips_late_departure_min", "key trips.late_departure_min: unknown key"),
+        (
+            "missing_key_crowding_standees_max_per_m2",
+            "key crowding.standees_max_per_m2: missing key",
+        ),
+        (
+            "wrong_unit_trips_early_departure_s",
+            "key trips.early_departure_s: expected unit 's', got 'min'",
+        ),
+        (
+            "out_of_range_trips_partial_trip_min_ratio",
+            "key trips.partial_trip_min_ratio: value 80.0 is above the maximum 1",
+        ),
+        ("no_provenance_fleet_reserve_min_ratio", "key fleet.reserve_min_ratio: expected source"),
+        (
+            "default_without_note_icv_weight_fulfilment",
+            "key icv.weight_fulfilment: a default value needs a note",
+        ),
+        ("weights_not_summing_to_one_icv", "ICV weights must add up to 1"),
+        ("not_toml_unclosed_table", "not valid TOML"),
+    ],
+)
+def test_broken_profile_names_file_and_key(fixture: str, expected: str) -> None:
+    path = PROFILES / f"{fixture}.toml"
+    with pytest.raises(ProfileError) as err:
+        read_profile(path)
+    assert expected in err.value.what
+    assert err.value.where == str(path)
+
+
+def test_unknown_profile_id_lists_the_shipped_ones() -> None:
+    with pytest.raises(ProfileError) as err:
+        load_profile("porto-alegre-1999")
+    assert err.value.hint is not None and "bento-goncalves-2021" in err.value.hint

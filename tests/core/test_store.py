@@ -1,0 +1,133 @@
+"""The DuckDB store: schema, idempotent appends, transactions, migrations, snapshots."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from core.errors import SchemaVersionError, StoreError
+from core.migrations import all_migrations, latest_version
+from core.store import Store, open_snapshot, snapshot_path
+
+PINGS = pl.DataFrame(
+    {
+        "vehicle_id": ["1001", "1001", "1002"],
+        "event_at": [
+            datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC),
+            datetime(2026, 3, 2, 9, 0, 30, tzinfo=UTC),
+            datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC),
+        ],
+        "lat": [-29.17, -29.171, -29.18],
+        "lon": [-51.52, -51.521, -51.53],
+        "source": ["pings.csv"] * 3,
+        "ingested_at": [datetime(2026, 3, 2, 10, 0, tzinfo=UTC)] * 3,
+    }
+)
+
+
+def test_new_store_has_every_table_at_the_latest_version(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        assert store.schema_version == latest_version()
+        tables = set(store.query("SELECT table_name FROM information_schema.tables")["table_name"])
+    expected = {name for m in all_migrations() for name in m.tables} | {"schema_version"}
+    assert expected <= tables
+    assert {"vehicle_locations", "fare_transactions", "quarantine", "scheduled_trips"} <= tables
+
+
+def test_append_is_idempotent_and_assigns_ping_ids(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        first = store.append("vehicle_locations", PINGS)
+        again = store.append("vehicle_locations", PINGS)
+        assert (first.n_inserted, first.n_duplicate) == (3, 0)
+        assert (again.n_inserted, again.n_duplicate) == (0, 3)
+        stored = store.read("vehicle_locations")
+    assert stored.height == 3
+    assert stored["ping_id"].n_unique() == 3
+    assert stored.schema["event_at"] == pl.Datetime("us", "UTC")
+
+
+def test_failed_transaction_leaves_the_store_unchanged(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS.head(1))
+        with pytest.raises(RuntimeError), store.transaction():
+            store.append("vehicle_locations", PINGS)
+            raise RuntimeError("crash mid-ingest")
+        assert store.count("vehicle_locations") == 1
+
+
+def test_replace_swaps_a_partition(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS)
+        store.replace("vehicle_locations", PINGS.head(1), "vehicle_id = ?", ["1001"])
+        counts = store.query(
+            "SELECT vehicle_id, count(*) AS n FROM vehicle_locations GROUP BY 1 ORDER BY 1"
+        )
+    assert counts.rows() == [("1001", 1), ("1002", 1)]
+
+
+def test_older_store_is_migrated_and_keeps_its_rows(store_path: Path) -> None:
+    # A store written at schema version 1 (the first release), with data in it.
+    with Store.open(store_path, target_version=1) as old:
+        assert old.schema_version == 1
+        old.append("vehicle_locations", PINGS)
+    with Store.open(store_path) as store:
+        assert store.schema_version == latest_version()
+        assert store.count("vehicle_locations") == 3
+        applied = store.query("SELECT version FROM schema_version ORDER BY version")[
+            "version"
+        ].to_list()
+    assert applied == list(range(1, latest_version() + 1))
+
+
+def test_newer_store_is_refused(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        store.con.execute(
+            "INSERT INTO schema_version VALUES (999, 'from the future', now(), '99.0')"
+        ).fetchall()
+    with pytest.raises(SchemaVersionError) as err:
+        Store.open(store_path)
+    assert "newer" in err.value.what and err.value.where == str(store_path)
+
+
+def test_readers_use_the_snapshot_while_the_writer_holds_the_file(store_path: Path) -> None:
+    writer = Store.open(store_path)
+    writer.append("vehicle_locations", PINGS)
+    writer.publish_snapshot()
+    # DuckDB refuses a second process on a file open for writing; the snapshot is separate.
+    with open_snapshot(store_path) as reader:
+        assert reader.count("vehicle_locations") == 3
+        with pytest.raises(StoreError):
+            reader.append("vehicle_locations", PINGS)
+    writer.append("vehicle_locations", PINGS.with_columns(pl.lit("1003").alias("vehicle_id")))
+    writer.publish_snapshot()
+    writer.close()
+    with open_snapshot(store_path) as reader:
+        # 1003 at 09:00:00 twice in that frame: one of them is a duplicate
+        assert reader.count("vehicle_locations") == 5
+    assert snapshot_path(store_path).name == "pontual.snapshot.duckdb"
+
+
+def test_read_only_open_of_a_missing_store_says_what_to_run(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path / "none.duckdb", read_only=True)
+    assert err.value.hint is not None and "pontual" in err.value.hint
+
+
+def test_schema_rejects_nulls_in_required_columns(store_path: Path) -> None:
+    bad = PINGS.with_columns(pl.lit(None, pl.Float64).alias("lat"))
+    with (
+        Store.open(store_path) as store,
+        pytest.raises(Exception, match="nulls in required columns"),
+    ):
+        store.append("vehicle_locations", bad)
+
+
+def test_store_file_is_a_real_duckdb_file(store_path: Path) -> None:
+    Store.open(store_path).close()
+    con = duckdb.connect(str(store_path), read_only=True)
+    assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (latest_version(),)
+    con.close()
