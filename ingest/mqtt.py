@@ -1,0 +1,536 @@
+"""The live MQTT consumer: AVL pings and ticketing taps from a broker into the store, losing nothing.
+
+Delivery contract (see ingest/README.md, "MQTT topics and payloads"):
+- subscribes with QoS 1 to ``{root}/avl/+/+`` and ``{root}/fares/+/+`` in a persistent session
+  (MQTT 5, fixed client id, ``clean_start=False``, a session expiry), so messages published
+  while the listener or the broker is down wait in the broker's queue;
+- acknowledges a message (PUBACK) only after the batch holding it is committed to DuckDB; a
+  crash before the commit means the broker redelivers it, a crash between commit and ack means a
+  redelivered duplicate that the store's keys absorb: every message ends in the store once;
+- batches close on size (`batch_size` messages) or age (`batch_interval_s`), whichever first.
+
+`MqttConsumer` holds the state (connection, pending batch); `pontual listen` runs it until a
+signal, and the real-time server reuses it through the `on_batch_committed` hook.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import paho.mqtt.client as mqtt
+import polars as pl
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from core.errors import ConfigError, InputError
+from core.store import Store
+from ingest.mqtt_payloads import MessageFrames, build_message_frames
+from ingest.options import IngestOptions
+from ingest.records import (
+    IngestCounts,
+    read_network_context,
+    write_avl_records,
+    write_fare_records,
+)
+
+log = logging.getLogger(__name__)
+
+# MQTT 5 Receive Maximum is a 16-bit count: the most unacknowledged messages a broker may send.
+RECEIVE_MAXIMUM = 65_535
+
+
+class ListenerOptions(BaseModel):
+    """How `pontual listen` connects, batches and stops (units in the names)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field("127.0.0.1", description="broker host name or address")
+    port: int = Field(1883, ge=1, le=65_535, description="broker TCP port (8883 for TLS)")
+    username: str | None = Field(None, description="broker account (the listener's, read-only)")
+    password: str | None = Field(None, description="password of the broker account")
+    tls_ca_path: Path | None = Field(None, description="CA bundle: turns TLS on and verifies")
+    tls_cert_path: Path | None = Field(None, description="client certificate (mutual TLS)")
+    tls_key_path: Path | None = Field(None, description="client private key (mutual TLS)")
+    tls_insecure: bool = Field(False, description="skip the host-name check (tests only)")
+    client_id: str = Field(
+        "pontual-listener", min_length=1, description="fixed id: it names the persistent session"
+    )
+    topic_root: str = Field("pontual", min_length=1, description="first topic level")
+    shared_group: str | None = Field(
+        None,
+        description="MQTT 5 shared-subscription group ($share/<group>/...) for several listeners",
+    )
+    batch_size: int = Field(
+        5_000, ge=1, le=RECEIVE_MAXIMUM, description="commit when this many messages are pending"
+    )
+    batch_interval_s: float = Field(
+        1.0, gt=0, le=3_600, description="commit when the oldest pending message is this old"
+    )
+    session_expiry_s: int = Field(
+        7 * 86_400, ge=60, le=2**32 - 1, description="broker keeps the session this long offline"
+    )
+    keepalive_s: int = Field(30, ge=5, le=3_600, description="MQTT keep-alive interval")
+    reconnect_max_delay_s: float = Field(
+        10.0, gt=0, le=600, description="longest wait between reconnection attempts"
+    )
+    snapshot_interval_s: float = Field(
+        60.0, ge=0, description="publish the readers' snapshot at most this often (0: never)"
+    )
+    max_messages: int | None = Field(None, ge=1, description="stop after this many (tests)")
+    idle_exit_s: float | None = Field(None, gt=0, description="stop after this long idle (tests)")
+
+    @model_validator(mode="after")
+    def _tls_pairs(self) -> ListenerOptions:
+        if (self.tls_cert_path is None) != (self.tls_key_path is None):
+            raise ValueError("tls_cert_path and tls_key_path go together")
+        if self.password is not None and self.username is None:
+            raise ValueError("a password needs a username")
+        return self
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.tls_ca_path is not None or self.tls_cert_path is not None
+
+    def topics(self) -> list[str]:
+        """Subscription filters: every operator and vehicle, AVL and fares."""
+        base = [f"{self.topic_root}/avl/+/+", f"{self.topic_root}/fares/+/+"]
+        if self.shared_group:
+            return [f"$share/{self.shared_group}/{t}" for t in base]
+        return base
+
+
+def build_listener_options(**values: object) -> ListenerOptions:
+    """`ListenerOptions` from keyword values (None keeps the default), as a ConfigError."""
+    given = {k: v for k, v in values.items() if v is not None}
+    try:
+        return ListenerOptions.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "options"
+        raise ConfigError(
+            f"listener option {field}: {first['msg']}",
+            where=f"option {field}",
+            hint="see `pontual listen --help` for the accepted values",
+        ) from exc
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    """What one committed batch did, in messages."""
+
+    n_messages: int
+    n_accepted: int
+    n_duplicate: int
+    n_quarantined: int
+    commit_s: float
+
+
+class BatchWriter(Protocol):
+    """Writes the record frames of one batch inside the caller's transaction.
+
+    Returns (accepted, duplicate, quarantined) counts over both frames.
+    """
+
+    def __call__(
+        self, store: Store, frames: MessageFrames
+    ) -> tuple[int, int, int]: ...  # pragma: no cover
+
+
+BatchHook = Callable[[pl.DataFrame, pl.DataFrame], None]
+
+
+class _BufferedSocket:
+    """A socket that reads up to 256 KiB per system call and serves paho from the buffer.
+
+    paho-mqtt reads each packet in three `recv` calls (1 byte, length bytes, body) and waits in
+    `select` before each packet; with small AVL messages that, not parsing, bounds throughput.
+    paho asks `pending()` (as for TLS sockets) and skips `select` while bytes are buffered.
+    """
+
+    READ_BYTES = 256 * 1024
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        self._buf = bytearray()
+        self._pos = 0
+
+    def recv(self, bufsize: int) -> bytes:
+        if self._pos >= len(self._buf):
+            data = self._sock.recv(self.READ_BYTES)  # raises BlockingIOError when empty
+            if not data:
+                return b""
+            self._buf = bytearray(data)
+            self._pos = 0
+        end = min(self._pos + bufsize, len(self._buf))
+        out = bytes(self._buf[self._pos : end])
+        self._pos = end
+        return out
+
+    def pending(self) -> int:
+        inner = self._sock.pending() if hasattr(self._sock, "pending") else 0
+        return len(self._buf) - self._pos + inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _Client(mqtt.Client):
+    """paho Client whose socket reads in bulk (see `_BufferedSocket`)."""
+
+    def _create_socket(self) -> Any:
+        return _BufferedSocket(super()._create_socket())
+
+
+class MqttConsumer:
+    """Consumes the AVL and fare topics into the store in committed, acknowledged batches.
+
+    Use: ``consumer.connect()``, then ``consumer.run()`` (until `stop()`, `max_messages` or
+    `idle_exit_s`), or drive it with ``consumer.poll(timeout_s)`` from another loop. After each
+    commit `on_batch_committed(avl_raw, fares_raw)` gets the raw-record frames of the batch.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        options: ListenerOptions,
+        write_batch: BatchWriter,
+        *,
+        on_batch_committed: BatchHook | None = None,
+        on_log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.options = options
+        self.write_batch = write_batch
+        self.on_batch_committed = on_batch_committed
+        self.on_log = on_log or log.info
+        self.client = self._make_client()
+        # The pending batch: parallel lists, filled by on_message (the only per-message code).
+        self._topics: list[str] = []
+        self._payloads: list[bytes] = []
+        self._acks: list[int] = []  # mids of QoS 1 messages, acked after the commit
+        self._batch_started = 0.0
+        self._last_message = time.monotonic()
+        self._last_snapshot = time.monotonic()
+        self._stopping = False
+        self._connected = False
+        self._subscribed = False
+        self._connect_error: str | None = None
+        self.n_messages = 0
+        self.n_batches = 0
+        self.totals = BatchCounts(0, 0, 0, 0, 0.0)
+
+    # -- connection -------------------------------------------------------------------------
+    def _make_client(self) -> mqtt.Client:
+        opt = self.options
+        client = _Client(
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=opt.client_id,
+            protocol=mqtt.MQTTv5,
+            manual_ack=True,
+        )
+        if opt.username is not None:
+            client.username_pw_set(opt.username, opt.password)
+        if opt.uses_tls:
+            client.tls_set(
+                ca_certs=str(opt.tls_ca_path) if opt.tls_ca_path else None,
+                certfile=str(opt.tls_cert_path) if opt.tls_cert_path else None,
+                keyfile=str(opt.tls_key_path) if opt.tls_key_path else None,
+                cert_reqs=ssl.CERT_REQUIRED,
+            )
+            client.tls_insecure_set(opt.tls_insecure)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        client.on_subscribe = self._on_subscribe
+        return client
+
+    def _connect_properties(self) -> Properties:
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = self.options.session_expiry_s
+        # Let a whole batch be in flight: we ack only after the commit.
+        props.ReceiveMaximum = RECEIVE_MAXIMUM
+        return props
+
+    def connect(self, *, timeout_s: float = 10.0) -> None:
+        """Connect, resume (or create) the persistent session and subscribe."""
+        opt = self.options
+        deadline = time.monotonic() + timeout_s
+        self._connect_error = None
+        try:
+            self.client.connect(
+                opt.host,
+                opt.port,
+                keepalive=opt.keepalive_s,
+                clean_start=False,
+                properties=self._connect_properties(),
+            )
+        except (OSError, ssl.SSLError) as exc:
+            raise InputError(
+                f"cannot reach the MQTT broker: {exc}",
+                where=f"{opt.host}:{opt.port}",
+                hint="check --host/--port, that Mosquitto is running, and the TLS options",
+            ) from exc
+        while not self._subscribed and self._connect_error is None:
+            if time.monotonic() > deadline:
+                raise InputError(
+                    "the MQTT broker did not answer the connection in time",
+                    where=f"{opt.host}:{opt.port}",
+                    hint="check that the port is an MQTT listener (TLS port needs --tls-ca)",
+                )
+            rc = self.client.loop(timeout=0.1)
+            if rc != mqtt.MQTT_ERR_SUCCESS and not self._subscribed and not self._connect_error:
+                raise InputError(
+                    "the MQTT broker closed the connection",
+                    where=f"{opt.host}:{opt.port}",
+                    hint="check the credentials and the broker log",
+                )
+        if self._connect_error is not None:
+            raise InputError(
+                f"the MQTT broker refused the connection: {self._connect_error}",
+                where=f"{opt.host}:{opt.port}, user {opt.username}",
+                hint="check --username/--password and the broker's password file",
+            )
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _p: Any) -> None:
+        if reason.is_failure:
+            self._connect_error = str(reason)
+            return
+        self._connected = True
+        # Subscribing again in a resumed session is harmless and covers a session the broker lost.
+        client.subscribe([(t, 1) for t in self.options.topics()])
+        self.on_log(
+            f"connected to {self.options.host}:{self.options.port} "
+            f"(session {'resumed' if flags.session_present else 'new'})"
+        )
+
+    def _on_subscribe(self, _c: Any, _ud: Any, _mid: int, reasons: Any, _p: Any) -> None:
+        refused = [str(r) for r in reasons if r.is_failure]
+        if refused:
+            self._connect_error = f"subscription refused ({', '.join(refused)})"
+        else:
+            self._subscribed = True
+
+    def _on_disconnect(self, _c: Any, _ud: Any, _flags: Any, reason: Any, _p: Any) -> None:
+        self._connected = False
+        if not self._stopping:
+            self.on_log(f"disconnected from the broker ({reason}); will reconnect")
+        # Packet ids of the pending batch belong to the lost connection: commit the records (the
+        # broker redelivers them anyway, and the store absorbs the duplicates) but never ack them.
+        self._acks.clear()
+
+    def _on_message(self, _c: Any, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        if not self._topics:
+            self._batch_started = time.monotonic()
+        self._topics.append(msg.topic)
+        self._payloads.append(bytes(msg.payload))
+        if msg.qos:
+            self._acks.append(msg.mid)
+
+    # -- batches ----------------------------------------------------------------------------
+    @property
+    def n_pending(self) -> int:
+        return len(self._topics)
+
+    def flush(self) -> BatchCounts | None:
+        """Commit the pending batch, then acknowledge its messages. None when nothing pending."""
+        if not self._topics:
+            return None
+        started = time.perf_counter()
+        topics, payloads, acks = self._topics, self._payloads, self._acks
+        self._topics, self._payloads, self._acks = [], [], []
+        frames = build_message_frames(
+            topics, payloads, topic_root=self.options.topic_root, received_at=datetime.now(UTC)
+        )
+        with self.store.transaction():
+            accepted, duplicate, quarantined = self.write_batch(self.store, frames)
+            if frames.quarantine.height:
+                quarantined += self.store.append("quarantine", frames.quarantine).n_inserted
+        # Only now is the batch durable: acknowledge it (PUBACK), never before.
+        for mid in acks:
+            self.client.ack(mid, 1)
+        counts = BatchCounts(
+            len(topics), accepted, duplicate, quarantined, time.perf_counter() - started
+        )
+        self._add(counts)
+        self.on_log(
+            f"batch {self.n_batches}: {counts.n_messages} messages, {counts.n_accepted} accepted, "
+            f"{counts.n_duplicate} duplicate, {counts.n_quarantined} quarantined "
+            f"({counts.commit_s * 1000:.0f} ms)"
+        )
+        if self.on_batch_committed is not None:
+            self.on_batch_committed(frames.avl, frames.fares)
+        self._maybe_publish_snapshot()
+        return counts
+
+    def _add(self, c: BatchCounts) -> None:
+        t = self.totals
+        self.n_batches += 1
+        self.n_messages += c.n_messages
+        self.totals = BatchCounts(
+            t.n_messages + c.n_messages,
+            t.n_accepted + c.n_accepted,
+            t.n_duplicate + c.n_duplicate,
+            t.n_quarantined + c.n_quarantined,
+            t.commit_s + c.commit_s,
+        )
+
+    def _maybe_publish_snapshot(self, *, force: bool = False) -> None:
+        interval = self.options.snapshot_interval_s
+        if interval <= 0:
+            return
+        if force or time.monotonic() - self._last_snapshot >= interval:
+            self.store.publish_snapshot()
+            self._last_snapshot = time.monotonic()
+
+    def _batch_due(self) -> bool:
+        if not self._topics:
+            return False
+        return (
+            len(self._topics) >= self.options.batch_size
+            or time.monotonic() - self._batch_started >= self.options.batch_interval_s
+        )
+
+    # -- loop -------------------------------------------------------------------------------
+    def poll(self, timeout_s: float = 0.1) -> None:
+        """Read what the broker sent (waiting up to `timeout_s`), committing batches when due."""
+        client = self.client
+        if not self._connected:
+            self._reconnect()
+            return
+        wait = timeout_s
+        if self._topics:
+            due_in = self.options.batch_interval_s - (time.monotonic() - self._batch_started)
+            wait = max(0.0, min(wait, due_in))
+        rc = client.loop(timeout=wait)
+        # Drain what is already buffered without waiting in select again.
+        sock = client.socket()
+        while (
+            rc == mqtt.MQTT_ERR_SUCCESS
+            and isinstance(sock, _BufferedSocket)
+            and sock.pending()
+            and len(self._topics) < self.options.batch_size
+        ):
+            rc = client.loop_read()
+        if self._topics:
+            self._last_message = time.monotonic()
+        if self._batch_due():
+            self.flush()
+        if rc != mqtt.MQTT_ERR_SUCCESS and self._connected:
+            self._connected = False
+
+    def _reconnect(self) -> None:
+        if self._topics:
+            self.flush()  # commit what arrived; its acks were dropped with the connection
+        delay = 0.05
+        deadline = time.monotonic() + self.options.reconnect_max_delay_s
+        while not self._stopping:
+            try:
+                self.client.reconnect()
+                break
+            except (OSError, ssl.SSLError) as exc:
+                if time.monotonic() > deadline:
+                    self.on_log(f"broker unreachable ({exc}); retrying")
+                    deadline = time.monotonic() + self.options.reconnect_max_delay_s
+                time.sleep(delay)
+                delay = min(delay * 2, self.options.reconnect_max_delay_s)
+        end = time.monotonic() + 10.0
+        while not self._stopping and not self._connected and time.monotonic() < end:
+            if self.client.loop(timeout=0.1) != mqtt.MQTT_ERR_SUCCESS:
+                return
+
+    def stop(self) -> None:
+        """Ask `run()` to finish: it flushes, commits, acks and disconnects (signal-safe)."""
+        self._stopping = True
+
+    def run(self) -> BatchCounts:
+        """Consume until `stop()`, `max_messages` or `idle_exit_s`; returns the totals."""
+        opt = self.options
+        self._last_message = time.monotonic()
+        while not self._stopping:
+            self.poll(0.1)
+            done = self.n_messages + len(self._topics)
+            if opt.max_messages is not None and done >= opt.max_messages:
+                break
+            idle = time.monotonic() - self._last_message
+            if opt.idle_exit_s is not None and not self._topics and idle >= opt.idle_exit_s:
+                break
+        self.close()
+        return self.totals
+
+    def close(self) -> None:
+        """Flush the pending batch (commit, ack), disconnect cleanly (the session stays)."""
+        self._stopping = True
+        if self._connected:
+            self.flush()
+            self._drain_writes()
+            self.client.disconnect()
+            self._drain_writes()
+        else:
+            self.flush()
+        self._maybe_publish_snapshot(force=True)
+
+    def _drain_writes(self, timeout_s: float = 5.0) -> None:
+        end = time.monotonic() + timeout_s
+        sock = self.client.socket()
+        while self.client.want_write() and sock is not None and time.monotonic() < end:
+            select.select([], [sock], [], 0.1)
+            if self.client.loop_write() != mqtt.MQTT_ERR_SUCCESS:
+                return
+
+
+# Payload field -> documented AVL raw column of `ingest.records.write_avl_records`.
+AVL_RENAMES = {
+    "trip_id": "reported_trip_id",
+    "route_id": "reported_route_id",
+    "direction_id": "reported_direction_id",
+    "occupancy": "reported_occupancy",
+}
+
+
+def make_batch_writer(
+    *,
+    key: bytes,
+    source: str = "mqtt",
+    options: IngestOptions | None = None,
+    context_refresh_s: float = 300.0,
+) -> BatchWriter:
+    """The writer `pontual listen` uses: the ingest core's AVL and fare validation, per batch.
+
+    The network context (stop bounding box, fleet register) is read once and refreshed every
+    `context_refresh_s`, not per batch. `source` names the stream in `ingest_runs`; every row
+    keeps its own topic in the `source` column of the frame.
+    """
+    state: dict[str, Any] = {"context": None, "read_at": 0.0}
+
+    def write(store: Store, frames: MessageFrames) -> tuple[int, int, int]:
+        now = time.monotonic()
+        if state["context"] is None or now - state["read_at"] >= context_refresh_s:
+            state["context"] = read_network_context(store)
+            state["read_at"] = now
+        ctx = state["context"]
+        total = IngestCounts()
+        if frames.avl.height:
+            total += write_avl_records(
+                store,
+                frames.avl.rename(AVL_RENAMES),
+                source=source,
+                run_kind="avl",
+                options=options,
+                context=ctx,
+            )
+        if frames.fares.height:
+            total += write_fare_records(
+                store, frames.fares, source=source, key=key, options=options, context=ctx
+            )
+        return total.n_accepted, total.n_duplicate, total.n_quarantined
+
+    return write
