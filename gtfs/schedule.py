@@ -1,0 +1,238 @@
+"""The planned service: scheduled trips per service day and the frames of the gtfs_* tables.
+
+Service-day instants follow the GTFS rule: times count from "noon minus 12 h" local time of
+the service date (midnight except on daylight-saving change days), in the agency time zone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import polars as pl
+
+from core.tables.reference import (
+    GTFS_AGENCY,
+    GTFS_CALENDAR,
+    GTFS_CALENDAR_DATES,
+    GTFS_FREQUENCIES,
+    GTFS_ROUTES,
+    GTFS_SHAPES,
+    GTFS_STOP_TIMES,
+    GTFS_STOPS,
+    GTFS_TRIPS,
+    SCHEDULED_TRIPS,
+)
+from gtfs.calendar import compute_service_dates
+from gtfs.frequencies import expand_frequencies
+from gtfs.geometry import (
+    build_patterns,
+    build_shapes,
+    build_stops_xy,
+    choose_feed_crs,
+    compute_stop_distances,
+    compute_trip_distances,
+)
+from gtfs.read import Feed
+from gtfs.spec import WEEKDAYS
+
+
+@dataclass(frozen=True)
+class FeedGeometry:
+    """What the geometry of a feed resolves to (computed once, reused by every output).
+
+    `stops` has stop_x_m/stop_y_m; `shapes` the shape points in metres (gtfs_shapes columns);
+    `stop_times` has `shape_id` (the shape the trip's geometry uses) and `shape_dist_m`;
+    `trips` has one row per trip: shape_id, planned_distance_m (metres), distance_source.
+    """
+
+    epsg: int
+    stops: pl.DataFrame
+    shapes: pl.DataFrame
+    stop_times: pl.DataFrame
+    trips: pl.DataFrame
+
+
+def build_geometry(feed: Feed, epsg: int | None = None) -> FeedGeometry:
+    """Project the feed to metres, place stops on shapes and measure each trip's planned km."""
+    epsg = epsg or choose_feed_crs(feed)
+    stops = build_stops_xy(feed["stops"], epsg)
+    shapes_in = feed.get("shapes")
+    usable = None
+    if shapes_in is not None and shapes_in.height:
+        counts = (
+            shapes_in.filter(
+                pl.col("shape_pt_lat").is_not_null() & pl.col("shape_pt_lon").is_not_null()
+            )
+            .group_by("shape_id")
+            .len()
+        )
+        usable = counts.filter(pl.col("len") >= 2)["shape_id"]
+    st = feed["stop_times"]
+    patterns = build_patterns(st, feed["trips"], usable)
+    shapes = build_shapes(feed, patterns, stops, epsg)
+    st_m = compute_stop_distances(st, patterns, stops, shapes)
+    distances = compute_trip_distances(st_m, shapes)
+    trips = patterns.select("trip_id", "shape_id").join(distances, on="trip_id", how="left")
+    return FeedGeometry(epsg, stops, shapes, st_m, trips)
+
+
+def build_trip_summary(feed: Feed, geometry: FeedGeometry) -> pl.DataFrame:
+    """One row per trips.txt trip with stop times: its planned times, terminals and distance.
+
+    Columns: trip_id, route_id, service_id, direction_id, block_id, shape_id (the geometry's),
+    first_s / last_s (origin departure / destination arrival, seconds after the service-day
+    reference), first_stop_id, last_stop_id, n_stops, planned_distance_m (metres).
+    """
+    st = geometry.stop_times
+    dep = pl.col("departure_time").fill_null(pl.col("arrival_time"))
+    arr = pl.col("arrival_time").fill_null(pl.col("departure_time"))
+    per_trip = (
+        st.sort("trip_id", "stop_sequence")
+        .group_by("trip_id", maintain_order=True)
+        .agg(
+            dep.first().alias("first_s"),
+            arr.last().alias("last_s"),
+            pl.col("stop_id").first().alias("first_stop_id"),
+            pl.col("stop_id").last().alias("last_stop_id"),
+            pl.len().cast(pl.Int32).alias("n_stops"),
+        )
+    )
+    trips = feed["trips"]
+    opt = [c for c in ("direction_id", "block_id") if c in trips.columns]
+    base = trips.select("trip_id", "route_id", "service_id", *opt)
+    return (
+        base.join(per_trip, on="trip_id", how="inner")
+        .join(
+            geometry.trips.select("trip_id", "shape_id", "planned_distance_m"),
+            on="trip_id",
+            how="left",
+        )
+        .filter(pl.col("first_s").is_not_null() & pl.col("last_s").is_not_null())
+    )
+
+
+def feed_timezone(feed: Feed) -> str:
+    """The agency time zone (validation guarantees one for a valid feed)."""
+    return str(feed["agency"]["agency_timezone"].drop_nulls()[0])
+
+
+def service_instant(service_date: pl.Expr, seconds: pl.Expr, timezone: str) -> pl.Expr:
+    """UTC instant of `seconds` after the GTFS reference ("noon minus 12 h") of a local date."""
+    noon = (service_date.cast(pl.Datetime("us")) + pl.duration(hours=12)).dt.replace_time_zone(
+        timezone, ambiguous="earliest", non_existent="null"
+    )
+    return (
+        noon.dt.convert_time_zone("UTC") - pl.duration(hours=12) + pl.duration(seconds=seconds)
+    ).cast(pl.Datetime("us", "UTC"))
+
+
+def build_scheduled_trips(
+    feed: Feed, start: date, end: date, *, feed_id: str = "", geometry: FeedGeometry | None = None
+) -> pl.DataFrame:
+    """One row per trip run on each service day in [start, end], conforming to scheduled_trips.
+
+    Trips listed in frequencies.txt are templates: each headway window is expanded into trips
+    '<template>@HH:MM:SS' shifted from the template's times; the template itself is not run.
+    """
+    geometry = geometry or build_geometry(feed)
+    summary = build_trip_summary(feed, geometry)
+    freq = feed.get("frequencies")
+    expanded = expand_frequencies(freq) if freq is not None and freq.height else None
+    plain = summary.with_columns(
+        pl.col("trip_id").alias("template_trip_id"),
+        pl.col("first_s").alias("planned_start_s"),
+        pl.col("last_s").alias("planned_end_s"),
+        pl.lit(None, pl.Int32).alias("headway_s"),
+        pl.lit(True).alias("is_exact_times"),
+    )
+    if expanded is not None and expanded.height:
+        plain = plain.filter(
+            ~pl.col("trip_id").is_in(expanded["template_trip_id"].unique().implode())
+        )
+        from_freq = (
+            expanded.join(
+                summary.rename({"trip_id": "template_trip_id"}), on="template_trip_id", how="inner"
+            )
+            .with_columns(
+                pl.col("start_s").alias("planned_start_s"),
+                (pl.col("start_s") + pl.col("last_s") - pl.col("first_s")).alias("planned_end_s"),
+            )
+            .drop("start_s")
+        )
+        runs = pl.concat([plain, from_freq], how="diagonal_relaxed")
+    else:
+        runs = plain
+    days = compute_service_dates(feed, start, end)
+    tz = feed_timezone(feed)
+    out = runs.join(days, on="service_id", how="inner").with_columns(
+        service_instant(pl.col("service_date"), pl.col("planned_start_s"), tz).alias(
+            "planned_start_at"
+        ),
+        service_instant(pl.col("service_date"), pl.col("planned_end_s"), tz).alias(
+            "planned_end_at"
+        ),
+        pl.lit(feed_id).alias("feed_id"),
+        pl.col("planned_distance_m").fill_null(0.0),
+    )
+    return SCHEDULED_TRIPS.conform(out).sort("service_date", "planned_start_s", "trip_id")
+
+
+def to_store_frames(
+    feed: Feed, feed_id: str, geometry: FeedGeometry | None = None
+) -> dict[str, pl.DataFrame]:
+    """The feed as frames conforming to the gtfs_* tables, each with `feed_id`."""
+    geometry = geometry or build_geometry(feed)
+    fill: dict[str, object] = {"feed_id": feed_id}
+    agency = feed["agency"]
+    agency = agency.with_columns(
+        (pl.col("agency_id") if "agency_id" in agency.columns else pl.lit(None, pl.String))
+        .fill_null("")
+        .alias("agency_id")
+    )
+    routes = feed["routes"]
+    if "agency_id" not in routes.columns or routes["agency_id"].null_count():
+        # a one-agency feed may leave routes.agency_id out: it is that agency's ('' id when none)
+        only = agency["agency_id"][0] if agency.height == 1 else None
+        routes = routes.with_columns(
+            (pl.col("agency_id") if "agency_id" in routes.columns else pl.lit(None, pl.String))
+            .fill_null(only)
+            .alias("agency_id")
+        )
+    trips = (
+        feed["trips"]
+        .drop("shape_id", strict=False)
+        .join(geometry.trips.select("trip_id", "shape_id"), on="trip_id", how="left")
+    )
+    st = geometry.stop_times.rename(
+        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}, strict=False
+    )
+    frames = {
+        "gtfs_agency": GTFS_AGENCY.conform(agency, fill=fill),
+        "gtfs_routes": GTFS_ROUTES.conform(routes, fill=fill),
+        "gtfs_stops": GTFS_STOPS.conform(geometry.stops, fill=fill),
+        "gtfs_trips": GTFS_TRIPS.conform(trips, fill=fill),
+        "gtfs_stop_times": GTFS_STOP_TIMES.conform(st, fill=fill),
+        "gtfs_shapes": GTFS_SHAPES.conform(geometry.shapes, fill=fill),
+    }
+    cal = feed.get("calendar")
+    if cal is not None:
+        frames["gtfs_calendar"] = GTFS_CALENDAR.conform(
+            cal.with_columns(pl.col(list(WEEKDAYS)) == 1), fill=fill
+        )
+    cd = feed.get("calendar_dates")
+    if cd is not None:
+        frames["gtfs_calendar_dates"] = GTFS_CALENDAR_DATES.conform(cd, fill=fill)
+    freq = feed.get("frequencies")
+    if freq is not None:
+        frames["gtfs_frequencies"] = GTFS_FREQUENCIES.conform(
+            freq.rename(
+                {
+                    "start_time": "start_time_s",
+                    "end_time": "end_time_s",
+                    "headway_secs": "headway_s",
+                }
+            ),
+            fill=fill,
+        )
+    return frames
