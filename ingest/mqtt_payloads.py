@@ -114,7 +114,9 @@ def decode_payloads(payloads: pl.Series, fields: Sequence[str]) -> tuple[pl.Data
                 pl.lit("payload is not a JSON object (expected {...} with the documented fields)")
             )
             .otherwise(reason)
-        ).to_series()
+        )
+        .to_series()
+        .alias("reason")
         if n
         else reason
     )

@@ -131,3 +131,65 @@ class Broker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class Publisher:
+    """A QoS 1 MQTT 5 publisher with a persistent session that survives broker restarts.
+
+    `send` publishes every (topic, payload) and returns once the broker acknowledged each one,
+    reconnecting (and letting paho resend the unacknowledged ones) when the broker goes away.
+    """
+
+    def __init__(self, port: int, username: str, password: str, client_id: str) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        self._mqtt = mqtt
+        self.port = port
+        self.client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
+        )
+        self.client.username_pw_set(username, password)
+        self.client.max_inflight_messages_set(1000)
+        self.client.max_queued_messages_set(0)
+        self.props = Properties(PacketTypes.CONNECT)
+        self.props.SessionExpiryInterval = 3600
+        self.acked: dict[int, int] = {}  # mid -> reason code of the PUBACK
+        self.client.on_publish = self._on_publish
+        self.client.connect("127.0.0.1", port, clean_start=False, properties=self.props)
+
+    def _on_publish(self, _c: object, _ud: object, mid: int, reason: object, _p: object) -> None:
+        self.acked[mid] = int(getattr(reason, "value", 0))
+
+    def send(self, messages: list[tuple[str, bytes]], *, timeout_s: float = 30.0) -> list[int]:
+        """Publish and wait for every PUBACK; returns their reason codes (0: accepted)."""
+        mqtt = self._mqtt
+        mids = [self.client.publish(topic, payload, qos=1).mid for topic, payload in messages]
+        deadline = time.monotonic() + timeout_s
+        while not all(m in self.acked for m in mids):
+            if time.monotonic() > deadline:
+                missing = sum(1 for m in mids if m not in self.acked)
+                raise TimeoutError(f"{missing} messages not acknowledged in {timeout_s} s")
+            if self.client.loop(timeout=0.05) != mqtt.MQTT_ERR_SUCCESS:
+                try:
+                    self.client.reconnect()
+                except OSError:
+                    time.sleep(0.05)
+        return [self.acked.pop(m) for m in mids]
+
+    def close(self) -> None:
+        self.client.disconnect()
+
+
+def require_mosquitto() -> None:
+    """Skip the calling test when Mosquitto is absent (a failure under CI=true)."""
+    import os
+
+    import pytest
+
+    if mosquitto_binary() is None or shutil.which("mosquitto_passwd") is None:
+        reason = "mosquitto is not installed (run `make sysdeps`)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + " — under CI=true a missing broker is a failure")
+        pytest.skip(reason)
