@@ -1,0 +1,132 @@
+"""Assign runs to scheduled trips: one run per trip and one trip per run, across all vehicles.
+
+Candidates are the trips of the run's shape (or of an identical shape) whose planned start,
+moved to where the run began, lies within `match_window_s` of the run's departure. The cost is
+the departure deviation (early seconds weigh `early_cost_factor` times more), less a bonus for
+the trip the device reported and for trips of the block the vehicle is running (block
+continuity, from a first pass). An optimal assignment (Hungarian method, scipy) per connected
+group of runs and trips makes it exclusive: of two vehicles on one trip only one counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from analytics.options import MatchOptions
+
+RUN_KEY = ["vehicle_id", "run_id"]
+
+
+def match_runs_to_trips(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
+    """Return `runs` with `trip_id`, `match_method` and `departure_delay_s` (null if unmatched).
+
+    `runs`: from `build_runs` (all vehicles of the day). `trips`: scheduled_trips of the day.
+    `departure_delay_s` is the run's departure minus the planned time at the point where the run
+    began (the origin departure for runs that left the terminal), seconds, + late.
+    """
+    pairs = _candidates(runs, trips, options)
+    first = _solve(pairs)
+    # block continuity: the blocks of the trips matched just before and after on the vehicle
+    blocks = (
+        runs.select(*RUN_KEY, "started_s")
+        .join(first.select(*RUN_KEY, "block_id"), on=RUN_KEY, how="left")
+        .sort("vehicle_id", "started_s")
+        .with_columns(
+            pl.col("block_id").shift(1).over("vehicle_id").alias("_b_prev"),
+            pl.col("block_id").shift(-1).over("vehicle_id").alias("_b_next"),
+        )
+        .select(*RUN_KEY, "_b_prev", "_b_next")
+    )
+    pairs = pairs.join(blocks, on=RUN_KEY, how="left").with_columns(
+        (
+            pl.col("cost")
+            - pl.when(
+                (pl.col("block_id") == pl.col("_b_prev")) | (pl.col("block_id") == pl.col("_b_next"))
+            )
+            .then(options.block_bonus_s)
+            .otherwise(0.0)
+        ).alias("cost")
+    )
+    chosen = _solve(pairs)
+    return runs.join(
+        chosen.select(*RUN_KEY, "trip_id", "departure_delay_s", "match_method"), on=RUN_KEY, how="left"
+    ).with_columns(pl.col("match_method").fill_null("inferred"))
+
+
+def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
+    shapes = runs.select(*RUN_KEY, "shape_id", "alt_shapes")
+    idx_to_id = runs.select(pl.col("shape_idx").alias("alt_shapes"), pl.col("shape_id").alias("alt_id")).unique()
+    alts = (
+        shapes.explode("alt_shapes")
+        .drop_nulls("alt_shapes")
+        .join(idx_to_id, on="alt_shapes")
+        .select(*RUN_KEY, pl.col("alt_id").alias("shape_id"))
+    )
+    run_shapes = pl.concat([shapes.select(*RUN_KEY, "shape_id"), alts]).unique()
+    r = runs.select(
+        *RUN_KEY, "started_s", "start_dist_m", "origin_dist_m", "destination_dist_m", "reported_trip_id"
+    )
+    t = trips.select(
+        "trip_id", "shape_id", "block_id",
+        (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
+        (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("plan_end_s"),
+    )
+    share = (
+        (pl.col("start_dist_m") - pl.col("origin_dist_m"))
+        / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+    ).clip(0.0, 1.0)
+    plan_here = pl.col("plan_start_s") + share * (pl.col("plan_end_s") - pl.col("plan_start_s"))
+    delay = pl.col("started_s") - plan_here
+    pairs = (
+        run_shapes.join(r, on=RUN_KEY)
+        .join(t, on="shape_id")
+        .with_columns(delay.alias("departure_delay_s"))
+        .filter(pl.col("departure_delay_s").abs() <= options.match_window_s)
+        .with_columns((pl.col("reported_trip_id") == pl.col("trip_id")).fill_null(False).alias("_reported"))
+    )
+    cost = (
+        pl.when(pl.col("departure_delay_s") < 0)
+        .then(-pl.col("departure_delay_s") * options.early_cost_factor)
+        .otherwise(pl.col("departure_delay_s"))
+        - pl.when(pl.col("_reported")).then(options.reported_bonus_s).otherwise(0.0)
+    )
+    return pairs.with_columns(
+        cost.alias("cost"),
+        pl.when(pl.col("_reported")).then(pl.lit("reported")).otherwise(pl.lit("inferred")).alias("match_method"),
+        pl.col("departure_delay_s").round().cast(pl.Int32),
+    )
+
+
+def _solve(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Minimum-cost exclusive assignment of candidate pairs (runs x trips)."""
+    if pairs.height == 0:
+        return pairs.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
+    pairs = pairs.with_columns(
+        pl.struct(RUN_KEY).rank("dense").cast(pl.Int64).sub(1).alias("_r"),
+        pl.col("trip_id").rank("dense").cast(pl.Int64).sub(1).alias("_t"),
+    )
+    nr = int(pairs["_r"].max()) + 1  # type: ignore[arg-type]
+    nt = int(pairs["_t"].max()) + 1  # type: ignore[arg-type]
+    ri = pairs["_r"].to_numpy()
+    ti = pairs["_t"].to_numpy()
+    graph = coo_matrix((np.ones(len(ri)), (ri, nr + ti)), shape=(nr + nt, nr + nt))
+    _, label = connected_components(graph, directed=False)
+    pairs = pairs.with_columns(pl.Series("_comp", label[ri]))
+    chosen: list[pl.DataFrame] = []
+    # one small dense problem per connected group (a shape's runs and trips of the day)
+    for part in pairs.partition_by("_comp"):
+        rr = part["_r"].rank("dense").cast(pl.Int64).to_numpy() - 1
+        tt = part["_t"].rank("dense").cast(pl.Int64).to_numpy() - 1
+        big = float(part["cost"].abs().max() or 0.0) * 10 + 1e6  # type: ignore[operator]
+        m = np.full((rr.max() + 1, tt.max() + 1), big)
+        m[rr, tt] = part["cost"].to_numpy()
+        a, b = linear_sum_assignment(m)
+        ok = m[a, b] < big
+        width = m.shape[1]
+        mask = np.isin(rr * width + tt, a[ok] * width + b[ok])
+        chosen.append(part.filter(pl.Series(mask)))
+    return pl.concat(chosen).select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")

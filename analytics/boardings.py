@@ -1,0 +1,202 @@
+"""Boarding placement: each fare tap joined to the run its vehicle was running and the stop it
+was at, by an as-of join on vehicle and time against the stop visits.
+
+A stop visit takes the taps made from its arrival until the vehicle reaches the next stop
+(passengers queue at the turnstile after the bus pulls away); the origin terminal also takes the
+taps made while the bus waits there before departing (up to `terminal_boarding_s`, never before
+the vehicle's previous run ended). The last stop of a run takes none. A tap no window holds is
+kept and explained, not dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from core.schema import UTC_INSTANT
+
+RUN_KEY = ["service_date", "vehicle_id", "run_index"]
+
+UNPLACED_REASONS = {
+    "no_vehicle": "validação sem veículo: não se sabe em que viagem ocorreu",
+    "vehicle_without_trips": (
+        "o veículo não tem viagem reconhecida no período (GPS não casado com a programação)"
+    ),
+    "outside_trips": (
+        "validação fora das viagens do veículo (antes da primeira, entre viagens ou após a última)"
+    ),
+}
+"""Why a tap could not be placed, by placement code (pt-BR, shown to planners)."""
+
+
+@dataclass(frozen=True)
+class BoardingOptions:
+    """How taps (and APC readings) are placed on stop visits; units in the names."""
+
+    terminal_boarding_s: float = 900.0
+    """default: taps up to this long before the origin departure board at the origin terminal
+    (layover boarding); bounded below by the end of the vehicle's previous run"""
+    last_stop_hold_s: float = 300.0
+    """default: for APC readings only, the last stop holds readings this long after arrival
+    (door close after the final alighting)"""
+
+
+DEFAULT_BOARDING_OPTIONS = BoardingOptions()
+
+
+def build_stop_windows(
+    stop_visits: pl.DataFrame, *, include_last: bool, options: BoardingOptions
+) -> pl.DataFrame:
+    """The time window of each stop visit that events (taps, APC readings) are placed in.
+
+    `stop_visits`: the `stop_visits` table (stops not reached, with no time, are ignored).
+    Returns one row per usable visit: the run key, `trip_id`, `stop_sequence`, `stop_id`,
+    `window_start_at` and `window_end_at` (UTC, half-open [start, end)), sorted by start.
+    Windows of one vehicle never overlap. With `include_last=False` the last visited stop of
+    each run has no window (nobody boards where the trip ends).
+    """
+    lead = pl.duration(microseconds=int(options.terminal_boarding_s * 1e6))
+    hold = pl.duration(microseconds=int(options.last_stop_hold_s * 1e6))
+    at = pl.coalesce("arrival_at", "departure_at")
+    dep = pl.coalesce("departure_at", "arrival_at")
+    v = (
+        stop_visits.lazy()
+        .filter(at.is_not_null())
+        .select(*RUN_KEY, "trip_id", "stop_sequence", "stop_id", at.alias("at"), dep.alias("dep"))
+        .sort(*RUN_KEY, "stop_sequence")
+        .with_columns(
+            (pl.col("stop_sequence") == pl.col("stop_sequence").min().over(RUN_KEY)).alias(
+                "is_first"
+            ),
+            (pl.col("stop_sequence") == pl.col("stop_sequence").max().over(RUN_KEY)).alias(
+                "is_last"
+            ),
+            pl.col("at").shift(-1).over(RUN_KEY).alias("next_at"),
+        )
+    )
+    # Runs of a vehicle in time order: the origin window starts no earlier than the previous
+    # run's last arrival, and the last stop's (APC) window ends before the next run's start.
+    runs = (
+        v.group_by(RUN_KEY)
+        .agg(
+            pl.col("dep").filter(pl.col("is_first")).first().alias("run_dep"),
+            pl.col("at").filter(pl.col("is_last")).first().alias("run_end"),
+        )
+        .sort("vehicle_id", "run_dep")
+        .with_columns(
+            pl.col("run_end").shift(1).over("vehicle_id").alias("prev_end"),
+        )
+        .select(*RUN_KEY, "prev_end")
+    )
+    start = (
+        pl.when(pl.col("is_first"))
+        .then(
+            pl.max_horizontal(
+                pl.min_horizontal(pl.col("at"), pl.col("dep") - lead),
+                pl.col("prev_end"),
+            )
+        )
+        .otherwise(pl.col("at"))
+    )
+    end = pl.when(pl.col("is_last")).then(pl.max_horizontal("at", "dep") + hold).otherwise("next_at")
+    w = (
+        v.join(runs, on=RUN_KEY, how="left")
+        .filter(pl.lit(include_last) | ~pl.col("is_last"))
+        .with_columns(start.alias("window_start_at"), end.alias("window_end_at"))
+        .sort("vehicle_id", "window_start_at")
+        .with_columns(
+            pl.min_horizontal(
+                "window_end_at", pl.col("window_start_at").shift(-1).over("vehicle_id")
+            ).alias("window_end_at")
+        )
+        .filter(pl.col("window_end_at") > pl.col("window_start_at"))
+        .select(
+            *RUN_KEY,
+            "trip_id",
+            "stop_sequence",
+            "stop_id",
+            pl.col("window_start_at").cast(UTC_INSTANT),
+            pl.col("window_end_at").cast(UTC_INSTANT),
+        )
+        .sort("window_start_at")
+    )
+    return w.collect()
+
+
+def match_to_windows(events: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
+    """As-of join of events (`vehicle_id`, `event_at`) onto `build_stop_windows` output.
+
+    Returns `events` with the run key columns prefixed by nothing (`service_date`,
+    `run_index`, `trip_id`, `stop_sequence`, `stop_id`) filled where the event falls inside a
+    window of its vehicle, null otherwise, and `is_placed`.
+    """
+    left = events.sort("event_at")
+    joined = left.join_asof(
+        windows.rename({"service_date": "window_service_date"}),
+        left_on="event_at",
+        right_on="window_start_at",
+        by="vehicle_id",
+        strategy="backward",
+        check_sortedness=False,
+    )
+    inside = pl.col("window_start_at").is_not_null() & (
+        pl.col("event_at") < pl.col("window_end_at")
+    )
+    keep = ["window_service_date", "run_index", "trip_id", "stop_sequence", "stop_id"]
+    return joined.with_columns(
+        inside.fill_null(False).alias("is_placed"),
+        *[pl.when(inside).then(pl.col(c)).alias(c) for c in keep],
+    ).drop("window_start_at", "window_end_at")
+
+
+def compute_boardings(
+    taps: pl.DataFrame,
+    stop_visits: pl.DataFrame,
+    *,
+    timezone: str,
+    options: BoardingOptions = DEFAULT_BOARDING_OPTIONS,
+) -> pl.DataFrame:
+    """Place each tap on the run and stop where it boarded.
+
+    `taps`: `fare_transactions` rows (transaction_id, event_at, vehicle_id, card_hash, ...).
+    `stop_visits`: the `stop_visits` table. `timezone`: the profile's IANA zone, which decides
+    the service date of taps that cannot be placed.
+    Returns one row per tap with `transaction_id`, `event_at`, `vehicle_id`, `card_hash`,
+    `service_date` (the run's; the local date of the tap when unplaced), `placement`
+    ('placed', 'no_vehicle', 'vehicle_without_trips', 'outside_trips'), `run_index`,
+    `trip_id`, `stop_sequence`, `stop_id` (null when unplaced) and `reason` (pt-BR, null when
+    placed). Row order follows `event_at`.
+    """
+    windows = build_stop_windows(stop_visits, include_last=False, options=options)
+    events = taps.select(
+        "transaction_id",
+        pl.col("event_at").cast(UTC_INSTANT),
+        "vehicle_id",
+        pl.col("card_hash") if "card_hash" in taps.columns else pl.lit(None, pl.String()).alias("card_hash"),
+    )
+    known = windows.select("vehicle_id").unique().with_columns(pl.lit(True).alias("has_runs"))
+    placed = match_to_windows(events, windows).join(known, on="vehicle_id", how="left")
+    placement = (
+        pl.when(pl.col("is_placed"))
+        .then(pl.lit("placed"))
+        .when(pl.col("vehicle_id").is_null())
+        .then(pl.lit("no_vehicle"))
+        .when(pl.col("has_runs").is_null())
+        .then(pl.lit("vehicle_without_trips"))
+        .otherwise(pl.lit("outside_trips"))
+    )
+    local_date = pl.col("event_at").dt.convert_time_zone(timezone).dt.date()
+    return placed.with_columns(placement.alias("placement")).select(
+        "transaction_id",
+        "event_at",
+        "vehicle_id",
+        "card_hash",
+        pl.coalesce("window_service_date", local_date).alias("service_date"),
+        "placement",
+        pl.col("run_index").cast(pl.Int32),
+        "trip_id",
+        pl.col("stop_sequence").cast(pl.Int32),
+        "stop_id",
+        pl.col("placement").replace_strict(UNPLACED_REASONS, default=None).alias("reason"),
+    )

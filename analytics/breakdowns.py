@@ -1,0 +1,131 @@
+"""Breakdowns: declared by an AVL event code or an incident, or inferred from the trace.
+
+Inferred: the vehicle stands still (every step within `stationary_radius_m`) for at least the
+profile's `breakdown_stop_min_s`, away from stops and terminals, during a run that never
+reaches its destination. Each breakdown carries its evidence (ping ids, words).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from analytics.network import Network
+from analytics.options import MatchOptions
+
+SOURCE_RANK = {"event_code": 0, "incident": 1, "inferred": 2}
+
+
+def find_breakdowns(
+    pings: pl.DataFrame,
+    runs: pl.DataFrame,
+    incidents: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+    breakdown_stop_min_s: float,
+) -> pl.DataFrame:
+    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_id, trip_id,
+    incident_id, x_m/y_m or lat/lon of the place, first/last_ping_id, evidence (pt-BR).
+
+    `pings`: cleaned pings (vehicle_id, ping_id, t_s, x_m, y_m, lat, lon, event_code).
+    `runs`: matched runs. `incidents`: the incidents table rows of the day.
+    At most one breakdown per run (an event code wins over an incident, which wins over an
+    inference); declared breakdowns outside any run are kept without a run.
+    """
+    cols = ["vehicle_id", "started_s", "ended_s", "source", "incident_id", "lat", "lon", "first_ping_id", "last_ping_id", "evidence"]
+    parts = [_inferred(pings, network, options, breakdown_stop_min_s).select(cols)]
+    if "event_code" in pings.columns:
+        ev = pings.filter(pl.col("event_code").is_in(list(options.breakdown_event_codes)))
+        parts.append(
+            ev.select(
+                "vehicle_id",
+                pl.col("t_s").alias("started_s"),
+                pl.lit(None, pl.Float64).alias("ended_s"),
+                pl.lit("event_code").alias("source"),
+                pl.lit(None, pl.String).alias("incident_id"),
+                "lat",
+                "lon",
+                pl.col("ping_id").alias("first_ping_id"),
+                pl.col("ping_id").alias("last_ping_id"),
+                pl.format("código de evento AVL '{}' no ping {}", "event_code", "ping_id").alias("evidence"),
+            )
+        )
+    inc = incidents.filter((pl.col("kind") == "breakdown") & pl.col("vehicle_id").is_not_null())
+    if inc.height:
+        parts.append(
+            inc.select(
+                "vehicle_id",
+                (pl.col("starts_at").dt.epoch("us") / 1e6).alias("started_s"),
+                (pl.col("ends_at").dt.epoch("us") / 1e6).alias("ended_s"),
+                pl.lit("incident").alias("source"),
+                "incident_id",
+                pl.lit(None, pl.Float64).alias("lat"),
+                pl.lit(None, pl.Float64).alias("lon"),
+                pl.lit(None, pl.Int64).alias("first_ping_id"),
+                pl.lit(None, pl.Int64).alias("last_ping_id"),
+                pl.format("ocorrência de avaria {}", "incident_id").alias("evidence"),
+            )
+        )
+    found = pl.concat([p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts], how="vertical_relaxed")
+    # attach to the run in progress (or just ended) when it happened
+    r = runs.select("vehicle_id", "run_id", "trip_id", "first_s", "last_s", "is_arrived")
+    with_run = (
+        found.with_row_index("_b")
+        .join(r, on="vehicle_id", how="left")
+        .filter(pl.col("started_s").is_between(pl.col("first_s") - 60.0, pl.col("last_s") + options.gap_s))
+        .sort("_b", "first_s", descending=[False, True])
+        .unique("_b", keep="first")
+        .select("_b", "run_id", "trip_id", "is_arrived")
+    )
+    found = found.with_row_index("_b").join(with_run, on="_b", how="left")
+    # an inferred stop only counts inside a run that never arrived
+    found = found.filter(
+        (pl.col("source") != "inferred") | (pl.col("run_id").is_not_null() & ~pl.col("is_arrived").fill_null(True))
+    )
+    found = found.with_columns(pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("_rank"))
+    in_run = found.filter(pl.col("run_id").is_not_null()).sort("_rank", "started_s").unique(["vehicle_id", "run_id"], keep="first")
+    loose = found.filter(pl.col("run_id").is_null())
+    out = pl.concat([in_run, loose]).sort("vehicle_id", "started_s").unique(["vehicle_id", "started_s"], keep="first")
+    return out.drop("_b", "_rank", "is_arrived")
+
+
+def _inferred(pings: pl.DataFrame, network: Network, options: MatchOptions, min_s: float) -> pl.DataFrame:
+    step = ((pl.col("x_m").diff().pow(2) + pl.col("y_m").diff().pow(2)).sqrt()).over("vehicle_id")
+    p = pings.sort("vehicle_id", "t_s").with_columns(
+        (step > options.stationary_radius_m).fill_null(True).cum_sum().over("vehicle_id").alias("_still")
+    )
+    stands = (
+        p.group_by("vehicle_id", "_still")
+        .agg(
+            pl.col("t_s").first().alias("started_s"),
+            pl.col("t_s").last().alias("ended_s"),
+            pl.col("x_m").mean(),
+            pl.col("y_m").mean(),
+            pl.col("lat").mean(),
+            pl.col("lon").mean(),
+            pl.col("ping_id").first().alias("first_ping_id"),
+            pl.col("ping_id").last().alias("last_ping_id"),
+            pl.len().alias("n"),
+        )
+        .filter(pl.col("ended_s") - pl.col("started_s") >= min_s)
+    )
+    xy = stands.select("x_m", "y_m").to_numpy()
+    far = np.ones(len(xy), dtype=bool)
+    if len(xy) and network.stop_tree is not None:
+        d, _ = network.stop_tree.query(xy, k=1)
+        far &= d > options.breakdown_clear_of_stop_m
+    if len(xy):
+        sh = network.shapes
+        for ex, ey in (("start_x_m", "start_y_m"), ("end_x_m", "end_y_m")):
+            tx, ty = sh[ex].to_numpy(), sh[ey].to_numpy()
+            dmin = np.sqrt((xy[:, 0:1] - tx[None, :]) ** 2 + (xy[:, 1:2] - ty[None, :]) ** 2).min(axis=1)
+            far &= dmin > options.terminal_radius_m
+    return stands.filter(pl.Series(far)).with_columns(
+        pl.lit("inferred").alias("source"),
+        pl.lit(None, pl.String).alias("incident_id"),
+        pl.format(
+            "parado {} min longe de paradas e terminais ({} pings), viagem não concluída",
+            ((pl.col("ended_s") - pl.col("started_s")) / 60).round(0).cast(pl.Int64),
+            "n",
+        ).alias("evidence"),
+    )

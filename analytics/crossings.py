@@ -1,0 +1,111 @@
+"""When a vehicle passed a position along its shape, from the pings around it.
+
+A track is a run's pings with monotone progress (`prog_m`, the running maximum of the position
+along the shape, so GPS noise at a standstill never moves it backwards). The vehicle *arrives*
+at a target when its progress reaches it and *leaves* when progress clears it by
+`clearance_m`; each instant is extrapolated from the ping beyond the crossing at the speed of
+the adjacent step, and clipped between the two pings around the crossing — a bus that stood at
+a stop left it some time between its last ping there and its first ping away.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import polars as pl
+
+# the tracks are sorted by progress within each key; Polars cannot check that with `by`
+warnings.filterwarnings("ignore", message="Sortedness of columns cannot be checked")
+
+MIN_SPEED_M_S = 1.0  # below this a step says nothing about when the crossing happened
+MAX_SPEED_M_S = 30.0
+
+
+def build_track(run_pings: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """Add per-ping step speeds to a track: `v_prev_m_s`, `v_next_m_s`, `t_prev_s`, `t_next_s`.
+
+    Input: key columns, `t_s` (epoch seconds) and `prog_m` (monotone along the shape, metres),
+    sorted by key and time.
+    """
+    dprog_prev = pl.col("prog_m").diff().over(key)
+    dt_prev = pl.col("t_s").diff().over(key)
+    v_prev = (dprog_prev / dt_prev).clip(MIN_SPEED_M_S, MAX_SPEED_M_S)
+    return run_pings.with_columns(
+        v_prev.alias("v_prev_m_s"),
+        v_prev.shift(-1).over(key).alias("v_next_m_s"),
+        pl.col("t_s").shift(1).over(key).alias("t_prev_s"),
+        pl.col("t_s").shift(-1).over(key).alias("t_next_s"),
+    )
+
+
+def compute_crossings(
+    track: pl.DataFrame, targets: pl.DataFrame, key: list[str], clearance_m: float
+) -> pl.DataFrame:
+    """For each target (key columns + `target_m`), when the track arrived at and left it.
+
+    Adds `arrive_s` and `leave_s` (epoch seconds, null when the track never got there) and
+    `nearest_ping_m` (along-shape distance from the target to the nearest ping of the track).
+    """
+    tr = track.select(
+        *key, "t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s"
+    ).sort("prog_m")
+    tg = targets.with_row_index("_target").sort("target_m")
+    # arrival: the last ping before the target, moving on at its incoming speed
+    before = tg.join_asof(
+        tr.with_columns(pl.col("prog_m").alias("p_a")),
+        left_on="target_m",
+        right_on="prog_m",
+        by=key,
+        strategy="backward",
+        allow_exact_matches=False,
+    ).select(
+        "_target",
+        # no ping beyond the target: the track never reached it
+        pl.when(pl.col("t_next_s").is_not_null())
+        .then(
+            (
+                pl.col("t_s")
+                + (pl.col("target_m") - pl.col("p_a"))
+                / pl.coalesce("v_prev_m_s", "v_next_m_s", pl.lit(MIN_SPEED_M_S))
+            ).clip(pl.col("t_s"), pl.col("t_next_s"))
+        )
+        .alias("arrive_s"),
+        (pl.col("target_m") - pl.col("p_a")).alias("gap_before_m"),
+    )
+    # departure: the first ping clear of the target, extrapolated back at its outgoing speed
+    clear = tg.with_columns((pl.col("target_m") + clearance_m).alias("_clear_m"))
+    after = clear.join_asof(
+        tr.with_columns(pl.col("prog_m").alias("p_b")),
+        left_on="_clear_m",
+        right_on="prog_m",
+        by=key,
+        strategy="forward",
+        allow_exact_matches=False,
+    ).select(
+        "_target",
+        (
+            pl.col("t_s")
+            - (pl.col("p_b") - pl.col("target_m"))
+            / pl.coalesce("v_next_m_s", "v_prev_m_s", pl.lit(MIN_SPEED_M_S))
+        )
+        .clip(pl.coalesce("t_prev_s", "t_s"), pl.col("t_s"))
+        .alias("leave_s"),
+    )
+    near = tg.join_asof(
+        tr.with_columns(pl.col("prog_m").alias("p_n")),
+        left_on="target_m",
+        right_on="prog_m",
+        by=key,
+        strategy="nearest",
+    ).select("_target", (pl.col("p_n") - pl.col("target_m")).abs().alias("nearest_ping_m"))
+    out = (
+        tg.join(before, on="_target", how="left")
+        .join(after, on="_target", how="left")
+        .join(near, on="_target", how="left")
+        .sort("_target")
+    )
+    # a target before the first ping (the run started past it) has no arrival;
+    # the vehicle reached it no later than it left it
+    return out.with_columns(pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s")).drop(
+        "_target", "gap_before_m"
+    )

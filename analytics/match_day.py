@@ -1,0 +1,222 @@
+"""Match one service day: pings -> runs -> trips -> stop visits, outcomes, breakdowns, headways.
+
+Partitions are service day x vehicle. Vehicles are processed in batches (every function works
+per vehicle with window expressions, so a batch is many partitions in one vectorised pass) in a
+process pool; each worker builds the day's network once. Assignment of runs to trips needs
+every vehicle of the day (exclusivity), so it runs after the pool, followed by the cheap
+per-run steps. `write_day` replaces the day's derived rows (idempotent re-runs).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+import polars as pl
+from pyproj import Transformer
+
+from analytics.assign import match_runs_to_trips
+from analytics.breakdowns import find_breakdowns
+from analytics.clean import clean_pings
+from analytics.headways import compute_headways
+from analytics.network import Network, build_network
+from analytics.options import MatchOptions
+from analytics.outcomes import compute_trip_outcomes
+from analytics.project import project_pings
+from analytics.runs import build_runs
+from analytics.stop_visits import compute_stop_visits
+from core import __version__
+from core.profile import Profile
+from core.schema import table
+
+PING_OPTIONAL: dict[str, pl.DataType] = {
+    "speed_m_s": pl.Float64(),
+    "event_code": pl.String(),
+    "reported_trip_id": pl.String(),
+    "lat": pl.Float64(),
+    "lon": pl.Float64(),
+}
+
+
+@dataclass
+class Schedule:
+    """The planned service of one day, in the feed's metric CRS (state shared by partitions).
+
+    `trips`: scheduled_trips rows; `stop_times`: gtfs_stop_times of their template trips;
+    `shapes`: gtfs_shapes; `stops`: gtfs_stops; `crs_epsg`: the feed's projected CRS.
+    """
+
+    service_date: date
+    trips: pl.DataFrame
+    stop_times: pl.DataFrame
+    shapes: pl.DataFrame
+    stops: pl.DataFrame
+    crs_epsg: int
+
+
+@dataclass
+class DayResult:
+    """The derived frames of one day, conformed to their tables, plus the run tracks."""
+
+    trips_performed: pl.DataFrame
+    stop_visits: pl.DataFrame
+    trip_outcomes: pl.DataFrame
+    breakdowns: pl.DataFrame
+    headway_observations: pl.DataFrame
+    track: pl.DataFrame
+
+
+def to_metres(pings: pl.DataFrame, crs_epsg: int) -> pl.DataFrame:
+    """Add `x_m`, `y_m` (feed CRS, metres) from lat/lon, vectorised with pyproj."""
+    tr = Transformer.from_crs(4326, crs_epsg, always_xy=True)
+    x, y = tr.transform(pings["lon"].to_numpy(), pings["lat"].to_numpy())
+    return pings.with_columns(pl.Series("x_m", x), pl.Series("y_m", y))
+
+
+def match_vehicles(pings: pl.DataFrame, network: Network, options: MatchOptions) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The partition step for a batch of vehicles: clean, reference on shapes, cut into runs.
+
+    Returns (runs, track, clean pings). `pings` needs ping_id, vehicle_id, event_at, x_m, y_m.
+    """
+    for name, dtype in PING_OPTIONAL.items():
+        if name not in pings.columns:
+            pings = pings.with_columns(pl.lit(None, dtype).alias(name))
+    clean = clean_pings(pings, options).filter(~pl.col("is_outlier"))
+    clean = clean.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
+    group = clean["vehicle_id"].cast(pl.Categorical).to_physical().to_numpy()
+    cand = project_pings(
+        clean["x_m"].to_numpy(), clean["y_m"].to_numpy(), clean["t_s"].to_numpy(), group, network, options
+    )
+    runs, track = build_runs(clean, cand, network, options)
+    keep = ["vehicle_id", "ping_id", "t_s", "x_m", "y_m", "lat", "lon", "event_code"]
+    return runs, track, clean.select(keep)
+
+
+_WORKER: dict[str, object] = {}
+
+
+def _init_worker(schedule: Schedule, options: MatchOptions) -> None:
+    _WORKER["network"] = build_network(schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options)
+    _WORKER["options"] = options
+
+
+def _work(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    return match_vehicles(pings, _WORKER["network"], _WORKER["options"])  # type: ignore[arg-type]
+
+
+def batch_vehicles(pings: pl.DataFrame, n_batches: int) -> list[pl.DataFrame]:
+    """Split pings into about `n_batches` frames, never splitting a vehicle."""
+    codes = pings["vehicle_id"].hash() % max(n_batches, 1)
+    return [p.drop("_b") for p in pings.with_columns(pl.Series("_b", codes)).partition_by("_b")]
+
+
+def match_day(
+    pings: pl.DataFrame,
+    schedule: Schedule,
+    incidents: pl.DataFrame,
+    profile: Profile,
+    options: MatchOptions,
+    *,
+    workers: int = 1,
+    batch_pings: int = 400_000,
+) -> DayResult:
+    """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon."""
+    if "x_m" not in pings.columns:
+        pings = to_metres(pings, schedule.crs_epsg)
+    network = build_network(schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options)
+    n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
+    batches = batch_vehicles(pings, n_batches) if pings.height else []
+    if workers > 1 and len(batches) > 1:
+        ctx = __import__("multiprocessing").get_context("fork" if os.name == "posix" else "spawn")
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options)) as pool:
+            results = list(pool.map(_work, batches))
+    else:
+        results = [match_vehicles(b, network, options) for b in batches]
+    if results:
+        runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
+        track = pl.concat([r[1] for r in results])
+        clean = pl.concat([r[2] for r in results], how="diagonal_relaxed")
+    else:
+        empty = match_vehicles(pings.clear(), network, options)
+        runs, track, clean = empty
+    return assemble_day(runs, track, clean, schedule, network, incidents, profile, options)
+
+
+def assemble_day(
+    runs: pl.DataFrame,
+    track: pl.DataFrame,
+    clean: pl.DataFrame,
+    schedule: Schedule,
+    network: Network,
+    incidents: pl.DataFrame,
+    profile: Profile,
+    options: MatchOptions,
+) -> DayResult:
+    """The day-level steps after the partitions: assignment, stop visits, outcomes, ..."""
+    trips = schedule.trips
+    runs = match_runs_to_trips(runs, trips, options)
+    runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
+    visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
+    bds = find_breakdowns(clean, runs, incidents, network, options, float(profile.trips.breakdown_stop_min_s.value))
+    outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
+    heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
+    fill = {"service_date": schedule.service_date, "pontual_version": __version__, "profile_id": profile.id}
+    at = lambda c: pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone("UTC")  # noqa: E731
+    performed = runs.with_columns(
+        pl.col("run_id").alias("run_index"),
+        at("started_s").alias("started_at"),
+        at("ended_s").alias("ended_at"),
+        pl.col("length_m").alias("shape_length_m"),
+    )
+    bd = bds.with_columns(
+        at("started_s").alias("started_at"),
+        at("ended_s").alias("ended_at"),
+        (pl.col("ended_s") - pl.col("started_s")).round().cast(pl.Int32).alias("duration_s"),
+        pl.col("run_id").alias("run_index"),
+    )
+    return DayResult(
+        trips_performed=table("trips_performed").conform(performed, fill=fill),
+        stop_visits=table("stop_visits").conform(visits, fill=fill),
+        trip_outcomes=table("trip_outcomes").conform(outcomes, fill=fill),
+        breakdowns=table("breakdowns").conform(bd, fill=fill),
+        headway_observations=table("headway_observations").conform(heads, fill=fill),
+        track=track,
+    )
+
+
+def _mark_counted(runs: pl.DataFrame, near_s: float) -> pl.DataFrame:
+    """A run not matched to any trip that shadows a matched run of the same shape (another
+    vehicle departing within `near_s`) is a duplicate: it does not count."""
+    matched = runs.filter(pl.col("trip_id").is_not_null()).select("shape_id", pl.col("started_s").alias("_m"), pl.col("vehicle_id").alias("_v"))
+    dup = (
+        runs.filter(pl.col("trip_id").is_null())
+        .select("vehicle_id", "run_id", "shape_id", "started_s")
+        .join(matched, on="shape_id")
+        .filter(((pl.col("started_s") - pl.col("_m")).abs() <= near_s) & (pl.col("_v") != pl.col("vehicle_id")))
+        .select("vehicle_id", "run_id")
+        .unique()
+        .with_columns(pl.lit(False).alias("is_counted"))
+    )
+    return runs.join(dup, on=["vehicle_id", "run_id"], how="left").with_columns(pl.col("is_counted").fill_null(True))
+
+
+DERIVED_TABLES = ("trips_performed", "stop_visits", "trip_outcomes", "breakdowns", "headway_observations")
+
+
+def write_day(store: object, service_date: date, result: DayResult) -> dict[str, int]:
+    """Replace the day's rows of every derived table, in one transaction. Returns rows written."""
+    written: dict[str, int] = {}
+    with store.transaction():  # type: ignore[attr-defined]
+        for name in DERIVED_TABLES:
+            written[name] = store.replace(name, getattr(result, name), "service_date = ?", [service_date])  # type: ignore[attr-defined]
+    return written
+
+
+def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, object]:
+    """The UTC window of pings that can belong to a day's trips (first start, last end ± margin)."""
+    lo = trips["planned_start_at"].min()
+    hi = trips["planned_end_at"].max()
+    return lo - timedelta(seconds=margin_s), hi + timedelta(seconds=margin_s)  # type: ignore[operator]

@@ -1,0 +1,59 @@
+"""Matching parameters: geometry buffers, geofences and windows, with units in their names.
+
+Regulatory thresholds (early/late windows, partial ratio, breakdown stop, frequent headway) come
+from the regulation profile; these are the *method's* parameters, tuned on the simulator and
+on real traces (see tests/analytics), and documented here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """How pings are cleaned, referenced on shapes, cut into runs and matched to trips."""
+
+    max_speed_m_s: float = 40.0
+    """implied speed above which a ping that jumps away and back is an outlier (144 km/h)"""
+    gap_s: float = 180.0
+    """a silence longer than this between two pings is a GPS gap (noted on the ping after it)"""
+    densify_step_m: float = 20.0
+    """spacing of the points the shapes are densified into for the nearest-neighbour index"""
+    index_neighbours: int = 24
+    """densified points looked up per ping; covers about four shape passes within the buffer"""
+    on_route_buffer_m: float = 60.0
+    """a ping farther than this from a shape is off that shape (TransitClock uses 60 m)"""
+    terminal_radius_m: float = 100.0
+    """geofence around a shape's first and last point (Rio Viagens 2.0 uses 100 m)"""
+    stop_radius_m: float = 50.0
+    """a stop visit is observed when a ping lies within this along-shape distance, else interpolated"""
+    clearance_m: float = 25.0
+    """progress past a stop that shows the vehicle has left it (about three GPS sigmas)"""
+    backward_break_m: float = 60.0
+    """a step backwards along the shape larger than this ends a run (wrong direction, short-turn)"""
+    detour_max_s: float = 1800.0
+    """an off-shape stretch up to this long, rejoining ahead, is a detour inside the run"""
+    run_min_progress_m: float = 400.0
+    """runs that progress less than this along their shape are discarded (corridor noise)"""
+    match_window_s: float = 2700.0
+    """a run is matched to a trip whose planned start lies within this of its departure"""
+    early_cost_factor: float = 2.0
+    """early departures cost this many times their seconds when matching (early is worse)"""
+    block_bonus_s: float = 900.0
+    """cost reduction for a trip of the block the vehicle is running (block continuity)"""
+    reported_bonus_s: float = 3600.0
+    """cost reduction for the trip the device reported, when consistent with the shape run"""
+    stationary_speed_m_s: float = 1.0
+    """below this implied speed a vehicle is standing still (breakdown inference)"""
+    stationary_radius_m: float = 40.0
+    """a standing vehicle stays within this radius of where it stopped"""
+    breakdown_clear_of_stop_m: float = 80.0
+    """an inferred breakdown stands at least this far from any stop and terminal"""
+    breakdown_event_codes: tuple[str, ...] = ("breakdown", "pane", "avaria")
+    """AVL event codes that declare a breakdown"""
+    incident_margin_s: float = 600.0
+    """an incident covers a trip when its window overlaps the trip's planned window ± this"""
+
+
+DEFAULT_OPTIONS = MatchOptions()

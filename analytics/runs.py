@@ -1,0 +1,336 @@
+"""Cut a vehicle's trace into runs: stretches of forward progress along one shape.
+
+For every shape the vehicle comes near, each ping is *on* the shape (within the buffer),
+*at a terminal* (on it and inside the geofence of its first or last point), or *off*. A run is
+a maximal stretch of on-shape pings between terminals, broken by a step backwards (wrong
+direction, short-turn) or by an off-shape or silent stretch longer than `detour_max_s`; shorter
+off-shape stretches that rejoin ahead are detours inside the run. The terminal ping just before
+a run shows it departed from the origin; the one just after shows it arrived. Runs along a
+shared corridor lose to the run of the same vehicle, at the same time, that went further.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analytics.crossings import build_track, compute_crossings
+from analytics.network import Network
+from analytics.options import MatchOptions
+
+RUN_KEY = ["vehicle_id", "run_id"]
+
+
+def build_runs(
+    pings: pl.DataFrame, cand: pl.DataFrame, network: Network, options: MatchOptions
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Runs of the pings (rows in time order per vehicle) given their shape candidates.
+
+    `pings`: row, vehicle_id, ping_id, t_s, x_m, y_m (and optional reported_trip_id).
+    `cand`: row, shape_idx, dist_m, offset_m (see `project_pings`).
+    Returns (runs, run_pings). `runs` has one row per run: vehicle_id, run_id, shape_idx,
+    shape_id, route_id, direction_id, start/end_dist_m, distance_run_m, length_m,
+    coverage_ratio, is_departed, is_arrived, started_s, ended_s (epoch seconds),
+    first/last_ping_id, n_pings, n_off_route, off_route_s, gps_completeness_ratio,
+    reported_trip_id (the most reported trip, if any), alt_shapes (shapes with an equivalent
+    run). `run_pings` has the pings of each run: vehicle_id, run_id, row, ping_id, t_s,
+    prog_m (monotone position along the shape, metres).
+    """
+    shapes = network.shapes
+    vs = (
+        cand.join(pings.select("row", "vehicle_id"), on="row")
+        .select("vehicle_id", "shape_idx")
+        .unique()
+    )
+    grid = (
+        pings.select("row", "vehicle_id", "ping_id", "t_s", "x_m", "y_m")
+        .join(vs, on="vehicle_id")
+        .join(cand.select("row", "shape_idx", "dist_m"), on=["row", "shape_idx"], how="left")
+        .join(
+            shapes.select(
+                "shape_idx",
+                "start_x_m",
+                "start_y_m",
+                "end_x_m",
+                "end_y_m",
+                "origin_dist_m",
+                "destination_dist_m",
+                "length_m",
+            ),
+            on="shape_idx",
+        )
+        .sort("vehicle_id", "shape_idx", "t_s")
+    )
+    r = options.terminal_radius_m
+    on = pl.col("dist_m").is_not_null()
+    grid = grid.with_columns(
+        (
+            on
+            & (
+                (
+                    (pl.col("x_m") - pl.col("start_x_m")).pow(2)
+                    + (pl.col("y_m") - pl.col("start_y_m")).pow(2)
+                )
+                <= r * r
+            )
+        ).alias("at_start"),
+        (
+            on
+            & (
+                (
+                    (pl.col("x_m") - pl.col("end_x_m")).pow(2)
+                    + (pl.col("y_m") - pl.col("end_y_m")).pow(2)
+                )
+                <= r * r
+            )
+        ).alias("at_end"),
+        (~on).cast(pl.Int32).cum_sum().over("vehicle_id", "shape_idx").alias("_n_off"),
+    )
+    seq = ["vehicle_id", "shape_idx"]
+    g = grid.filter(on).with_columns((pl.col("at_start") | pl.col("at_end")).alias("is_term"))
+    prev_term = pl.col("is_term").shift(1).over(seq)
+    dt = pl.col("t_s").diff().over(seq)
+    dd = pl.col("dist_m").diff().over(seq)
+    g = g.with_columns(
+        dt.alias("dt_s"),
+        (pl.col("_n_off") - pl.col("_n_off").shift(1).over(seq)).alias("n_off_before"),
+        (
+            prev_term.fill_null(True)
+            | (dt > options.detour_max_s).fill_null(True)
+            | (dd < -options.backward_break_m).fill_null(False)
+        ).alias("_break"),
+    )
+    mid = g.filter(~pl.col("is_term")).with_columns(
+        pl.col("_break").cast(pl.Int32).cum_sum().over(seq).alias("_seg")
+    )
+    # anchors: the on-shape ping just before and just after each stretch, if at a terminal
+    g = g.join(
+        mid.select("vehicle_id", "shape_idx", "row", "_seg"),
+        on=["vehicle_id", "shape_idx", "row"],
+        how="left",
+    )
+    g = g.with_columns(
+        pl.col("_seg").shift(-1).over(seq).alias("_seg_next"),
+        pl.col("_seg").shift(1).over(seq).alias("_seg_prev"),
+        pl.col("dt_s").shift(-1).over(seq).alias("_dt_next"),
+    )
+    dep_anchor = g.filter(
+        pl.col("at_start")
+        & pl.col("_seg").is_null()
+        & pl.col("_seg_next").is_not_null()
+        & (pl.col("_dt_next") <= options.detour_max_s)
+    ).select(
+        *seq,
+        pl.col("_seg_next").alias("_seg"),
+        "row",
+        "ping_id",
+        "t_s",
+        pl.col("origin_dist_m").alias("prog_m"),
+    )
+    arr_anchor = g.filter(
+        pl.col("at_end")
+        & pl.col("_seg").is_null()
+        & pl.col("_seg_prev").is_not_null()
+        & (pl.col("dt_s") <= options.detour_max_s)
+    ).select(
+        *seq,
+        pl.col("_seg_prev").alias("_seg"),
+        "row",
+        "ping_id",
+        "t_s",
+        pl.col("destination_dist_m").alias("prog_m"),
+    )
+    seg_key = [*seq, "_seg"]
+    stats = mid.group_by(seg_key).agg(
+        pl.len().alias("n_mid"),
+        pl.col("dist_m").first().alias("first_dist_m"),
+        pl.col("dist_m").max().alias("max_dist_m"),
+        pl.col("t_s").first().alias("first_s"),
+        pl.col("t_s").last().alias("last_s"),
+        (pl.col("n_off_before") > 0).slice(1).sum().alias("n_off_route"),
+        pl.when(pl.col("n_off_before") > 0)
+        .then(pl.col("dt_s"))
+        .otherwise(0.0)
+        .slice(1)
+        .sum()
+        .alias("off_route_s"),
+        pl.col("origin_dist_m").first(),
+        pl.col("destination_dist_m").first(),
+        pl.col("length_m").first(),
+    )
+    stats = (
+        stats.join(
+            dep_anchor.select(*seg_key, pl.lit(True).alias("is_departed")), on=seg_key, how="left"
+        )
+        .join(arr_anchor.select(*seg_key, pl.lit(True).alias("is_arrived")), on=seg_key, how="left")
+        .with_columns(pl.col("is_departed", "is_arrived").fill_null(False))
+        .with_columns(
+            pl.when(pl.col("is_departed"))
+            .then(pl.col("origin_dist_m"))
+            .otherwise(pl.max_horizontal(pl.col("first_dist_m"), pl.col("origin_dist_m")))
+            .alias("start_dist_m"),
+            pl.when(pl.col("is_arrived"))
+            .then(pl.col("destination_dist_m"))
+            .otherwise(pl.min_horizontal(pl.col("max_dist_m"), pl.col("destination_dist_m")))
+            .alias("end_dist_m"),
+        )
+        .with_columns(
+            (pl.col("end_dist_m") - pl.col("start_dist_m"))
+            .clip(lower_bound=0.0)
+            .alias("distance_run_m")
+        )
+        .filter(pl.col("distance_run_m") >= options.run_min_progress_m)
+    )
+    stats = _drop_dominated(stats)
+    stats = stats.sort("vehicle_id", "first_s").with_columns(
+        pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
+    )
+    ids = stats.select(*seg_key, "run_id")
+    track = (
+        pl.concat(
+            [
+                dep_anchor,
+                mid.select(*seq, "_seg", "row", "ping_id", "t_s", pl.col("dist_m").alias("prog_m")),
+                arr_anchor,
+            ]
+        )
+        .join(ids, on=seg_key)
+        .sort("vehicle_id", "run_id", "t_s")
+        .with_columns(pl.col("prog_m").cum_max().over(RUN_KEY))
+    )
+    track = build_track(track.drop("shape_idx", "_seg"), RUN_KEY)
+    runs = _finish_runs(stats, track, pings, network, options)
+    return runs, track
+
+
+def _drop_dominated(stats: pl.DataFrame) -> pl.DataFrame:
+    """Drop runs overlapped in time by a run of the same vehicle that went further.
+
+    A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
+    alternative of the winner (identical itineraries under two shape ids).
+    """
+    key = ["vehicle_id", "shape_idx", "_seg"]
+    s = stats.with_row_index("_rid")
+    pairs = (
+        s.select("_rid", "vehicle_id", "first_s", "last_s", "distance_run_m", "shape_idx")
+        .join(
+            s.select(
+                pl.col("_rid").alias("_o"),
+                "vehicle_id",
+                pl.col("first_s").alias("o_first"),
+                pl.col("last_s").alias("o_last"),
+                pl.col("distance_run_m").alias("o_dist"),
+                pl.col("shape_idx").alias("o_shape"),
+            ),
+            on="vehicle_id",
+        )
+        .filter(pl.col("_rid") != pl.col("_o"))
+    )
+    overlap = pl.min_horizontal("last_s", "o_last") - pl.max_horizontal("first_s", "o_first")
+    shorter = pl.min_horizontal(
+        pl.col("last_s") - pl.col("first_s"), pl.col("o_last") - pl.col("o_first")
+    )
+    beaten = (pl.col("o_dist") > pl.col("distance_run_m")) | (
+        (pl.col("o_dist") == pl.col("distance_run_m")) & (pl.col("o_shape") < pl.col("shape_idx"))
+    )
+    pairs = pairs.filter((overlap > 0.25 * shorter) & (overlap > 0))
+    losers = pairs.filter(beaten)
+    winners = s.join(losers.select("_rid").unique(), on="_rid", how="anti")
+    alts = (
+        losers.filter(pl.col("distance_run_m") >= 0.95 * pl.col("o_dist"))
+        .join(winners.select(pl.col("_rid").alias("_o")), on="_o")
+        .group_by("_o")
+        .agg(pl.col("shape_idx").unique().alias("alt_shapes"))
+        .rename({"_o": "_rid"})
+    )
+    out = winners.join(alts, on="_rid", how="left").with_columns(
+        pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
+    )
+    return out.drop("_rid").sort(key)
+
+
+def _finish_runs(
+    stats: pl.DataFrame,
+    track: pl.DataFrame,
+    pings: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+) -> pl.DataFrame:
+    """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run."""
+    targets = pl.concat(
+        [
+            stats.select(
+                *RUN_KEY, pl.col("start_dist_m").alias("target_m"), pl.lit("start").alias("end")
+            ),
+            stats.select(
+                *RUN_KEY, pl.col("end_dist_m").alias("target_m"), pl.lit("end").alias("end")
+            ),
+        ]
+    )
+    cross = compute_crossings(track, targets, RUN_KEY, options.clearance_m)
+    start = cross.filter(pl.col("end") == "start").select(
+        *RUN_KEY, pl.col("leave_s").alias("_leave")
+    )
+    end = cross.filter(pl.col("end") == "end").select(*RUN_KEY, pl.col("arrive_s").alias("_arrive"))
+    ev = track.group_by(RUN_KEY).agg(
+        pl.col("ping_id").first().alias("first_ping_id"),
+        pl.col("ping_id").last().alias("last_ping_id"),
+        pl.col("row").first().alias("_row0"),
+        pl.col("row").last().alias("_row1"),
+        pl.len().alias("n_pings"),
+    )
+    runs = (
+        stats.join(start, on=RUN_KEY, how="left")
+        .join(end, on=RUN_KEY, how="left")
+        .join(ev, on=RUN_KEY)
+        .with_columns(
+            pl.coalesce("_leave", "first_s").alias("started_s"),
+            pl.when(pl.col("is_arrived"))
+            .then(pl.coalesce("_arrive", "last_s"))
+            .otherwise(pl.col("last_s"))
+            .alias("ended_s"),
+        )
+        .with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
+    )
+    # GPS completeness: minutes of the run with at least one ping of the vehicle
+    minutes = (
+        pings.select("vehicle_id", "row", (pl.col("t_s") // 60).alias("_min"))
+        .join(runs.select(*RUN_KEY, "_row0", "_row1"), on="vehicle_id")
+        .filter(pl.col("row").is_between(pl.col("_row0"), pl.col("_row1")))
+        .group_by(RUN_KEY)
+        .agg(pl.col("_min").n_unique().alias("_n_min"))
+    )
+    runs = runs.join(minutes, on=RUN_KEY, how="left").with_columns(
+        (
+            pl.col("_n_min")
+            / ((pl.col("last_s") // 60) - (pl.col("first_s") // 60) + 1).clip(lower_bound=1)
+        )
+        .clip(upper_bound=1.0)
+        .fill_null(0.0)
+        .alias("gps_completeness_ratio")
+    )
+    if "reported_trip_id" in pings.columns:
+        rep = (
+            track.select(*RUN_KEY, "row")
+            .join(pings.select("row", "reported_trip_id"), on="row")
+            .drop_nulls("reported_trip_id")
+            .group_by(RUN_KEY)
+            .agg(pl.col("reported_trip_id").mode().first())
+        )
+        runs = runs.join(rep, on=RUN_KEY, how="left")
+    else:
+        runs = runs.with_columns(pl.lit(None, pl.String).alias("reported_trip_id"))
+    shapes = network.shapes.select("shape_idx", "shape_id", "route_id", "direction_id")
+    return (
+        runs.join(shapes, on="shape_idx")
+        .with_columns(
+            (
+                pl.col("distance_run_m")
+                / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+            )
+            .clip(0.0, 1.0)
+            .alias("coverage_ratio"),
+            pl.col("n_off_route").cast(pl.Int32),
+            pl.col("off_route_s").round().cast(pl.Int32),
+        )
+        .drop("_leave", "_arrive", "_row0", "_row1", "_n_min", "_seg", "n_mid")
+    )
