@@ -492,7 +492,7 @@ def fix_midnight_wrap(stop_times: pl.DataFrame) -> tuple[pl.DataFrame, list[Gtfs
     if not s["_wrap"].any() and not s.select((dep < arr - _WRAP_GAP_S).any()).item():
         return stop_times, []
     wrapped = s.filter(pl.col("_wrap") | (dep < arr - _WRAP_GAP_S).fill_null(False))
-    first = int(wrapped[LINE][0])
+    first = int(wrapped.select(pl.col(LINE).min()).item())
     n = int(s["_wrap"].sum())
     offset = pl.col("_wrap").cast(pl.Int32).cum_sum().over("trip_id") * _DAY_S
     s = s.with_columns((arr + offset).alias("arrival_time"), (dep + offset).alias("departure_time"))

@@ -236,3 +236,55 @@ def to_store_frames(
             fill=fill,
         )
     return frames
+
+
+def from_store_frames(
+    frames: dict[str, pl.DataFrame], epsg: int, trip_distances: pl.DataFrame | None = None
+) -> tuple[Feed, FeedGeometry]:
+    """Rebuild a Feed and its geometry from gtfs_* table frames (as `to_store_frames` wrote them).
+
+    Used to materialise more service days from a stored feed. `trip_distances` (trip_id,
+    planned_distance_m) keeps the distances decided at load; trips missing from it get the
+    measured distance along their shape.
+    """
+    cal = frames.get("gtfs_calendar")
+    tables: dict[str, pl.DataFrame] = {
+        "agency": frames["gtfs_agency"],
+        "routes": frames["gtfs_routes"],
+        "stops": frames["gtfs_stops"],
+        "trips": frames["gtfs_trips"],
+        "stop_times": frames["gtfs_stop_times"].rename(
+            {"arrival_time_s": "arrival_time", "departure_time_s": "departure_time"}
+        ),
+    }
+    if cal is not None and cal.height:
+        tables["calendar"] = cal.with_columns(pl.col(list(WEEKDAYS)).cast(pl.Int32))
+    cd = frames.get("gtfs_calendar_dates")
+    if cd is not None and cd.height:
+        tables["calendar_dates"] = cd
+    freq = frames.get("gtfs_frequencies")
+    if freq is not None and freq.height:
+        tables["frequencies"] = freq.rename(
+            {"start_time_s": "start_time", "end_time_s": "end_time", "headway_s": "headway_secs"}
+        )
+    feed = Feed(source="<store>", tables=tables)
+    st = tables["stop_times"]
+    measured = (
+        st.sort("trip_id", "stop_sequence")
+        .group_by("trip_id")
+        .agg(
+            (pl.col("shape_dist_m").last() - pl.col("shape_dist_m").first())
+            .fill_null(0.0)
+            .alias("_m")
+        )
+    )
+    trips = tables["trips"].select("trip_id", "shape_id").join(measured, on="trip_id", how="left")
+    if trip_distances is not None and trip_distances.height:
+        trips = trips.join(
+            trip_distances.select("trip_id", "planned_distance_m"), on="trip_id", how="left"
+        )
+    else:
+        trips = trips.with_columns(pl.lit(None, pl.Float64).alias("planned_distance_m"))
+    trips = trips.with_columns(pl.col("planned_distance_m").fill_null(pl.col("_m"))).drop("_m")
+    geometry = FeedGeometry(epsg, tables["stops"], frames["gtfs_shapes"], st, trips)
+    return feed, geometry

@@ -1,0 +1,141 @@
+"""`pontual gtfs load|validate|schedule`: GTFS feeds into the store, checked first.
+
+- ``gtfs validate PATH``: read and check a feed, print its errors and warnings; exit 2 on errors.
+- ``gtfs load PATH [--from D --to D]``: validate, then load it as one feed version in one
+  transaction (a refused feed leaves the store untouched) and materialise its scheduled trips.
+- ``gtfs schedule --from D --to D``: materialise scheduled trips from the feed in force each day.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from datetime import date
+
+from rich.table import Table
+
+from core.errors import ConfigError
+from gtfs.errors import GtfsError, GtfsIssue, errors_of
+from gtfs.read import read_feed
+from gtfs.validate import validate_feed
+from ingest.gtfs_feed import load_gtfs, materialise_schedule
+from pontual.context import Context
+
+# Issues printed in the table before "... and N more" (the full list: `gtfs validate`).
+MAX_SHOWN = 40
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("gtfs", help="validate and load GTFS feeds; materialise scheduled trips")
+    verbs = p.add_subparsers(dest="gtfs_verb", metavar="ACTION")
+    verbs.required = True
+
+    load = verbs.add_parser("load", help="validate a feed (zip or folder) and load it")
+    load.add_argument("path", help="GTFS .zip or folder of .txt files")
+    load.add_argument("--from", dest="date_from", type=_date, help="first service day to schedule")
+    load.add_argument("--to", dest="date_to", type=_date, help="last service day to schedule")
+    load.set_defaults(func=run_load)
+
+    check = verbs.add_parser("validate", help="check a feed and list its errors and warnings")
+    check.add_argument("path", help="GTFS .zip or folder of .txt files")
+    check.add_argument("--all", action="store_true", help="list every issue, not the first 40")
+    check.set_defaults(func=run_validate)
+
+    sched = verbs.add_parser("schedule", help="materialise scheduled trips for a date range")
+    sched.add_argument("--from", dest="date_from", type=_date, required=True, help="YYYY-MM-DD")
+    sched.add_argument("--to", dest="date_to", type=_date, required=True, help="YYYY-MM-DD")
+    sched.set_defaults(func=run_schedule)
+
+
+def print_issues(
+    ctx: Context, issues: Sequence[GtfsIssue], *, limit: int | None = MAX_SHOWN
+) -> None:
+    """The issues as a rich table (errors first), to stderr."""
+    if not issues:
+        return
+    table = Table(title="GTFS issues", show_lines=False)
+    for header in ("severity", "file", "line", "column", "message"):
+        table.add_column(header, overflow="fold")
+    shown = issues if limit is None else issues[:limit]
+    for i in shown:
+        style = "red" if i.is_error else "yellow"
+        table.add_row(
+            f"[{style}]{i.severity}[/]",
+            i.file,
+            "" if i.line is None else str(i.line),
+            i.column or "",
+            i.message,
+        )
+    ctx.err.print(table)
+    if len(shown) < len(issues):
+        ctx.err.print(f"... and {len(issues) - len(shown)} more (`pontual gtfs validate --all`)")
+
+
+def run_validate(args: argparse.Namespace, ctx: Context) -> int:
+    t0 = time.perf_counter()
+    feed = read_feed(args.path)
+    issues = validate_feed(feed)
+    print_issues(ctx, issues, limit=None if args.all else MAX_SHOWN)
+    n_err = len(errors_of(issues))
+    sizes = ", ".join(f"{name} {df.height}" for name, df in feed.tables.items())
+    ctx.say(f"{args.path}: {sizes}")
+    ctx.say(
+        f"{n_err} error(s), {len(issues) - n_err} warning(s) in {time.perf_counter() - t0:.2f} s"
+    )
+    return 2 if n_err else 0
+
+
+def run_load(args: argparse.Namespace, ctx: Context) -> int:
+    days = None
+    if args.date_from or args.date_to:
+        if not (args.date_from and args.date_to):
+            raise ConfigError("--from and --to go together", hint="give both service dates")
+        days = (args.date_from, args.date_to)
+    t0 = time.perf_counter()
+    with ctx.store() as store:
+        try:
+            result = load_gtfs(store, args.path, materialise_days=days)
+        except GtfsError as exc:
+            print_issues(ctx, exc.issues)
+            raise
+    elapsed = time.perf_counter() - t0
+    if not ctx.settings.quiet:
+        print_issues(ctx, result.warnings)
+    if not result.is_new:
+        ctx.say(f"feed {result.feed_id} is already loaded (same content): nothing to do")
+        return 0
+    counts = ", ".join(f"{name.removeprefix('gtfs_')} {n}" for name, n in result.n_rows.items())
+    ctx.say(
+        f"loaded feed {result.feed_id} (valid {result.valid_from} to {result.valid_to}, "
+        f"EPSG:{result.crs_epsg}): {counts}"
+    )
+    if result.scheduled_from:
+        ctx.say(
+            f"scheduled trips {result.scheduled_from} to {result.scheduled_to}: "
+            f"{result.n_scheduled_trips}"
+        )
+    ctx.say(f"{len(result.warnings)} warning(s); {elapsed:.2f} s")
+    return 0
+
+
+def run_schedule(args: argparse.Namespace, ctx: Context) -> int:
+    if args.date_to < args.date_from:
+        raise ConfigError("--to is before --from", hint="give the first service day, then the last")
+    t0 = time.perf_counter()
+    with ctx.store() as store:
+        written = materialise_schedule(store, args.date_from, args.date_to)
+    if not written:
+        ctx.say(f"no loaded feed covers {args.date_from} to {args.date_to}: nothing scheduled")
+        return 0
+    for feed_id, n in written.items():
+        ctx.say(f"feed {feed_id}: {n} scheduled trips")
+    ctx.say(f"{time.perf_counter() - t0:.2f} s")
+    return 0
