@@ -1,0 +1,96 @@
+"""Readers of tabular files (CSV, Parquet, JSON lines) as chunks of raw string records.
+
+Every value is read as text (CSV, JSON lines) or as stored (Parquet), so that a bad value is
+quarantined by the validation core instead of failing the whole read. Each chunk carries
+`record_key`: the line number in a CSV or JSON-lines file (the header is line 1; assumes no
+line breaks inside quoted fields), or the row number (from 1) of a Parquet file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from core.errors import InputError
+from ingest.records import RAW_RECORD, RECORD_KEY
+
+JSON_LINE_SUFFIXES = (".jsonl", ".ndjson", ".json")
+
+
+def read_csv_chunks(path: Path, chunk_rows: int, *, separator: str = ",") -> Iterator[pl.DataFrame]:
+    """The CSV file at `path` in chunks of at most `chunk_rows` rows, all columns as text."""
+    try:
+        lf = pl.scan_csv(
+            path,
+            infer_schema=False,
+            separator=separator,
+            row_index_name=RECORD_KEY,
+            row_index_offset=2,
+            truncate_ragged_lines=True,
+        )
+        yield from (
+            b.with_columns(pl.col(RECORD_KEY).cast(pl.String))
+            for b in lf.collect_batches(chunk_size=chunk_rows)
+        )
+    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError, OSError) as exc:
+        raise InputError(
+            f"cannot read as CSV: {exc}".splitlines()[0],
+            where=str(path),
+            hint="expected a comma-separated file with a header line",
+        ) from exc
+
+
+def read_parquet_chunks(path: Path, chunk_rows: int) -> Iterator[pl.DataFrame]:
+    """The Parquet file at `path` in chunks of at most `chunk_rows` rows, as stored."""
+    try:
+        lf = pl.scan_parquet(path).with_row_index(RECORD_KEY, offset=1)
+        yield from (
+            b.with_columns(pl.col(RECORD_KEY).cast(pl.String))
+            for b in lf.collect_batches(chunk_size=chunk_rows)
+        )
+    except (pl.exceptions.ComputeError, OSError) as exc:
+        raise InputError(
+            f"cannot read as Parquet: {exc}".splitlines()[0],
+            where=str(path),
+            hint="expected an Apache Parquet file",
+        ) from exc
+
+
+def read_json_lines_chunks(
+    path: Path, chunk_rows: int, fields: Sequence[str]
+) -> Iterator[pl.DataFrame]:
+    """A JSON-lines file (one object a line) in chunks: one text column per name in `fields`.
+
+    A line that is not a JSON object yields nulls (its fields are then reported missing) and
+    keeps its text in `raw_record`; blank lines are skipped.
+    """
+    lf = (
+        pl.scan_lines(path, name=RAW_RECORD, row_index_name=RECORD_KEY, row_index_offset=1)
+        .filter(pl.col(RAW_RECORD).str.strip_chars() != "")
+        .select(
+            pl.col(RECORD_KEY).cast(pl.String),
+            pl.col(RAW_RECORD),
+            *[
+                pl.col(RAW_RECORD).str.json_path_match(f"$['{name}']").alias(name)
+                for name in fields
+            ],
+        )
+    )
+    try:
+        yield from lf.collect_batches(chunk_size=chunk_rows)
+    except (pl.exceptions.ComputeError, OSError) as exc:
+        raise InputError(
+            f"cannot read as JSON lines: {exc}".splitlines()[0], where=str(path)
+        ) from exc
+
+
+def read_json_line_keys(path: Path, n_lines: int = 100) -> list[str]:
+    """The keys of the first JSON objects of a JSON-lines file (to pick a mapping)."""
+    head = pl.scan_lines(path, n_rows=n_lines).collect().to_series()
+    keys: list[str] = []
+    decoded = head.str.json_decode(infer_schema_length=None) if head.len() else None
+    if decoded is not None and isinstance(decoded.dtype, pl.Struct):
+        keys = [f.name for f in decoded.dtype.fields]
+    return keys

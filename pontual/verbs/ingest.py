@@ -1,0 +1,127 @@
+"""`pontual ingest avl|fares|vehicles|incidents|surveys|counts FILE...` and `pontual quarantine`."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table as RichTable
+
+from core.settings import hash_key
+from ingest.files import KIND_TABLES, ingest_file
+from ingest.gtfsrt import poll_vehicle_positions
+from ingest.options import build_options
+from ingest.records import IngestCounts, write_avl_records
+from pontual.context import Context
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "ingest", help="load AVL pings, fare taps, the fleet register, incidents, surveys"
+    )
+    kinds = p.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    for kind in KIND_TABLES:
+        k = kinds.add_parser(kind, help=f"ingest {kind} files into {KIND_TABLES[kind]}")
+        k.add_argument("files", nargs="*", metavar="FILE")
+        k.add_argument(
+            "--map", dest="mapping", help="vendor mapping: shipped name (e.g. sube) or .toml path"
+        )
+        k.add_argument(
+            "--source-tz", help="IANA zone of times without offset (default: the profile's)"
+        )
+        k.add_argument("--time-format", help="strptime format of the source's times")
+        k.add_argument("--chunk-rows", type=int, help="records per transaction (default 1 000 000)")
+        k.add_argument("--future-skew-s", type=float, help="allowed clock skew into the future, s")
+        k.add_argument("--bbox-margin-m", type=float, help="margin around the stops' box, m")
+        k.add_argument("--max-speed-m-s", type=float, help="highest believable speed, m/s")
+        k.add_argument("--stale-fix-max-age-s", type=float, help="Olho Vivo: oldest fix kept, s")
+        k.add_argument(
+            "--accept-unknown-vehicles",
+            action="store_true",
+            default=None,
+            help="store records of vehicles absent from the fleet register",
+        )
+        if kind == "avl":
+            k.add_argument("--vehicle", help="GPX: vehicle id of the track (default: track name)")
+            k.add_argument("--url", help="GTFS-RT VehiclePositions URL to poll")
+            k.add_argument("--interval-s", type=float, default=30.0, help="polling interval, s")
+            k.add_argument("--polls", type=int, help="number of polls (default: until interrupted)")
+        k.set_defaults(func=run)
+    q = sub.add_parser("quarantine", help="list quarantined records with their reasons")
+    q.add_argument("--source", help="only records whose source contains this text")
+    q.add_argument("--limit", type=int, default=50, help="rows to show (default 50)")
+    q.set_defaults(func=run_quarantine)
+
+
+def _say_counts(ctx: Context, name: str, counts: IngestCounts) -> None:
+    ctx.say(
+        f"{name}: {counts.n_read} lidos, {counts.n_accepted} aceitos, "
+        f"{counts.n_duplicate} duplicados, {counts.n_quarantined} em quarentena"
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    options = build_options(
+        source_tz=args.source_tz,
+        time_format=args.time_format,
+        chunk_rows=args.chunk_rows,
+        future_skew_s=args.future_skew_s,
+        bbox_margin_m=args.bbox_margin_m,
+        max_speed_m_s=args.max_speed_m_s,
+        stale_fix_max_age_s=args.stale_fix_max_age_s,
+        accept_unknown_vehicles=args.accept_unknown_vehicles,
+    )
+    url = getattr(args, "url", None)
+    if not args.files and not url:
+        ctx.err.print("nothing to ingest: give FILE... (or --url for avl)")
+        return 2
+    profile = ctx.profile
+    key = hash_key(ctx.settings, create=True) if args.kind == "fares" else None
+    total = IngestCounts()
+    with ctx.store() as store:
+        for name in args.files:
+            counts = ingest_file(
+                store,
+                name,
+                args.kind,
+                options=options,
+                profile=profile,
+                mapping=args.mapping,
+                key=key,
+                vehicle_id=getattr(args, "vehicle", None),
+            )
+            _say_counts(ctx, name, counts)
+            total = total + counts
+        if url:
+            tz = options.source_tz or profile.general.timezone.value
+            opts = options.model_copy(update={"source_tz": tz})
+            for batch in poll_vehicle_positions(url, args.interval_s, args.polls):
+                counts = write_avl_records(store, batch, source=url, options=opts)
+                _say_counts(ctx, url, counts)
+                total = total + counts
+    for note in total.notes:
+        ctx.say(f"aviso: {note}")
+    if len(args.files) > 1:
+        _say_counts(ctx, "total", total)
+    return 0
+
+
+def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
+    with ctx.store() as store:
+        where, params = ("", [])
+        if args.source:
+            where, params = ("WHERE source LIKE ?", [f"%{args.source}%"])
+        rows = store.query(
+            "SELECT source, record_key, target_table, field, reason, raw_record FROM quarantine "
+            f"{where} ORDER BY quarantined_at, source, record_key LIMIT {int(args.limit)}",
+            params,
+        )
+        total = store.query(f"SELECT count(*) AS n FROM quarantine {where}", params)["n"][0]
+    view = RichTable(title=f"quarentena: {total} registros")
+    for name in ("origem", "registro", "tabela", "campo", "motivo", "original"):
+        view.add_column(name, overflow="fold")
+    for row in rows.iter_rows():
+        view.add_row(*[("" if v is None else str(v))[:120] for v in row])
+    if not ctx.settings.quiet:
+        ctx.console.print(view)
+    return 0
