@@ -29,7 +29,7 @@ def match_runs_to_trips(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchO
     began (the origin departure for runs that left the terminal), seconds, + late.
     """
     pairs = _candidates(runs, trips, options)
-    first = _solve(pairs)
+    first = _solve(pairs, options)
     # block continuity: the blocks of the trips matched just before and after on the vehicle
     blocks = (
         runs.select(*RUN_KEY, "started_s")
@@ -51,7 +51,7 @@ def match_runs_to_trips(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchO
             .otherwise(0.0)
         ).alias("cost")
     )
-    chosen = _solve(pairs)
+    chosen = _solve(pairs, options)
     return runs.join(
         chosen.select(*RUN_KEY, "trip_id", "departure_delay_s", "match_method"), on=RUN_KEY, how="left"
     ).with_columns(pl.col("match_method").fill_null("inferred"))
@@ -68,7 +68,7 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     )
     run_shapes = pl.concat([shapes.select(*RUN_KEY, "shape_id"), alts]).unique()
     r = runs.select(
-        *RUN_KEY, "started_s", "start_dist_m", "origin_dist_m", "destination_dist_m", "reported_trip_id"
+        *RUN_KEY, "started_s", "start_dist_m", "origin_dist_m", "destination_dist_m", "reported_trip_id", "coverage_ratio"
     )
     t = trips.select(
         "trip_id", "shape_id", "block_id",
@@ -101,11 +101,12 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     )
 
 
-def _solve(pairs: pl.DataFrame) -> pl.DataFrame:
+def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Minimum-cost exclusive assignment of candidate pairs (runs x trips)."""
     if pairs.height == 0:
         return pairs.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
     pairs = pairs.with_columns(
+        (options.unmatched_base_cost_s + options.unmatched_full_cost_s * pl.col("coverage_ratio")).alias("_unmatched"),
         pl.struct(RUN_KEY).rank("dense").cast(pl.Int64).sub(1).alias("_r"),
         pl.col("trip_id").rank("dense").cast(pl.Int64).sub(1).alias("_t"),
     )
@@ -122,10 +123,16 @@ def _solve(pairs: pl.DataFrame) -> pl.DataFrame:
         rr = part["_r"].rank("dense").cast(pl.Int64).to_numpy() - 1
         tt = part["_t"].rank("dense").cast(pl.Int64).to_numpy() - 1
         big = float(part["cost"].abs().max() or 0.0) * 10 + 1e6  # type: ignore[operator]
-        m = np.full((rr.max() + 1, tt.max() + 1), big)
+        n_r, n_t = rr.max() + 1, tt.max() + 1
+        # one "unmatched" column per run: without it the solver would rather shift a whole
+        # chain of runs to wrong trips than leave one stray run without a trip
+        m = np.full((n_r, n_t + n_r), big)
         m[rr, tt] = part["cost"].to_numpy()
+        unmatched = np.zeros(n_r)
+        unmatched[rr] = part["_unmatched"].to_numpy()
+        m[np.arange(n_r), n_t + np.arange(n_r)] = unmatched
         a, b = linear_sum_assignment(m)
-        ok = m[a, b] < big
+        ok = (b < n_t) & (m[a, b] < big)
         width = m.shape[1]
         mask = np.isin(rr * width + tt, a[ok] * width + b[ok])
         chosen.append(part.filter(pl.Series(mask)))

@@ -14,9 +14,6 @@ import warnings
 
 import polars as pl
 
-# the tracks are sorted by progress within each key; Polars cannot check that with `by`
-warnings.filterwarnings("ignore", message="Sortedness of columns cannot be checked")
-
 MIN_SPEED_M_S = 1.0  # below this a step says nothing about when the crossing happened
 MAX_SPEED_M_S = 30.0
 
@@ -46,6 +43,13 @@ def compute_crossings(
     Adds `arrive_s` and `leave_s` (epoch seconds, null when the track never got there) and
     `nearest_ping_m` (along-shape distance from the target to the nearest ping of the track).
     """
+    # the tracks are sorted by progress within each key; Polars cannot check that with `by`
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sortedness of columns cannot be checked")
+        return _crossings(track, targets, key, clearance_m)
+
+
+def _crossings(track: pl.DataFrame, targets: pl.DataFrame, key: list[str], clearance_m: float) -> pl.DataFrame:
     tr = track.select(
         *key, "t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s"
     ).sort("prog_m")

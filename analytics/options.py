@@ -40,6 +40,10 @@ class MatchOptions:
     """a run is matched to a trip whose planned start lies within this of its departure"""
     early_cost_factor: float = 2.0
     """early departures cost this many times their seconds when matching (early is worse)"""
+    unmatched_base_cost_s: float = 600.0
+    unmatched_full_cost_s: float = 1200.0
+    """leaving a run without a trip costs base + full x its coverage ratio: a complete run
+    stays unmatched only when no trip is within about 30 min; a stray fragment easily"""
     block_bonus_s: float = 900.0
     """cost reduction for a trip of the block the vehicle is running (block continuity)"""
     reported_bonus_s: float = 3600.0

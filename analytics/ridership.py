@@ -68,8 +68,9 @@ def compute_ridership(
     """Passengers, equivalent passengers and km per scope.
 
     `taps`: from `match_integrations`, with route_id, operator_id, lot_id; `km`: route_id,
-    operator_id, lot_id, km_run (per trip or per line). Returns scope, scope_id, *by,
-    n_passengers, n_integrations, equivalent_passengers, equivalent_without_integration, km_run.
+    operator_id, lot_id, km_run (per trip or per line) and optionally cost_km (cost per km ×
+    km run, currency). Returns scope, scope_id, *by, n_passengers, n_integrations,
+    equivalent_passengers, equivalent_without_integration, km_run, cost_km (null without cost).
     """
     tap_rows = taps.select(
         "route_id",
@@ -81,7 +82,8 @@ def compute_ridership(
         pl.col("weight").alias("equivalent_passengers"),
         pl.col("weight_full").alias("equivalent_without_integration"),
     )
-    km_rows = km.select("route_id", "operator_id", "lot_id", *by, "km_run")
+    cost = pl.col("cost_km") if "cost_km" in km.columns else pl.lit(None, dtype=pl.Float64)
+    km_rows = km.select("route_id", "operator_id", "lot_id", *by, "km_run", cost.alias("cost_km"))
     rows = pl.concat([tap_rows, km_rows], how="diagonal_relaxed")
     sums = (
         "n_passengers",
@@ -90,20 +92,28 @@ def compute_ridership(
         "equivalent_without_integration",
         "km_run",
     )
-    return compute_by_scope(rows, [pl.col(c).fill_null(0).sum().alias(c) for c in sums], levels, by)
+    aggs = [pl.col(c).fill_null(0).sum().alias(c) for c in sums]
+    # the cost is only known where every km row of the scope has one
+    aggs.append(
+        pl.when(pl.col("cost_km").filter(pl.col("km_run").is_not_null()).null_count() == 0)
+        .then(pl.col("cost_km").sum())
+        .alias("cost_km")
+    )
+    return compute_by_scope(rows, aggs, levels, by)
 
 
 def compute_technical_tariff(ridership: pl.DataFrame, cost_per_km: float | None) -> pl.DataFrame:
-    """Adds integration_effect (equivalent passengers lost to integrations), cost_km (cost ×
-    km run, currency) and the columns for the tariff = cost per km ÷ IPKe = cost_km ÷
-    equivalent passengers (null without a cost per km)."""
-    cost = pl.lit(cost_per_km, dtype=pl.Float64)
-    return ridership.with_columns(
+    """Adds integration_effect (equivalent passengers lost to integrations) and, when
+    `cost_per_km` (currency/km) is given, replaces cost_km with cost × km run. The tariff is
+    cost per km ÷ IPKe = cost_km ÷ equivalent passengers."""
+    out = ridership.with_columns(
         (pl.col("equivalent_without_integration") - pl.col("equivalent_passengers")).alias(
             "integration_effect"
-        ),
-        (cost * pl.col("km_run")).alias("cost_km"),
+        )
     )
+    if cost_per_km is not None:
+        out = out.with_columns((pl.col("km_run") * cost_per_km).alias("cost_km"))
+    return out
 
 
 RIDERSHIP_SPECS = (
@@ -140,7 +150,8 @@ def compute_ridership_indicators(
     period: Period,
     cost_per_km: float | None,
 ) -> pl.DataFrame:
-    """Ridership indicators of the period at every scope (long format)."""
+    """Ridership indicators of the period at every scope (long format). The tariff uses
+    `cost_per_km` when given, else the cost_km column of `km` (per-operator costs)."""
     wide = compute_technical_tariff(
         compute_ridership(match_integrations(taps, profile), km), cost_per_km
     )

@@ -1,0 +1,377 @@
+"""Suggested infractions: detected facts mapped to the catalogue (BG Anexo I), with evidence.
+
+These are suggestions for a human inspector, never automatic fines. One suggestion per item,
+operator, service day and line (or vehicle / year), listing the trips, times, vehicles and
+pings behind it. Facts detected (the item numbers of BG Anexo I):
+
+- VII    late trips (outcome 'late') not justified by an approved incident;
+- XVIII  early trips (schedule of the service order not kept);
+- XXI    trips interrupted (partial or broken down) without a justification;
+- XXIV   runs that left the itinerary (detours) on trips no approved incident covers;
+- LXIV   a line with programmed trips that ran none of them, not all justified;
+- XXXV   reserve fleet below the minimum on a day (fleet_days operator total);
+- LXIX   contracted fleet not completed: cut over the limit on a day (fleet_days);
+- LXI / LXXXV / LXXXVIII  quality goals not met for 1, 2, or 3-consecutive-or-8 years (the
+  most severe that applies, from annual_grades).
+
+Repeat (art. 65 §1-2): the same item of the same group by the same operator on an earlier day
+within `infractions.repeat_window_days` (day 180 is a repeat, day 181 is not). The fine is
+the item's `urm_repeat`, else `urm_first` × `repeat_multiplier`; group A has no fine on the first
+offence (warning, 0 URM).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+from core.profile import Profile
+
+STATUS = "sugestão"
+DISCLAIMER = (
+    "Sugestões para análise do fiscal: não são autuações nem multas automáticas "
+    "(BG art. 77: registros de GPS e bilhetagem como meios de prova)."
+)
+FACT_COLUMNS = (
+    "item",
+    "operator_id",
+    "route_id",
+    "vehicle_id",
+    "occurred_on",
+    "occurred_at",
+    "fact",
+    "evidence",
+    "trip_ids",
+    "ping_ids",
+)
+
+
+def _trip_evidence(tz: str) -> pl.Expr:
+    """One trip in words: 'T1 08:00 (+7 min, veículo V1, pings 10-42)'."""
+    local = pl.col("planned_start_at").dt.convert_time_zone(tz).dt.strftime("%H:%M")
+    delay = (pl.col("departure_delay_s") / 60.0).round(0).cast(pl.Int64)
+    pings = pl.concat_str(
+        [pl.col("first_ping_id").cast(pl.String), pl.col("last_ping_id").cast(pl.String)],
+        separator="-",
+    )
+    return pl.concat_str(
+        [
+            pl.col("trip_id"),
+            pl.lit(" "),
+            local,
+            pl.lit(" ("),
+            pl.when(delay.is_not_null())
+            .then(
+                pl.format(
+                    "{} min, ",
+                    pl.when(delay > 0)
+                    .then(pl.format("+{}", delay))
+                    .otherwise(delay.cast(pl.String)),
+                )
+            )
+            .otherwise(pl.lit("")),
+            pl.lit("veículo "),
+            pl.col("vehicle_id").fill_null("—"),
+            pl.lit(", pings "),
+            pings.fill_null("—"),
+            pl.lit(")"),
+        ]
+    )
+
+
+def _trip_facts(trips: pl.DataFrame, item: str, what: str, tz: str) -> pl.DataFrame:
+    """Group trips into one fact per operator, line and day."""
+    if trips.height == 0:
+        return pl.DataFrame(schema={c: pl.String for c in FACT_COLUMNS})
+    return (
+        trips.sort("planned_start_at")
+        .with_columns(
+            _trip_evidence(tz).alias("_ev"),
+            pl.concat_str(
+                [pl.col("first_ping_id").cast(pl.String), pl.col("last_ping_id").cast(pl.String)],
+                separator="-",
+            ).alias("_pings"),
+        )
+        .group_by("operator_id", "route_id", "service_date")
+        .agg(
+            pl.col("planned_start_at").min().alias("occurred_at"),
+            pl.len().alias("_n"),
+            pl.col("_ev").str.join("; ").alias("evidence"),
+            pl.col("trip_id").str.join(",").alias("trip_ids"),
+            pl.col("_pings").drop_nulls().str.join(",").alias("ping_ids"),
+        )
+        .select(
+            pl.lit(item).alias("item"),
+            "operator_id",
+            "route_id",
+            pl.lit(None, dtype=pl.String).alias("vehicle_id"),
+            pl.col("service_date").alias("occurred_on"),
+            "occurred_at",
+            pl.format("linha {}: {} {}", pl.col("route_id"), pl.col("_n"), pl.lit(what)).alias(
+                "fact"
+            ),
+            "evidence",
+            "trip_ids",
+            "ping_ids",
+        )
+    )
+
+
+def match_trip_facts(
+    outcomes: pl.DataFrame, trips_performed: pl.DataFrame | None, profile: Profile
+) -> pl.DataFrame:
+    """Facts VII, XVIII, XXI, XXIV and LXIV from trip outcomes (with operator_id) and runs."""
+    tz = profile.general.timezone.value
+    free = outcomes.filter(~pl.col("is_justified"))
+    parts = [
+        _trip_facts(
+            free.filter(pl.col("outcome") == "late"),
+            "VII",
+            "viagem(ns) atrasada(s) sem motivo justificado",
+            tz,
+        ),
+        _trip_facts(
+            free.filter(pl.col("outcome") == "early"),
+            "XVIII",
+            "viagem(ns) adiantada(s): horário da OSO não cumprido",
+            tz,
+        ),
+        _trip_facts(
+            free.filter(pl.col("outcome").is_in(["partial", "broken_down"])),
+            "XXI",
+            "viagem(ns) interrompida(s) sem motivo justificado",
+            tz,
+        ),
+    ]
+    if trips_performed is not None and trips_performed.height:
+        detours = (
+            trips_performed.filter(pl.col("n_off_route") > 0)
+            .select("service_date", "vehicle_id", "run_index", "first_ping_id", "last_ping_id")
+            .join(
+                outcomes.select(
+                    "service_date",
+                    "vehicle_id",
+                    "run_index",
+                    "trip_id",
+                    "route_id",
+                    "operator_id",
+                    "planned_start_at",
+                    "departure_delay_s",
+                    "is_justified",
+                ),
+                on=["service_date", "vehicle_id", "run_index"],
+                how="inner",
+            )
+            .filter(~pl.col("is_justified"))
+        )
+        parts.append(
+            _trip_facts(
+                detours, "XXIV", "viagem(ns) com desvio de itinerário sem incidente aprovado", tz
+            )
+        )
+    line_days = outcomes.group_by("operator_id", "route_id", "service_date").agg(
+        pl.len().alias("n"),
+        pl.col("outcome").is_in(["on_time", "late", "early"]).sum().alias("n_run"),
+        pl.col("is_justified").sum().alias("n_justified"),
+        pl.col("planned_start_at").min().alias("occurred_at"),
+        pl.col("trip_id").sort().str.join(",").alias("trip_ids"),
+    )
+    not_run = line_days.filter((pl.col("n_run") == 0) & (pl.col("n") > pl.col("n_justified")))
+    parts.append(
+        not_run.select(
+            pl.lit("LXIV").alias("item"),
+            "operator_id",
+            "route_id",
+            pl.lit(None, dtype=pl.String).alias("vehicle_id"),
+            pl.col("service_date").alias("occurred_on"),
+            "occurred_at",
+            pl.format(
+                "linha {} não operada: nenhuma das {} viagens programadas realizada",
+                "route_id",
+                "n",
+            ).alias("fact"),
+            pl.format("viagens programadas: {}", "trip_ids").alias("evidence"),
+            "trip_ids",
+            pl.lit(None, dtype=pl.String).alias("ping_ids"),
+        )
+    )
+    return pl.concat([p.select(FACT_COLUMNS) for p in parts], how="vertical_relaxed")
+
+
+def match_fleet_facts(fleet_days: pl.DataFrame) -> pl.DataFrame:
+    """Facts XXXV (reserve below minimum) and LXIX (fleet cut over the limit) per operator-day."""
+    total = fleet_days.filter(pl.col("route_id") == "*")
+    common = [
+        "operator_id",
+        pl.lit(None, dtype=pl.String).alias("route_id"),
+        pl.lit(None, dtype=pl.String).alias("vehicle_id"),
+        pl.col("service_date").alias("occurred_on"),
+        pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("occurred_at"),
+    ]
+    reserve = total.filter(~pl.col("is_reserve_ok").fill_null(True)).select(
+        pl.lit("XXXV").alias("item"),
+        *common,
+        pl.format(
+            "reserva técnica de {} veículo(s), abaixo do mínimo de {}", "n_reserve", "n_reserve_min"
+        ).alias("fact"),
+        pl.format(
+            "frota cadastrada ativa {}, frota necessária {} (blocos da programação)",
+            "n_vehicles_registered",
+            "n_vehicles_required",
+        ).alias("evidence"),
+        pl.lit(None, dtype=pl.String).alias("trip_ids"),
+        pl.lit(None, dtype=pl.String).alias("ping_ids"),
+    )
+    cut = total.filter(pl.col("is_cut_over_limit")).select(
+        pl.lit("LXIX").alias("item"),
+        *common,
+        pl.format(
+            "frota operada {} de {} necessários (redução de {} %){}",
+            "n_vehicles_operated",
+            "n_vehicles_required",
+            (pl.col("cut_ratio") * 100).round(1),
+            pl.when(pl.col("is_grave_cut"))
+            .then(
+                pl.format(
+                    "; {}º dia seguido: deficiência grave (BG art. 72 p.ú. I)",
+                    "n_cut_days_consecutive",
+                )
+            )
+            .otherwise(pl.lit("")),
+        ).alias("fact"),
+        pl.lit("veículos distintos com viagens no dia (trip_outcomes) × blocos programados").alias(
+            "evidence"
+        ),
+        pl.lit(None, dtype=pl.String).alias("trip_ids"),
+        pl.lit(None, dtype=pl.String).alias("ping_ids"),
+    )
+    return pl.concat([reserve, cut], how="vertical_relaxed").select(FACT_COLUMNS)
+
+
+def match_grade_facts(grades: pl.DataFrame, profile: Profile) -> pl.DataFrame:
+    """LXI, LXXXV or LXXXVIII per operator and computed year with quality goals missed."""
+    q = profile.quality
+    missed = grades.filter(
+        (pl.col("scope") == "operator") & ~pl.col("is_quality_goal_met") & ~pl.col("is_history")
+    )
+    item = (
+        pl.when(pl.col("is_cassacao_watch"))
+        .then(pl.lit("LXXXVIII"))
+        .when(pl.col("n_goal_missed_total") >= 2)
+        .then(pl.lit("LXXXV"))
+        .otherwise(pl.lit("LXI"))
+    )
+    return missed.select(
+        item.alias("item"),
+        pl.col("scope_id").alias("operator_id"),
+        pl.lit(None, dtype=pl.String).alias("route_id"),
+        pl.lit(None, dtype=pl.String).alias("vehicle_id"),
+        pl.date(pl.col("year"), 12, 31).alias("occurred_on"),
+        pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("occurred_at"),
+        pl.format(
+            "metas de qualidade não atendidas em {}: conceito {}, {} ano(s) sem atender, "
+            "{} ano(s) seguidos com conceito E",
+            "year",
+            "grade",
+            "n_goal_missed_total",
+            "n_e_consecutive",
+        ).alias("fact"),
+        pl.format(
+            "nota anual {} (ICV {}, IQS {}), eficiência de km {}; cassação a partir de {} anos "
+            "seguidos ou {} intercalados com conceito E",
+            pl.col("annual_score").round(1),
+            pl.col("icv_score").round(1),
+            pl.col("iqs_score").round(1),
+            pl.col("km_efficiency").round(3),
+            pl.lit(q.cassacao_consecutive_e_years.value),
+            pl.lit(q.cassacao_total_e_years.value),
+        )
+        .fill_null("ver annual_grades")
+        .alias("evidence"),
+        pl.lit(None, dtype=pl.String).alias("trip_ids"),
+        pl.lit(None, dtype=pl.String).alias("ping_ids"),
+    )
+
+
+def catalogue(profile: Profile) -> pl.DataFrame:
+    """The profile's infractions catalogue: group, item, description, urm_first, urm_repeat,
+    item_source."""
+    items = profile.infractions.items
+    return pl.DataFrame(
+        {
+            "group": [i.group for i in items],
+            "item": [i.item for i in items],
+            "description": [i.description for i in items],
+            "urm_first": [i.urm_first for i in items],
+            "urm_repeat": [i.urm_repeat for i in items],
+            "item_source": [i.source for i in items],
+        },
+        schema={
+            "group": pl.String,
+            "item": pl.String,
+            "description": pl.String,
+            "urm_first": pl.Float64,
+            "urm_repeat": pl.Float64,
+            "item_source": pl.String,
+        },
+    )
+
+
+def compute_suggested_infractions(
+    facts: pl.DataFrame, previous: pl.DataFrame | None, profile: Profile
+) -> pl.DataFrame:
+    """The `suggested_infractions` rows (without the derived version columns) for `facts`.
+
+    `previous`: earlier suggestions (operator_id, group, item, occurred_on) that make a fact a
+    repeat. Facts whose item the profile's catalogue lacks are dropped (no catalogue, no
+    suggestion).
+    """
+    inf = profile.infractions
+    window = inf.repeat_window_days.value
+    facts = facts.with_columns(pl.col("occurred_on").cast(pl.Date))
+    rows = facts.join(catalogue(profile), on="item", how="inner")
+    keys = ["operator_id", "group", "item"]
+    history = [rows.select(*keys, "occurred_on")]
+    if previous is not None and previous.height:
+        history.append(previous.select(*keys, pl.col("occurred_on").cast(pl.Date)))
+    days = pl.concat(history).unique().sort([*keys, "occurred_on"])
+    days = days.with_columns(pl.col("occurred_on").shift(1).over(keys).alias("previous_on"))
+    rows = rows.join(days, on=[*keys, "occurred_on"], how="left")
+    repeat = ((pl.col("occurred_on") - pl.col("previous_on")).dt.total_days() <= window).fill_null(
+        False
+    )
+    urm_repeat = pl.coalesce(
+        pl.col("urm_repeat"), pl.col("urm_first") * inf.repeat_multiplier.value
+    )
+    subject = pl.coalesce(pl.col("route_id"), pl.col("vehicle_id"), pl.lit("*"))
+    return (
+        rows.with_columns(repeat.alias("is_repeat"))
+        .with_columns(
+            pl.concat_str(
+                [
+                    pl.col("item"),
+                    pl.col("operator_id"),
+                    pl.col("occurred_on").cast(pl.String),
+                    subject,
+                ],
+                separator="|",
+            ).alias("infraction_key"),
+            pl.when(pl.col("is_repeat"))
+            .then(urm_repeat)
+            .otherwise(pl.col("urm_first").fill_null(0.0))
+            .alias("urm"),
+            pl.lit(inf.currency_unit.value).alias("currency_unit"),
+            pl.lit(STATUS).alias("status"),
+            pl.format(
+                "{}; reincidência: {}",
+                pl.col("item_source"),
+                pl.lit(f"{inf.repeat_multiplier.citation}, {inf.repeat_window_days.citation}"),
+            ).alias("source"),
+        )
+        .sort("occurred_on", "operator_id", "item", "route_id")
+    )
+
+
+def year_end(year: int) -> date:
+    return date(year, 12, 31)

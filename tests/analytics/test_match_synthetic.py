@@ -1,0 +1,140 @@
+"""Matching on the hand-built network of `synthetic.py`: every case checked against the
+instants and outcomes the traces were driven with."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import polars as pl
+import pytest
+
+from analytics.match_day import DayResult, Schedule, match_day
+from analytics.options import MatchOptions
+from core.profile import load_profile
+from core.tables.observed import INCIDENTS
+from tests.analytics import synthetic as sy
+
+H = 3600
+TRIPS = [
+    ("A1", "S1", "B1", 8 * H),
+    ("B1", "S2", "B1", 8 * H + 1800),
+    ("A2", "S1", "B1", 9 * H),
+    ("C1", "S3", "B2", 8 * H),
+    ("A3", "S1", "B3", 10 * H),
+    ("B3", "S2", "B3", 10 * H + 1800),
+]
+
+
+def _run(pings: pl.DataFrame, incidents: pl.DataFrame | None = None) -> DayResult:
+    trips, st = sy.schedule(TRIPS)
+    schedule = Schedule(sy.SERVICE_DATE, trips, st, sy.shapes(), sy.stops(), 31982)
+    return match_day(
+        pings, schedule, INCIDENTS.empty() if incidents is None else incidents, load_profile("bento-goncalves-2021"), MatchOptions()
+    )
+
+
+@pytest.fixture(scope="module")
+def day() -> DayResult:
+    pings = pl.concat(
+        [
+            # V1: on time, then 7 min late, then short-turns at 2 500 m (a stop) and stands
+            sy.drive("V1", [("S1", 8 * H + 60, None, 0), ("S2", 8 * H + 1800 + 420, None, 0), ("S1", 9 * H - 90, 2500, 0)]),
+            # V2: L2 shares L1's corridor from 2 000 m; departs 400 s late
+            sy.drive("V2", [("S3", 8 * H + 400, None, 0)], first_ping_id=10_000),
+            # V3 and V4 both run A3 (one counts); nobody runs B3
+            sy.drive("V3", [("S1", 10 * H + 30, None, 0)], first_ping_id=20_000, seed=3),
+            sy.drive("V4", [("S1", 10 * H + 150, None, 0)], first_ping_id=30_000, seed=4),
+        ]
+    )
+    return _run(pings)
+
+
+def outcome(day: DayResult, trip: str) -> dict[str, object]:
+    return day.trip_outcomes.filter(pl.col("trip_id") == trip).row(0, named=True)
+
+
+def test_one_outcome_per_scheduled_trip(day: DayResult) -> None:
+    assert sorted(day.trip_outcomes["trip_id"]) == sorted(t[0] for t in TRIPS)
+
+
+def test_outcomes_match_the_driven_traces(day: DayResult) -> None:
+    got = dict(zip(day.trip_outcomes["trip_id"], day.trip_outcomes["outcome"], strict=True))
+    assert got == {"A1": "on_time", "B1": "late", "A2": "partial", "C1": "late", "A3": "on_time", "B3": "suppressed"}
+
+
+def test_departure_delays_within_seconds(day: DayResult) -> None:
+    assert outcome(day, "A1")["departure_delay_s"] == pytest.approx(60, abs=5)
+    assert outcome(day, "B1")["departure_delay_s"] == pytest.approx(420, abs=5)
+    assert outcome(day, "C1")["departure_delay_s"] == pytest.approx(400, abs=5)
+    assert outcome(day, "A2")["departure_delay_s"] == pytest.approx(-90, abs=10)
+
+
+def test_partial_trip_covers_half(day: DayResult) -> None:
+    a2 = outcome(day, "A2")
+    assert a2["coverage_ratio"] == pytest.approx(0.5, abs=0.02)
+    assert "50%" in a2["reason"]
+
+
+def test_two_vehicles_on_one_trip_only_one_counts(day: DayResult) -> None:
+    a3 = day.trips_performed.filter(pl.col("started_at") >= sy.true_departure(10 * H - 60))
+    assert a3.height == 2
+    assert a3.filter(pl.col("trip_id") == "A3")["vehicle_id"].to_list() == ["V3"]
+    extra = a3.filter(pl.col("trip_id").is_null())
+    assert extra["vehicle_id"].to_list() == ["V4"]
+    assert extra["is_counted"].to_list() == [False]
+
+
+def test_shared_corridor_does_not_steal_the_trip(day: DayResult) -> None:
+    v2 = day.trips_performed.filter(pl.col("vehicle_id") == "V2")
+    assert v2["shape_id"].to_list() == ["S3"]
+
+
+def test_traceable_to_pings(day: DayResult) -> None:
+    a1 = outcome(day, "A1")
+    run = day.trips_performed.filter((pl.col("vehicle_id") == "V1") & (pl.col("run_index") == a1["run_index"]))
+    assert run["first_ping_id"][0] == a1["first_ping_id"]
+    # V1's pings start 300 s before its first departure, every 30 s: ping 11 stands at the terminal
+    assert a1["first_ping_id"] == 11
+
+
+def test_stop_visits_delays(day: DayResult) -> None:
+    b1 = day.stop_visits.filter(pl.col("trip_id") == "B1").sort("stop_sequence")
+    assert b1.height == 11
+    # driven with the same speed and dwell as planned: every stop is 420 s late, within 15 s
+    delays = b1["departure_delay_s"].drop_nulls()
+    assert delays.is_between(405, 435).all()
+    assert b1["is_interpolated"].sum() <= 2
+
+
+def test_rerun_is_identical(day: DayResult) -> None:
+    pings = sy.drive("V1", [("S1", 8 * H + 60, None, 0)])
+    first = _run(pings).trip_outcomes
+    assert first.equals(_run(pings).trip_outcomes)
+
+
+def test_breakdown_inferred_and_justified_delay() -> None:
+    # V5 stops between stops (at 2 750 m) on A3 and stands for 40 min: a breakdown
+    pings = sy.drive("V5", [("S1", 10 * H + 30, 2750, 0)], first_ping_id=50_000, t1=10 * H + 3600)
+    # V6 departs B3 12 min late under an approved obstruction of line L1
+    pings = pl.concat([pings, sy.drive("V6", [("S2", 10 * H + 1800 + 720, None, 0)], first_ping_id=60_000)])
+    incidents = INCIDENTS.conform(
+        pl.DataFrame(
+            {
+                "incident_id": ["INC-7"],
+                "starts_at": [sy.REF + timedelta(seconds=10 * H + 1500)],
+                "ends_at": [sy.REF + timedelta(seconds=10 * H + 2400)],
+                "route_id": ["L1"],
+                "kind": ["obstruction"],
+                "is_justified": [True],
+                "source": ["test"],
+                "ingested_at": [sy.REF],
+            }
+        )
+    )
+    day = _run(pings, incidents)
+    a3 = outcome(day, "A3")
+    assert a3["outcome"] == "broken_down"
+    bd = day.breakdowns.row(0, named=True)
+    assert (bd["vehicle_id"], bd["source"], bd["trip_id"]) == ("V5", "inferred", "A3")
+    b3 = outcome(day, "B3")
+    assert (b3["outcome"], b3["is_justified"], b3["incident_id"]) == ("late", True, "INC-7")
