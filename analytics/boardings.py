@@ -99,7 +99,9 @@ def build_stop_windows(
         )
         .otherwise(pl.col("at"))
     )
-    end = pl.when(pl.col("is_last")).then(pl.max_horizontal("at", "dep") + hold).otherwise("next_at")
+    end = (
+        pl.when(pl.col("is_last")).then(pl.max_horizontal("at", "dep") + hold).otherwise("next_at")
+    )
     w = (
         v.join(runs, on=RUN_KEY, how="left")
         .filter(pl.lit(include_last) | ~pl.col("is_last"))
@@ -173,7 +175,9 @@ def compute_boardings(
         "transaction_id",
         pl.col("event_at").cast(UTC_INSTANT),
         "vehicle_id",
-        pl.col("card_hash") if "card_hash" in taps.columns else pl.lit(None, pl.String()).alias("card_hash"),
+        pl.col("card_hash")
+        if "card_hash" in taps.columns
+        else pl.lit(None, pl.String()).alias("card_hash"),
     )
     known = windows.select("vehicle_id").unique().with_columns(pl.lit(True).alias("has_runs"))
     placed = match_to_windows(events, windows).join(known, on="vehicle_id", how="left")
