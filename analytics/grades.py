@@ -72,10 +72,11 @@ def compute_iqs_by_scope(iqs: pl.DataFrame, line_scopes: pl.DataFrame) -> pl.Dat
 def grade_expr(score: pl.Expr, profile: Profile) -> pl.Expr:
     """The grade letter of a score (points 0-100) under the profile's minimum points."""
     mins = profile.quality.grade_min_points.value
-    expr = pl.when(score >= mins["A"]).then(pl.lit("A"))
-    for letter in ("B", "C", "D"):
-        expr = expr.when(score >= mins[letter]).then(pl.lit(letter))
-    return expr.otherwise(pl.lit("E"))
+    expr: pl.Expr = pl.lit("E")
+    # build from the lowest band up so the best letter reached wins
+    for letter in ("D", "C", "B", "A"):
+        expr = pl.when(score >= mins[letter]).then(pl.lit(letter)).otherwise(expr)
+    return expr
 
 
 def compute_year_scores(year_scores: pl.DataFrame, profile: Profile) -> pl.DataFrame:

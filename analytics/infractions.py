@@ -202,8 +202,8 @@ def match_trip_facts(
 def match_fleet_facts(fleet_days: pl.DataFrame) -> pl.DataFrame:
     """Facts XXXV (reserve below minimum) and LXIX (fleet cut over the limit) per operator-day."""
     total = fleet_days.filter(pl.col("route_id") == "*")
-    common = [
-        "operator_id",
+    common: list[pl.Expr] = [
+        pl.col("operator_id"),
         pl.lit(None, dtype=pl.String).alias("route_id"),
         pl.lit(None, dtype=pl.String).alias("vehicle_id"),
         pl.col("service_date").alias("occurred_on"),
