@@ -1,0 +1,114 @@
+"""AVL pings from the true movement, with the faults real feeds have.
+
+True position at each ping comes from the legs (uniform motion along a path, standing still
+between legs). Then, as declared in the options: GPS noise (σ metres, isotropic), outages (no
+pings for minutes), random loss, jumps (a fix hundreds of metres off), duplicates, out-of-order
+delivery (a late message) and a few units whose clock is skewed (their event_at is off by a
+constant). Frames are built for a chunk of vehicles at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from sample_data.network import Paths, to_wgs84
+from sample_data.options import SimulationOptions
+
+
+def build_true_pings(pieces: pl.DataFrame, legs: pl.DataFrame, paths: Paths, interval_s: int,
+                     seed: int) -> pl.DataFrame:
+    """True pings of the given pieces: piece, t (Unix s, true), x_m, y_m, speed_m_s, heading_deg,
+    moving. Ping phase is random per piece; one ping every `interval_s` within the power window."""
+    rng = np.random.default_rng([seed, 7002, int(pieces["piece"].min() or 0)])
+    on = pieces["on_s"].to_numpy()
+    off = pieces["off_s"].to_numpy()
+    pid = pieces["piece"].to_numpy()
+    phase = np.floor(rng.uniform(0, interval_s, len(on)))
+    start = np.floor(on / interval_s) * interval_s + phase
+    counts = np.maximum(0, np.floor((off - start) / interval_s).astype(np.int64) + 1)
+    total = int(counts.sum())
+    which = np.repeat(np.arange(len(on)), counts)
+    first_idx = np.cumsum(counts) - counts
+    k = np.arange(total) - np.repeat(first_idx, counts)
+    t = start[which] + k * interval_s
+    piece = pid[which]
+    lg = legs.filter(pl.col("piece").is_in(pid)).sort("piece", "t0")
+    lp = lg["piece"].to_numpy()
+    t0, t1 = lg["t0"].to_numpy(), lg["t1"].to_numpy()
+    path, d0, d1 = lg["path"].to_numpy(), lg["d0"].to_numpy(), lg["d1"].to_numpy()
+    # one sorted key for (piece, time): pieces never last 4e5 s
+    span = 4.0e5
+    base = float(np.min(on)) - 1.0
+    leg_key = lp * span + (t0 - base)
+    ping_key = piece * span + (t - base)
+    i = np.searchsorted(leg_key, ping_key, side="right") - 1
+    piece_first = np.searchsorted(lp, piece, side="left")
+    before = i < piece_first
+    i = np.maximum(i, piece_first)
+    dt = np.maximum(t1[i] - t0[i], 1e-6)
+    f = np.clip((t - t0[i]) / dt, 0.0, 1.0)
+    f = np.where(before, 0.0, f)
+    d = d0[i] + (d1[i] - d0[i]) * f
+    moving = (~before) & (t >= t0[i]) & (t < t1[i])
+    x, y, heading = paths.locate(path[i], d)
+    speed = np.where(moving, (d1[i] - d0[i]) / dt, 0.0)
+    return pl.DataFrame({"piece": piece, "t": t, "x_m": x, "y_m": y, "speed_m_s": speed,
+                         "heading_deg": heading, "moving": moving})
+
+
+def to_reported_pings(true: pl.DataFrame, pieces: pl.DataFrame, skew: pl.DataFrame,
+                      opts: SimulationOptions, chunk_no: int) -> pl.DataFrame:
+    """What the units send: noise, outages, loss, jumps, skew, duplicates and delivery order.
+
+    Returns vehicle_id, operator_id, event_at (UTC, as the unit stamps it), lat, lon, speed_m_s,
+    heading_deg, event_code (null), piece, t_true, delivered_s — in delivery order.
+    """
+    rng = np.random.default_rng([opts.seed, 7003, chunk_no])
+    n = true.height
+    keep = rng.random(n) >= opts.loss_rate
+    # outages: Poisson per piece, each a window with no pings
+    pcs = pieces.select("piece", "on_s", "off_s")
+    n_out = rng.poisson(opts.outages_per_vehicle_day, pcs.height)
+    out_piece = np.repeat(pcs["piece"].to_numpy(), n_out)
+    on_r = np.repeat(pcs["on_s"].to_numpy(), n_out)
+    off_r = np.repeat(pcs["off_s"].to_numpy(), n_out)
+    o_start = on_r + rng.random(len(on_r)) * np.maximum(off_r - on_r, 0)
+    o_end = o_start + rng.uniform(*opts.outage_duration_s, len(on_r))
+    piece = true["piece"].to_numpy()
+    t = true["t"].to_numpy()
+    if len(out_piece):
+        order = np.lexsort((o_start, out_piece))
+        out_piece, o_start, o_end = out_piece[order], o_start[order], o_end[order]
+        key_o = out_piece * 4.0e5 + (o_start - t.min())
+        key_p = piece * 4.0e5 + (t - t.min())
+        j = np.searchsorted(key_o, key_p, side="right") - 1
+        jj = np.maximum(j, 0)
+        inside = (j >= 0) & (out_piece[jj] == piece) & (t < o_end[jj])
+        keep &= ~inside
+    x = true["x_m"].to_numpy() + rng.normal(0.0, opts.gps_sigma_m, n)
+    y = true["y_m"].to_numpy() + rng.normal(0.0, opts.gps_sigma_m, n)
+    jump = rng.random(n) < opts.jump_rate
+    ang = rng.uniform(0, 2 * np.pi, n)
+    dist = rng.uniform(*opts.jump_distance_m, n)
+    x = np.where(jump, x + np.cos(ang) * dist, x)
+    y = np.where(jump, y + np.sin(ang) * dist, y)
+    lat, lon = to_wgs84(x, y)
+    speed = np.maximum(0.0, true["speed_m_s"].to_numpy() * rng.normal(1.0, 0.05, n))
+    latency = rng.uniform(1.0, 5.0, n) + np.where(rng.random(n) < opts.out_of_order_rate,
+                                                  rng.uniform(*opts.out_of_order_delay_s, n), 0.0)
+    df = pl.DataFrame({
+        "piece": piece, "t_true": t, "lat": np.round(lat, 6), "lon": np.round(lon, 6),
+        "speed_m_s": np.round(speed, 1), "heading_deg": np.round(true["heading_deg"].to_numpy(), 0),
+        "delivered_s": t + latency, "is_jump": jump,
+    }).filter(pl.Series(keep))
+    df = df.join(pieces.select("piece", "vehicle_id", "operator_id"), on="piece").join(
+        skew, on="vehicle_id", how="left").with_columns(pl.col("clock_skew_s").fill_null(0.0))
+    dup = df.filter(pl.Series(rng.random(df.height) < opts.duplicate_rate)).with_columns(
+        pl.col("delivered_s") + 30.0)
+    df = pl.concat([df, dup])
+    return df.with_columns(
+        event_at=pl.from_epoch(((pl.col("t_true") + pl.col("clock_skew_s")) * 1_000_000).cast(pl.Int64),
+                               time_unit="us").dt.replace_time_zone("UTC"),
+        event_code=pl.lit(None, pl.String),
+    ).sort("delivered_s", "vehicle_id", "t_true")

@@ -1,0 +1,102 @@
+"""What a simulation run is made of: every rate and parameter, and what it produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """Every parameter of a run. The run is a pure function of these (same options → same bytes).
+
+    Rates are probabilities per scheduled trip unless the name says otherwise.
+    """
+
+    start: date = date(2026, 3, 2)
+    days: int = 7
+    seed: int = 1
+    # Target number of vehicles in service at the peak. Up to `grid_city_above_vehicles` the
+    # built-in fictional city is used (its headways scaled to the target); above it a synthetic
+    # grid city with as many lines as needed (the benchmark's São Paulo-sized system).
+    n_vehicles: int = 40
+    grid_city_above_vehicles: int = 200
+    profile_id: str = "bento-goncalves-2021"
+    gtfs_path: Path | None = None
+    # AVL
+    ping_interval_s: int = 30
+    gps_sigma_m: float = 8.0
+    loss_rate: float = 0.01
+    jump_rate: float = 0.002
+    jump_distance_m: tuple[float, float] = (300.0, 2000.0)
+    duplicate_rate: float = 0.005
+    out_of_order_rate: float = 0.01
+    out_of_order_delay_s: tuple[float, float] = (60.0, 600.0)
+    outages_per_vehicle_day: float = 0.3
+    outage_duration_s: tuple[float, float] = (300.0, 1800.0)
+    clock_skew_vehicle_rate: float = 0.05
+    clock_skew_s: tuple[float, float] = (45.0, 180.0)
+    power_on_before_s: int = 300
+    with_trip_id: bool = False
+    # Which days the text copies (avl.csv, avl_mqtt.jsonl, fares_mqtt.jsonl) cover: the first
+    # N service days (None: all). Parquet always covers every day. Keeps the default run small.
+    text_days: int | None = 1
+    write_text_avl: bool = True
+    # Operation
+    departure_mean_s: float = 25.0
+    departure_sigma_s: float = 28.0
+    late_tail_rate: float = 0.04
+    late_tail_median_s: float = 240.0
+    travel_time_sigma: float = 0.06
+    min_layover_s: int = 120
+    deadhead_speed_m_s: float = 9.0
+    dwell_base_s: float = 10.0
+    dwell_per_boarding_s: float = 3.0
+    dwell_per_alighting_s: float = 1.5
+    # Injections (each recorded in truth/trips.parquet `injected`)
+    suppressed_rate: float = 0.02
+    early_rate: float = 0.02
+    late_rate: float = 0.04
+    breakdown_rate: float = 0.004
+    breakdown_event_code_rate: float = 0.5
+    breakdown_duration_s: tuple[float, float] = (1800.0, 5400.0)
+    replacement_rate: float = 0.6
+    detour_rate: float = 0.01
+    detour_justified_rate: float = 0.5
+    detour_offset_m: float = 450.0
+    obstructions_per_day: float = 1.0
+    obstruction_delay_s: tuple[float, float] = (420.0, 1500.0)
+    swap_rate_per_block: float = 0.03
+    fleet_cut_ratio: float = 0.15
+    fleet_cut_days: int = 4
+    fleet_cut_start_day: int = 1
+    # Demand
+    riders_per_vehicle_day: float = 300.0
+    second_leg_rate: float = 0.15
+    fare_full_brl: float = 5.20
+    fare_class_shares: tuple[tuple[str, float], ...] = (
+        ("full", 0.45),
+        ("student", 0.18),
+        ("elderly", 0.08),
+        ("disabled", 0.03),
+        ("vale_transporte", 0.26),
+    )
+    # Output
+    vehicle_chunk: int = 400
+    compression: str = "zstd"
+
+
+@dataclass(frozen=True)
+class SimulationSummary:
+    """What a run wrote, with a few counts to print."""
+
+    out_dir: Path
+    n_days: int
+    n_routes: int
+    n_vehicles_register: int
+    n_scheduled_trips: int
+    n_pings: int
+    n_fare_taps: int
+    outcome_counts: dict[str, int]
+    files: tuple[str, ...]
