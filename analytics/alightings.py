@@ -111,15 +111,18 @@ def match_alighting_stops(
                 & (pl.col("next_at").is_null() | (pl.col("arrival_at") <= pl.col("next_at")))
             )
             .with_columns(
-                ((pl.col("stop_x_m") - pl.col("tx")) ** 2 + (pl.col("stop_y_m") - pl.col("ty")) ** 2)
+                (
+                    (pl.col("stop_x_m") - pl.col("tx")) ** 2
+                    + (pl.col("stop_y_m") - pl.col("ty")) ** 2
+                )
                 .sqrt()
                 .alias("walk_m")
             )
             .group_by("leg_id")
             .agg(
-                pl.col("stop_sequence").get(pl.col("walk_m").arg_min()).alias(
-                    "alighting_stop_sequence"
-                ),
+                pl.col("stop_sequence")
+                .get(pl.col("walk_m").arg_min())
+                .alias("alighting_stop_sequence"),
                 pl.col("stop_id").get(pl.col("walk_m").arg_min()).alias("alighting_stop_id"),
                 pl.col("walk_m").min(),
             )
@@ -188,8 +191,8 @@ def compute_alightings(
         )
     )
     is_placed = pl.col("placement") == "placed"
-    unlinked_code = pl.when(pl.col("card_hash").is_null()).then(pl.lit("no_card")).otherwise(
-        "unlinked_code"
+    unlinked_code = (
+        pl.when(pl.col("card_hash").is_null()).then(pl.lit("no_card")).otherwise("unlinked_code")
     )
     unlinked_text = unlinked_code.replace_strict(UNLINKED_REASONS, default=None) + pl.lit(_SCALED)
     return (

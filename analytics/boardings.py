@@ -85,7 +85,9 @@ def build_stop_windows(
         )
         .sort("vehicle_id", "run_dep")
         .with_columns(
-            pl.col("run_end").shift(1).over("vehicle_id").alias("prev_end"),
+            # with the last stop's window (APC), the next run starts after it is over
+            (pl.col("run_end").shift(1).over("vehicle_id") + (hold if include_last else lead * 0))
+            .alias("prev_end"),
         )
         .select(*RUN_KEY, "prev_end")
     )
@@ -106,7 +108,7 @@ def build_stop_windows(
         v.join(runs, on=RUN_KEY, how="left")
         .filter(pl.lit(include_last) | ~pl.col("is_last"))
         .with_columns(start.alias("window_start_at"), end.alias("window_end_at"))
-        .sort("vehicle_id", "window_start_at")
+        .sort("vehicle_id", "window_start_at", "service_date", "run_index", "stop_sequence")
         .with_columns(
             pl.min_horizontal(
                 "window_end_at", pl.col("window_start_at").shift(-1).over("vehicle_id")

@@ -123,9 +123,7 @@ def compute_crowding_summary(
         )
     )
     worst = (
-        segments.sort(
-            pl.col("mean_standees").fill_null(-1.0), "mean_load", descending=[True, True]
-        )
+        segments.sort(pl.col("mean_standees").fill_null(-1.0), "mean_load", descending=[True, True])
         .group_by(GROUP)
         .agg(
             pl.col("stop_id").first().alias("worst_from_stop_id"),

@@ -139,7 +139,9 @@ def compute_apc_counts(
     """
     windows = build_stop_windows(stop_visits, include_last=True, options=options)
     placed = match_to_windows(
-        counts.select("vehicle_id", pl.col("event_at").cast(UTC_INSTANT), "n_boardings", "n_alightings"),
+        counts.select(
+            "vehicle_id", pl.col("event_at").cast(UTC_INSTANT), "n_boardings", "n_alightings"
+        ),
         windows,
     ).filter("is_placed")
     return (
@@ -163,7 +165,9 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     tiers = ("w_trip", "w_pattern", "w_even")
     exprs = []
     for w in tiers:
-        after = pl.col(w).sum().over(RUN_KEY) - pl.col(w).cum_sum().over(RUN_KEY, order_by="stop_sequence")
+        after = pl.col(w).sum().over(RUN_KEY) - pl.col(w).cum_sum().over(
+            RUN_KEY, order_by="stop_sequence"
+        )
         exprs.append(after.alias(f"r_{w}"))
     v = v.with_columns(exprs)
     # Each stop's unlinked boarders use the first tier with weight downstream.
@@ -217,14 +221,16 @@ def compute_loads(
             "stop_id",
             pl.coalesce("departure_at", "arrival_at").cast(UTC_INSTANT).alias("departure_at"),
         )
-        .with_columns(
-            pl.col("stop_id").shift(-1).over(RUN_KEY, order_by=seq).alias("next_stop_id")
-        )
+        .with_columns(pl.col("stop_id").shift(-1).over(RUN_KEY, order_by=seq).alias("next_stop_id"))
     )
     placed = placements.lazy().filter(pl.col("placement") == "placed")
     boards = placed.group_by(*RUN_KEY, seq).agg(
         pl.len().cast(pl.Int32).alias("n_taps"),
-        pl.col("alighting_stop_sequence").is_not_null().sum().cast(pl.Int32).alias("n_boardings_linked"),
+        pl.col("alighting_stop_sequence")
+        .is_not_null()
+        .sum()
+        .cast(pl.Int32)
+        .alias("n_boardings_linked"),
     )
     alights = (
         placed.filter(pl.col("alighting_stop_sequence").is_not_null())
@@ -261,10 +267,11 @@ def compute_loads(
         (pl.col("w_trip") + pl.col("n_alightings_scaled")).alias("tap_alightings"),
     )
     if apc_counts is not None and apc_counts.height:
-        apc_runs = apc_counts.lazy().select(RUN_KEY).unique().with_columns(pl.lit(True).alias("has_apc"))
-        v = (
-            v.join(apc_counts.lazy(), on=[*RUN_KEY, seq], how="left")
-            .join(apc_runs, on=RUN_KEY, how="left")
+        apc_runs = (
+            apc_counts.lazy().select(RUN_KEY).unique().with_columns(pl.lit(True).alias("has_apc"))
+        )
+        v = v.join(apc_counts.lazy(), on=[*RUN_KEY, seq], how="left").join(
+            apc_runs, on=RUN_KEY, how="left"
         )
     else:
         v = v.with_columns(
@@ -274,8 +281,14 @@ def compute_loads(
         )
     is_apc = pl.col("has_apc").fill_null(False)
     v = v.with_columns(
-        pl.when(is_apc).then(pl.col("apc_boardings").fill_null(0.0)).otherwise("tap_boardings").alias("n_boardings"),
-        pl.when(is_apc).then(pl.col("apc_alightings").fill_null(0.0)).otherwise("tap_alightings").alias("n_alightings"),
+        pl.when(is_apc)
+        .then(pl.col("apc_boardings").fill_null(0.0))
+        .otherwise("tap_boardings")
+        .alias("n_boardings"),
+        pl.when(is_apc)
+        .then(pl.col("apc_alightings").fill_null(0.0))
+        .otherwise("tap_alightings")
+        .alias("n_alightings"),
         pl.when(is_apc).then(pl.lit("apc")).otherwise(pl.lit("taps")).alias("count_source"),
     )
     # Rounding leaves crumbs of 1e-12 at the end of a run; counters can drift below zero.
@@ -343,7 +356,9 @@ def compute_trip_crowding(trip_loads: pl.DataFrame) -> pl.DataFrame:
             pl.col("n_boardings_linked").sum().cast(pl.Int32).alias("n_taps_linked"),
             pl.col("n_boardings").sum(),
             pl.col("load_after").max().alias("max_load"),
-            pl.col("stop_sequence").get(pl.col("load_after").arg_max()).alias("max_load_stop_sequence"),
+            pl.col("stop_sequence")
+            .get(pl.col("load_after").arg_max())
+            .alias("max_load_stop_sequence"),
             pl.col("stop_id").get(pl.col("load_after").arg_max()).alias("max_load_stop_id"),
             pl.col("standees_per_m2").max().alias("max_standees_per_m2"),
             pl.col("is_over_limit").max().alias("is_over_limit"),

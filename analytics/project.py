@@ -7,6 +7,8 @@ nearest point. No scan of every vertex per ping.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import polars as pl
 
@@ -121,12 +123,14 @@ def _choose_pass(cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray) -> pl.D
     )
     amb = cand.filter(pl.col("n_pass") > 1).sort("t_s")
     parts = []
-    for strategy in ("backward", "forward"):
-        parts.append(
-            amb.join_asof(
-                sure, left_on="t_s", right_on="t_ref", by=["group", "shape_idx"], strategy=strategy
-            ).select("row", "shape_idx", "dist_m", "offset_m", "t_s", "t_ref", "d_ref")
-        )
+    with warnings.catch_warnings():  # sorted by time within each group; Polars cannot check it
+        warnings.filterwarnings("ignore", message="Sortedness of columns cannot be checked")
+        for strategy in ("backward", "forward"):
+            parts.append(
+                amb.join_asof(
+                    sure, left_on="t_s", right_on="t_ref", by=["group", "shape_idx"], strategy=strategy
+                ).select("row", "shape_idx", "dist_m", "offset_m", "t_s", "t_ref", "d_ref")
+            )
     both = pl.concat(parts).with_columns(
         (pl.col("t_s") - pl.col("t_ref")).abs().fill_null(float("inf")).alias("dt"),
         (pl.col("dist_m") - pl.col("d_ref")).abs().fill_null(0.0).alias("dd"),
