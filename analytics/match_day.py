@@ -220,3 +220,27 @@ def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, o
     lo = trips["planned_start_at"].min()
     hi = trips["planned_end_at"].max()
     return lo - timedelta(seconds=margin_s), hi + timedelta(seconds=margin_s)  # type: ignore[operator]
+
+
+def read_day(store: object, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
+    """The schedule, pings and incidents of one service day, read from the store."""
+    from ingest.gtfs_feed import read_schedule_from_store  # the one place matching reads ingest
+
+    trips, stop_times, shapes = read_schedule_from_store(store, service_date)  # type: ignore[arg-type]
+    feed_id = str(trips["feed_id"][0])
+    stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])  # type: ignore[attr-defined]
+    crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])  # type: ignore[attr-defined]
+    schedule = Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
+    lo, hi = day_window(trips)
+    pings = store.read("vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi])  # type: ignore[attr-defined]
+    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])  # type: ignore[attr-defined]
+    return schedule, pings, incidents
+
+
+def run_match_day(
+    store: object, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
+) -> dict[str, int]:
+    """Read, match and write one service day (replacing its derived rows). Rows written per table."""
+    schedule, pings, incidents = read_day(store, service_date)
+    result = match_day(pings, schedule, incidents, profile, options, workers=workers)
+    return write_day(store, service_date, result)

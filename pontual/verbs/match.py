@@ -1,0 +1,50 @@
+"""`pontual match --from DATE --to DATE`: match pings to scheduled trips, day by day.
+
+Writes trips_performed, stop_visits, trip_outcomes, breakdowns and headway_observations,
+replacing the rows of each day it matches (re-running a day is idempotent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from datetime import date, timedelta
+
+from rich.table import Table
+
+from analytics.match_day import DERIVED_TABLES, run_match_day
+from analytics.options import MatchOptions
+from core.errors import ConfigError
+from pontual.context import Context
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("match", help="match AVL pings to scheduled trips: outcomes, stop visits, breakdowns")
+    p.add_argument("--from", dest="start", type=_day, required=True, help="first service day (YYYY-MM-DD)")
+    p.add_argument("--to", dest="end", type=_day, help="last service day (default: --from)")
+    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes for the vehicle partitions")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    end = args.end or args.start
+    if end < args.start:
+        raise ConfigError(
+            f"--to {end} is before --from {args.start}", where="command line, field --to", hint="swap the two dates"
+        )
+    days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
+    summary = Table("dia", *DERIVED_TABLES)
+    with ctx.store() as store:
+        for day in ctx.progress(days, "matching", total=len(days)):
+            written = run_match_day(store, day, ctx.profile, MatchOptions(), workers=max(1, args.workers))
+            summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))
+    if not ctx.settings.quiet:
+        ctx.console.print(summary)
+    return 0
