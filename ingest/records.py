@@ -20,8 +20,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -435,8 +435,8 @@ def compute_card_hashes(df: pl.DataFrame, key: bytes) -> pl.DataFrame:
         frame = df.with_columns(
             pl.col(CARD_ID).cast(pl.String).str.strip_chars().replace("", None).alias(CARD_ID)
         )
-        if "transaction_id" not in frame.columns:
-            frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("transaction_id"))
+        absent = [c for c in ("transaction_id", "event_at", "vehicle_id") if c not in frame.columns]
+        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias(c) for c in absent)
         con.register("taps", frame.to_arrow())
         raw_sql = (
             f"CASE WHEN {CARD_ID} IS NULL THEN {RAW_RECORD} "

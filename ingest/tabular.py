@@ -8,6 +8,7 @@ line breaks inside quoted fields), or the row number (from 1) of a Parquet file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -88,9 +89,13 @@ def read_json_lines_chunks(
 
 def read_json_line_keys(path: Path, n_lines: int = 100) -> list[str]:
     """The keys of the first JSON objects of a JSON-lines file (to pick a mapping)."""
-    head = pl.scan_lines(path, n_rows=n_lines).collect().to_series()
-    keys: list[str] = []
-    decoded = head.str.json_decode(infer_schema_length=None) if head.len() else None
-    if decoded is not None and isinstance(decoded.dtype, pl.Struct):
-        keys = [f.name for f in decoded.dtype.fields]
-    return keys
+    keys: dict[str, None] = {}
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for _, line in zip(range(n_lines), fh, strict=False):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a bad line is quarantined later; it names no columns
+            if isinstance(obj, dict):
+                keys.update(dict.fromkeys(obj))
+    return list(keys)
