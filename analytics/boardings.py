@@ -58,6 +58,7 @@ def build_stop_windows(
     """
     lead = pl.duration(microseconds=int(options.terminal_boarding_s * 1e6))
     hold = pl.duration(microseconds=int(options.last_stop_hold_s * 1e6))
+    after_last = hold if include_last else pl.duration(microseconds=0)
     at = pl.coalesce("arrival_at", "departure_at")
     dep = pl.coalesce("departure_at", "arrival_at")
     v = (
@@ -86,8 +87,7 @@ def build_stop_windows(
         .sort("vehicle_id", "run_dep")
         .with_columns(
             # with the last stop's window (APC), the next run starts after it is over
-            (pl.col("run_end").shift(1).over("vehicle_id") + (hold if include_last else lead * 0))
-            .alias("prev_end"),
+            (pl.col("run_end").shift(1).over("vehicle_id") + after_last).alias("prev_end"),
         )
         .select(*RUN_KEY, "prev_end")
     )

@@ -261,7 +261,7 @@ def write_crowding(
 ) -> dict[str, int]:
     """Replace the rows of service days `start`..`end` in the four crowding tables, in one
     transaction; returns the rows written per table."""
-    fill = {"pontual_version": __version__, "profile_id": profile.id}
+    fill: dict[str, object] = {"pontual_version": __version__, "profile_id": profile.id}
     frames = {
         "tap_placements": result.tap_placements,
         "trip_loads": result.trip_loads,

@@ -1,0 +1,138 @@
+"""`pontual crowding --from D --to D`: boardings, inferred alightings, load profiles and the
+crowding summary (BG art. 59) for a range of service days.
+
+Needs the matched stop visits (`pontual match`) and the fare taps of those days; replaces the
+days' rows of tap_placements, trip_loads, trip_crowding and crowding_summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import date
+
+import polars as pl
+from rich.table import Table
+
+from analytics.alightings import UNLINKED_REASONS
+from analytics.boardings import UNPLACED_REASONS
+from analytics.crowding import CrowdingResult, run_crowding
+from core.errors import ConfigError
+from pontual.context import Context
+
+# Line-hours listed in the "worst" table.
+MAX_SHOWN = 10
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "crowding", help="place taps, infer alightings, compute loads and crowding (art. 59)"
+    )
+    p.add_argument("--from", dest="date_from", type=_date, required=True, help="YYYY-MM-DD")
+    p.add_argument("--to", dest="date_to", type=_date, help="YYYY-MM-DD (default: --from)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    start: date = args.date_from
+    end: date = args.date_to or start
+    if end < start:
+        raise ConfigError(
+            f"period ends ({end}) before it starts ({start})",
+            where="--from/--to",
+            hint="give --to on or after --from",
+        )
+    profile = ctx.profile
+    began = time.perf_counter()
+    with ctx.store() as store:
+        result = run_crowding(store, profile, start, end)
+    elapsed = time.perf_counter() - began
+    print_result(ctx, result, profile.crowding.standees_max_per_m2.value, elapsed)
+    return 0
+
+
+def print_result(
+    ctx: Context, result: CrowdingResult, limit_per_m2: float, elapsed_s: float
+) -> None:
+    """Counts of placed and unplaced taps (with why), linked share, runs over the limit."""
+    taps = result.tap_placements
+    n = taps.height
+    placed = taps.filter(pl.col("placement") == "placed")
+    ctx.say(
+        f"{n} validações em {elapsed_s:.1f} s; {placed.height} embarques localizados "
+        f"({100 * placed.height / n if n else 0:.1f} %)"
+    )
+    if n > placed.height:
+        why = Table("validações não localizadas", "n", "motivo")
+        counts = taps.filter(pl.col("placement") != "placed").group_by("placement").len()
+        for code, count in counts.sort("len", descending=True).iter_rows():
+            why.add_row(code, str(count), UNPLACED_REASONS.get(code, ""))
+        ctx.console.print(why)
+    if placed.height:
+        methods = placed.group_by("alighting_method").len().sort("len", descending=True)
+        ctx.say(
+            "desembarques: "
+            + ", ".join(
+                f"{m} {c} ({100 * c / placed.height:.1f} %)" for m, c in methods.iter_rows()
+            )
+        )
+        unlinked = (
+            placed.filter(pl.col("alighting_method") == "unlinked")
+            .with_columns(pl.col("reason").str.split(":").list.first())
+            .group_by("reason")
+            .len()
+        )
+        if unlinked.height and not ctx.settings.quiet:
+            codes = {v: k for k, v in UNLINKED_REASONS.items()}
+            for reason, count in unlinked.sort("len", descending=True).iter_rows():
+                ctx.say(f"  não encadeadas ({codes.get(reason, '?')}): {count} — {reason}")
+    trips = result.trip_crowding
+    over = trips.filter(pl.col("is_over_limit").fill_null(False)).height
+    ctx.say(
+        f"{trips.height} viagens com perfil de carga; {over} acima de {limit_per_m2:g} pass/m² "
+        f"em pé ({100 * over / trips.height if trips.height else 0:.1f} %)"
+    )
+    summary = result.crowding_summary.filter("is_action_required")
+    if summary.height == 0:
+        return
+    ctx.say(
+        f"{summary.height} linha × sentido × hora exigem mais viagens ou veículos maiores "
+        f"(art. 59 §1); {summary['extra_trips_needed'].sum()} viagens extras no total"
+    )
+    table = Table(
+        "data",
+        "linha",
+        "sentido",
+        "hora (UTC)",
+        "viagens",
+        "acima",
+        "pior trecho",
+        "pass/m² médio",
+        "viagens extras",
+        "veículo maior",
+        title="Onde e quando está lotado",
+    )
+    worst = summary.sort("over_limit_share", "max_standees_per_m2", descending=True).head(MAX_SHOWN)
+    for row in worst.iter_rows(named=True):
+        table.add_row(
+            str(row["service_date"]),
+            row["route_id"],
+            str(row["direction_id"]),
+            row["hour_at"].strftime("%H:%M"),
+            str(row["n_trips"]),
+            str(row["n_over_limit"]),
+            f"{row['worst_from_stop_id']} → {row['worst_to_stop_id']}",
+            ""
+            if row["worst_mean_standees_per_m2"] is None
+            else f"{row['worst_mean_standees_per_m2']:.1f}",
+            str(row["extra_trips_needed"]),
+            row["larger_vehicle_type"] or "",
+        )
+    ctx.console.print(table)
