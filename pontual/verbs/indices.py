@@ -1,0 +1,330 @@
+"""`pontual indices`: the quality indices of a period, written to the store and printed.
+
+pontual indices --period 2026-03            # a month
+pontual indices --period 2026 --grade-history notas.csv
+pontual indices --from 2026-03-01 --to 2026-03-15 --format csv
+pontual indices --period 2026-03 --trace icv_punctuality --scope line:T10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import polars as pl
+from rich.table import Table
+
+from analytics.coverage import read_population
+from analytics.grades import read_grade_history
+from analytics.indices import (
+    IndexResults,
+    read_cost_per_km,
+    read_trace_pings,
+    run_indices,
+    trace_indicator,
+)
+from analytics.infractions import DISCLAIMER
+from analytics.periods import Period, parse_period, range_period
+from core.errors import ConfigError
+from pontual.context import Context
+
+# pt-BR names of the indicators printed (the id is shown for the others)
+LABELS = {
+    "trips_programmed": "viagens programadas",
+    "trips_justified": "viagens justificadas",
+    "trips_run": "viagens realizadas",
+    "trips_suppressed": "viagens suprimidas",
+    "trips_partial": "viagens parciais",
+    "trips_broken_down": "viagens interrompidas por quebra",
+    "trips_late": "viagens atrasadas",
+    "trips_early": "viagens adiantadas",
+    "icv_fulfilment": "ICV — cumprimento de viagens",
+    "icv_punctuality": "ICV — pontualidade",
+    "share_late": "atrasadas / realizadas",
+    "share_early": "adiantadas / realizadas",
+    "breakdowns": "quebras",
+    "breakdowns_per_10000_km": "quebras por 10 000 km",
+    "mkbf_km": "km médio entre quebras (MKBF)",
+    "km_run": "km rodados",
+    "km_programmed": "km programados",
+    "icv_score": "nota do ICV",
+    "km_efficiency": "km rodados / programados",
+    "km_efficiency_window": "km rodados / programados (12 meses)",
+    "km_months_below": "meses abaixo do mínimo de km",
+    "passengers": "passageiros",
+    "equivalent_passengers": "passageiros equivalentes",
+    "fare_integrations": "integrações tarifárias",
+    "ipk": "IPK",
+    "ipk_equivalent": "IPK equivalente",
+    "technical_tariff_brl": "tarifa técnica (R$)",
+    "ewt_s": "tempo de espera excedente (EWT, s)",
+    "headway_regularity": "regularidade do intervalo",
+    "iqs": "IQS",
+    "annual_score": "nota anual",
+    "days_reserve_below_min": "dias com reserva abaixo do mínimo",
+    "days_grave_fleet_cut": "dias de redução grave de frota",
+    "coverage_urban": "cobertura urbana (400 m)",
+    "coverage_rural": "cobertura rural (1 500 m)",
+}
+RATIO_UNITS = {"ratio"}
+DEFAULT_SHOWN = (
+    "trips_programmed",
+    "trips_run",
+    "trips_suppressed",
+    "trips_late",
+    "trips_early",
+    "icv_fulfilment",
+    "icv_punctuality",
+    "breakdowns_per_10000_km",
+    "icv_score",
+    "km_efficiency",
+    "ipk",
+    "ipk_equivalent",
+    "technical_tariff_brl",
+    "iqs",
+    "annual_score",
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "indices",
+        help="ICV, IQS, km, IPK, fleet, grades and suggested infractions of a period",
+        description="Computes the quality indices of a period from the matched trips, writes "
+        "`indicators`, `fleet_days`, `annual_grades` (year periods) and "
+        "`suggested_infractions`, and prints them.",
+    )
+    p.add_argument("--period", help="YYYY-MM (month), YYYY (year) or YYYY-MM-DD..YYYY-MM-DD")
+    p.add_argument("--from", dest="date_from", help="first service day (YYYY-MM-DD)")
+    p.add_argument("--to", dest="date_to", help="last service day (YYYY-MM-DD)")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--scope",
+        help="show one scope: system, operator[:ID], lot[:ID] or line[:ID] (default: system "
+        "and operators)",
+    )
+    p.add_argument("--all", action="store_true", help="print every indicator, not the main ones")
+    p.add_argument("--trace", metavar="INDICATOR", help="list the trips (and pings) behind a value")
+    p.add_argument("--pings", action="store_true", help="with --trace: list the pings too")
+    p.add_argument("--cost-per-km", type=float, help="operating cost per km (R$) for the tariff")
+    p.add_argument("--costs", help="CSV operator_id,month,cost_per_km (R$/km) for the tariff")
+    p.add_argument("--population", help="CSV lat,lon,people,area for stop coverage (CGS art. 4)")
+    p.add_argument("--grade-history", help="CSV scope,scope_id,year,grade of earlier years")
+    p.add_argument("--no-write", action="store_true", help="compute and print only")
+    p.set_defaults(func=run)
+
+
+def resolve_period(args: argparse.Namespace) -> Period:
+    if args.period and (args.date_from or args.date_to):
+        raise ConfigError("give --period or --from/--to, not both", where="--period")
+    if args.period:
+        return parse_period(args.period)
+    if args.date_from and args.date_to:
+        from datetime import date
+
+        try:
+            start, end = date.fromisoformat(args.date_from), date.fromisoformat(args.date_to)
+        except ValueError as exc:
+            raise ConfigError(f"invalid date: {exc}", where="--from/--to") from exc
+        return range_period(start, end)
+    raise ConfigError(
+        "no period given",
+        where="--period",
+        hint="e.g. --period 2026-03, --period 2026, or --from 2026-03-01 --to 2026-03-15",
+    )
+
+
+def parse_scope(text: str | None) -> tuple[str | None, str | None]:
+    if not text:
+        return None, None
+    scope, _, scope_id = text.partition(":")
+    if scope not in ("system", "operator", "lot", "line"):
+        raise ConfigError(
+            f"unknown scope {scope!r}",
+            where="--scope",
+            hint="system, operator:O1, lot:L1, line:T10",
+        )
+    return scope, (scope_id or ("all" if scope == "system" else None))
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    period = resolve_period(args)
+    profile = ctx.profile
+    if args.trace:
+        return run_trace(args, ctx, period)
+    population = read_population(args.population) if args.population else None
+    history = read_grade_history(args.grade_history) if args.grade_history else None
+    costs = read_cost_per_km(args.costs) if args.costs else None
+    with ctx.store(read_only=args.no_write) as store:
+        results = run_indices(
+            store,
+            profile,
+            period,
+            cost_per_km=args.cost_per_km,
+            costs=costs,
+            population=population,
+            grade_history=history,
+            write=not args.no_write,
+        )
+    shown = select_rows(results.indicators, args)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(shown.to_dicts(), default=str, ensure_ascii=False, indent=1))
+        sys.stdout.write("\n")
+        return 0
+    if args.format == "csv":
+        sys.stdout.write(shown.write_csv())
+        return 0
+    print_table(ctx, shown, period, profile.name)
+    print_summary(ctx, results)
+    return 0
+
+
+def select_rows(indicators: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame:
+    scope, scope_id = parse_scope(args.scope)
+    rows = indicators
+    if scope is None:
+        rows = rows.filter(pl.col("scope").is_in(["system", "operator"]))
+    else:
+        rows = rows.filter(pl.col("scope") == scope)
+        if scope_id:
+            rows = rows.filter(pl.col("scope_id") == scope_id)
+    if not args.all and args.format == "table":
+        rows = rows.filter(pl.col("indicator").is_in(DEFAULT_SHOWN))
+    order = {name: i for i, name in enumerate(("system", "operator", "lot", "line"))}
+    return (
+        rows.with_columns(pl.col("scope").replace_strict(order, return_dtype=pl.Int32).alias("_o"))
+        .sort("_o", "scope_id", "indicator")
+        .drop("_o")
+    )
+
+
+def format_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit in RATIO_UNITS:
+        return f"{value * 100:.1f} %".replace(".", ",")
+    if unit in ("trips", "breakdowns", "passengers", "days", "vehicles", "months"):
+        return f"{value:,.0f}".replace(",", ".")
+    return f"{value:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".")
+
+
+def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: str) -> None:
+    out = Table(
+        "escopo",
+        "indicador",
+        "valor",
+        "numerador",
+        "denominador",
+        "base legal",
+        title=f"Índices de {period.label} — {profile_name}",
+    )
+    for r in rows.iter_rows(named=True):
+        out.add_row(
+            f"{r['scope']} {r['scope_id']}",
+            LABELS.get(r["indicator"], r["indicator"]),
+            format_value(r["value"], r["unit"]),
+            "" if r["denominator"] is None else format_value(r["numerator"], "n"),
+            "" if r["denominator"] is None else format_value(r["denominator"], "n"),
+            r["source"],
+        )
+    ctx.console.print(out)
+
+
+def print_summary(ctx: Context, results: IndexResults) -> None:
+    grades = results.annual_grades.filter(~pl.col("is_history"))
+    if grades.height:
+        g = Table("escopo", "ano", "ICV", "IQS", "nota anual", "conceito", "renovação", "cassação")
+        for r in grades.sort("scope", "scope_id").iter_rows(named=True):
+            g.add_row(
+                f"{r['scope']} {r['scope_id']}",
+                str(r["year"]),
+                format_value(r["icv_score"], "points"),
+                format_value(r["iqs_score"], "points"),
+                format_value(r["annual_score"], "points"),
+                r["grade"],
+                "apta" if r["is_renewal_eligible"] else "não apta",
+                f"ALERTA ({r['n_e_consecutive']} seguidos, {r['n_e_total']} no total)"
+                if r["is_cassacao_watch"]
+                else "—",
+            )
+        ctx.console.print(g)
+    inf = results.suggested_infractions
+    if inf.height:
+        counts = (
+            inf.group_by("group", "item", "description")
+            .agg(pl.len().alias("n"), pl.col("urm").sum(), pl.col("is_repeat").sum().alias("rep"))
+            .sort("group", "item")
+        )
+        t = Table(
+            "grupo",
+            "item",
+            "descrição",
+            "ocorrências",
+            "reincidências",
+            "URM",
+            title="Infrações sugeridas (sugestão)",
+        )
+        for r in counts.iter_rows(named=True):
+            t.add_row(
+                r["group"],
+                r["item"],
+                r["description"],
+                str(r["n"]),
+                str(r["rep"]),
+                format_value(r["urm"], "urm"),
+            )
+        ctx.console.print(t)
+        ctx.say(DISCLAIMER)
+
+
+def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
+    scope, scope_id = parse_scope(args.scope or "system")
+    assert scope is not None
+    with ctx.store(read_only=True) as store:
+        trace = trace_indicator(store, ctx.profile, scope, scope_id or "all", period, args.trace)
+        pings = read_trace_pings(store, trace) if args.pings else None
+    if args.format == "csv":
+        sys.stdout.write((pings if pings is not None else trace).write_csv())
+        return 0
+    if args.format == "json":
+        data = (pings if pings is not None else trace).to_dicts()
+        sys.stdout.write(json.dumps(data, default=str, ensure_ascii=False, indent=1) + "\n")
+        return 0
+    used = trace.filter((pl.col("in_numerator") != 0) | (pl.col("in_denominator") != 0))
+    t = Table(
+        "dia",
+        "viagem",
+        "linha",
+        "resultado",
+        "atraso (s)",
+        "veículo",
+        "pings",
+        "no numerador",
+        "no denominador",
+        title=f"{LABELS.get(args.trace, args.trace)} — {scope} {scope_id} — {period.label}",
+    )
+    for r in used.iter_rows(named=True):
+        pings_txt = (
+            f"{r['run_first_ping_id']}–{r['run_last_ping_id']} ({r['run_n_pings']})"
+            if r["run_first_ping_id"] is not None
+            else "—"
+        )
+        t.add_row(
+            str(r["service_date"]),
+            r["trip_id"],
+            r["route_id"],
+            r["outcome"],
+            "" if r["departure_delay_s"] is None else str(r["departure_delay_s"]),
+            r["vehicle_id"] or "—",
+            pings_txt,
+            f"{r['in_numerator']:g}",
+            f"{r['in_denominator']:g}",
+        )
+    ctx.console.print(t)
+    ctx.say(
+        f"numerador {used['in_numerator'].sum():g}, denominador {used['in_denominator'].sum():g}"
+    )
+    if pings is not None:
+        ctx.say(f"{pings.height} pings nas viagens listadas")
+    return 0
