@@ -268,7 +268,7 @@ def read_schedule_from_store(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The planned service of one day for the matching engine.
 
-    Returns (scheduled_trips of that date, gtfs_stop_times of their template trips, gtfs_shapes
+    Raises `InputError` when no loaded feed covers the date. Returns (scheduled_trips of that date, gtfs_stop_times of their template trips, gtfs_shapes
     of their shapes), all from the feed version in force on that date.
     """
     in_force = compute_feeds_in_force(store, service_date, service_date)
@@ -278,14 +278,10 @@ def read_schedule_from_store(
             hint="load a feed that covers this date with `pontual gtfs load PATH`",
         )
     feed_id = str(in_force["feed_id"][0])
+    # no row can also mean a day without service (a holiday): not an error
     trips = store.read(
         "scheduled_trips", "service_date = ? AND feed_id = ?", [service_date, feed_id]
-    )
-    if trips.height == 0:
-        raise InputError(
-            f"no scheduled trips materialised for {service_date.isoformat()} (feed {feed_id})",
-            hint=f"run `pontual gtfs schedule --from {service_date} --to {service_date}`",
-        )
+    ).sort("planned_start_s", "trip_id")
     stop_times = store.read(
         "gtfs_stop_times",
         "feed_id = ? AND trip_id IN (SELECT DISTINCT template_trip_id FROM scheduled_trips "
