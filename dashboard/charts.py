@@ -1,0 +1,244 @@
+"""Altair charts of the dashboard (pure builders: frames in, charts out; labels in pt-BR).
+
+Instants arrive as UTC and are drawn in the feed's local time (`to_local_naive`), because
+planners read the timetable in local clock time.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import altair as alt
+import polars as pl
+
+C = TypeVar("C", alt.Chart, alt.LayerChart)
+
+PT_BR_NUMBER = {"decimal": ",", "thousands": ".", "grouping": [3], "currency": ["R$ ", ""]}
+PT_BR_TIME = {
+    "dateTime": "%A, %e de %B de %Y. %X",
+    "date": "%d/%m/%Y",
+    "time": "%H:%M:%S",
+    "periods": ["AM", "PM"],
+    "days": ["Domingo", "Segunda", "Terça", "Quarta", "Quinta", "Sexta", "Sábado"],
+    "shortDays": ["Dom", "Seg", "Ter", "Qua", "Qui", "Sex", "Sáb"],
+    "months": [
+        "Janeiro",
+        "Fevereiro",
+        "Março",
+        "Abril",
+        "Maio",
+        "Junho",
+        "Julho",
+        "Agosto",
+        "Setembro",
+        "Outubro",
+        "Novembro",
+        "Dezembro",
+    ],
+    "shortMonths": [
+        "Jan",
+        "Fev",
+        "Mar",
+        "Abr",
+        "Mai",
+        "Jun",
+        "Jul",
+        "Ago",
+        "Set",
+        "Out",
+        "Nov",
+        "Dez",
+    ],
+}
+"""d3 locale for Vega: axes read 1.234,5 and Brazilian month names."""
+
+
+def to_local_naive(frame: pl.DataFrame, columns: list[str], timezone: str) -> pl.DataFrame:
+    """UTC instant columns as naive local times (what Vega draws without shifting them)."""
+    return frame.with_columns(
+        pl.col(c).dt.convert_time_zone(timezone).dt.replace_time_zone(None) for c in columns
+    )
+
+
+def _locale(chart: C) -> C:
+    # Vega reads the number / time locale from the chart's usermeta embed options.
+    return chart.properties(
+        usermeta={"embedOptions": {"formatLocale": PT_BR_NUMBER, "timeFormatLocale": PT_BR_TIME}}
+    )
+
+
+def build_marey(points: pl.DataFrame, timezone: str) -> alt.Chart:
+    """Time–distance (Marey) diagram: x = local time, y = km along the line; scheduled trips
+    dashed, actual runs solid (BG art. 77: the schedule against the GPS evidence)."""
+    frame = to_local_naive(points, ["at"], timezone)
+    base = alt.Chart(frame).encode(
+        x=alt.X("at:T", title="Horário", axis=alt.Axis(format="%H:%M")),
+        y=alt.Y("dist_km:Q", title="Distância ao longo da linha (km)"),
+        detail="trip_id:N",
+        color=alt.Color(
+            "kind:N",
+            title="Viagem",
+            scale=alt.Scale(domain=["programada", "realizada"], range=["#888888", "#1f77b4"]),
+        ),
+        strokeDash=alt.StrokeDash(
+            "kind:N",
+            scale=alt.Scale(domain=["programada", "realizada"], range=[[5, 4], [1, 0]]),
+            legend=None,
+        ),
+        tooltip=[
+            alt.Tooltip("trip_id:N", title="Viagem"),
+            alt.Tooltip("kind:N", title="Tipo"),
+            alt.Tooltip("at:T", title="Horário", format="%H:%M:%S"),
+            alt.Tooltip("dist_km:Q", title="km", format=",.2f"),
+        ],
+    )
+    return _locale(base.mark_line().properties(height=420).interactive())
+
+
+def build_delay_histogram(delays: pl.DataFrame, bin_min: float = 1.0) -> alt.Chart:
+    """Distribution of origin departure delays (`delay_min`, minutes; + late) in bins of
+    `bin_min` minutes."""
+    chart = (
+        alt.Chart(delays)
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "delay_min:Q",
+                bin=alt.Bin(step=bin_min),
+                title="Atraso na partida do terminal (min; negativo = adiantada)",
+            ),
+            y=alt.Y("count():Q", title="Viagens"),
+        )
+        .properties(height=260)
+    )
+    return _locale(chart)
+
+
+def build_headway_chart(headways: pl.DataFrame, timezone: str) -> alt.Chart:
+    """Excess waiting time per hour (EWT = AWT - SWT, minutes) of a frequent line."""
+    frame = to_local_naive(headways, ["hour_at"], timezone).with_columns(
+        (pl.col("excess_wait_s") / 60).alias("ewt_min")
+    )
+    chart = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("hour_at:T", title="Hora", axis=alt.Axis(format="%d/%m %H:%M")),
+            y=alt.Y("ewt_min:Q", title="Espera excedente EWT (min)"),
+            color=alt.Color("direction_id:N", title="Sentido"),
+            tooltip=[
+                alt.Tooltip("hour_at:T", title="Hora", format="%d/%m/%Y %H:%M"),
+                alt.Tooltip("ewt_min:Q", title="EWT (min)", format=",.1f"),
+            ],
+        )
+        .properties(height=260)
+    )
+    return _locale(chart)
+
+
+def build_stop_delays(stops: pl.DataFrame) -> alt.Chart:
+    """Arrival delay at each stop of a trip (`delay_min`, minutes), in itinerary order."""
+    chart = (
+        alt.Chart(stops)
+        .mark_bar()
+        .encode(
+            x=alt.X("stop_sequence:O", title="Parada (ordem)"),
+            y=alt.Y("delay_min:Q", title="Atraso na chegada (min)"),
+            color=alt.condition("datum.delay_min > 0", alt.value("#d62728"), alt.value("#2ca02c")),
+            tooltip=[
+                alt.Tooltip("stop_name:N", title="Parada"),
+                alt.Tooltip("delay_min:Q", title="Atraso (min)", format=",.1f"),
+            ],
+        )
+        .properties(height=240)
+    )
+    return _locale(chart)
+
+
+def build_heatmap(cells: pl.DataFrame) -> alt.Chart:
+    """Line × local hour heatmap of the share of trips over the crowding limit (0-1)."""
+    chart = (
+        alt.Chart(cells)
+        .mark_rect()
+        .encode(
+            x=alt.X("hour:O", title="Hora"),
+            y=alt.Y("route_id:N", title="Linha"),
+            color=alt.Color(
+                "over_limit_share:Q",
+                title="Viagens acima do limite",
+                scale=alt.Scale(scheme="reds", domain=[0, 1]),
+                legend=alt.Legend(format=".0%"),
+            ),
+            tooltip=[
+                alt.Tooltip("route_id:N", title="Linha"),
+                alt.Tooltip("hour:O", title="Hora"),
+                alt.Tooltip("n_trips:Q", title="Viagens"),
+                alt.Tooltip("over_limit_share:Q", title="Acima do limite", format=".1%"),
+            ],
+        )
+        .properties(height=alt.Step(18))
+    )
+    return _locale(chart)
+
+
+def build_load_profile(
+    loads: pl.DataFrame, load_column: str, n_seats: float | None, standing_limit: float | None
+) -> alt.LayerChart:
+    """Load after each stop of a trip, with the seats and the standing limit (seats +
+    standing area × the profile's standees per m²) drawn as horizontal rules."""
+    bars = (
+        alt.Chart(loads)
+        .mark_bar()
+        .encode(
+            x=alt.X("stop_sequence:O", title="Parada (ordem)"),
+            y=alt.Y(f"{load_column}:Q", title="Passageiros a bordo"),
+            tooltip=[
+                alt.Tooltip("stop_sequence:O", title="Parada"),
+                alt.Tooltip(f"{load_column}:Q", title="A bordo"),
+            ],
+        )
+    )
+    rules = [
+        pl.DataFrame({"y": [float(v)], "label": [label]})
+        for v, label in ((n_seats, "assentos"), (standing_limit, "limite em pé"))
+        if v is not None
+    ]
+    layers: list[alt.Chart] = [bars]
+    if rules:
+        frame = pl.concat(rules)
+        layers.append(
+            alt.Chart(frame)
+            .mark_rule(strokeDash=[6, 3], strokeWidth=2)
+            .encode(
+                y="y:Q",
+                color=alt.Color(
+                    "label:N",
+                    title="Referência",
+                    scale=alt.Scale(
+                        domain=["assentos", "limite em pé"], range=["#ff7f0e", "#d62728"]
+                    ),
+                ),
+            )
+        )
+    return _locale(alt.LayerChart(layer=layers).properties(height=280))
+
+
+def build_fleet_availability(
+    days: pl.DataFrame, date_col: str, required: str, operated: str
+) -> alt.Chart:
+    """Daily vehicles operated against vehicles required."""
+    frame = days.group_by(date_col).agg(pl.col(required).sum(), pl.col(operated).sum())
+    long = frame.unpivot(index=date_col, on=[required, operated]).with_columns(
+        pl.col("variable").replace({required: "exigida", operated: "operada"})
+    )
+    chart = (
+        alt.Chart(long)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(f"{date_col}:T", title="Dia", axis=alt.Axis(format="%d/%m")),
+            y=alt.Y("value:Q", title="Veículos"),
+            color=alt.Color("variable:N", title="Frota"),
+        )
+        .properties(height=260)
+    )
+    return _locale(chart)

@@ -1,0 +1,140 @@
+"""Brazilian (pt-BR) formatting of the numbers, dates and durations the dashboard shows.
+
+Numbers use '.' for thousands and ',' for decimals (1.234,5); percentages carry a space before
+the sign (97,3 %); dates are dd/mm/aaaa; instants are shown in the feed's local time zone.
+No streamlit here: these are plain functions, tested on their own.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import polars as pl
+
+Number = Any
+"""What the number formatters accept (Polars aggregates may return any of these)."""
+
+MISSING = "—"
+"""What a missing value shows as."""
+
+
+def _is_missing(value: Number) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def to_number(value: Number, decimals: int = 1) -> str:
+    """1234.5 -> '1.234,5'; None or NaN -> '—'."""
+    if _is_missing(value):
+        return MISSING
+    assert value is not None
+    # Half away from zero (1,25 -> 1,3), as people round by hand; not Python's half-even.
+    number = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    if number == 0:
+        number = abs(number)  # no '-0,0'
+    text = f"{number:,.{decimals}f}"
+    # Swap the separators of Python's en-US grouping: ',' thousands -> '.', '.' decimal -> ','.
+    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
+def to_integer(value: Number) -> str:
+    """12345 -> '12.345'."""
+    return to_number(value, 0)
+
+
+def to_percent(ratio: float | None, decimals: int = 1) -> str:
+    """A ratio (0.973) as '97,3 %'."""
+    if _is_missing(ratio):
+        return MISSING
+    assert ratio is not None
+    return f"{to_number(ratio * 100, decimals)} %"
+
+
+def to_signed(value: Number, decimals: int = 1, unit: str = "") -> str:
+    """A change with its sign: +1,2 / -0,4 (with an optional unit after a space)."""
+    if _is_missing(value):
+        return MISSING
+    assert value is not None
+    rounded = float(
+        Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    )
+    sign = "+" if rounded > 0 else ("-" if rounded < 0 else "")
+    text = sign + to_number(abs(rounded), decimals)
+    return f"{text} {unit}" if unit else text
+
+
+def to_points_change(ratio_change: float | None, decimals: int = 1) -> str:
+    """A change of a ratio in percentage points: 0.012 -> '+1,2 p.p.'."""
+    if _is_missing(ratio_change):
+        return MISSING
+    assert ratio_change is not None
+    return to_signed(ratio_change * 100, decimals, "p.p.")
+
+
+def to_date(value: date | datetime | None) -> str:
+    """A date as dd/mm/aaaa."""
+    if value is None:
+        return MISSING
+    return value.strftime("%d/%m/%Y")
+
+
+def to_local(value: datetime | None, timezone: str, with_seconds: bool = False) -> str:
+    """A UTC instant as local 'dd/mm/aaaa HH:MM' in `timezone` (IANA)."""
+    if value is None:
+        return MISSING
+    local = value.astimezone(ZoneInfo(timezone))
+    return local.strftime("%d/%m/%Y %H:%M:%S" if with_seconds else "%d/%m/%Y %H:%M")
+
+
+def to_clock(value: datetime | None, timezone: str) -> str:
+    """A UTC instant as the local clock time HH:MM:SS."""
+    if value is None:
+        return MISSING
+    return value.astimezone(ZoneInfo(timezone)).strftime("%H:%M:%S")
+
+
+def to_delay(seconds: Number) -> str:
+    """A delay in seconds as '+3 min 05 s' (late) or '-0 min 40 s' (early)."""
+    if _is_missing(seconds):
+        return MISSING
+    assert seconds is not None
+    total = round(float(seconds))
+    sign = "+" if total > 0 else ("-" if total < 0 else "")
+    minutes, secs = divmod(abs(total), 60)
+    return f"{sign}{minutes} min {secs:02d} s"
+
+
+def to_period(period: str) -> str:
+    """A period id as planners read it: '2026-03' -> 'mar/2026', '2026' -> '2026',
+    '2026-03-01..2026-03-31' -> '01/03/2026 a 31/03/2026', '2026-S1' -> '1º sem./2026'."""
+    months = ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez")
+    if ".." in period:
+        start, end = period.split("..", 1)
+        return f"{to_date(date.fromisoformat(start))} a {to_date(date.fromisoformat(end))}"
+    if "-S" in period:
+        year, half = period.split("-S", 1)
+        return f"{half}º sem./{year}"
+    if len(period) == 7 and period[4] == "-":
+        return f"{months[int(period[5:]) - 1]}/{period[:4]}"
+    if len(period) == 10:
+        return to_date(date.fromisoformat(period))
+    return period
+
+
+def format_column(series: pl.Series, kind: str, timezone: str = "UTC") -> pl.Series:
+    """Format a whole column for display: kind is number, integer, percent, date, local,
+    clock or delay. Vectorised where Polars can; Python formatting on the (small) displayed
+    table otherwise."""
+    formatter: Any = {
+        "number": to_number,
+        "integer": to_integer,
+        "percent": to_percent,
+        "date": to_date,
+        "delay": to_delay,
+        "local": lambda v: to_local(v, timezone),
+        "clock": lambda v: to_clock(v, timezone),
+    }[kind]
+    return pl.Series(series.name, [formatter(v) for v in series.to_list()], dtype=pl.String)

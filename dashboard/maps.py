@@ -1,0 +1,120 @@
+"""pydeck maps with no base-map tiles (`map_style=None`): they draw offline, from the store's
+own geometry (itinerary, stops, pings, live vehicles)."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pydeck as pdk
+
+# Colours (RGBA) by delay class, shared by the trip and live maps.
+LATE_RGBA = [214, 39, 40, 220]
+EARLY_RGBA = [255, 127, 14, 220]
+ON_TIME_RGBA = [44, 160, 44, 220]
+UNKNOWN_RGBA = [120, 120, 120, 200]
+
+
+def _view(points: pl.DataFrame) -> pdk.ViewState:
+    """A view centred on the points, zoomed roughly to their extent."""
+    if points.is_empty():
+        return pdk.ViewState(latitude=0.0, longitude=0.0, zoom=1)
+    lat_span = float(points["lat"].max() - points["lat"].min())  # type: ignore[operator,arg-type]
+    lon_span = float(points["lon"].max() - points["lon"].min())  # type: ignore[operator,arg-type]
+    span = max(lat_span, lon_span, 1e-4)
+    # ~360° at zoom 0, halving per level; a margin of one level.
+    zoom = max(1.0, min(17.0, math.log2(360.0 / span) - 1.0))
+    return pdk.ViewState(
+        latitude=float(points["lat"].mean()),  # type: ignore[arg-type]
+        longitude=float(points["lon"].mean()),  # type: ignore[arg-type]
+        zoom=zoom,
+    )
+
+
+def build_trip_deck(shape: pl.DataFrame, stops: pl.DataFrame, pings: pl.DataFrame) -> pdk.Deck:
+    """A trip's evidence: the itinerary (grey path), its stops (white, outlined) and the GPS
+    pings of the run (blue)."""
+    layers = []
+    if shape.height:
+        path = [[lon, lat] for lat, lon in shape.select("lat", "lon").iter_rows()]
+        layers.append(
+            pdk.Layer(
+                "PathLayer",
+                data=[{"path": path, "name": "itinerário"}],
+                get_path="path",
+                get_color=[110, 110, 110],
+                width_min_pixels=3,
+            )
+        )
+    if stops.height:
+        layers.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                data=stops.select("stop_id", "stop_name", "lat", "lon")
+                .drop_nulls(["lat", "lon"])
+                .to_dicts(),
+                get_position=["lon", "lat"],
+                get_fill_color=[255, 255, 255],
+                get_line_color=[0, 0, 0],
+                stroked=True,
+                line_width_min_pixels=1,
+                radius_min_pixels=5,
+                pickable=True,
+            )
+        )
+    if pings.height:
+        layers.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                data=pings.select("ping_id", "lat", "lon").to_dicts(),
+                get_position=["lon", "lat"],
+                get_fill_color=[31, 119, 180, 200],
+                radius_min_pixels=3,
+                pickable=True,
+            )
+        )
+    everything = (
+        pl.concat(
+            [f.select("lat", "lon") for f in (shape, stops, pings) if f.height],
+            how="vertical_relaxed",
+        )
+        if any(f.height for f in (shape, stops, pings))
+        else pl.DataFrame()
+    )
+    return pdk.Deck(
+        layers=layers,
+        initial_view_state=_view(everything.drop_nulls()),
+        map_style=None,
+        tooltip={"text": "{stop_name}{ping_id}"},
+    )
+
+
+def build_live_deck(vehicles: pl.DataFrame, late_s: int, early_s: int) -> pdk.Deck:
+    """Vehicles by position, coloured by delay (late / early beyond the profile's windows,
+    on time, unknown) and sized by occupancy when known (`load_ratio` 0-1+)."""
+    colour = (
+        pl.when(pl.col("delay_s") > late_s)
+        .then(pl.lit(LATE_RGBA))
+        .when(pl.col("delay_s") < -early_s)
+        .then(pl.lit(EARLY_RGBA))
+        .when(pl.col("delay_s").is_not_null())
+        .then(pl.lit(ON_TIME_RGBA))
+        .otherwise(pl.lit(UNKNOWN_RGBA))
+    )
+    radius = 40 + 80 * pl.col("load_ratio").fill_null(0.3).clip(0, 1.5)
+    frame = vehicles.with_columns(colour.alias("color"), radius.alias("radius_m"))
+    layer = pdk.Layer(
+        "ScatterplotLayer",
+        data=frame.select("vehicle_id", "lat", "lon", "color", "radius_m", "label").to_dicts(),
+        get_position=["lon", "lat"],
+        get_fill_color="color",
+        get_radius="radius_m",
+        radius_min_pixels=4,
+        pickable=True,
+    )
+    return pdk.Deck(
+        layers=[layer],
+        initial_view_state=_view(vehicles),
+        map_style=None,
+        tooltip={"text": "{vehicle_id}\n{label}"},
+    )

@@ -1,0 +1,1 @@
+"""Dashboard pages: each file is a Streamlit page script run by `dashboard/app.py`."""

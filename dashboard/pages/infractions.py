@@ -1,0 +1,52 @@
+"""Infrações sugeridas: detected facts mapped to the profile's infractions catalogue (BG Anexo
+I) with their evidence and fine in URM. Suggestions for a human inspector, never fines."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboard import data, state
+from dashboard.format import format_column, to_integer, to_number
+
+f = state.filters()
+tz = state.timezone()
+start, end = data.compute_period_dates(f.period)
+unit = state.profile().infractions.currency_unit.value
+st.title("Infrações sugeridas")
+st.warning(
+    "Sugestões para análise do fiscal do órgão gestor: não são autos de infração. Cada item "
+    "traz a evidência (viagens, horários, registros GPS) para conferência."
+)
+
+rows: pl.DataFrame = state.load("read_suggested_infractions", start, end, f.operator_id)
+if rows.is_empty():
+    state.empty_notice("infrações sugeridas", f"pontual indices --period {f.period}")
+    st.stop()
+
+urm = next((c for c in ("urm", "fine_urm", "urm_value") if c in rows.columns), None)
+c1, c2 = st.columns(2)
+c1.metric("Sugestões no período", to_integer(rows.height))
+if urm:
+    c2.metric(f"Total ({unit})", to_number(rows[urm].sum(), 1))
+
+shown = rows.drop(
+    [
+        c
+        for c in ("pontual_version", "profile_id", "computed_at", "infraction_key")
+        if c in rows.columns
+    ]
+)
+if {"occurred_on", "trip_ids"} <= set(rows.columns):
+    # The evidence link opens the first trip's page with its map, pings and stop delays.
+    first_trip = pl.col("trip_ids").str.split(",").list.first().str.strip_chars()
+    shown = shown.with_columns(
+        pl.when(first_trip.is_not_null() & (first_trip != ""))
+        .then(pl.format("viagem?data={}&viagem={}", pl.col("occurred_on"), first_trip))
+        .alias("evidência")
+    )
+when = next((c for c in ("occurred_at",) if c in shown.columns), None)
+if when:
+    shown = shown.with_columns(format_column(shown[when], "local", tz))
+config = {"evidência": st.column_config.LinkColumn("Evidência", display_text="abrir viagem")}
+st.dataframe(shown, hide_index=True, width="stretch", column_config=config)

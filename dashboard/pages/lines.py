@@ -1,0 +1,92 @@
+"""Linhas: trip outcomes per line for a day, the Marey diagram of a line, its origin delay
+distribution, and headways / excess waiting time on frequent lines."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboard import charts, data, state
+from dashboard.format import format_column, to_date, to_number, to_period
+
+f = state.filters()
+tz = state.timezone()
+start, end = data.compute_period_dates(f.period)
+st.title("Linhas")
+st.caption(f"{to_period(f.period)} · horários em {tz}")
+
+days: list = state.load("read_service_dates", start, end)
+if not days:
+    state.empty_notice("viagens realizadas", "pontual match")
+    st.stop()
+day = st.selectbox("Dia", days, format_func=to_date, key="lines_day")
+
+st.subheader(f"Resultado das viagens em {to_date(day)}")
+counts: pl.DataFrame = state.load("read_outcome_counts", day, day, f.route_ids, f.direction)
+if f.route_id != data.ALL and counts.height:
+    counts = counts.filter(pl.col("route_id") == f.route_id)
+if counts.is_empty():
+    state.empty_notice("viagens deste dia", "pontual match")
+else:
+    named = {"route_id": "Linha", "n_programmed": "Programadas"}
+    named.update({f"n_{k}": v.capitalize() for k, v in data.OUTCOME_LABELS.items()})
+    named["n_justified"] = "Justificadas"
+    st.dataframe(counts.rename(named), hide_index=True, width="stretch")
+
+lines = counts["route_id"].to_list() if counts.height else []
+if not lines:
+    st.stop()
+default = lines.index(f.route_id) if f.route_id in lines else 0
+route_id = st.selectbox("Linha para o detalhe", lines, index=default, key="lines_route")
+
+trips: pl.DataFrame = state.load("read_day_outcomes", day, route_id, f.direction)
+st.subheader(f"Viagens da linha {route_id}")
+if trips.height:
+    shown = pl.DataFrame(
+        [
+            format_column(trips["planned_start_at"], "clock", tz).alias("Partida programada"),
+            format_column(trips["actual_start_at"], "clock", tz).alias("Partida real"),
+            trips["outcome"].replace(data.OUTCOME_LABELS).alias("Resultado"),
+            format_column(trips["departure_delay_s"], "delay").alias("Atraso na origem"),
+            trips["vehicle_id"].alias("Veículo"),
+            trips["is_justified"].alias("Justificada"),
+            trips["reason"].alias("Motivo"),
+            trips["trip_id"].alias("Viagem"),
+        ]
+    )
+    st.dataframe(shown, hide_index=True, width="stretch")
+
+st.subheader("Diagrama de Marey (tempo × distância)")
+points: pl.DataFrame = state.load("read_marey", day, route_id, f.direction)
+if points.is_empty():
+    state.empty_notice("horários e visitas às paradas", "pontual gtfs load e pontual match")
+else:
+    st.caption("Tracejado: viagens programadas; contínuo: viagens realizadas (GPS).")
+    st.altair_chart(charts.build_marey(points, tz), width="stretch")
+
+st.subheader(f"Distribuição dos atrasos na origem — {to_period(f.period)}")
+period_trips: pl.DataFrame = state.load("read_delays", start, end, route_id, f.direction)
+if period_trips.is_empty():
+    state.empty_notice("atrasos", "pontual match")
+else:
+    st.altair_chart(charts.build_delay_histogram(period_trips), width="stretch")
+    st.caption(
+        f"{period_trips.height} viagens; mediana "
+        f"{to_number(period_trips['delay_min'].median(), 1)} min."
+    )
+
+st.subheader("Intervalos e espera excedente (linhas frequentes)")
+headways: pl.DataFrame = state.load("read_headways", start, end, route_id)
+if headways.is_empty():
+    st.info(
+        "Linha sem observações de intervalo neste período (só linhas frequentes, com "
+        "intervalo programado até o limite do perfil, são avaliadas por EWT). "
+        "Rode `pontual match` para preenchê-las."
+    )
+else:
+    ewt_s = headways["excess_wait_s"].drop_nulls().cast(pl.Float64).to_list()
+    st.metric(
+        "Espera excedente média (EWT)",
+        f"{to_number(sum(ewt_s) / len(ewt_s) / 60 if ewt_s else None, 1)} min",
+    )  # type: ignore[operator]
+    st.altair_chart(charts.build_headway_chart(headways, tz), width="stretch")

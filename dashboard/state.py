@@ -1,0 +1,132 @@
+"""What every page shares: the store path, the cached reads, and the filters kept across pages.
+
+The store path comes from PONTUAL_STORE (set by `pontual dashboard`), the profile from
+PONTUAL_PROFILE. Reads go through `load`, cached with `st.cache_data` and keyed on the
+snapshot's modification time, so a snapshot the pipeline publishes is picked up on the next
+rerun without restarting the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from core.profile import Profile, load_profile
+from core.settings import Settings
+from core.store import open_snapshot
+from dashboard import data
+from dashboard.format import to_period
+
+DIRECTIONS = {"Ambos os sentidos": None, "Ida (0)": 0, "Volta (1)": 1}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The planner's selection, the same on every page (kept in the session state)."""
+
+    period: str
+    operator_id: str
+    lot_id: str
+    route_id: str
+    direction: int | None
+    route_ids: tuple[str, ...] | None
+    """Lines of the chosen operator / lot (None: all lines)."""
+
+
+def settings() -> Settings:
+    return Settings.resolve()
+
+
+def profile() -> Profile:
+    return load_profile(settings().profile_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _cached(name: str, store_path: str, mtime: float, args: tuple[Any, ...]) -> Any:
+    # `mtime` is only part of the key: a new snapshot is a new cache entry.
+    with open_snapshot(store_path) as store:
+        return getattr(data, name)(store, *args)
+
+
+def load(name: str, *args: Any) -> Any:
+    """`dashboard.data.<name>(snapshot, *args)`, cached until the snapshot changes."""
+    path = str(settings().store_path)
+    return _cached(name, path, data.read_snapshot_mtime(path), tuple(args))
+
+
+def require_snapshot() -> None:
+    """Stop the page with an explanation when no snapshot has been published yet."""
+    path = settings().store_path
+    if data.read_snapshot_mtime(path) == 0.0:
+        st.info(
+            f"Nenhum dado publicado em `{path}`. Rode `pontual demo --no-serve` (ou a "
+            "ingestão e `pontual match`) para criar o banco e publicar o snapshot de leitura."
+        )
+        st.stop()
+
+
+def timezone() -> str:
+    return str(load("read_timezone", profile().general.timezone.value))
+
+
+def render_filters() -> Filters | None:
+    """The sidebar filters (period, operator/lot, line, direction); None without a snapshot."""
+    sidebar = st.sidebar
+    sidebar.markdown("### Filtros")
+    if data.read_snapshot_mtime(settings().store_path) == 0.0:
+        sidebar.caption("Sem dados publicados.")
+        return None
+    periods: pl.DataFrame = load("read_periods")
+    period_ids = periods["period"].to_list() or [date.today().strftime("%Y-%m")]
+    period = sidebar.selectbox("Período", period_ids, format_func=to_period, key="f_period")
+    operators: pl.DataFrame = load("read_operators")
+    op_ids = [data.ALL, *sorted(set(operators["operator_id"].drop_nulls().to_list()))]
+    operator_id = sidebar.selectbox(
+        "Operadora", op_ids, format_func=lambda v: v or "Todas", key="f_operator"
+    )
+    lots = operators.filter(pl.col("lot_id").is_not_null())
+    if operator_id != data.ALL:
+        lots = lots.filter(pl.col("operator_id") == operator_id)
+    lot_ids = [data.ALL, *sorted(set(lots["lot_id"].to_list()))]
+    if st.session_state.get("f_lot", data.ALL) not in lot_ids:
+        st.session_state["f_lot"] = data.ALL
+    lot_id = sidebar.selectbox("Lote", lot_ids, format_func=lambda v: v or "Todos", key="f_lot")
+    route_ids = load("read_route_ids", operator_id, lot_id)
+    lines: pl.DataFrame = load("read_lines")
+    if route_ids is not None:
+        lines = lines.filter(pl.col("route_id").is_in(route_ids))
+    labels = dict(zip(lines["route_id"].to_list(), lines["label"].to_list(), strict=True))
+    line_ids = [data.ALL, *labels]
+    if st.session_state.get("f_route", data.ALL) not in line_ids:
+        st.session_state["f_route"] = data.ALL
+    route_id = sidebar.selectbox(
+        "Linha", line_ids, format_func=lambda v: labels.get(v, "Todas"), key="f_route"
+    )
+    direction = sidebar.selectbox("Sentido", list(DIRECTIONS), key="f_direction")
+    return Filters(
+        period=period,
+        operator_id=operator_id,
+        lot_id=lot_id,
+        route_id=route_id,
+        direction=DIRECTIONS[direction],
+        route_ids=tuple(route_ids) if route_ids is not None else None,
+    )
+
+
+def filters() -> Filters:
+    """The current filters (rendered by the app before the page); stops the page without data."""
+    require_snapshot()
+    current = st.session_state.get("filters")
+    if current is None:
+        st.info("Escolha os filtros na barra lateral.")
+        st.stop()
+    return current  # type: ignore[no-any-return]
+
+
+def empty_notice(what: str, command: str) -> None:
+    """The info box a page shows when a table it needs is empty or absent."""
+    st.info(f"Sem dados de {what} para esta seleção. Rode `{command}` para preenchê-los.")

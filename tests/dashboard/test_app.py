@@ -1,0 +1,175 @@
+"""Every page of the dashboard through Streamlit's AppTest, on the small fixture store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.store import Store, open_snapshot
+from dashboard.app import PAGES
+from dashboard.format import to_number, to_percent, to_points_change, to_signed
+
+APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
+
+
+def _app(store: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("PONTUAL_STORE", str(store))
+    monkeypatch.setenv("PONTUAL_LIVE_URL", "http://127.0.0.1:9/vehicles.json")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at
+
+
+def _metrics(at: AppTest) -> dict[str, tuple[str, str | None]]:
+    return {m.label: (m.value, m.delta) for m in at.metric}
+
+
+@pytest.mark.parametrize(("path", "title"), [(p[0], p[1]) for p in PAGES])
+def test_every_page_renders_without_error(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch, path: str, title: str
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.title[0].value == title
+
+
+def test_overview_headlines_equal_the_indicators_rows(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    shown = _metrics(at)
+    with open_snapshot(dashboard_store) as store:
+        rows = store.query("SELECT period, indicator, value FROM indicators WHERE scope='system'")
+    value = {(p, i): v for p, i, v in rows.iter_rows()}
+    # Ratios as pt-BR percentages, the change in percentage points.
+    fulfilment = value["2026-03", "icv_fulfilment"]
+    change = fulfilment - value["2026-02", "icv_fulfilment"]
+    assert shown["Cumprimento de viagens"] == (to_percent(fulfilment), to_points_change(change))
+    assert shown["Cumprimento de viagens"] == ("97,3 %", "+1,2 p.p.")  # hand-checked
+    assert shown["Pontualidade"][0] == to_percent(value["2026-03", "icv_punctuality"]) == "88,0 %"
+    assert shown["Km rodado / programado"][0] == "95,4 %"
+    assert shown["ICV (nota 0–100)"] == (to_number(value["2026-03", "icv_score"]), "+2,5")
+    assert shown["Quebras por 10.000 km"] == ("1,25", "")  # no February value
+    assert shown["IPK (passageiros/km)"][0] == "1,87"
+    # Fewer suppressed trips than in February: a negative change, shown as good (inverse).
+    assert shown["Viagens suprimidas"] == ("40", to_signed(-5.0, 0)) == ("40", "-5")
+    assert shown["Viagens lotadas (acima do limite)"] == ("—", "")
+    # 84 points so far in 2026: grade B under the Bento Gonçalves bands (B >= 80).
+    assert shown["Nota anual parcial 2026 (conceito B)"][0] == "84,0"
+
+
+def test_filters_are_kept_across_pages_and_narrow_the_scope(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.selectbox(key="f_route").set_value("L1").run()
+    assert _metrics(at)["Cumprimento de viagens"][0] == "100,0 %"  # the line L1 row
+    at.switch_page("pages/lines.py").run()
+    assert at.selectbox(key="f_route").value == "L1"
+    assert at.selectbox(key="lines_route").value == "L1"
+    at.switch_page("pages/overview.py").run()
+    assert at.selectbox(key="f_route").value == "L1"
+    assert "Linha L1" in at.caption[0].value
+
+
+def test_lines_page_counts_the_day_outcomes(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/lines.py").run()
+    counts = pl.from_pandas(at.dataframe[0].value)
+    l1 = counts.filter(pl.col("Linha") == "L1").row(0, named=True)
+    assert (l1["Programadas"], l1["No horário"], l1["Atrasada"], l1["Suprimida"]) == (3, 1, 1, 1)
+    assert l1["Justificadas"] == 1
+    trips = pl.from_pandas(at.dataframe[1].value)
+    assert trips["Partida programada"].to_list() == ["07:00:00", "08:00:00", "09:00:00"]
+    assert trips["Atraso na origem"].to_list() == ["+2 min 00 s", "—", "+7 min 00 s"]
+    assert at.metric[0].value == "1,3 min"  # EWT: mean of 30 s and 120 s
+
+
+def test_trip_page_opened_from_an_evidence_link(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.query_params["data"] = "2026-03-02"
+    at.query_params["viagem"] = "L1-0800"
+    at.switch_page("pages/trip.py").run()
+    assert at.subheader[0].value == "Resultado: suprimida (justificada)"
+    assert "Ocorrência INC1 (obstruction)" in at.success[0].value
+    at.selectbox(key="trip_id").set_value("L1-0700").run()
+    shown = _metrics(at)
+    assert shown["Atraso na origem"][0] == "+2 min 00 s"
+    assert shown["Partida programada"][0] == "02/03/2026 07:00"
+    stops = pl.from_pandas(at.dataframe[0].value)
+    assert stops["Atraso"].to_list() == ["+2 min 00 s", "+3 min 00 s", "+2 min 00 s"]
+
+
+def test_fleet_page_applies_the_age_and_reserve_rules(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/fleet.py").run()
+    shown = _metrics(at)
+    assert shown["Veículos cadastrados"][0] == "4"
+    assert shown["Acima da idade máxima"][0] == "1"  # V2, urban, 14 years > 12 (BG art. 18)
+    assert shown["Vistorias vencidas"][0] == "0"
+    # Yearly fee: V1, V2, V3 over 20 passengers (945), V4 padron fallback 40 seats (945).
+    assert shown["Total anual (UFITAS)"][0] == "3.780"
+
+
+def test_annual_page_flags_the_cassacao_watch(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/annual.py").run()
+    assert "OP2" in at.warning[0].value  # E for 3 consecutive years
+    grades = pl.from_pandas(at.dataframe[0].value)
+    assert grades["Conceito"].to_list() == ["B", "E"]
+
+
+def test_pages_explain_which_command_fills_an_empty_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "empty.duckdb"
+    with Store.open(path) as store:
+        store.publish_snapshot()
+    at = _app(path, monkeypatch)
+    assert "pontual indices" in at.info[0].value
+    for page, *_ in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert at.info, page
+        assert "pontual " in " ".join(i.value for i in at.info), page
+
+
+def test_without_a_snapshot_the_app_says_how_to_publish_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(tmp_path / "none.duckdb", monkeypatch)
+    assert not at.exception
+    assert "pontual demo --no-serve" in at.info[0].value
+
+
+def test_fleet_page_shows_the_grave_cut(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/fleet.py").run()
+    assert _metrics(at)["Maior sequência de dias com redução > 10 %"][0] == "4 dias"
+    assert "OP1" in at.warning[0].value
+
+
+def test_infractions_page_marks_suggestions_with_evidence_links(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/infractions.py").run()
+    assert "não são autos de infração" in at.warning[0].value
+    assert _metrics(at)["Total (URM)"][0] == "10,0"
+    table = pl.from_pandas(at.dataframe[0].value)
+    assert table["evidência"].to_list() == ["viagem?data=2026-03-02&viagem=L1-0900"]
