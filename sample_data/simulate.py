@@ -268,7 +268,7 @@ def _write_avl(pieces: pl.DataFrame, legs: pl.DataFrame, pidx: object, fleet: pl
             if codes.height:
                 tagged = rep.select("vehicle_id", "t_true").with_row_index("i").sort("t_true").join_asof(
                     codes.sort("code_at"), left_on="t_true", right_on="code_at", by="vehicle_id",
-                    strategy="backward").filter(pl.col("code_at").is_not_null()).sort("t_true").group_by(
+                    strategy="backward", check_sortedness=False).filter(pl.col("code_at").is_not_null()).sort("t_true").group_by(
                     "vehicle_id", "code_at").agg(pl.col("i").first())["i"]
                 rep = rep.with_row_index("i").with_columns(
                     event_code=pl.when(pl.col("i").is_in(tagged.implode())).then(pl.lit("breakdown"))
@@ -276,7 +276,7 @@ def _write_avl(pieces: pl.DataFrame, legs: pl.DataFrame, pidx: object, fleet: pl
             if opts.with_trip_id:
                 rep = rep.sort("t_true").join_asof(
                     trip_of.sort("actual_start"), left_on="t_true", right_on="actual_start", by="piece",
-                    strategy="backward").with_columns(
+                    strategy="backward", check_sortedness=False).with_columns(
                     reported_trip_id=pl.when(pl.col("t_true") <= pl.col("arrival")).then(pl.col("trip_id")))
                 rep = rep.sort("delivered_s", "vehicle_id", "t_true")
             cols = [*AVL_COLUMNS, *(["reported_trip_id"] if opts.with_trip_id else [])]
