@@ -178,8 +178,9 @@ def test_sigterm_commits_the_pending_batch_acks_it_and_exits_zero(
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline().decode()  # "connected to ..." once subscribed
-        assert line.startswith("connected to"), line
+        assert proc.stdout.readline().decode().startswith("connected to")
+        line = proc.stdout.readline().decode()  # printed once the subscription is in place
+        assert line.startswith("listening on pontual/avl/+/+, pontual/fares/+/+"), line
         pub = Publisher(broker.port, "opA", broker.passwords["opA"], "bus-a")
         pub.send([ping("8", T0 + i) for i in range(100)])
         pub.close()
