@@ -32,6 +32,9 @@ class LoadOptions:
     """TCQSM passenger-load LOS bands (TCQSM 3rd ed., bus passenger load): seated loads by
     load factor, standing loads by area per standee. All default-marked method parameters."""
 
+    od_min_linked_taps: int = 1
+    """default: linked riders from a stop (line and direction, over the period) needed before
+    their destinations stand for the unlinked boarders of that stop"""
     los_a_max_load_factor: float = 0.50
     """default (TCQSM): A while passengers / seats is at most this"""
     los_b_max_load_factor: float = 0.75
@@ -154,6 +157,60 @@ def compute_apc_counts(
     )
 
 
+def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) -> pl.LazyFrame:
+    """First tier for the unlinked boarders: the line-direction's linked riders who boarded at
+    the same stop over the period (its origin-destination shares), over the stops the run
+    reaches after it. Adds `n_alightings_od` and leaves in `u` only the boarders no such
+    rider covers (for `_scaled_alightings`)."""
+    seq = "stop_sequence"
+    od = (
+        linked.group_by(
+            "route_id",
+            "direction_id",
+            pl.col("stop_id").alias("from_stop_id"),
+            pl.col("alighting_stop_id").alias("to_stop_id"),
+        )
+        .agg(pl.len().cast(pl.Float64).alias("n_od"))
+        .filter(
+            pl.col("n_od").sum().over("route_id", "direction_id", "from_stop_id")
+            >= options.od_min_linked_taps
+        )
+    )
+    unlinked = v.filter(pl.col("u") > 0).select(
+        *RUN_KEY, "route_id", "direction_id", pl.col(seq).alias("from_seq"),
+        pl.col("stop_id").alias("from_stop_id"), "u",
+    )
+    dest = v.select(*RUN_KEY, pl.col(seq).alias("to_seq"), pl.col("stop_id").alias("to_stop_id"))
+    cand = (
+        unlinked.join(od, on=["route_id", "direction_id", "from_stop_id"], how="inner")
+        .join(dest, on=[*RUN_KEY, "to_stop_id"], how="inner")
+        .filter(pl.col("to_seq") > pl.col("from_seq"))
+        # a loop may pass the same stop twice: riders get off the first time
+        .group_by(*RUN_KEY, "from_seq", "to_stop_id")
+        .agg(pl.col("to_seq").min(), pl.col("u", "n_od").first())
+        .with_columns(
+            (pl.col("u") * pl.col("n_od") / pl.col("n_od").sum().over(*RUN_KEY, "from_seq")).alias(
+                "a"
+            )
+        )
+    )
+    to_stop = cand.group_by(*RUN_KEY, pl.col("to_seq").alias(seq)).agg(
+        pl.col("a").sum().alias("n_alightings_od")
+    )
+    covered = cand.select(*RUN_KEY, pl.col("from_seq").alias(seq)).unique().with_columns(
+        pl.lit(True).alias("is_od")
+    )
+    return (
+        v.join(to_stop, on=[*RUN_KEY, seq], how="left")
+        .join(covered, on=[*RUN_KEY, seq], how="left")
+        .with_columns(
+            pl.col("n_alightings_od").fill_null(0.0),
+            pl.when(pl.col("is_od").fill_null(False)).then(0.0).otherwise("u").alias("u"),
+        )
+        .drop("is_od")
+    )
+
+
 def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     """Alightings of the unlinked boarders `u` spread over downstream stops, in three tiers
     of weights (`w_trip`, `w_pattern`, `w_even`); adds `n_alightings_scaled`.
@@ -253,18 +310,20 @@ def compute_loads(
     pattern = v.group_by("route_id", "direction_id", "stop_id").agg(
         pl.col("n_alightings_linked").sum().cast(pl.Float64).alias("w_pattern")
     )
-    v = (
-        v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left")
-        .with_columns(
-            (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
-            pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
-            pl.lit(1.0).alias("w_even"),
-        )
-        .sort(*RUN_KEY, seq)
+    v = v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left").with_columns(
+        (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
+        pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
+        pl.lit(1.0).alias("w_even"),
     )
+    linked = placed.filter(pl.col("alighting_stop_sequence").is_not_null()).join(
+        route, on=["service_date", "trip_id"], how="left"
+    )
+    v = _od_alightings(v, linked, options).sort(*RUN_KEY, seq)
     v = _scaled_alightings(v).with_columns(
         pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
-        (pl.col("w_trip") + pl.col("n_alightings_scaled")).alias("tap_alightings"),
+        (pl.col("w_trip") + pl.col("n_alightings_scaled") + pl.col("n_alightings_od")).alias(
+            "tap_alightings"
+        ),
     )
     if apc_counts is not None and apc_counts.height:
         apc_runs = (

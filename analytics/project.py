@@ -77,7 +77,7 @@ def project_pings(
             "offset_m": offset_m[keep],
         }
     )
-    return _choose_pass(cand, t_s, group)
+    return _choose_pass(cand, t_s, group, options.typical_speed_m_s)
 
 
 def _refine(
@@ -107,7 +107,7 @@ def _refine(
     return best_d, best_off
 
 
-def _choose_pass(cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray) -> pl.DataFrame:
+def _choose_pass(cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray, speed_m_s: float) -> pl.DataFrame:
     """Keep one candidate per (ping, shape): the pass nearest the closest unambiguous ping."""
     cand = cand.with_columns(pl.len().over("row", "shape_idx").alias("n_pass"))
     if cand["n_pass"].max() == 1:
@@ -131,9 +131,12 @@ def _choose_pass(cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray) -> pl.D
                     sure, left_on="t_s", right_on="t_ref", by=["group", "shape_idx"], strategy=strategy
                 ).select("row", "shape_idx", "dist_m", "offset_m", "t_s", "t_ref", "d_ref")
             )
+    # expected position: the reference moved on at a typical bus speed (before or after it),
+    # so an out-and-back street or a closed loop picks the pass the vehicle is progressing on
+    expected = pl.col("d_ref") + speed_m_s * (pl.col("t_s") - pl.col("t_ref"))
     both = pl.concat(parts).with_columns(
         (pl.col("t_s") - pl.col("t_ref")).abs().fill_null(float("inf")).alias("dt"),
-        (pl.col("dist_m") - pl.col("d_ref")).abs().fill_null(0.0).alias("dd"),
+        (pl.col("dist_m") - expected).abs().fill_null(0.0).alias("dd"),
     )
     # per ambiguous (ping, shape): the reference nearest in time, then the pass nearest to it
     ref = both.sort("dt").group_by("row", "shape_idx").agg(pl.col("t_ref").first().alias("t_best"))
