@@ -21,7 +21,9 @@ from analytics.options import MatchOptions
 RUN_KEY = ["vehicle_id", "run_id"]
 
 
-def match_runs_to_trips(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
+def match_runs_to_trips(
+    runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions
+) -> pl.DataFrame:
     """Return `runs` with `trip_id`, `match_method` and `departure_delay_s` (null if unmatched).
 
     `runs`: from `build_runs` (all vehicles of the day). `trips`: scheduled_trips of the day.
@@ -45,7 +47,8 @@ def match_runs_to_trips(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchO
         (
             pl.col("cost")
             - pl.when(
-                (pl.col("block_id") == pl.col("_b_prev")) | (pl.col("block_id") == pl.col("_b_next"))
+                (pl.col("block_id") == pl.col("_b_prev"))
+                | (pl.col("block_id") == pl.col("_b_next"))
             )
             .then(options.block_bonus_s)
             .otherwise(0.0)
@@ -53,13 +56,17 @@ def match_runs_to_trips(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchO
     )
     chosen = _solve(pairs, options)
     return runs.join(
-        chosen.select(*RUN_KEY, "trip_id", "departure_delay_s", "match_method"), on=RUN_KEY, how="left"
+        chosen.select(*RUN_KEY, "trip_id", "departure_delay_s", "match_method"),
+        on=RUN_KEY,
+        how="left",
     ).with_columns(pl.col("match_method").fill_null("inferred"))
 
 
 def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     shapes = runs.select(*RUN_KEY, "shape_id", "alt_shapes")
-    idx_to_id = runs.select(pl.col("shape_idx").alias("alt_shapes"), pl.col("shape_id").alias("alt_id")).unique()
+    idx_to_id = runs.select(
+        pl.col("shape_idx").alias("alt_shapes"), pl.col("shape_id").alias("alt_id")
+    ).unique()
     alts = (
         shapes.explode("alt_shapes")
         .drop_nulls("alt_shapes")
@@ -68,10 +75,18 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     )
     run_shapes = pl.concat([shapes.select(*RUN_KEY, "shape_id"), alts]).unique()
     r = runs.select(
-        *RUN_KEY, "started_s", "start_dist_m", "origin_dist_m", "destination_dist_m", "reported_trip_id", "coverage_ratio"
+        *RUN_KEY,
+        "started_s",
+        "start_dist_m",
+        "origin_dist_m",
+        "destination_dist_m",
+        "reported_trip_id",
+        "coverage_ratio",
     )
     t = trips.select(
-        "trip_id", "shape_id", "block_id",
+        "trip_id",
+        "shape_id",
+        "block_id",
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
         (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("plan_end_s"),
     )
@@ -86,17 +101,21 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .join(t, on="shape_id")
         .with_columns(delay.alias("departure_delay_s"))
         .filter(pl.col("departure_delay_s").abs() <= options.match_window_s)
-        .with_columns((pl.col("reported_trip_id") == pl.col("trip_id")).fill_null(False).alias("_reported"))
+        .with_columns(
+            (pl.col("reported_trip_id") == pl.col("trip_id")).fill_null(False).alias("_reported")
+        )
     )
-    cost = (
-        pl.when(pl.col("departure_delay_s") < 0)
-        .then(-pl.col("departure_delay_s") * options.early_cost_factor)
-        .otherwise(pl.col("departure_delay_s"))
-        - pl.when(pl.col("_reported")).then(options.reported_bonus_s).otherwise(0.0)
-    )
+    cost = pl.when(pl.col("departure_delay_s") < 0).then(
+        -pl.col("departure_delay_s") * options.early_cost_factor
+    ).otherwise(pl.col("departure_delay_s")) - pl.when(pl.col("_reported")).then(
+        options.reported_bonus_s
+    ).otherwise(0.0)
     return pairs.with_columns(
         cost.alias("cost"),
-        pl.when(pl.col("_reported")).then(pl.lit("reported")).otherwise(pl.lit("inferred")).alias("match_method"),
+        pl.when(pl.col("_reported"))
+        .then(pl.lit("reported"))
+        .otherwise(pl.lit("inferred"))
+        .alias("match_method"),
         pl.col("departure_delay_s").round().cast(pl.Int32),
     )
 
@@ -106,7 +125,9 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     if pairs.height == 0:
         return pairs.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
     pairs = pairs.with_columns(
-        (options.unmatched_base_cost_s + options.unmatched_full_cost_s * pl.col("coverage_ratio")).alias("_unmatched"),
+        (
+            options.unmatched_base_cost_s + options.unmatched_full_cost_s * pl.col("coverage_ratio")
+        ).alias("_unmatched"),
         pl.struct(RUN_KEY).rank("dense").cast(pl.Int64).sub(1).alias("_r"),
         pl.col("trip_id").rank("dense").cast(pl.Int64).sub(1).alias("_t"),
     )
@@ -122,7 +143,7 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     for part in pairs.partition_by("_comp"):
         rr = part["_r"].rank("dense").cast(pl.Int64).to_numpy() - 1
         tt = part["_t"].rank("dense").cast(pl.Int64).to_numpy() - 1
-        big = float(part["cost"].abs().max() or 0.0) * 10 + 1e6  # type: ignore[operator]
+        big = float(np.abs(part["cost"].to_numpy()).max()) * 10 + 1e6
         n_r, n_t = rr.max() + 1, tt.max() + 1
         # one "unmatched" column per run: without it the solver would rather shift a whole
         # chain of runs to wrong trips than leave one stray run without a trip
@@ -136,4 +157,6 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
         width = m.shape[1]
         mask = np.isin(rr * width + tt, a[ok] * width + b[ok])
         chosen.append(part.filter(pl.Series(mask)))
-    return pl.concat(chosen).select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
+    return pl.concat(chosen).select(
+        *RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method"
+    )

@@ -32,7 +32,18 @@ def find_breakdowns(
     At most one breakdown per run (an event code wins over an incident, which wins over an
     inference); declared breakdowns outside any run are kept without a run.
     """
-    cols = ["vehicle_id", "started_s", "ended_s", "source", "incident_id", "lat", "lon", "first_ping_id", "last_ping_id", "evidence"]
+    cols = [
+        "vehicle_id",
+        "started_s",
+        "ended_s",
+        "source",
+        "incident_id",
+        "lat",
+        "lon",
+        "first_ping_id",
+        "last_ping_id",
+        "evidence",
+    ]
     parts = [_inferred(pings, network, options, breakdown_stop_min_s).select(cols)]
     if "event_code" in pings.columns:
         ev = pings.filter(pl.col("event_code").is_in(list(options.breakdown_event_codes)))
@@ -47,7 +58,9 @@ def find_breakdowns(
                 "lon",
                 pl.col("ping_id").alias("first_ping_id"),
                 pl.col("ping_id").alias("last_ping_id"),
-                pl.format("código de evento AVL '{}' no ping {}", "event_code", "ping_id").alias("evidence"),
+                pl.format("código de evento AVL '{}' no ping {}", "event_code", "ping_id").alias(
+                    "evidence"
+                ),
             )
         )
     inc = incidents.filter((pl.col("kind") == "breakdown") & pl.col("vehicle_id").is_not_null())
@@ -66,13 +79,20 @@ def find_breakdowns(
                 pl.format("ocorrência de avaria {}", "incident_id").alias("evidence"),
             )
         )
-    found = pl.concat([p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts], how="vertical_relaxed")
+    found = pl.concat(
+        [p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts],
+        how="vertical_relaxed",
+    )
     # attach to the run in progress (or just ended) when it happened
     r = runs.select("vehicle_id", "run_id", "trip_id", "first_s", "last_s", "is_arrived")
     with_run = (
         found.with_row_index("_b")
         .join(r, on="vehicle_id", how="left")
-        .filter(pl.col("started_s").is_between(pl.col("first_s") - 60.0, pl.col("last_s") + options.gap_s))
+        .filter(
+            pl.col("started_s").is_between(
+                pl.col("first_s") - 60.0, pl.col("last_s") + options.gap_s
+            )
+        )
         .sort("_b", "first_s", descending=[False, True])
         .unique("_b", keep="first")
         .select("_b", "run_id", "trip_id", "is_arrived")
@@ -80,19 +100,36 @@ def find_breakdowns(
     found = found.with_row_index("_b").join(with_run, on="_b", how="left")
     # an inferred stop only counts inside a run that never arrived
     found = found.filter(
-        (pl.col("source") != "inferred") | (pl.col("run_id").is_not_null() & ~pl.col("is_arrived").fill_null(True))
+        (pl.col("source") != "inferred")
+        | (pl.col("run_id").is_not_null() & ~pl.col("is_arrived").fill_null(True))
     )
-    found = found.with_columns(pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("_rank"))
-    in_run = found.filter(pl.col("run_id").is_not_null()).sort("_rank", "started_s").unique(["vehicle_id", "run_id"], keep="first")
+    found = found.with_columns(
+        pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("_rank")
+    )
+    in_run = (
+        found.filter(pl.col("run_id").is_not_null())
+        .sort("_rank", "started_s")
+        .unique(["vehicle_id", "run_id"], keep="first")
+    )
     loose = found.filter(pl.col("run_id").is_null())
-    out = pl.concat([in_run, loose]).sort("vehicle_id", "started_s").unique(["vehicle_id", "started_s"], keep="first")
+    out = (
+        pl.concat([in_run, loose])
+        .sort("vehicle_id", "started_s")
+        .unique(["vehicle_id", "started_s"], keep="first")
+    )
     return out.drop("_b", "_rank", "is_arrived")
 
 
-def _inferred(pings: pl.DataFrame, network: Network, options: MatchOptions, min_s: float) -> pl.DataFrame:
+def _inferred(
+    pings: pl.DataFrame, network: Network, options: MatchOptions, min_s: float
+) -> pl.DataFrame:
     step = ((pl.col("x_m").diff().pow(2) + pl.col("y_m").diff().pow(2)).sqrt()).over("vehicle_id")
     p = pings.sort("vehicle_id", "t_s").with_columns(
-        (step > options.stationary_radius_m).fill_null(True).cum_sum().over("vehicle_id").alias("_still")
+        (step > options.stationary_radius_m)
+        .fill_null(True)
+        .cum_sum()
+        .over("vehicle_id")
+        .alias("_still")
     )
     stands = (
         p.group_by("vehicle_id", "_still")
@@ -118,7 +155,9 @@ def _inferred(pings: pl.DataFrame, network: Network, options: MatchOptions, min_
         sh = network.shapes
         for ex, ey in (("start_x_m", "start_y_m"), ("end_x_m", "end_y_m")):
             tx, ty = sh[ex].to_numpy(), sh[ey].to_numpy()
-            dmin = np.sqrt((xy[:, 0:1] - tx[None, :]) ** 2 + (xy[:, 1:2] - ty[None, :]) ** 2).min(axis=1)
+            dmin = np.sqrt((xy[:, 0:1] - tx[None, :]) ** 2 + (xy[:, 1:2] - ty[None, :]) ** 2).min(
+                axis=1
+            )
             far &= dmin > options.terminal_radius_m
     return stands.filter(pl.Series(far)).with_columns(
         pl.lit("inferred").alias("source"),

@@ -49,7 +49,9 @@ def compute_crossings(
         return _crossings(track, targets, key, clearance_m)
 
 
-def _crossings(track: pl.DataFrame, targets: pl.DataFrame, key: list[str], clearance_m: float) -> pl.DataFrame:
+def _crossings(
+    track: pl.DataFrame, targets: pl.DataFrame, key: list[str], clearance_m: float
+) -> pl.DataFrame:
     tr = track.select(
         *key, "t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s"
     ).sort("prog_m")

@@ -21,10 +21,16 @@ def compare_outcomes(outcomes: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFram
     )
     both = outcomes.join(t, on="trip_id", how="full", coalesce=True)
     why = (
-        pl.when(pl.col("outcome").is_null()).then(pl.lit("trip missing from our outcomes"))
-        .when(pl.col("true_outcome").is_null()).then(pl.lit("trip missing from the truth"))
-        .when(pl.col("vehicle_id").is_null()).then(pl.lit("no run matched (suppressed)"))
-        .when(pl.col("true_vehicle_id").is_not_null() & (pl.col("true_vehicle_id") != pl.col("vehicle_id")))
+        pl.when(pl.col("outcome").is_null())
+        .then(pl.lit("trip missing from our outcomes"))
+        .when(pl.col("true_outcome").is_null())
+        .then(pl.lit("trip missing from the truth"))
+        .when(pl.col("vehicle_id").is_null())
+        .then(pl.lit("no run matched (suppressed)"))
+        .when(
+            pl.col("true_vehicle_id").is_not_null()
+            & (pl.col("true_vehicle_id") != pl.col("vehicle_id"))
+        )
         .then(pl.format("matched vehicle {} but truth ran {}", "vehicle_id", "true_vehicle_id"))
         .when(pl.col("start_error_s").abs() > 60)
         .then(pl.format("departure off by {} s", pl.col("start_error_s").round(0)))
@@ -32,14 +38,28 @@ def compare_outcomes(outcomes: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFram
     )
     return (
         both.with_columns(
-            (pl.col("actual_start_at") - pl.col("true_start_at")).dt.total_seconds().alias("start_error_s")
+            (pl.col("actual_start_at") - pl.col("true_start_at"))
+            .dt.total_seconds()
+            .alias("start_error_s")
         )
-        .filter(pl.col("outcome").is_null() | pl.col("true_outcome").is_null() | (pl.col("outcome") != pl.col("true_outcome")))
+        .filter(
+            pl.col("outcome").is_null()
+            | pl.col("true_outcome").is_null()
+            | (pl.col("outcome") != pl.col("true_outcome"))
+        )
         .with_columns(why.alias("why"))
         .select(
-            "trip_id", "true_outcome", "outcome", "true_start_at", "actual_start_at", "start_error_s",
-            "true_vehicle_id", "vehicle_id", "coverage_ratio",
-            *(["injected"] if "injected" in truth.columns else []), "why",
+            "trip_id",
+            "true_outcome",
+            "outcome",
+            "true_start_at",
+            "actual_start_at",
+            "start_error_s",
+            "true_vehicle_id",
+            "vehicle_id",
+            "coverage_ratio",
+            *(["injected"] if "injected" in truth.columns else []),
+            "why",
         )
         .sort("trip_id")
     )
@@ -47,11 +67,13 @@ def compare_outcomes(outcomes: pl.DataFrame, truth: pl.DataFrame) -> pl.DataFram
 
 def compute_agreement(outcomes: pl.DataFrame, truth: pl.DataFrame) -> dict[str, float]:
     """Share of trips whose outcome agrees, and the origin-departure error (median, p95, s)."""
-    j = outcomes.join(truth.select("trip_id", "true_outcome", pl.col("actual_start_at").alias("_t")), on="trip_id")
+    j = outcomes.join(
+        truth.select("trip_id", "true_outcome", pl.col("actual_start_at").alias("_t")), on="trip_id"
+    )
     err = (j["actual_start_at"] - j["_t"]).dt.total_seconds().abs().drop_nulls()
     return {
         "n_trips": float(j.height),
-        "agreement": float((j["outcome"] == j["true_outcome"]).mean() or 0.0),
+        "agreement": float(j.select((pl.col("outcome") == pl.col("true_outcome")).mean()).item() or 0.0),
         "start_error_median_s": float(err.median() or 0.0),  # type: ignore[arg-type]
         "start_error_p95_s": float(err.quantile(0.95) or 0.0),  # type: ignore[arg-type]
     }

@@ -10,14 +10,18 @@ from __future__ import annotations
 import polars as pl
 
 
-def compute_headways(trips: pl.DataFrame, runs: pl.DataFrame, frequent_headway_max_s: float) -> pl.DataFrame:
+def compute_headways(
+    trips: pl.DataFrame, runs: pl.DataFrame, frequent_headway_max_s: float
+) -> pl.DataFrame:
     """Columns of `headway_observations` (without service_date/version columns)."""
     key = ["route_id", "direction_id"]
     planned = trips.select(
         *key, (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("t_s")
     ).with_columns(pl.col("direction_id").fill_null(-1))
-    observed = runs.filter(pl.col("is_departed") & pl.col("is_counted")).select(*key, pl.col("started_s").alias("t_s")).with_columns(
-        pl.col("direction_id").cast(pl.Int32).fill_null(-1)
+    observed = (
+        runs.filter(pl.col("is_departed") & pl.col("is_counted"))
+        .select(*key, pl.col("started_s").alias("t_s"))
+        .with_columns(pl.col("direction_id").cast(pl.Int32).fill_null(-1))
     )
 
     def headways(df: pl.DataFrame, name: str) -> pl.DataFrame:
@@ -43,7 +47,9 @@ def compute_headways(trips: pl.DataFrame, runs: pl.DataFrame, frequent_headway_m
     )
     return out.select(
         *key,
-        pl.from_epoch((pl.col("hour_s") * 1e6).cast(pl.Int64), "us").dt.replace_time_zone("UTC").alias("hour_at"),
+        pl.from_epoch((pl.col("hour_s") * 1e6).cast(pl.Int64), "us")
+        .dt.replace_time_zone("UTC")
+        .alias("hour_at"),
         "n_planned",
         "n_observed",
         "planned_headway_mean_s",

@@ -31,6 +31,7 @@ from analytics.stop_visits import compute_stop_visits
 from core import __version__
 from core.profile import Profile
 from core.schema import table
+from core.store import Store
 
 PING_OPTIONAL: dict[str, pl.DataType] = {
     "speed_m_s": pl.Float64(),
@@ -76,7 +77,9 @@ def to_metres(pings: pl.DataFrame, crs_epsg: int) -> pl.DataFrame:
     return pings.with_columns(pl.Series("x_m", x), pl.Series("y_m", y))
 
 
-def match_vehicles(pings: pl.DataFrame, network: Network, options: MatchOptions) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def match_vehicles(
+    pings: pl.DataFrame, network: Network, options: MatchOptions
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The partition step for a batch of vehicles: clean, reference on shapes, cut into runs.
 
     Returns (runs, track, clean pings). `pings` needs ping_id, vehicle_id, event_at, x_m, y_m.
@@ -88,7 +91,12 @@ def match_vehicles(pings: pl.DataFrame, network: Network, options: MatchOptions)
     clean = clean.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
     group = clean["vehicle_id"].cast(pl.Categorical).to_physical().to_numpy()
     cand = project_pings(
-        clean["x_m"].to_numpy(), clean["y_m"].to_numpy(), clean["t_s"].to_numpy(), group, network, options
+        clean["x_m"].to_numpy(),
+        clean["y_m"].to_numpy(),
+        clean["t_s"].to_numpy(),
+        group,
+        network,
+        options,
     )
     runs, track = build_runs(clean, cand, network, options)
     keep = ["vehicle_id", "ping_id", "t_s", "x_m", "y_m", "lat", "lon", "event_code"]
@@ -99,7 +107,9 @@ _WORKER: dict[str, object] = {}
 
 
 def _init_worker(schedule: Schedule, options: MatchOptions) -> None:
-    _WORKER["network"] = build_network(schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options)
+    _WORKER["network"] = build_network(
+        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+    )
     _WORKER["options"] = options
 
 
@@ -126,12 +136,16 @@ def match_day(
     """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon."""
     if "x_m" not in pings.columns:
         pings = to_metres(pings, schedule.crs_epsg)
-    network = build_network(schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options)
+    network = build_network(
+        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+    )
     n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
     batches = batch_vehicles(pings, n_batches) if pings.height else []
     if workers > 1 and len(batches) > 1:
         ctx = __import__("multiprocessing").get_context("fork" if os.name == "posix" else "spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options)) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options)
+        ) as pool:
             results = list(pool.map(_work, batches))
     else:
         results = [match_vehicles(b, network, options) for b in batches]
@@ -160,11 +174,22 @@ def assemble_day(
     runs = match_runs_to_trips(runs, trips, options)
     runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
     visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
-    bds = find_breakdowns(clean, runs, incidents, network, options, float(profile.trips.breakdown_stop_min_s.value))
+    bds = find_breakdowns(
+        clean, runs, incidents, network, options, float(profile.trips.breakdown_stop_min_s.value)
+    )
     outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
     heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
-    fill = {"service_date": schedule.service_date, "pontual_version": __version__, "profile_id": profile.id}
-    at = lambda c: pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone("UTC")  # noqa: E731
+    fill = {
+        "service_date": schedule.service_date,
+        "pontual_version": __version__,
+        "profile_id": profile.id,
+    }
+
+    def at(c):
+        return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
+            "UTC"
+        )
+
     performed = runs.with_columns(
         pl.col("run_id").alias("run_index"),
         at("started_s").alias("started_at"),
@@ -190,28 +215,43 @@ def assemble_day(
 def _mark_counted(runs: pl.DataFrame, near_s: float) -> pl.DataFrame:
     """A run not matched to any trip that shadows a matched run of the same shape (another
     vehicle departing within `near_s`) is a duplicate: it does not count."""
-    matched = runs.filter(pl.col("trip_id").is_not_null()).select("shape_id", pl.col("started_s").alias("_m"), pl.col("vehicle_id").alias("_v"))
+    matched = runs.filter(pl.col("trip_id").is_not_null()).select(
+        "shape_id", pl.col("started_s").alias("_m"), pl.col("vehicle_id").alias("_v")
+    )
     dup = (
         runs.filter(pl.col("trip_id").is_null())
         .select("vehicle_id", "run_id", "shape_id", "started_s")
         .join(matched, on="shape_id")
-        .filter(((pl.col("started_s") - pl.col("_m")).abs() <= near_s) & (pl.col("_v") != pl.col("vehicle_id")))
+        .filter(
+            ((pl.col("started_s") - pl.col("_m")).abs() <= near_s)
+            & (pl.col("_v") != pl.col("vehicle_id"))
+        )
         .select("vehicle_id", "run_id")
         .unique()
         .with_columns(pl.lit(False).alias("is_counted"))
     )
-    return runs.join(dup, on=["vehicle_id", "run_id"], how="left").with_columns(pl.col("is_counted").fill_null(True))
+    return runs.join(dup, on=["vehicle_id", "run_id"], how="left").with_columns(
+        pl.col("is_counted").fill_null(True)
+    )
 
 
-DERIVED_TABLES = ("trips_performed", "stop_visits", "trip_outcomes", "breakdowns", "headway_observations")
+DERIVED_TABLES = (
+    "trips_performed",
+    "stop_visits",
+    "trip_outcomes",
+    "breakdowns",
+    "headway_observations",
+)
 
 
-def write_day(store: object, service_date: date, result: DayResult) -> dict[str, int]:
+def write_day(store: Store, service_date: date, result: DayResult) -> dict[str, int]:
     """Replace the day's rows of every derived table, in one transaction. Returns rows written."""
     written: dict[str, int] = {}
     with store.transaction():  # type: ignore[attr-defined]
         for name in DERIVED_TABLES:
-            written[name] = store.replace(name, getattr(result, name), "service_date = ?", [service_date])  # type: ignore[attr-defined]
+            written[name] = store.replace(
+                name, getattr(result, name), "service_date = ?", [service_date]
+            )  # type: ignore[attr-defined]
     return written
 
 
@@ -222,7 +262,7 @@ def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, o
     return lo - timedelta(seconds=margin_s), hi + timedelta(seconds=margin_s)  # type: ignore[operator]
 
 
-def read_day(store: object, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
+def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
     """The schedule, pings and incidents of one service day, read from the store."""
     from ingest.gtfs_feed import read_schedule_from_store  # the one place matching reads ingest
 
@@ -238,7 +278,7 @@ def read_day(store: object, service_date: date) -> tuple[Schedule, pl.DataFrame,
 
 
 def run_match_day(
-    store: object, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
+    store: Store, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
 ) -> dict[str, int]:
     """Read, match and write one service day (replacing its derived rows). Rows written per table."""
     schedule, pings, incidents = read_day(store, service_date)

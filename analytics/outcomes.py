@@ -30,7 +30,12 @@ def compute_trip_outcomes(
     early_s = float(rules.early_departure_s.value)
     late_s = float(rules.late_departure_s.value)
     ratio = float(rules.partial_trip_min_ratio.value)
-    at = lambda c: pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone("UTC")  # noqa: E731
+
+    def at(c):
+        return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
+            "UTC"
+        )
+
     matched = runs.filter(pl.col("trip_id").is_not_null()).select(
         "trip_id",
         "vehicle_id",
@@ -46,20 +51,41 @@ def compute_trip_outcomes(
         "last_ping_id",
         pl.col("n_pings").cast(pl.Int32),
     )
-    broke = breakdowns.filter(pl.col("trip_id").is_not_null()).select(
-        "trip_id", pl.col("source").alias("_bd_source"), pl.col("evidence").alias("_bd_evidence")
-    ).unique("trip_id")
-    df = trips.select(
-        "trip_id", "route_id", "direction_id", "block_id", "planned_start_at", "planned_end_at", "planned_distance_m"
-    ).join(matched, on="trip_id", how="left").join(broke, on="trip_id", how="left")
+    broke = (
+        breakdowns.filter(pl.col("trip_id").is_not_null())
+        .select(
+            "trip_id",
+            pl.col("source").alias("_bd_source"),
+            pl.col("evidence").alias("_bd_evidence"),
+        )
+        .unique("trip_id")
+    )
+    df = (
+        trips.select(
+            "trip_id",
+            "route_id",
+            "direction_id",
+            "block_id",
+            "planned_start_at",
+            "planned_end_at",
+            "planned_distance_m",
+        )
+        .join(matched, on="trip_id", how="left")
+        .join(broke, on="trip_id", how="left")
+    )
     d = pl.col("departure_delay_s")
     cov = pl.col("coverage_ratio")
     outcome = (
-        pl.when(pl.col("vehicle_id").is_null()).then(pl.lit("suppressed"))
-        .when(pl.col("_bd_source").is_not_null()).then(pl.lit("broken_down"))
-        .when(cov < ratio).then(pl.lit("partial"))
-        .when(d < -early_s).then(pl.lit("early"))
-        .when(d > late_s).then(pl.lit("late"))
+        pl.when(pl.col("vehicle_id").is_null())
+        .then(pl.lit("suppressed"))
+        .when(pl.col("_bd_source").is_not_null())
+        .then(pl.lit("broken_down"))
+        .when(cov < ratio)
+        .then(pl.lit("partial"))
+        .when(d < -early_s)
+        .then(pl.lit("early"))
+        .when(d > late_s)
+        .then(pl.lit("late"))
         .otherwise(pl.lit("on_time"))
     )
     pct = (cov * 100).round(0).cast(pl.Int64)
@@ -69,15 +95,38 @@ def compute_trip_outcomes(
         .when(pl.col("_bd_source").is_not_null())
         .then(pl.format("avaria do veículo {}: {}", "vehicle_id", "_bd_evidence"))
         .when(cov < ratio)
-        .then(pl.format("veículo {} cumpriu só {}% do itinerário (mínimo {}%)", "vehicle_id", pct, pl.lit(round(ratio * 100))))
+        .then(
+            pl.format(
+                "veículo {} cumpriu só {}% do itinerário (mínimo {}%)",
+                "vehicle_id",
+                pct,
+                pl.lit(round(ratio * 100)),
+            )
+        )
         .when(d < -early_s)
-        .then(pl.format("partida {} s antes do horário (tolerância {} s), veículo {}", -d, pl.lit(int(early_s)), "vehicle_id"))
+        .then(
+            pl.format(
+                "partida {} s antes do horário (tolerância {} s), veículo {}",
+                -d,
+                pl.lit(int(early_s)),
+                "vehicle_id",
+            )
+        )
         .when(d > late_s)
-        .then(pl.format("partida {} s após o horário (tolerância {} s), veículo {}", d, pl.lit(int(late_s)), "vehicle_id"))
+        .then(
+            pl.format(
+                "partida {} s após o horário (tolerância {} s), veículo {}",
+                d,
+                pl.lit(int(late_s)),
+                "vehicle_id",
+            )
+        )
         .otherwise(pl.format("partida no horário ({} s), veículo {}", d, "vehicle_id"))
     )
     df = df.with_columns(outcome.alias("outcome"), reason.alias("reason"))
-    return _justify(df, incidents, options).drop("planned_end_at", "_bd_source", "_bd_evidence", "is_departed", "is_arrived")
+    return _justify(df, incidents, options).drop(
+        "planned_end_at", "_bd_source", "_bd_evidence", "is_departed", "is_arrived"
+    )
 
 
 def _justify(df: pl.DataFrame, incidents: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
@@ -88,9 +137,13 @@ def _justify(df: pl.DataFrame, incidents: pl.DataFrame, options: MatchOptions) -
         .select("trip_id", "route_id", "vehicle_id", "planned_start_at", "planned_end_at")
         .join(
             ok.select(
-                "incident_id", "kind",
-                pl.col("starts_at").alias("_s"), pl.col("ends_at").alias("_e"),
-                pl.col("route_id").alias("_route"), pl.col("trip_id").alias("_trip"), pl.col("vehicle_id").alias("_veh"),
+                "incident_id",
+                "kind",
+                pl.col("starts_at").alias("_s"),
+                pl.col("ends_at").alias("_e"),
+                pl.col("route_id").alias("_route"),
+                pl.col("trip_id").alias("_trip"),
+                pl.col("vehicle_id").alias("_veh"),
             ),
             how="cross",
         )
@@ -105,10 +158,21 @@ def _justify(df: pl.DataFrame, incidents: pl.DataFrame, options: MatchOptions) -
         .unique("trip_id", keep="first")
         .select("trip_id", "incident_id", "kind")
     )
-    return df.join(hits, on="trip_id", how="left").with_columns(
-        pl.col("incident_id").is_not_null().alias("is_justified"),
-        pl.when(pl.col("incident_id").is_not_null())
-        .then(pl.format("{}; justificada pela ocorrência aprovada {} ({})", "reason", "incident_id", "kind"))
-        .otherwise(pl.col("reason"))
-        .alias("reason"),
-    ).drop("kind")
+    return (
+        df.join(hits, on="trip_id", how="left")
+        .with_columns(
+            pl.col("incident_id").is_not_null().alias("is_justified"),
+            pl.when(pl.col("incident_id").is_not_null())
+            .then(
+                pl.format(
+                    "{}; justificada pela ocorrência aprovada {} ({})",
+                    "reason",
+                    "incident_id",
+                    "kind",
+                )
+            )
+            .otherwise(pl.col("reason"))
+            .alias("reason"),
+        )
+        .drop("kind")
+    )

@@ -107,7 +107,9 @@ def _refine(
     return best_d, best_off
 
 
-def _choose_pass(cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray, speed_m_s: float) -> pl.DataFrame:
+def _choose_pass(
+    cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray, speed_m_s: float
+) -> pl.DataFrame:
     """Keep one candidate per (ping, shape): the pass nearest the closest unambiguous ping."""
     cand = cand.with_columns(pl.len().over("row", "shape_idx").alias("n_pass"))
     if cand["n_pass"].max() == 1:
@@ -128,7 +130,11 @@ def _choose_pass(cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray, speed_m
         for strategy in ("backward", "forward"):
             parts.append(
                 amb.join_asof(
-                    sure, left_on="t_s", right_on="t_ref", by=["group", "shape_idx"], strategy=strategy
+                    sure,
+                    left_on="t_s",
+                    right_on="t_ref",
+                    by=["group", "shape_idx"],
+                    strategy=strategy,
                 ).select("row", "shape_idx", "dist_m", "offset_m", "t_s", "t_ref", "d_ref")
             )
     # expected position: the reference moved on at a typical bus speed (before or after it),

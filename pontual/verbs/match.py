@@ -26,10 +26,19 @@ def _day(text: str) -> date:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("match", help="match AVL pings to scheduled trips: outcomes, stop visits, breakdowns")
-    p.add_argument("--from", dest="start", type=_day, required=True, help="first service day (YYYY-MM-DD)")
+    p = sub.add_parser(
+        "match", help="match AVL pings to scheduled trips: outcomes, stop visits, breakdowns"
+    )
+    p.add_argument(
+        "--from", dest="start", type=_day, required=True, help="first service day (YYYY-MM-DD)"
+    )
     p.add_argument("--to", dest="end", type=_day, help="last service day (default: --from)")
-    p.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1), help="processes for the vehicle partitions")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="processes for the vehicle partitions",
+    )
     p.set_defaults(func=run)
 
 
@@ -37,13 +46,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     end = args.end or args.start
     if end < args.start:
         raise ConfigError(
-            f"--to {end} is before --from {args.start}", where="command line, field --to", hint="swap the two dates"
+            f"--to {end} is before --from {args.start}",
+            where="command line, field --to",
+            hint="swap the two dates",
         )
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:
         for day in ctx.progress(days, "matching", total=len(days)):
-            written = run_match_day(store, day, ctx.profile, MatchOptions(), workers=max(1, args.workers))
+            written = run_match_day(
+                store, day, ctx.profile, MatchOptions(), workers=max(1, args.workers)
+            )
             summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))
     if not ctx.settings.quiet:
         ctx.console.print(summary)

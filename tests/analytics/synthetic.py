@@ -8,6 +8,7 @@ x = 2 000 m and turns north at x = 4 000 m to (4 000, 3 000). Times are seconds 
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
@@ -19,7 +20,7 @@ REF = datetime(2026, 3, 2, 3, 0, tzinfo=UTC)
 
 def _line(points: list[tuple[float, float]], step: float = 100.0) -> np.ndarray:
     out = []
-    for (x0, y0), (x1, y1) in zip(points[:-1], points[1:], strict=True):
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
         n = int(np.hypot(x1 - x0, y1 - y0) // step)
         t = np.arange(n) / n
         out.append(np.c_[x0 + t * (x1 - x0), y0 + t * (y1 - y0)])
@@ -43,7 +44,9 @@ def shapes() -> pl.DataFrame:
         for i, ((x, y), dd) in enumerate(zip(xy, d, strict=True)):
             rows.append((sid, i + 1, float(x), float(y), float(dd)))
     return pl.DataFrame(
-        rows, schema=["shape_id", "shape_pt_sequence", "shape_x_m", "shape_y_m", "shape_dist_m"], orient="row"
+        rows,
+        schema=["shape_id", "shape_pt_sequence", "shape_x_m", "shape_y_m", "shape_dist_m"],
+        orient="row",
     )
 
 
@@ -54,7 +57,7 @@ def _stops_of(sid: str) -> list[tuple[str, float, float, float]]:
     for dist in np.arange(0, d[-1] + 1, 500.0):
         x = float(np.interp(dist, d, xy[:, 0]))
         y = float(np.interp(dist, d, xy[:, 1]))
-        out.append((f"P{int(round(x))}_{int(round(y))}", x, y, float(dist)))
+        out.append((f"P{round(x)}_{round(y)}", x, y, float(dist)))
     return out
 
 
@@ -63,7 +66,9 @@ def stops() -> pl.DataFrame:
     for sid in GEOMETRY:
         for stop_id, x, y, _ in _stops_of(sid):
             seen[stop_id] = (stop_id, x, y)
-    return pl.DataFrame(list(seen.values()), schema=["stop_id", "stop_x_m", "stop_y_m"], orient="row")
+    return pl.DataFrame(
+        list(seen.values()), schema=["stop_id", "stop_x_m", "stop_y_m"], orient="row"
+    )
 
 
 def schedule(trips: list[tuple[str, str, str, int]]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -76,19 +81,41 @@ def schedule(trips: list[tuple[str, str, str, int]]) -> tuple[pl.DataFrame, pl.D
         route, direction = SHAPE_ROUTE[sid]
         trows.append(
             dict(
-                service_date=SERVICE_DATE, trip_id=trip_id, template_trip_id=trip_id, route_id=route,
-                direction_id=direction, block_id=block, shape_id=sid, service_id="WK",
-                planned_start_s=start, planned_end_s=start + dur,
-                planned_start_at=REF + timedelta(seconds=start), planned_end_at=REF + timedelta(seconds=start + dur),
-                planned_distance_m=length, first_stop_id=st[0][0], last_stop_id=st[-1][0], n_stops=len(st),
-                headway_s=None, is_exact_times=True,
+                service_date=SERVICE_DATE,
+                trip_id=trip_id,
+                template_trip_id=trip_id,
+                route_id=route,
+                direction_id=direction,
+                block_id=block,
+                shape_id=sid,
+                service_id="WK",
+                planned_start_s=start,
+                planned_end_s=start + dur,
+                planned_start_at=REF + timedelta(seconds=start),
+                planned_end_at=REF + timedelta(seconds=start + dur),
+                planned_distance_m=length,
+                first_stop_id=st[0][0],
+                last_stop_id=st[-1][0],
+                n_stops=len(st),
+                headway_s=None,
+                is_exact_times=True,
             )
         )
         for i, (stop_id, _, _, dist) in enumerate(st):
             tt = start + int(dist / SPEED_M_S) + 20 * max(i - 1, 0)
-            strows.append((trip_id, i + 1, stop_id, tt, tt + (20 if 0 < i < len(st) - 1 else 0), float(dist)))
+            strows.append(
+                (trip_id, i + 1, stop_id, tt, tt + (20 if 0 < i < len(st) - 1 else 0), float(dist))
+            )
     st_df = pl.DataFrame(
-        strows, schema=["trip_id", "stop_sequence", "stop_id", "arrival_time_s", "departure_time_s", "shape_dist_m"],
+        strows,
+        schema=[
+            "trip_id",
+            "stop_sequence",
+            "stop_id",
+            "arrival_time_s",
+            "departure_time_s",
+            "shape_dist_m",
+        ],
         orient="row",
     ).with_columns(pl.col("stop_sequence", "arrival_time_s", "departure_time_s").cast(pl.Int32))
     return pl.DataFrame(trows), st_df

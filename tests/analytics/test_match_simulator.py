@@ -33,9 +33,15 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[DayResult, pl.D
     truth = pl.read_parquet(out / "truth" / "trips.parquet")
     day = truth["service_date"][0]
     trips = build_scheduled_trips(feed, day, day, geometry=geometry)
-    stop_times = geometry.stop_times.rename({"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"})
+    stop_times = geometry.stop_times.rename(
+        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
+    )
     schedule = Schedule(day, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
-    pings = pl.read_parquet(out / "avl.parquet").with_row_index("ping_id").with_columns(pl.col("ping_id").cast(pl.Int64))
+    pings = (
+        pl.read_parquet(out / "avl.parquet")
+        .with_row_index("ping_id")
+        .with_columns(pl.col("ping_id").cast(pl.Int64))
+    )
     raw = pl.read_csv(out / "incidents.csv", infer_schema_length=0)
     incidents = INCIDENTS.conform(
         raw.with_columns(
@@ -44,7 +50,9 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[DayResult, pl.D
             pl.lit("simulator").alias("source"),
         ).with_columns(pl.col("starts_at").alias("ingested_at"))
     )
-    result = match_day(pings, schedule, incidents, load_profile("bento-goncalves-2021"), MatchOptions())
+    result = match_day(
+        pings, schedule, incidents, load_profile("bento-goncalves-2021"), MatchOptions()
+    )
     return result, truth
 
 
@@ -59,7 +67,9 @@ def test_accuracy_floor_and_report(simulated: tuple[DayResult, pl.DataFrame]) ->
     assert report["why"].null_count() == 0
 
 
-def test_injected_breakdowns_with_event_code_are_found(simulated: tuple[DayResult, pl.DataFrame]) -> None:
+def test_injected_breakdowns_with_event_code_are_found(
+    simulated: tuple[DayResult, pl.DataFrame],
+) -> None:
     result, truth = simulated
     declared = truth.filter(pl.col("true_outcome") == "broken_down")
     found = result.breakdowns.filter(pl.col("source") == "event_code")
@@ -67,7 +77,9 @@ def test_injected_breakdowns_with_event_code_are_found(simulated: tuple[DayResul
     assert set(found["trip_id"].drop_nulls()) <= set(declared["trip_id"])
 
 
-@pytest.mark.xfail(reason="issue 5 target not reached yet: measured 89.5 % agreement, p95 340 s", strict=False)
+@pytest.mark.xfail(
+    reason="issue 5 target not reached yet: measured 89.5 % agreement, p95 340 s", strict=False
+)
 def test_issue_targets(simulated: tuple[DayResult, pl.DataFrame]) -> None:
     figures = compute_agreement(simulated[0].trip_outcomes, simulated[1])
     assert figures["agreement"] >= 0.995

@@ -29,7 +29,11 @@ def _run(pings: pl.DataFrame, incidents: pl.DataFrame | None = None) -> DayResul
     trips, st = sy.schedule(TRIPS)
     schedule = Schedule(sy.SERVICE_DATE, trips, st, sy.shapes(), sy.stops(), 31982)
     return match_day(
-        pings, schedule, INCIDENTS.empty() if incidents is None else incidents, load_profile("bento-goncalves-2021"), MatchOptions()
+        pings,
+        schedule,
+        INCIDENTS.empty() if incidents is None else incidents,
+        load_profile("bento-goncalves-2021"),
+        MatchOptions(),
     )
 
 
@@ -38,7 +42,14 @@ def day() -> DayResult:
     pings = pl.concat(
         [
             # V1: on time, then 7 min late, then short-turns at 2 500 m (a stop) and stands
-            sy.drive("V1", [("S1", 8 * H + 60, None, 0), ("S2", 8 * H + 1800 + 420, None, 0), ("S1", 9 * H - 90, 2500, 0)]),
+            sy.drive(
+                "V1",
+                [
+                    ("S1", 8 * H + 60, None, 0),
+                    ("S2", 8 * H + 1800 + 420, None, 0),
+                    ("S1", 9 * H - 90, 2500, 0),
+                ],
+            ),
             # V2: L2 shares L1's corridor from 2 000 m; departs 400 s late
             sy.drive("V2", [("S3", 8 * H + 400, None, 0)], first_ping_id=10_000),
             # V3 and V4 both run A3 (one counts); nobody runs B3
@@ -59,7 +70,14 @@ def test_one_outcome_per_scheduled_trip(day: DayResult) -> None:
 
 def test_outcomes_match_the_driven_traces(day: DayResult) -> None:
     got = dict(zip(day.trip_outcomes["trip_id"], day.trip_outcomes["outcome"], strict=True))
-    assert got == {"A1": "on_time", "B1": "late", "A2": "partial", "C1": "late", "A3": "on_time", "B3": "suppressed"}
+    assert got == {
+        "A1": "on_time",
+        "B1": "late",
+        "A2": "partial",
+        "C1": "late",
+        "A3": "on_time",
+        "B3": "suppressed",
+    }
 
 
 def test_departure_delays_within_seconds(day: DayResult) -> None:
@@ -91,7 +109,9 @@ def test_shared_corridor_does_not_steal_the_trip(day: DayResult) -> None:
 
 def test_traceable_to_pings(day: DayResult) -> None:
     a1 = outcome(day, "A1")
-    run = day.trips_performed.filter((pl.col("vehicle_id") == "V1") & (pl.col("run_index") == a1["run_index"]))
+    run = day.trips_performed.filter(
+        (pl.col("vehicle_id") == "V1") & (pl.col("run_index") == a1["run_index"])
+    )
     assert run["first_ping_id"][0] == a1["first_ping_id"]
     # V1's pings start 300 s before its first departure, every 30 s: ping 11 stands at the terminal
     assert a1["first_ping_id"] == 11
@@ -116,7 +136,9 @@ def test_breakdown_inferred_and_justified_delay() -> None:
     # V5 stops between stops (at 2 750 m) on A3 and stands for 40 min: a breakdown
     pings = sy.drive("V5", [("S1", 10 * H + 30, 2750, 0)], first_ping_id=50_000, t1=10 * H + 3600)
     # V6 departs B3 12 min late under an approved obstruction of line L1
-    pings = pl.concat([pings, sy.drive("V6", [("S2", 10 * H + 1800 + 720, None, 0)], first_ping_id=60_000)])
+    pings = pl.concat(
+        [pings, sy.drive("V6", [("S2", 10 * H + 1800 + 720, None, 0)], first_ping_id=60_000)]
+    )
     incidents = INCIDENTS.conform(
         pl.DataFrame(
             {

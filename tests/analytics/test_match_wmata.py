@@ -42,16 +42,26 @@ def wmata() -> tuple[DayResult, pl.DataFrame]:
     feed = read_feed(folder / "gtfs")
     geometry = build_geometry(feed)
     trips = build_scheduled_trips(feed, DAY, DAY, geometry=geometry)
-    stop_times = geometry.stop_times.rename({"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"})
+    stop_times = geometry.stop_times.rename(
+        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
+    )
     schedule = Schedule(DAY, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
     pings = read_wmata_pings(folder / "wmata_gtfsrt_021626.csv")
-    result = match_day(pings.drop("true_trip"), schedule, INCIDENTS.empty(), load_profile("bento-goncalves-2021"), MatchOptions())
+    result = match_day(
+        pings.drop("true_trip"),
+        schedule,
+        INCIDENTS.empty(),
+        load_profile("bento-goncalves-2021"),
+        MatchOptions(),
+    )
     return result, pings
 
 
 def test_inferred_trip_equals_reported(wmata: tuple[DayResult, pl.DataFrame]) -> None:
     result, pings = wmata
-    runs = result.trips_performed.select("vehicle_id", pl.col("run_index").alias("run_id"), "trip_id")
+    runs = result.trips_performed.select(
+        "vehicle_id", pl.col("run_index").alias("run_id"), "trip_id"
+    )
     on_trips = (
         result.track.join(runs, on=["vehicle_id", "run_id"])
         .filter(pl.col("trip_id").is_not_null())
