@@ -1,0 +1,105 @@
+"""File ingest throughput: Parquet and CSV pings through `pontual ingest avl`'s code path,
+side by side with DuckDB reading the same file bare, and the per-call rate of
+`write_avl_records` on 5 000-record batches (what the MQTT listener calls).
+
+Targets (issue 4): Parquet >= 2 M rows/s, CSV >= 500 k rows/s, >= 10 k records/s per batch.
+Run: ``.venv/bin/python -m benchmarks.bench_ingest_files [N_ROWS]`` (default 1 000 000).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from core.profile import load_profile
+from core.store import Store
+from ingest.files import ingest_file
+from ingest.options import IngestOptions
+from ingest.records import read_network_context, write_avl_records
+
+
+def build_pings(n: int, seed: int = 0) -> pl.DataFrame:
+    """`n` pings of 300 buses around Bento Gonçalves, one every 100 ms overall."""
+    rng = np.random.default_rng(seed)
+    start = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    return pl.DataFrame(
+        {
+            "vehicle_id": (rng.integers(0, 300, n)).astype(str),
+            "event_at": pl.datetime_range(
+                start, start + (n - 1) * timedelta(milliseconds=100), "100ms", eager=True
+            ).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            "lat": -29.17 + rng.random(n) * 0.05,
+            "lon": -51.52 + rng.random(n) * 0.05,
+            "speed_m_s": rng.random(n) * 15,
+            "heading_deg": rng.random(n) * 360,
+        }
+    )
+
+
+def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def main(n: int = 1_000_000) -> None:
+    profile = load_profile("bento-goncalves-2021")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        pings = build_pings(n)
+        pings.write_parquet(folder / "avl.parquet")
+        pings.write_csv(folder / "avl.csv")
+        print(f"file ingest of {n:,} pings (rows/s; ratio = DuckDB bare read / Pontual ingest)")
+        for fmt, target in (("parquet", 2_000_000), ("csv", 500_000)):
+            path = folder / f"avl.{fmt}"
+            reader = "read_parquet" if fmt == "parquet" else "read_csv"
+            con = duckdb.connect()
+            bare = _timed(lambda: con.sql(f"SELECT * FROM {reader}('{path}')").to_arrow_table())  # noqa: B023
+            con.close()
+            with Store.open(folder / f"{fmt}.duckdb") as store:
+                ours = _timed(
+                    lambda: ingest_file(  # noqa: B023
+                        store, path, "avl", options=IngestOptions(), profile=profile
+                    )
+                )
+                assert store.count("vehicle_locations") == n
+                again = _timed(
+                    lambda: ingest_file(  # noqa: B023
+                        store, path, "avl", options=IngestOptions(), profile=profile
+                    )
+                )
+            rate = n / ours
+            print(
+                f"  {fmt:8s} ingest {rate:12,.0f}/s  re-ingest {n / again:12,.0f}/s  "
+                f"duckdb bare {n / bare:12,.0f}/s  ratio {ours / bare:5.1f}x  "
+                f"target {target:,}/s {'met' if rate >= target else 'NOT met'}"
+            )
+        batch = pings.head(5_000).with_columns(
+            pl.int_range(pl.len()).cast(pl.String).alias("record_key")
+        )
+        with Store.open(folder / "batch.duckdb") as store:
+            ctx = read_network_context(store)
+            calls = 20
+            elapsed = _timed(
+                lambda: [
+                    write_avl_records(
+                        store,
+                        batch.with_columns(pl.col("vehicle_id") + f"-{i}"),
+                        source="bench",
+                        context=ctx,
+                    )
+                    for i in range(calls)
+                ]
+            )
+        print(f"  write_avl_records, 5 000-record batches: {calls * 5000 / elapsed:,.0f} records/s")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
