@@ -214,9 +214,10 @@ def compute_index_results(
     if taps.height:
         parts.append(compute_ridership_indicators(taps, km_rows, profile, period, cost_per_km))
 
-    fleet_days = compute_fleet_days(
-        inputs.scheduled, inputs.outcomes, inputs.vehicles, scopes, profile
-    )
+    # only the days that were matched: a day without outcomes is unknown, not a fleet cut
+    matched_days = inputs.outcomes.select("service_date").unique()
+    scheduled = inputs.scheduled.join(matched_days, on="service_date", how="semi")
+    fleet_days = compute_fleet_days(scheduled, inputs.outcomes, inputs.vehicles, scopes, profile)
     if fleet_days.height:
         parts.append(compute_fleet_day_indicators(fleet_days, period))
     if inputs.vehicles.height:

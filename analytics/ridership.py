@@ -155,5 +155,6 @@ def compute_ridership_indicators(
     wide = compute_technical_tariff(
         compute_ridership(match_integrations(taps, profile), km), cost_per_km
     )
-    specs = (*RIDERSHIP_SPECS, TARIFF_SPEC) if cost_per_km is not None else RIDERSHIP_SPECS
+    has_cost = bool(wide["cost_km"].is_not_null().any())
+    specs = (*RIDERSHIP_SPECS, TARIFF_SPEC) if has_cost else RIDERSHIP_SPECS
     return to_indicator_rows(wide, specs, period)

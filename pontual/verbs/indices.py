@@ -216,7 +216,6 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
         "valor",
         "numerador",
         "denominador",
-        "base legal",
         title=f"Índices de {period.label} — {profile_name}",
     )
     for r in rows.iter_rows(named=True):
@@ -226,7 +225,6 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
             format_value(r["value"], r["unit"]),
             "" if r["denominator"] is None else format_value(r["numerator"], "n"),
             "" if r["denominator"] is None else format_value(r["denominator"], "n"),
-            r["source"],
         )
     ctx.console.print(out)
 
