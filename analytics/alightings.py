@@ -31,9 +31,11 @@ _SCALED = ": desembarque estimado na proporção dos desembarques encadeados"
 class AlightingOptions:
     """Trip-chaining parameters; units in the names."""
 
-    walk_max_m: float = 1000.0
+    walk_max_m: float = 400.0
     """default: farthest straight-line walk from the alighting stop to the next boarding stop
-    (ODX practice, Gordon et al. 2013, uses about 1 km); beyond it the leg stays unlinked"""
+    (about one stop spacing; trip-chaining studies use 400 m to 1 km); beyond it the leg
+    stays unlinked. Longer limits link more legs but also more wrong ones (measured on the
+    simulator: see tests/analytics/test_crowding_simulated.py)"""
     chunk_legs: int = 200_000
     """legs whose candidate stops are compared at once (bounds memory, not results)"""
 

@@ -168,7 +168,7 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
             "route_id",
             "direction_id",
             pl.col("stop_id").alias("from_stop_id"),
-            pl.col("alighting_stop_id").alias("to_stop_id"),
+            pl.col("alighting_stop_id").cast(pl.String).alias("to_stop_id"),
         )
         .agg(pl.len().cast(pl.Float64).alias("n_od"))
         .filter(
@@ -177,8 +177,12 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
         )
     )
     unlinked = v.filter(pl.col("u") > 0).select(
-        *RUN_KEY, "route_id", "direction_id", pl.col(seq).alias("from_seq"),
-        pl.col("stop_id").alias("from_stop_id"), "u",
+        *RUN_KEY,
+        "route_id",
+        "direction_id",
+        pl.col(seq).alias("from_seq"),
+        pl.col("stop_id").alias("from_stop_id"),
+        "u",
     )
     dest = v.select(*RUN_KEY, pl.col(seq).alias("to_seq"), pl.col("stop_id").alias("to_stop_id"))
     cand = (
@@ -197,8 +201,10 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
     to_stop = cand.group_by(*RUN_KEY, pl.col("to_seq").alias(seq)).agg(
         pl.col("a").sum().alias("n_alightings_od")
     )
-    covered = cand.select(*RUN_KEY, pl.col("from_seq").alias(seq)).unique().with_columns(
-        pl.lit(True).alias("is_od")
+    covered = (
+        cand.select(*RUN_KEY, pl.col("from_seq").alias(seq))
+        .unique()
+        .with_columns(pl.lit(True).alias("is_od"))
     )
     return (
         v.join(to_stop, on=[*RUN_KEY, seq], how="left")

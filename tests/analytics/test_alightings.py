@@ -9,12 +9,15 @@ from analytics.alightings import AlightingOptions, compute_alightings
 from analytics.boardings import compute_boardings
 from tests.analytics.test_boardings import TZ, line_r
 
+# the line R scenario is drawn with a 1 km walking limit (c2's return walk is 800 m)
+WALK_1KM = AlightingOptions(walk_max_m=1000.0)
+
 
 def placements(options: AlightingOptions | None = None) -> pl.DataFrame:
     taps = line_r("taps", "fare_transactions")
     visits = line_r("stop_visits", "stop_visits")
     b = compute_boardings(taps, visits, timezone=TZ)
-    out = compute_alightings(b, visits, line_r("stops"), options or AlightingOptions())
+    out = compute_alightings(b, visits, line_r("stops"), options or WALK_1KM)
     return out.sort("transaction_id")
 
 
@@ -65,4 +68,4 @@ def test_a_walk_beyond_the_limit_leaves_the_leg_unlinked() -> None:
 
 
 def test_small_chunks_give_the_same_result(alighted: pl.DataFrame) -> None:
-    assert placements(AlightingOptions(chunk_legs=1)).equals(alighted)
+    assert placements(AlightingOptions(walk_max_m=1000.0, chunk_legs=1)).equals(alighted)

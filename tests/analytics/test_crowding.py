@@ -8,11 +8,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analytics.crowding import CrowdingInputs, compute_crowding
+from analytics.crowding import CrowdingInputs, CrowdingOptions, compute_crowding
 from core.profile import load_profile
 from core.store import Store
 from pontual.cli import main
+from tests.analytics.test_alightings import WALK_1KM
 from tests.analytics.test_boardings import TZ, line_r
+
+OPTIONS = CrowdingOptions(alighting=WALK_1KM)
 
 BG = load_profile("bento-goncalves-2021")
 CGS = load_profile("campina-grande-do-sul-2003")
@@ -29,7 +32,7 @@ def inputs() -> CrowdingInputs:
 
 
 def test_summary_share_worst_segment_and_remedy() -> None:
-    s = compute_crowding(inputs(), BG).crowding_summary.sort("direction_id")
+    s = compute_crowding(inputs(), BG, OPTIONS).crowding_summary.sort("direction_id")
     assert BG.general.timezone.value == TZ
     out = s.row(0, named=True)  # direction 0, 10:00 UTC: V1 run 0 (over) and V2 run 0
     assert (out["n_trips"], out["n_over_limit"], out["over_limit_share"]) == (2, 1, 0.5)
@@ -60,7 +63,7 @@ def test_extra_trips_when_the_peak_load_exceeds_the_hours_capacity() -> None:
         }
     )
     s = compute_crowding(
-        CrowdingInputs(data.taps, data.stop_visits, data.trips, small, data.stops), BG
+        CrowdingInputs(data.taps, data.stop_visits, data.trips, small, data.stops), BG, OPTIONS
     ).crowding_summary.filter(pl.col("direction_id") == 0)
     row = s.row(0, named=True)
     assert row["n_over_limit"] == 2  # V2 carries 2 on B->C: 1 standee on 0.2 m² = 5 per m²
@@ -70,7 +73,7 @@ def test_extra_trips_when_the_peak_load_exceeds_the_hours_capacity() -> None:
 
 
 def test_cgs_limit_is_looser() -> None:
-    trips = compute_crowding(inputs(), CGS).trip_crowding
+    trips = compute_crowding(inputs(), CGS, OPTIONS).trip_crowding
     # 5 standees per m² break BG's 4 but not CGS's 7.5
     assert trips.filter(pl.col("is_over_limit")).height == 0
 
@@ -144,12 +147,11 @@ def test_pontual_crowding_writes_the_tables_and_reruns_idempotently(
         assert store.count("trip_loads") == 12
         assert store.count("trip_crowding") == 3
         assert store.count("crowding_summary") == 2
-        placed = store.read("tap_placements", "transaction_id = ?", ["t07"]).row(0, named=True)
-        assert (placed["route_id"], placed["alighting_stop_id"], placed["walk_m"]) == (
-            "R",
-            "C",
-            800.0,
-        )
+        placed = store.read("tap_placements", "transaction_id = ?", ["t02"]).row(0, named=True)
+        assert (placed["route_id"], placed["alighting_stop_id"], placed["walk_m"]) == ("R", "B", 0)
+        # with the default 400 m walking limit, c2's 800 m walk home stays unlinked
+        far = store.read("tap_placements", "transaction_id = ?", ["t07"]).row(0, named=True)
+        assert far["alighting_method"] == "unlinked"
         assert placed["profile_id"] == "bento-goncalves-2021"
         peak = store.query(
             "SELECT max_load, is_over_limit FROM trip_crowding WHERE vehicle_id = 'V1' AND run_index = 0"

@@ -9,6 +9,7 @@ from analytics.alightings import compute_alightings
 from analytics.boardings import compute_boardings
 from analytics.loads import compute_apc_counts, compute_loads, compute_trip_crowding
 from core.profile import load_profile
+from tests.analytics.test_alightings import WALK_1KM
 from tests.analytics.test_boardings import TZ, line_r
 
 BG = load_profile("bento-goncalves-2021")
@@ -17,7 +18,7 @@ BG = load_profile("bento-goncalves-2021")
 def scenario_loads(apc: pl.DataFrame | None = None) -> pl.DataFrame:
     visits = line_r("stop_visits", "stop_visits")
     b = compute_boardings(line_r("taps", "fare_transactions"), visits, timezone=TZ)
-    placed = compute_alightings(b, visits, line_r("stops"))
+    placed = compute_alightings(b, visits, line_r("stops"), WALK_1KM)
     counts = None if apc is None else compute_apc_counts(apc, visits)
     return compute_loads(
         placed,
@@ -38,11 +39,11 @@ def run(loads: pl.DataFrame, vehicle: str, run_index: int) -> pl.DataFrame:
     return loads.filter((pl.col("vehicle_id") == vehicle) & (pl.col("run_index") == run_index))
 
 
-def test_unlinked_boarders_alight_like_the_linked_ones_downstream(loads: pl.DataFrame) -> None:
+def test_unlinked_boarders_alight_like_the_linked_ones_from_their_stop(loads: pl.DataFrame) -> None:
     r = run(loads, "V1", 0)
     # A: 4 taps (3 chained: 2 to C, 1 to B; 1 without card); B: 1 single-leg tap.
-    # The A unlinked splits 1/3 to B, 2/3 to C; the B unlinked goes to C (the only linked
-    # alighting after B): B = 1 + 1/3, C = 2 + 2/3 + 1.
+    # The A unlinked splits like the line's linked riders from A: 1/3 to B, 2/3 to C; the B
+    # unlinked like those from B (t07 on V2, B -> C): B = 1 + 1/3, C = 2 + 2/3 + 1.
     assert r["n_taps"].to_list() == [4, 1, 0, 0]
     assert r["n_alightings_linked"].to_list() == [0, 1, 2, 0]
     assert r["n_alightings"].to_list() == pytest.approx([0, 4 / 3, 11 / 3, 0])
@@ -56,8 +57,10 @@ def test_standees_limit_and_los_use_the_register(loads: pl.DataFrame) -> None:
     assert r["is_over_limit"].to_list() == [True, True, False, False]
     assert r["los"].to_list() == ["E", "E", "A", "A"]  # 0.20 and 0.24 m² per standee
     back = run(loads, "V1", 1)
-    assert back["load_after"].to_list() == pytest.approx([2, 3, 1.5, 0])
-    assert back["los"].to_list() == ["C", "D", "B", "A"]
+    # the unlinked tap at D follows the line's linked rider from D (t09, D -> B)
+    assert back["n_alightings"].to_list() == pytest.approx([0, 0, 2, 1])
+    assert back["load_after"].to_list() == pytest.approx([2, 3, 1, 0])
+    assert back["los"].to_list() == ["C", "D", "A", "A"]
 
 
 def test_profile_fallback_per_type_when_the_register_is_silent(loads: pl.DataFrame) -> None:
@@ -113,10 +116,13 @@ def hand_run(taps: list[int], linked: dict[int, int], seqs: int = 4) -> pl.DataF
             "vehicle_id": ["V"] * len(rows),
             "run_index": [0] * len(rows),
             "placement": ["placed"] * len(rows),
+            "trip_id": ["T"] * len(rows),
             "stop_sequence": [r[1] for r in rows],
+            "stop_id": [f"S{r[1]}" for r in rows],
             "alighting_stop_sequence": [r[2] for r in rows],
+            "alighting_stop_id": [None if r[2] is None else f"S{r[2]}" for r in rows],
         },
-        schema_overrides={"alighting_stop_sequence": pl.Int32},
+        schema_overrides={"alighting_stop_sequence": pl.Int32, "alighting_stop_id": pl.String},
     ).with_columns(pl.col("service_date").str.to_date())
 
 
@@ -157,13 +163,21 @@ def test_without_linked_alightings_the_unlinked_spread_evenly() -> None:
     assert loads["load_after"].to_list() == pytest.approx([3, 2, 1, 0])
 
 
-def test_line_pattern_fills_in_when_the_run_has_no_linked_alighting_after_a_stop() -> None:
+def test_without_riders_from_the_stop_the_runs_linked_alightings_decide() -> None:
+    # S1: 2 unlinked, nobody linked from S1 on the line; S2: one rider chained to S4
+    loads = compute_loads(hand_run([2, 1, 0, 0], {2: 4}), hand_visits(4), TRIPS, VEHICLES, BG)
+    assert loads["n_alightings"].to_list() == pytest.approx([0, 0, 0, 3])
+
+
+def test_line_od_fills_in_when_the_run_has_no_linked_alighting_after_a_stop() -> None:
     # run 0: 2 unlinked at S1; run 1 (same line and direction): one chained S1 -> S3
     placed = pl.concat(
         [
             hand_run([2, 0, 0, 0], {}),
             hand_run([1, 0, 0, 0], {1: 3}).with_columns(
-                pl.lit(1, pl.Int64).alias("run_index"), pl.col("transaction_id") + "u"
+                pl.lit(1, pl.Int64).alias("run_index"),
+                pl.col("transaction_id") + "u",
+                pl.lit("U").alias("trip_id"),
             ),
         ]
     )
