@@ -280,15 +280,18 @@ def match_grade_facts(grades: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         pl.format(
             "nota anual {} (ICV {}, IQS {}), eficiência de km {}; cassação a partir de {} anos "
             "seguidos ou {} intercalados com conceito E",
-            pl.col("annual_score").round(1),
-            pl.col("icv_score").round(1),
-            pl.col("iqs_score").round(1),
-            pl.col("km_efficiency").round(3),
+            *[
+                pl.col(c).cast(pl.Float64).round(d).cast(pl.String).fill_null("—")
+                for c, d in (
+                    ("annual_score", 1),
+                    ("icv_score", 1),
+                    ("iqs_score", 1),
+                    ("km_efficiency", 3),
+                )
+            ],
             pl.lit(q.cassacao_consecutive_e_years.value),
             pl.lit(q.cassacao_total_e_years.value),
-        )
-        .fill_null("ver annual_grades")
-        .alias("evidence"),
+        ).alias("evidence"),
         pl.lit(None, dtype=pl.String).alias("trip_ids"),
         pl.lit(None, dtype=pl.String).alias("ping_ids"),
     )
