@@ -33,10 +33,6 @@ LINE = "_line"  # 1-based line of the row in its file (header = line 1)
 # How many rows of one kind of problem in one column are listed individually.
 MAX_ROWS_PER_PROBLEM = 20
 
-_INT_RE = r"^[+-]?\d+$"
-_FLOAT_RE = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
-_TIME_RE = r"^(\d{1,3}):([0-5]\d):([0-5]\d)$"
-_DATE_RE = r"^\d{8}$"
 _EXPECTED = {
     "int": "an integer",
     "float": "a decimal number",
@@ -281,9 +277,14 @@ def parse_csv(name: str, raw: bytes) -> tuple[pl.DataFrame | None, list[GtfsIssu
     except pl.exceptions.PolarsError as exc:
         issues.append(GtfsIssue(ERROR, name, None, None, f"cannot be read as CSV: {exc}"))
         return None, issues
-    df = df.with_columns(pl.col(LINE).cast(pl.Int64()), pl.col(header).str.strip_chars())
+    # values are stripped of surrounding blanks; an empty value is a missing one (null)
+    stripped = [pl.col(h).str.strip_chars() for h in header]
     df = df.with_columns(
-        [pl.when(pl.col(h) == "").then(None).otherwise(pl.col(h)).alias(h) for h in header]
+        pl.col(LINE).cast(pl.Int64()),
+        *[
+            pl.when(c.str.len_bytes() > 0).then(c).alias(h)
+            for c, h in zip(stripped, header, strict=True)
+        ],
     )
     counts = _field_counts(raw)
     if counts.len() == df.height:
@@ -370,25 +371,39 @@ def rows_issues(
 
 
 def _typed_expr(spec: FieldSpec) -> pl.Expr:
+    """The column parsed to its kind (Int64 / Float64 / seconds / Date); null when unparseable.
+
+    Times are parsed by position ("H:MM:SS", hours of any width) rather than by regex: the
+    same strictness, several times faster on stop_times.
+    """
     c = pl.col(spec.name)
     if spec.kind == "int":
         return c.str.strip_prefix("+").cast(pl.Int64(), strict=False)
     if spec.kind == "float":
-        return c.cast(pl.Float64(), strict=False)
+        f = c.cast(pl.Float64(), strict=False)
+        return pl.when(f.is_finite()).then(f)
     if spec.kind == "time":
-        parts = c.str.extract_groups(_TIME_RE)
-        return (
-            parts.struct.field("1").cast(pl.Int64()) * 3600
-            + parts.struct.field("2").cast(pl.Int64()) * 60
-            + parts.struct.field("3").cast(pl.Int64())
+        hh = c.str.head(-6).cast(pl.Int64(), strict=False)
+        mm = c.str.slice(-5, 2).cast(pl.Int64(), strict=False)
+        ss = c.str.tail(2).cast(pl.Int64(), strict=False)
+        shaped = (
+            (c.str.slice(-3, 1) == ":")
+            & (c.str.slice(-6, 1) == ":")
+            & c.str.len_bytes().is_between(7, 9)
+            & (hh >= 0)
+            & (mm < 60)
+            & (ss < 60)
+            & (mm >= 0)
+            & (ss >= 0)
         )
+        return pl.when(shaped).then(hh * 3600 + mm * 60 + ss)
     if spec.kind == "date":
-        return c.str.strptime(pl.Date(), "%Y%m%d", strict=False)
+        d = c.str.strptime(pl.Date(), "%Y%m%d", strict=False)
+        return pl.when(c.str.len_bytes() == 8).then(d)
     return c
 
 
-def _pattern(spec: FieldSpec) -> str | None:
-    return {"int": _INT_RE, "float": _FLOAT_RE, "time": _TIME_RE, "date": _DATE_RE}.get(spec.kind)
+_OUT_DTYPE = {"int": pl.Int32(), "time": pl.Int32(), "float": pl.Float64(), "date": pl.Date()}
 
 
 def type_table(spec: FileSpec, df: pl.DataFrame) -> tuple[pl.DataFrame, list[GtfsIssue]]:
@@ -401,34 +416,25 @@ def type_table(spec: FileSpec, df: pl.DataFrame) -> tuple[pl.DataFrame, list[Gtf
                 GtfsIssue(ERROR, name, 1, fs.name, "required column missing from the header")
             )
     present = [fs for fs in spec.fields if fs.name in df.columns]
-    if not df.height:
-        casts = {
-            "int": pl.Int32(),
-            "float": pl.Float64(),
-            "time": pl.Int32(),
-            "date": pl.Date(),
-            "str": pl.String(),
-        }
-        return df.with_columns([pl.col(fs.name).cast(casts[fs.kind]) for fs in present]), issues
+    typed = [fs for fs in present if fs.kind != "str"]
+    # parse every typed column once, beside its text (needed for the messages)
+    work = df.with_columns([_typed_expr(fs).alias(f"__t:{fs.name}") for fs in typed])
     checks: list[pl.Expr] = []
     for fs in present:
         c = pl.col(fs.name)
         if fs.required:
             checks.append(c.is_null().alias(f"missing:{fs.name}"))
-        pat = _pattern(fs)
-        if pat:
-            typed = _typed_expr(fs)
-            bad = c.is_not_null() & (~c.str.contains(pat) | typed.is_null())
-            checks.append(bad.alias(f"bad:{fs.name}"))
-            if fs.min_value is not None or fs.max_value is not None:
-                lo = fs.min_value if fs.min_value is not None else float("-inf")
-                hi = fs.max_value if fs.max_value is not None else float("inf")
-                checks.append(
-                    (~bad & typed.is_not_null() & ~typed.is_between(lo, hi)).alias(
-                        f"range:{fs.name}"
-                    )
-                )
-    flags = df.select(checks) if checks else pl.DataFrame()
+        if fs.kind == "str":
+            continue
+        t = pl.col(f"__t:{fs.name}")
+        checks.append((c.is_not_null() & t.is_null()).alias(f"bad:{fs.name}"))
+        lo = fs.min_value if fs.min_value is not None else float("-inf")
+        hi = fs.max_value if fs.max_value is not None else float("inf")
+        if fs.kind in ("int", "time"):
+            lo, hi = max(lo, -(2**31)), min(hi, 2**31 - 1)  # what Int32 holds
+        if lo > float("-inf") or hi < float("inf"):
+            checks.append((t.is_not_null() & ~t.is_between(lo, hi)).alias(f"range:{fs.name}"))
+    flags = work.select(checks) if checks and work.height else pl.DataFrame()
     any_flag = flags.select(pl.all().any()).row(0, named=True) if flags.width else {}
     for key, hit in any_flag.items():
         if not hit:
@@ -445,24 +451,30 @@ def type_table(spec: FileSpec, df: pl.DataFrame) -> tuple[pl.DataFrame, list[Gtf
                 bad_rows, ERROR, name, col, f"'{{value}}' is not {_EXPECTED[fs.kind]}"
             )
         else:
-            bounds = (
-                f"between {fs.min_value:g} and {fs.max_value:g}"
-                if fs.max_value is not None
-                else f"at least {fs.min_value:g}"
-            )
+            if fs.max_value is not None and fs.min_value is not None:
+                bounds = f"between {fs.min_value:g} and {fs.max_value:g}"
+            elif fs.min_value is not None:
+                bounds = f"at least {fs.min_value:g}"
+            else:
+                bounds = "a 32-bit integer"
             issues += rows_issues(
                 bad_rows, ERROR, name, col, f"'{{value}}' out of range; expected {bounds}"
             )
-    out_dtype = {"int": pl.Int32(), "time": pl.Int32(), "float": pl.Float64(), "date": pl.Date()}
-    typed_cols = []
-    for fs in present:
-        if fs.kind == "str":
-            continue
-        expr = _typed_expr(fs)
-        if fs.kind in ("int", "time"):
-            expr = pl.when(expr.is_between(-(2**31), 2**31 - 1)).then(expr)
-        typed_cols.append(expr.cast(out_dtype[fs.kind]).alias(fs.name))
-    return df.with_columns(typed_cols), issues
+    out = work.with_columns(
+        [
+            (
+                pl.when(pl.col(f"__t:{fs.name}").is_between(-(2**31), 2**31 - 1)).then(
+                    pl.col(f"__t:{fs.name}")
+                )
+                if fs.kind in ("int", "time")
+                else pl.col(f"__t:{fs.name}")
+            )
+            .cast(_OUT_DTYPE[fs.kind])
+            .alias(fs.name)
+            for fs in typed
+        ]
+    )
+    return out.drop([f"__t:{fs.name}" for fs in typed]), issues
 
 
 # -- repairs -------------------------------------------------------------------------------
