@@ -11,26 +11,15 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import state
-
-PAGES = (
-    ("pages/overview.py", "Visão geral", "visao-geral", ":material/dashboard:"),
-    ("pages/lines.py", "Linhas", "linhas", ":material/timeline:"),
-    ("pages/trip.py", "Viagem", "viagem", ":material/directions_bus:"),
-    ("pages/crowding.py", "Lotação", "lotacao", ":material/groups:"),
-    ("pages/fleet.py", "Frota", "frota", ":material/garage:"),
-    ("pages/live.py", "Ao vivo", "ao-vivo", ":material/sensors:"),
-    ("pages/annual.py", "Avaliação anual", "avaliacao-anual", ":material/grading:"),
-    ("pages/infractions.py", "Infrações sugeridas", "infracoes", ":material/gavel:"),
-)
-"""(file, title, URL path, icon) of every page, in menu order."""
+from dashboard.pages import PAGES
 
 st.set_page_config(
     page_title="Pontual — painel", page_icon=":material/directions_bus:", layout="wide"
 )
 navigation = st.navigation(
     [
-        st.Page(path, title=title, url_path=url, icon=icon, default=(i == 0))
-        for i, (path, title, url, icon) in enumerate(PAGES)
+        st.Page(path, title=title, url_path=url, icon=icon, default=(url == PAGES[0][2]))
+        for path, title, url, icon in PAGES
     ]
 )
 st.session_state["filters"] = state.render_filters()

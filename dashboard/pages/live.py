@@ -13,8 +13,7 @@ from dashboard.format import format_column, to_integer
 
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
 DEFAULT_LIVE_URL = "http://127.0.0.1:8000/vehicles.json"
-LIVE_TIMEOUT_S = 1.0
-"""The page waits this long for the feed before falling back to the stored positions."""
+LIVE_TIMEOUT_S = 1.0  # wait this long for the feed before showing the stored positions
 
 state.filters()
 profile = state.profile()

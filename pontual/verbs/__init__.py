@@ -1,6 +1,17 @@
 """One module per verb (or verb group). Each has ``register(subparsers)``; the parser it adds
 sets ``func=run`` where ``run(args, ctx) -> int``. Add a module here when its capability lands."""
 
-from pontual.verbs import crowding, gtfs, ingest, init, listen, match, profiles, simulate
+from pontual.verbs import (
+    crowding,
+    dashboard,
+    gtfs,
+    indices,
+    ingest,
+    init,
+    listen,
+    match,
+    profiles,
+    simulate,
+)
 
-VERB_MODULES = (init, profiles, listen, gtfs, ingest, crowding, simulate, match)
+VERB_MODULES = (init, profiles, listen, gtfs, ingest, crowding, simulate, match, indices, dashboard)
