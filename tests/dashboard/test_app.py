@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.store import Store, open_snapshot
-from dashboard.pages import PAGES
 from dashboard.format import to_number, to_percent, to_points_change, to_signed
+from dashboard.pages import PAGES
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 
