@@ -16,11 +16,12 @@ from sample_data.network import Paths, to_wgs84
 from sample_data.options import SimulationOptions
 
 
-def build_true_pings(pieces: pl.DataFrame, legs: pl.DataFrame, paths: Paths, interval_s: int,
-                     seed: int) -> pl.DataFrame:
+def build_true_pings(
+    pieces: pl.DataFrame, legs: pl.DataFrame, paths: Paths, interval_s: int, seed: int
+) -> pl.DataFrame:
     """True pings of the given pieces: piece, t (Unix s, true), x_m, y_m, speed_m_s, heading_deg,
     moving. Ping phase is random per piece; one ping every `interval_s` within the power window."""
-    rng = np.random.default_rng([seed, 7002, int(pieces["piece"].min() or 0)])
+    rng = np.random.default_rng([seed, 7002, int(pieces["piece"].to_numpy().min(initial=0))])
     on = pieces["on_s"].to_numpy()
     off = pieces["off_s"].to_numpy()
     pid = pieces["piece"].to_numpy()
@@ -53,12 +54,26 @@ def build_true_pings(pieces: pl.DataFrame, legs: pl.DataFrame, paths: Paths, int
     moving = (~before) & (t >= t0[i]) & (t < t1[i])
     x, y, heading = paths.locate(path[i], d)
     speed = np.where(moving, (d1[i] - d0[i]) / dt, 0.0)
-    return pl.DataFrame({"piece": piece, "t": t, "x_m": x, "y_m": y, "speed_m_s": speed,
-                         "heading_deg": heading, "moving": moving})
+    return pl.DataFrame(
+        {
+            "piece": piece,
+            "t": t,
+            "x_m": x,
+            "y_m": y,
+            "speed_m_s": speed,
+            "heading_deg": heading,
+            "moving": moving,
+        }
+    )
 
 
-def to_reported_pings(true: pl.DataFrame, pieces: pl.DataFrame, skew: pl.DataFrame,
-                      opts: SimulationOptions, chunk_no: int) -> pl.DataFrame:
+def to_reported_pings(
+    true: pl.DataFrame,
+    pieces: pl.DataFrame,
+    skew: pl.DataFrame,
+    opts: SimulationOptions,
+    chunk_no: int,
+) -> pl.DataFrame:
     """What the units send: noise, outages, loss, jumps, skew, duplicates and delivery order.
 
     Returns vehicle_id, operator_id, event_at (UTC, as the unit stamps it), lat, lon, speed_m_s,
@@ -95,20 +110,33 @@ def to_reported_pings(true: pl.DataFrame, pieces: pl.DataFrame, skew: pl.DataFra
     y = np.where(jump, y + np.sin(ang) * dist, y)
     lat, lon = to_wgs84(x, y)
     speed = np.maximum(0.0, true["speed_m_s"].to_numpy() * rng.normal(1.0, 0.05, n))
-    latency = rng.uniform(1.0, 5.0, n) + np.where(rng.random(n) < opts.out_of_order_rate,
-                                                  rng.uniform(*opts.out_of_order_delay_s, n), 0.0)
-    df = pl.DataFrame({
-        "piece": piece, "t_true": t, "lat": np.round(lat, 6), "lon": np.round(lon, 6),
-        "speed_m_s": np.round(speed, 1), "heading_deg": np.round(true["heading_deg"].to_numpy(), 0),
-        "delivered_s": t + latency, "is_jump": jump,
-    }).filter(pl.Series(keep))
-    df = df.join(pieces.select("piece", "vehicle_id", "operator_id"), on="piece").join(
-        skew, on="vehicle_id", how="left").with_columns(pl.col("clock_skew_s").fill_null(0.0))
+    latency = rng.uniform(1.0, 5.0, n) + np.where(
+        rng.random(n) < opts.out_of_order_rate, rng.uniform(*opts.out_of_order_delay_s, n), 0.0
+    )
+    df = pl.DataFrame(
+        {
+            "piece": piece,
+            "t_true": t,
+            "lat": np.round(lat, 6),
+            "lon": np.round(lon, 6),
+            "speed_m_s": np.round(speed, 1),
+            "heading_deg": np.round(true["heading_deg"].to_numpy(), 0),
+            "delivered_s": t + latency,
+            "is_jump": jump,
+        }
+    ).filter(pl.Series(keep))
+    df = (
+        df.join(pieces.select("piece", "vehicle_id", "operator_id"), on="piece")
+        .join(skew, on="vehicle_id", how="left")
+        .with_columns(pl.col("clock_skew_s").fill_null(0.0))
+    )
     dup = df.filter(pl.Series(rng.random(df.height) < opts.duplicate_rate)).with_columns(
-        pl.col("delivered_s") + 30.0)
+        pl.col("delivered_s") + 30.0
+    )
     df = pl.concat([df, dup])
     return df.with_columns(
-        event_at=pl.from_epoch(((pl.col("t_true") + pl.col("clock_skew_s")) * 1_000_000).cast(pl.Int64),
-                               time_unit="us").dt.replace_time_zone("UTC"),
+        event_at=pl.from_epoch(
+            ((pl.col("t_true") + pl.col("clock_skew_s")) * 1_000_000).cast(pl.Int64), time_unit="us"
+        ).dt.replace_time_zone("UTC"),
         event_code=pl.lit(None, pl.String),
     ).sort("delivered_s", "vehicle_id", "t_true")

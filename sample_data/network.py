@@ -9,6 +9,7 @@ must handle) and a synthetic grid city of any size (`build_grid_lines`, for the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import polars as pl
@@ -60,42 +61,145 @@ def build_city_lines() -> list[LineSpec]:
     """
     corridor = ((0.0, 0.0), (300.0, 900.0), (500.0, 2200.0), (650.0, 3300.0))
     return [
-        LineSpec("T10", "10", "Troncal Centro - Planalto",
-                 ((-4200.0, -600.0), (-2500.0, -300.0), (-900.0, -150.0), (0.0, 0.0),
-                  (1400.0, 250.0), (3100.0, 700.0), (4800.0, 600.0)),
-                 480, "O1", "L1", demand_weight=6.0, color="C0392B"),
-        LineSpec("C20", "20", "Circular Centro",
-                 ((0.0, 0.0), (1200.0, -400.0), (1900.0, -1700.0), (900.0, -2800.0),
-                  (-700.0, -2300.0), (-1300.0, -1000.0), (0.0, 0.0)),
-                 1200, "O1", "L1", circular=True, frequency_based=True, demand_weight=1.5,
-                 color="27AE60"),
-        LineSpec("S31", "31", "Centro - São Roque (via Av. Planalto)",
-                 (*corridor, (1700.0, 4300.0), (2900.0, 5200.0)),
-                 900, "O1", "L1", demand_weight=2.0, color="8E44AD"),
-        LineSpec("S32", "32", "Centro - Borgo (via Av. Planalto)",
-                 (*corridor, (-300.0, 4400.0), (-1500.0, 5300.0)),
-                 900, "O1", "L1", demand_weight=2.0, color="9B59B6"),
-        LineSpec("U40", "40", "Centro - Licorsul",
-                 ((0.0, 0.0), (-600.0, 800.0), (-1900.0, 1500.0), (-3200.0, 1900.0)),
-                 1200, "O1", "L1", demand_weight=1.2),
-        LineSpec("U41", "41", "Centro - Zatt",
-                 ((0.0, 0.0), (700.0, -900.0), (2300.0, -1500.0), (3600.0, -2600.0)),
-                 1200, "O2", "L2", demand_weight=1.2),
-        LineSpec("U42", "42", "Centro - Eucaliptos",
-                 ((0.0, 0.0), (-800.0, -700.0), (-2100.0, -1900.0), (-2600.0, -3400.0)),
-                 1500, "O2", "L2", demand_weight=1.0),
-        LineSpec("U43", "43", "Centro - Vila Nova",
-                 ((0.0, 0.0), (1000.0, 600.0), (2200.0, 1800.0), (2700.0, 3000.0)),
-                 1500, "O2", "L2", demand_weight=1.0),
-        LineSpec("D50", "50", "Centro - Faria Lemos (distrito)",
-                 ((0.0, 0.0), (-900.0, -150.0), (-2500.0, -300.0), (-5200.0, -2600.0),
-                  (-8200.0, -4100.0), (-11800.0, -6900.0), (-14500.0, -8200.0)),
-                 3600, "O2", "L2", area="district", stop_spacing_m=900.0, speed_factor=1.5,
-                 demand_weight=0.8, color="D35400"),
-        LineSpec("X60", "60", "Seletivo Centro - Distrito Industrial",
-                 ((0.0, 0.0), (1400.0, 250.0), (3100.0, 700.0), (5400.0, 2400.0)),
-                 1800, "O2", "L2", service_class="selective", vehicle_type="micro",
-                 stop_spacing_m=1100.0, speed_factor=1.2, demand_weight=0.5, color="F1C40F"),
+        LineSpec(
+            "T10",
+            "10",
+            "Troncal Centro - Planalto",
+            (
+                (-4200.0, -600.0),
+                (-2500.0, -300.0),
+                (-900.0, -150.0),
+                (0.0, 0.0),
+                (1400.0, 250.0),
+                (3100.0, 700.0),
+                (4800.0, 600.0),
+            ),
+            480,
+            "O1",
+            "L1",
+            demand_weight=6.0,
+            color="C0392B",
+        ),
+        LineSpec(
+            "C20",
+            "20",
+            "Circular Centro",
+            (
+                (0.0, 0.0),
+                (1200.0, -400.0),
+                (1900.0, -1700.0),
+                (900.0, -2800.0),
+                (-700.0, -2300.0),
+                (-1300.0, -1000.0),
+                (0.0, 0.0),
+            ),
+            1200,
+            "O1",
+            "L1",
+            circular=True,
+            frequency_based=True,
+            demand_weight=1.5,
+            color="27AE60",
+        ),
+        LineSpec(
+            "S31",
+            "31",
+            "Centro - São Roque (via Av. Planalto)",
+            (*corridor, (1700.0, 4300.0), (2900.0, 5200.0)),
+            900,
+            "O1",
+            "L1",
+            demand_weight=2.0,
+            color="8E44AD",
+        ),
+        LineSpec(
+            "S32",
+            "32",
+            "Centro - Borgo (via Av. Planalto)",
+            (*corridor, (-300.0, 4400.0), (-1500.0, 5300.0)),
+            900,
+            "O1",
+            "L1",
+            demand_weight=2.0,
+            color="9B59B6",
+        ),
+        LineSpec(
+            "U40",
+            "40",
+            "Centro - Licorsul",
+            ((0.0, 0.0), (-600.0, 800.0), (-1900.0, 1500.0), (-3200.0, 1900.0)),
+            1200,
+            "O1",
+            "L1",
+            demand_weight=1.2,
+        ),
+        LineSpec(
+            "U41",
+            "41",
+            "Centro - Zatt",
+            ((0.0, 0.0), (700.0, -900.0), (2300.0, -1500.0), (3600.0, -2600.0)),
+            1200,
+            "O2",
+            "L2",
+            demand_weight=1.2,
+        ),
+        LineSpec(
+            "U42",
+            "42",
+            "Centro - Eucaliptos",
+            ((0.0, 0.0), (-800.0, -700.0), (-2100.0, -1900.0), (-2600.0, -3400.0)),
+            1500,
+            "O2",
+            "L2",
+            demand_weight=1.0,
+        ),
+        LineSpec(
+            "U43",
+            "43",
+            "Centro - Vila Nova",
+            ((0.0, 0.0), (1000.0, 600.0), (2200.0, 1800.0), (2700.0, 3000.0)),
+            1500,
+            "O2",
+            "L2",
+            demand_weight=1.0,
+        ),
+        LineSpec(
+            "D50",
+            "50",
+            "Centro - Faria Lemos (distrito)",
+            (
+                (0.0, 0.0),
+                (-900.0, -150.0),
+                (-2500.0, -300.0),
+                (-5200.0, -2600.0),
+                (-8200.0, -4100.0),
+                (-11800.0, -6900.0),
+                (-14500.0, -8200.0),
+            ),
+            3600,
+            "O2",
+            "L2",
+            area="district",
+            stop_spacing_m=900.0,
+            speed_factor=1.5,
+            demand_weight=0.8,
+            color="D35400",
+        ),
+        LineSpec(
+            "X60",
+            "60",
+            "Seletivo Centro - Distrito Industrial",
+            ((0.0, 0.0), (1400.0, 250.0), (3100.0, 700.0), (5400.0, 2400.0)),
+            1800,
+            "O2",
+            "L2",
+            service_class="selective",
+            vehicle_type="micro",
+            stop_spacing_m=1100.0,
+            speed_factor=1.2,
+            demand_weight=0.5,
+            color="F1C40F",
+        ),
     ]
 
 
@@ -121,10 +225,15 @@ def build_grid_lines(n_vehicles: int, seed: int) -> list[LineSpec]:
         waypoints = ((x0, y0), (x0 + dx1, y0 + dy1), (x0 + dx1 + dx2, y0 + dy1 + dy2))
         lot = i % 8
         lines.append(
-            LineSpec(f"G{i:04d}", f"{i:04d}", f"Linha {i:04d}",
-                     tuple((float(a), float(b)) for a, b in waypoints),
-                     int(rng.choice([360, 480, 600, 720, 900, 1200])),
-                     f"O{lot * 2 + int(i % 2) + 1}", f"L{lot + 1}")
+            LineSpec(
+                f"G{i:04d}",
+                f"{i:04d}",
+                f"Linha {i:04d}",
+                tuple((float(a), float(b)) for a, b in waypoints),
+                int(rng.choice([360, 480, 600, 720, 900, 1200])),
+                f"O{lot * 2 + int(i % 2) + 1}",
+                f"L{lot + 1}",
+            )
         )
     return lines
 
@@ -132,7 +241,7 @@ def build_grid_lines(n_vehicles: int, seed: int) -> list[LineSpec]:
 def densify(waypoints_m: np.ndarray, step_m: float = 50.0) -> np.ndarray:
     """Points every ~`step_m` along a polyline (vertices kept), as an (n, 2) array in metres."""
     out = [waypoints_m[:1]]
-    for a, b in zip(waypoints_m[:-1], waypoints_m[1:], strict=True):
+    for a, b in pairwise(waypoints_m):
         n = max(1, int(np.ceil(np.hypot(*(b - a)) / step_m)))
         f = np.arange(1, n + 1)[:, None] / n
         out.append(a + (b - a) * f)
@@ -186,10 +295,18 @@ class Paths:
             offsets.append(base)
             lengths.append(cum[-1])
             base += cum[-1] + 1000.0
-        return cls(np.concatenate(axes), np.concatenate(xs), np.concatenate(ys),
-                   np.concatenate(heads), np.array(offsets), np.array(lengths))
+        return cls(
+            np.concatenate(axes),
+            np.concatenate(xs),
+            np.concatenate(ys),
+            np.concatenate(heads),
+            np.array(offsets),
+            np.array(lengths),
+        )
 
-    def locate(self, path: np.ndarray, dist_m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def locate(
+        self, path: np.ndarray, dist_m: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(x, y, heading) of points at `dist_m` along `path` (vectorised)."""
         g = self.offset_m[path] + np.clip(dist_m, 0.0, self.length_m[path])
         x = np.interp(g, self.axis_m, self.x_m)
@@ -223,7 +340,7 @@ def build_stops(lines: list[LineSpec]) -> tuple[pl.DataFrame, pl.DataFrame, dict
     pattern_rows: list[tuple[str, int, str, float]] = []
     shapes: dict[str, np.ndarray] = {}
     for line in lines:
-        xy = densify(np.array(line.waypoints_m) + [CENTRE_X, CENTRE_Y])
+        xy = densify(np.array(line.waypoints_m) + np.array([CENTRE_X, CENTRE_Y]))
         shapes[line.route_id] = xy
         cum = cumulative_m(xy)
         # fixed spacing from the origin, so lines sharing a corridor share its stops
@@ -231,7 +348,7 @@ def build_stops(lines: list[LineSpec]) -> tuple[pl.DataFrame, pl.DataFrame, dict
         dist = np.append(dist, cum[-1])
         sx, sy = np.interp(dist, cum, xy[:, 0]), np.interp(dist, cum, xy[:, 1])
         for seq, (d, x, y) in enumerate(zip(dist, sx, sy, strict=True), start=1):
-            key = (int(round(x / STOP_SNAP_M)), int(round(y / STOP_SNAP_M)))
+            key = (int(np.round(x / STOP_SNAP_M)), int(np.round(y / STOP_SNAP_M)))
             stop_id = keys.get(key)
             if stop_id is None:
                 stop_id = f"S{len(stop_rows) + 1:05d}"

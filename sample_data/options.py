@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class SimulationOptions:
     )
     # Output
     vehicle_chunk: int = 400
-    compression: str = "zstd"
+    compression: Literal["zstd", "lz4", "snappy", "gzip", "uncompressed"] = "zstd"
 
 
 @dataclass(frozen=True)

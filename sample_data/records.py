@@ -6,19 +6,24 @@ from datetime import date
 
 import numpy as np
 import polars as pl
+from scipy.spatial import cKDTree
 
 from core.tables.observed import IQS_SURVEYS
 from sample_data.network import to_wgs84
 
 
-def build_iqs_surveys(operators: list[str], dimensions: list[str], months: list[str], seed: int) -> pl.DataFrame:
+def build_iqs_surveys(
+    operators: list[str], dimensions: list[str], months: list[str], seed: int
+) -> pl.DataFrame:
     """One survey score (0-100) per operator, IQS dimension and month (columns of IQS_SURVEYS
     minus source/ingested_at)."""
     rng = np.random.default_rng([seed, 8001])
     rows = [(m, o, d) for m in months for o in operators for d in dimensions]
     df = pl.DataFrame(rows, schema=["period", "operator_id", "dimension"], orient="row")
-    df = df.with_columns(score=pl.Series(np.round(rng.uniform(55.0, 92.0, df.height), 1)),
-                         n_respondents=pl.Series(rng.integers(120, 400, df.height)).cast(pl.Int32))
+    df = df.with_columns(
+        score=pl.Series(np.round(rng.uniform(55.0, 92.0, df.height), 1)),
+        n_respondents=pl.Series(rng.integers(120, 400, df.height)).cast(pl.Int32),
+    )
     names = [c for c in IQS_SURVEYS.column_names if c not in ("source", "ingested_at")]
     return df.select(pl.col(c).cast(IQS_SURVEYS.column(c).dtype) for c in names)
 
@@ -35,9 +40,10 @@ def build_population(stops: pl.DataFrame, seed: int) -> pl.DataFrame:
     gx = np.arange(ux.min() - 800, ux.max() + 800, 200.0)
     gy = np.arange(uy.min() - 800, uy.max() + 800, 200.0)
     xx, yy = (a.ravel() for a in np.meshgrid(gx, gy))
-    near = np.zeros(len(xx), dtype=bool)
-    for cx, cy in zip(ux, uy, strict=True):  # a few hundred stops: cheap, not a hot path
-        near |= np.hypot(xx - cx, yy - cy) < 650.0
+    dist, _ = cKDTree(np.column_stack([ux, uy])).query(
+        np.column_stack([xx, yy]), distance_upper_bound=650.0
+    )
+    near = np.isfinite(dist)
     xx, yy = xx[near], yy[near]
     people_u = rng.poisson(60, len(xx))
     rural = stops.filter(pl.col("area") == "rural")
@@ -53,11 +59,14 @@ def build_population(stops: pl.DataFrame, seed: int) -> pl.DataFrame:
     x = np.concatenate([xx, rx])
     y = np.concatenate([yy, ry])
     lat, lon = to_wgs84(x, y)
-    return pl.DataFrame({
-        "lat": np.round(lat, 6), "lon": np.round(lon, 6),
-        "people": np.concatenate([people_u, rng.integers(2, 8, len(rx))]).astype(np.int32),
-        "area": ["urban"] * len(xx) + ["rural"] * len(rx),
-    })
+    return pl.DataFrame(
+        {
+            "lat": np.round(lat, 6),
+            "lon": np.round(lon, 6),
+            "people": np.concatenate([people_u, rng.integers(2, 8, len(rx))]).astype(np.int32),
+            "area": ["urban"] * len(xx) + ["rural"] * len(rx),
+        }
+    )
 
 
 def build_cost_per_km(operators: list[str], months: list[str], seed: int) -> pl.DataFrame:

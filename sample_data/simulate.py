@@ -25,33 +25,46 @@ from sample_data.demand import build_fares, build_journeys, compute_loads
 from sample_data.fleet import GROUP, build_fleet
 from sample_data.gtfs_out import TIMEZONE, build_gtfs, write_gtfs
 from sample_data.network import build_city_lines, build_grid_lines, build_stops, to_wgs84
-from sample_data.operation import assign_operation, build_trip_days
+from sample_data.operation import assign_operation, build_trip_days, midnight_epoch
 from sample_data.options import SimulationOptions, SimulationSummary
 from sample_data.records import build_cost_per_km, build_iqs_surveys, build_population, months_of
-from sample_data.timetable import Timetable, build_timetable, service_dates
+from sample_data.timetable import Timetable, build_timetable, count_blocks, service_dates
 from sample_data.trajectory import build_legs, build_paths, build_plan, compute_times
 
-AVL_COLUMNS = ("vehicle_id", "event_at", "lat", "lon", "speed_m_s", "heading_deg", "event_code", "operator_id")
+AVL_COLUMNS = (
+    "vehicle_id",
+    "event_at",
+    "lat",
+    "lon",
+    "speed_m_s",
+    "heading_deg",
+    "event_code",
+    "operator_id",
+)
 OUTCOMES = ("on_time", "late", "early", "partial", "suppressed", "broken_down")
 
 
 def _utc(col: str) -> pl.Expr:
-    return pl.from_epoch((pl.col(col) * 1_000_000).round(0).cast(pl.Int64), time_unit="us").dt.replace_time_zone("UTC")
+    return pl.from_epoch(
+        (pl.col(col) * 1_000_000).round(0).cast(pl.Int64), time_unit="us"
+    ).dt.replace_time_zone("UTC")
 
 
 def build_network(opts: SimulationOptions) -> tuple[Timetable, pl.DataFrame]:
     """The timetable and stops for the options (built-in city, or the grid city when large)."""
     if opts.gtfs_path is not None:
-        raise ConfigError("simulating on a given GTFS feed (--gtfs) is not available yet",
-                          where=str(opts.gtfs_path), hint="omit --gtfs to use the built-in city")
+        raise ConfigError(
+            "simulating on a given GTFS feed (--gtfs) is not available yet",
+            where=str(opts.gtfs_path),
+            hint="omit --gtfs to use the built-in city",
+        )
     grid = opts.n_vehicles > opts.grid_city_above_vehicles
     lines = build_grid_lines(opts.n_vehicles, opts.seed) if grid else build_city_lines()
     stops, patterns, shapes = build_stops(lines)
-    base = build_timetable(lines, patterns, shapes, 1.0)
-    n_base = base.trips.filter(pl.col("service_id") == "WD")["block_id"].n_unique()
+    lengths = dict(patterns.group_by("route_id").agg(pl.col("dist_m").max()).iter_rows())
+    n_base = sum(count_blocks(ln, lengths[ln.route_id], 1.0)[0] for ln in lines)
     scale = opts.n_vehicles / max(n_base, 1)
-    tt = base if abs(scale - 1.0) < 0.02 else build_timetable(lines, patterns, shapes, scale)
-    return tt, stops
+    return build_timetable(lines, patterns, shapes, 1.0 if abs(scale - 1.0) < 0.1 else scale), stops
 
 
 def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
@@ -74,8 +87,11 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     write_gtfs(build_gtfs(tt, stops, years), out_dir / "gtfs", out_dir / "gtfs.zip")
 
     trips = build_trip_days(tt, dates, TIMEZONE)
-    required = trips.filter(pl.col("service_id") == "WD").group_by(list(GROUP)).agg(
-        n_blocks=pl.col("block_id").n_unique())
+    required = (
+        trips.filter(pl.col("service_id") == "WD")
+        .group_by(list(GROUP))
+        .agg(n_blocks=pl.col("block_id").n_unique())
+    )
     if required.height == 0:
         required = trips.group_by(list(GROUP)).agg(n_blocks=pl.col("block_id").n_unique())
     fleet = build_fleet(required, profile, opts.start, opts.seed)
@@ -85,7 +101,8 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     trips = op.trips
     first_last = tt.patterns.group_by("shape_id").agg(
         first_stop=pl.col("stop_id").sort_by("stop_sequence").first(),
-        last_stop=pl.col("stop_id").sort_by("stop_sequence").last())
+        last_stop=pl.col("stop_id").sort_by("stop_sequence").last(),
+    )
     trips = trips.join(first_last, on="shape_id")
     plan, trip_plan = build_plan(trips, tt)
     trips = trips.join(trip_plan, on="tkey")
@@ -99,40 +116,76 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     # --- truth ---------------------------------------------------------------------------
     vinfo = fleet.select("vehicle_id", "n_seats", "standing_area_m2")
     max_load = loads.group_by("tkey").agg(max_load=pl.col("load_after").max())
-    skipped = plan.filter(pl.col("is_detour")).group_by("tkey").agg(
-        skipped_m=(pl.col("dist_m").filter(pl.col("stop_sequence") == pl.col("detour_b")).first()
-                   - pl.col("dist_m").filter(pl.col("stop_sequence") == pl.col("detour_a")).first()))
-    t = trips.join(seq.select("tkey", "actual_start", "arrival", "break_time", "break_dist", "true_dev_s"),
-                   on="tkey", how="left").join(max_load, on="tkey", how="left").join(
-        skipped, on="tkey", how="left").join(vinfo, on="vehicle_id", how="left")
+    skipped = (
+        plan.filter(pl.col("is_detour"))
+        .group_by("tkey")
+        .agg(
+            skipped_m=(
+                pl.col("dist_m").filter(pl.col("stop_sequence") == pl.col("detour_b")).first()
+                - pl.col("dist_m").filter(pl.col("stop_sequence") == pl.col("detour_a")).first()
+            )
+        )
+    )
+    t = (
+        trips.join(
+            seq.select("tkey", "actual_start", "arrival", "break_time", "break_dist", "true_dev_s"),
+            on="tkey",
+            how="left",
+        )
+        .join(max_load, on="tkey", how="left")
+        .join(skipped, on="tkey", how="left")
+        .join(vinfo, on="vehicle_id", how="left")
+    )
     detour_justified = pl.col("is_detour") & pl.col("detour_justified")
     t = t.with_columns(
-        true_distance_m=pl.when(pl.col("vehicle_id").is_null()).then(0.0)
-        .when(pl.col("break_time").is_not_null()).then(pl.col("break_dist"))
+        true_distance_m=pl.when(pl.col("vehicle_id").is_null())
+        .then(0.0)
+        .when(pl.col("break_time").is_not_null())
+        .then(pl.col("break_dist"))
         .otherwise(pl.col("planned_distance_m") - pl.col("skipped_m").fill_null(0.0)),
         is_breakdown=pl.col("break_time").is_not_null(),
-        incident_id=pl.when(detour_justified).then(pl.format("DET-{}", pl.col("tkey")))
+        incident_id=pl.when(detour_justified)
+        .then(pl.format("DET-{}", pl.col("tkey")))
         .otherwise(pl.col("incident_id")),
     ).with_columns(
-        true_outcome=pl.when(pl.col("vehicle_id").is_null()).then(pl.lit("suppressed"))
-        .when(pl.col("is_breakdown")).then(pl.lit("broken_down"))
-        .when(pl.col("true_distance_m") < partial_ratio * pl.col("planned_distance_m")).then(pl.lit("partial"))
-        .when(pl.col("true_dev_s") < -early_s).then(pl.lit("early"))
-        .when(pl.col("true_dev_s") > late_s).then(pl.lit("late"))
+        true_outcome=pl.when(pl.col("vehicle_id").is_null())
+        .then(pl.lit("suppressed"))
+        .when(pl.col("is_breakdown"))
+        .then(pl.lit("broken_down"))
+        .when(pl.col("true_distance_m") < partial_ratio * pl.col("planned_distance_m"))
+        .then(pl.lit("partial"))
+        .when(pl.col("true_dev_s") < -early_s)
+        .then(pl.lit("early"))
+        .when(pl.col("true_dev_s") > late_s)
+        .then(pl.lit("late"))
         .otherwise(pl.lit("on_time")),
         is_justified=pl.col("incident_id").is_not_null(),
         max_load=pl.col("max_load").fill_null(0).cast(pl.Int32),
-        max_standees_per_m2=((pl.col("max_load").fill_null(0) - pl.col("n_seats")).clip(lower_bound=0)
-                             / pl.col("standing_area_m2")).round(3),
+        max_standees_per_m2=(
+            (pl.col("max_load").fill_null(0) - pl.col("n_seats")).clip(lower_bound=0)
+            / pl.col("standing_area_m2")
+        ).round(3),
     )
     truth_trips = t.sort("service_date", "trip_id").select(
-        "service_date", "trip_id", "route_id", "direction_id", "block_id", "vehicle_id", "true_outcome",
-        planned_start_at=_utc("planned_start"), actual_start_at=_utc("actual_start"),
+        "service_date",
+        "trip_id",
+        "route_id",
+        "direction_id",
+        "block_id",
+        "vehicle_id",
+        "true_outcome",
+        planned_start_at=_utc("planned_start"),
+        actual_start_at=_utc("actual_start"),
         actual_end_at=pl.when(pl.col("is_breakdown")).then(None).otherwise(_utc("arrival")),
         departure_delay_s=pl.col("true_dev_s").round(0).cast(pl.Int32),
-        planned_distance_m=pl.col("planned_distance_m").round(1), true_distance_m=pl.col("true_distance_m").round(1),
-        is_breakdown="is_breakdown", is_justified="is_justified", incident_id="incident_id",
-        is_detour="is_detour", max_load="max_load", max_standees_per_m2="max_standees_per_m2",
+        planned_distance_m=pl.col("planned_distance_m").round(1),
+        true_distance_m=pl.col("true_distance_m").round(1),
+        is_breakdown="is_breakdown",
+        is_justified="is_justified",
+        incident_id="incident_id",
+        is_detour="is_detour",
+        max_load="max_load",
+        max_standees_per_m2="max_standees_per_m2",
         injected="injected",
     )
     files: list[str] = []
@@ -147,66 +200,156 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
 
     put(truth_trips, "truth/trips.parquet")
     keyinfo = trips.select("tkey", "service_date", "trip_id", "vehicle_id")
-    put(visits.join(keyinfo, on="tkey").sort("service_date", "trip_id", "stop_sequence").select(
-        "service_date", "trip_id", "stop_sequence", "stop_id", "vehicle_id",
-        arrived_at=_utc("arrived"), departed_at=_utc("departed")), "truth/stop_visits.parquet")
-    put(loads.join(visits.select("tkey", "stop_sequence", "stop_id"), on=["tkey", "stop_sequence"]).join(
-        keyinfo, on="tkey").sort("service_date", "trip_id", "stop_sequence").select(
-        "service_date", "trip_id", "stop_sequence", "stop_id", "n_boardings", "n_alightings", "load_after"),
-        "truth/loads.parquet")
+    put(
+        visits.join(keyinfo, on="tkey")
+        .sort("service_date", "trip_id", "stop_sequence")
+        .select(
+            "service_date",
+            "trip_id",
+            "stop_sequence",
+            "stop_id",
+            "vehicle_id",
+            arrived_at=_utc("arrived"),
+            departed_at=_utc("departed"),
+        ),
+        "truth/stop_visits.parquet",
+    )
+    put(
+        loads.join(visits.select("tkey", "stop_sequence", "stop_id"), on=["tkey", "stop_sequence"])
+        .join(keyinfo, on="tkey")
+        .sort("service_date", "trip_id", "stop_sequence")
+        .select(
+            "service_date",
+            "trip_id",
+            "stop_sequence",
+            "stop_id",
+            "n_boardings",
+            "n_alightings",
+            "load_after",
+        ),
+        "truth/loads.parquet",
+    )
     brk = t.filter(pl.col("is_breakdown"))
     bx = pidx.paths.locate(
         brk["shape_id"].replace_strict(pidx.shape_path, return_dtype=pl.Int64).to_numpy(),
-        brk["break_dist"].to_numpy())
+        brk["break_dist"].to_numpy(),
+    )
     blat, blon = to_wgs84(bx[0], bx[1])
-    repl = trips.filter(pl.col("vehicle_id").is_not_null()).group_by("block_key").agg(
-        vs=pl.col("vehicle_id").unique(maintain_order=True))
-    breakdowns = brk.join(repl, on="block_key", how="left").with_columns(
-        lat=pl.Series(np.round(blat, 6)), lon=pl.Series(np.round(blon, 6)),
-        replacement_vehicle_id=pl.col("vs").list.get(1, null_on_oob=True),
-    ).sort("break_time").with_row_index("n").select(
-        breakdown_id=pl.format("BRK-{}", pl.col("n").cast(pl.String).str.zfill(4)),
-        service_date="service_date", vehicle_id="vehicle_id", trip_id="trip_id", route_id="route_id",
-        occurred_at=_utc("break_time"), lat="lat", lon="lon", dist_m=pl.col("break_dist").round(1),
-        stand_s="break_stand_s", has_event_code="has_event_code",
-        replacement_vehicle_id="replacement_vehicle_id")
+    repl = (
+        trips.filter(pl.col("vehicle_id").is_not_null())
+        .group_by("block_key")
+        .agg(vs=pl.col("vehicle_id").unique(maintain_order=True))
+    )
+    breakdowns = (
+        brk.join(repl, on="block_key", how="left")
+        .with_columns(
+            lat=pl.Series(np.round(blat, 6)),
+            lon=pl.Series(np.round(blon, 6)),
+            replacement_vehicle_id=pl.col("vs").list.get(1, null_on_oob=True),
+        )
+        .sort("break_time")
+        .with_row_index("n")
+        .select(
+            breakdown_id=pl.format("BRK-{}", pl.col("n").cast(pl.String).str.zfill(4)),
+            service_date="service_date",
+            vehicle_id="vehicle_id",
+            trip_id="trip_id",
+            route_id="route_id",
+            occurred_at=_utc("break_time"),
+            lat="lat",
+            lon="lon",
+            dist_m=pl.col("break_dist").round(1),
+            stand_s="break_stand_s",
+            has_event_code="has_event_code",
+            replacement_vehicle_id="replacement_vehicle_id",
+        )
+    )
     put(breakdowns, "truth/breakdowns.parquet")
     put(op.fleet_days, "truth/fleet_days.parquet")
 
     # --- incidents, surveys, population, costs -----------------------------------------------
     detours = t.filter(detour_justified).select(
-        "incident_id", starts_at=_utc("planned_start"), ends_at=_utc("planned_end") + pl.duration(minutes=30),
-        route_id="route_id", trip_id="trip_id", vehicle_id="vehicle_id", kind=pl.lit("detour"),
-        is_justified=pl.lit(True), note=pl.lit("desvio de itinerário autorizado pelo órgão gestor"))
-    obs = op.incidents.with_columns(_utc("starts_at").alias("starts_at"), _utc("ends_at").alias("ends_at")) \
-        if op.incidents.height else op.incidents
+        "incident_id",
+        starts_at=_utc("planned_start"),
+        ends_at=_utc("planned_end") + pl.duration(minutes=30),
+        route_id="route_id",
+        trip_id="trip_id",
+        vehicle_id="vehicle_id",
+        kind=pl.lit("detour"),
+        is_justified=pl.lit(True),
+        note=pl.lit("desvio de itinerário autorizado pelo órgão gestor"),
+    )
+    obs = (
+        op.incidents.with_columns(
+            _utc("starts_at").alias("starts_at"), _utc("ends_at").alias("ends_at")
+        )
+        if op.incidents.height
+        else op.incidents
+    )
     inc_cols = [c for c in INCIDENTS.column_names if c not in ("source", "ingested_at")]
-    incidents = pl.concat([f.select(pl.col(c).cast(INCIDENTS.column(c).dtype) for c in inc_cols)
-                           for f in (obs, detours) if f.height]) if (obs.height or detours.height) else \
-        INCIDENTS.empty().select(inc_cols)
+    incidents = (
+        pl.concat(
+            [
+                f.select(pl.col(c).cast(INCIDENTS.column(c).dtype) for c in inc_cols)
+                for f in (obs, detours)
+                if f.height
+            ]
+        )
+        if (obs.height or detours.height)
+        else INCIDENTS.empty().select(inc_cols)
+    )
     put(incidents.sort("starts_at", "incident_id"), "incidents.csv")
     operators = sorted(fleet["operator_id"].unique().to_list())
     months = months_of(dates)
-    put(build_iqs_surveys(operators, list(profile.quality.iqs_dimensions.value), months, opts.seed),
-        "iqs_surveys.csv")
+    put(
+        build_iqs_surveys(operators, list(profile.quality.iqs_dimensions.value), months, opts.seed),
+        "iqs_surveys.csv",
+    )
     put(build_population(stops, opts.seed), "population.csv")
     put(build_cost_per_km(operators, months, opts.seed), "cost_per_km.csv")
     files += ["vehicles.csv", "gtfs.zip"]
 
     # --- fares ----------------------------------------------------------------------------------
-    fares = build_fares(rides, visits, trips, opts.fare_full_brl, profile.fares.integration_window_s.value,
-                        profile.fares.integration_fare_ratio.value, opts.seed)
-    text_until = (dates[min(len(dates), opts.text_days) - 1] if opts.text_days else dates[-1])
+    fares = build_fares(
+        rides,
+        visits,
+        trips,
+        opts.fare_full_brl,
+        profile.fares.integration_window_s.value,
+        profile.fares.integration_fare_ratio.value,
+        opts.seed,
+    )
+    text_until = dates[min(len(dates), opts.text_days) - 1] if opts.text_days else dates[-1]
     fares_out = fares.with_columns(event_at=_utc("event_s"))
-    put(fares_out.select("transaction_id", pl.col("event_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                         "vehicle_id", "route_id", "card_id", "fare_class", "amount"), "fares.csv")
-    text_end_s = _day_end_epoch(trips, text_until)
+    put(
+        fares_out.select(
+            "transaction_id",
+            pl.col("event_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "vehicle_id",
+            "route_id",
+            "card_id",
+            "fare_class",
+            "amount",
+        ),
+        "fares.csv",
+    )
+    text_end_s = _day_end_epoch(text_until)
     fm = fares_out.filter(pl.col("event_s") < text_end_s)
-    _write_mqtt(fm.select(
-        topic=pl.format("pontual/fares/{}/{}", "operator_id", "vehicle_id"),
-        payload=pl.struct("transaction_id", pl.col("event_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                          "vehicle_id", "route_id", "card_id", "fare_class", "amount")),
-        out_dir / "fares_mqtt.jsonl")
+    _write_mqtt(
+        fm.select(
+            topic=pl.format("pontual/fares/{}/{}", "operator_id", "vehicle_id"),
+            payload=pl.struct(
+                "transaction_id",
+                pl.col("event_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "vehicle_id",
+                "route_id",
+                "card_id",
+                "fare_class",
+                "amount",
+            ),
+        ),
+        out_dir / "fares_mqtt.jsonl",
+    )
     files.append("fares_mqtt.jsonl")
 
     # --- AVL, in chunks of vehicles --------------------------------------------------------------
@@ -218,17 +361,23 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     files.append("README.md")
     counts = truth_trips.group_by("true_outcome").len()
     return SimulationSummary(
-        out_dir=out_dir, n_days=len(dates), n_routes=len(tt.lines), n_vehicles_register=fleet.height,
-        n_scheduled_trips=truth_trips.height, n_pings=n_pings, n_fare_taps=fares.height,
-        outcome_counts={o: int(counts.filter(pl.col("true_outcome") == o)["len"].sum()) for o in OUTCOMES},
+        out_dir=out_dir,
+        n_days=len(dates),
+        n_routes=len(tt.lines),
+        n_vehicles_register=fleet.height,
+        n_scheduled_trips=truth_trips.height,
+        n_pings=n_pings,
+        n_fare_taps=fares.height,
+        outcome_counts={
+            o: int(counts.filter(pl.col("true_outcome") == o)["len"].sum()) for o in OUTCOMES
+        },
         files=tuple(sorted(files)),
     )
 
 
-def _day_end_epoch(trips: pl.DataFrame, day: date) -> float:
-    epoch = trips.filter(pl.col("service_date") == day)["day_epoch_s"]
-    base = int(epoch[0]) if epoch.len() else int(trips["day_epoch_s"].max()) # type: ignore[arg-type]
-    return float(base + 86400 + 4 * 3600)  # service days run past midnight
+def _day_end_epoch(day: date) -> float:
+    """End of a service day's text copies: 04:00 the next morning (service runs past midnight)."""
+    return float(midnight_epoch(day, TIMEZONE) + 86400 + 4 * 3600)
 
 
 def _write_mqtt(df: pl.DataFrame, path: Path) -> None:
@@ -236,24 +385,46 @@ def _write_mqtt(df: pl.DataFrame, path: Path) -> None:
     df.write_ndjson(path)
 
 
-def _write_avl(pieces: pl.DataFrame, legs: pl.DataFrame, pidx: object, fleet: pl.DataFrame,
-               breakdowns: pl.DataFrame, seq: pl.DataFrame, opts: SimulationOptions, out_dir: Path,
-               text_end_s: float) -> int:
+def _write_avl(
+    pieces: pl.DataFrame,
+    legs: pl.DataFrame,
+    pidx: object,
+    fleet: pl.DataFrame,
+    breakdowns: pl.DataFrame,
+    seq: pl.DataFrame,
+    opts: SimulationOptions,
+    out_dir: Path,
+    text_end_s: float,
+) -> int:
     """Pings of every vehicle, chunk by chunk, into avl.parquet, avl.csv and avl_mqtt.jsonl."""
     rng = np.random.default_rng([opts.seed, 9001])
     vehicles = fleet["vehicle_id"].to_numpy()
     skewed = rng.random(len(vehicles)) < opts.clock_skew_vehicle_rate
-    skew = pl.DataFrame({"vehicle_id": vehicles, "clock_skew_s": np.where(
-        skewed, np.round(rng.uniform(*opts.clock_skew_s, len(vehicles)) * rng.choice([-1, 1], len(vehicles))),
-        0.0)})
-    skew.filter(pl.col("clock_skew_s") != 0).write_parquet(out_dir / "truth" / "avl_units.parquet",
-                                                          compression=opts.compression, statistics=False)
+    skew = pl.DataFrame(
+        {
+            "vehicle_id": vehicles,
+            "clock_skew_s": np.where(
+                skewed,
+                np.round(
+                    rng.uniform(*opts.clock_skew_s, len(vehicles))
+                    * rng.choice([-1, 1], len(vehicles))
+                ),
+                0.0,
+            ),
+        }
+    )
+    skew.filter(pl.col("clock_skew_s") != 0).write_parquet(
+        out_dir / "truth" / "avl_units.parquet", compression=opts.compression, statistics=False
+    )
     skew = skew.filter(pl.col("clock_skew_s") != 0)
     codes = breakdowns.filter(pl.col("has_event_code")).select(
-        "vehicle_id", code_at=pl.col("occurred_at").dt.epoch("us").cast(pl.Float64) / 1e6 + 60.0)
+        "vehicle_id", code_at=pl.col("occurred_at").dt.epoch("us").cast(pl.Float64) / 1e6 + 60.0
+    )
     trip_of = seq.select("piece", "actual_start", "arrival", "trip_id")
     vehicle_order = pieces.select("vehicle_id").unique().sort("vehicle_id").with_row_index("vno")
-    pcs = pieces.join(vehicle_order, on="vehicle_id").with_columns(chunk=pl.col("vno") // opts.vehicle_chunk)
+    pcs = pieces.join(vehicle_order, on="vehicle_id").with_columns(
+        chunk=pl.col("vno") // opts.vehicle_chunk
+    )
     writer: pq.ParquetWriter | None = None
     csv_path, mqtt_path = out_dir / "avl.csv", out_dir / "avl_mqtt.jsonl"
     csv_path.unlink(missing_ok=True)
@@ -261,51 +432,104 @@ def _write_avl(pieces: pl.DataFrame, legs: pl.DataFrame, pidx: object, fleet: pl
     n_total = 0
     paths = pidx.paths  # type: ignore[attr-defined]
     with open(csv_path, "ab") as csv_f, open(mqtt_path, "ab") as mqtt_f:
-        for chunk_no in range(int(pcs["chunk"].max()) + 1 if pcs.height else 0):
+        for chunk_no in range(int(pcs["chunk"].to_numpy().max()) + 1 if pcs.height else 0):
             pc = pcs.filter(pl.col("chunk") == chunk_no)
             true = build_true_pings(pc, legs, paths, opts.ping_interval_s, opts.seed + chunk_no)
             rep = to_reported_pings(true, pc, skew, opts, chunk_no)
             if codes.height:
-                tagged = rep.select("vehicle_id", "t_true").with_row_index("i").sort("t_true").join_asof(
-                    codes.sort("code_at"), left_on="t_true", right_on="code_at", by="vehicle_id",
-                    strategy="backward", check_sortedness=False).filter(pl.col("code_at").is_not_null()).sort("t_true").group_by(
-                    "vehicle_id", "code_at").agg(pl.col("i").first())["i"]
-                rep = rep.with_row_index("i").with_columns(
-                    event_code=pl.when(pl.col("i").is_in(tagged.implode())).then(pl.lit("breakdown"))
-                    .otherwise(pl.col("event_code"))).drop("i")
+                tagged = (
+                    rep.select("vehicle_id", "t_true")
+                    .with_row_index("i")
+                    .sort("t_true")
+                    .join_asof(
+                        codes.sort("code_at"),
+                        left_on="t_true",
+                        right_on="code_at",
+                        by="vehicle_id",
+                        strategy="backward",
+                        check_sortedness=False,
+                    )
+                    .filter(pl.col("code_at").is_not_null())
+                    .sort("t_true")
+                    .group_by("vehicle_id", "code_at")
+                    .agg(pl.col("i").first())["i"]
+                )
+                rep = (
+                    rep.with_row_index("i")
+                    .with_columns(
+                        event_code=pl.when(pl.col("i").is_in(tagged.implode()))
+                        .then(pl.lit("breakdown"))
+                        .otherwise(pl.col("event_code"))
+                    )
+                    .drop("i")
+                )
             if opts.with_trip_id:
-                rep = rep.sort("t_true").join_asof(
-                    trip_of.sort("actual_start"), left_on="t_true", right_on="actual_start", by="piece",
-                    strategy="backward", check_sortedness=False).with_columns(
-                    reported_trip_id=pl.when(pl.col("t_true") <= pl.col("arrival")).then(pl.col("trip_id")))
+                rep = (
+                    rep.sort("t_true")
+                    .join_asof(
+                        trip_of.sort("actual_start"),
+                        left_on="t_true",
+                        right_on="actual_start",
+                        by="piece",
+                        strategy="backward",
+                        check_sortedness=False,
+                    )
+                    .with_columns(
+                        reported_trip_id=pl.when(pl.col("t_true") <= pl.col("arrival")).then(
+                            pl.col("trip_id")
+                        )
+                    )
+                )
                 rep = rep.sort("delivered_s", "vehicle_id", "t_true")
             cols = [*AVL_COLUMNS, *(["reported_trip_id"] if opts.with_trip_id else [])]
             out = rep.select(cols)
             table = out.to_arrow()
             if writer is None:
-                writer = pq.ParquetWriter(out_dir / "avl.parquet", table.schema, compression=opts.compression,
-                                          write_statistics=False)
+                writer = pq.ParquetWriter(
+                    out_dir / "avl.parquet",
+                    table.schema,
+                    compression=opts.compression,
+                    write_statistics=False,
+                )
             writer.write_table(table)
             n_total += out.height
             text = rep.filter(pl.col("t_true") < text_end_s) if opts.text_days else rep
             if opts.write_text_avl:
-                text.select(*[pl.col(c).dt.strftime("%Y-%m-%dT%H:%M:%SZ") if c == "event_at" else pl.col(c)
-                              for c in cols]).write_csv(csv_f, include_header=chunk_no == 0)
-                text.select(topic=pl.format("pontual/avl/{}/{}", "operator_id", "vehicle_id"),
-                            payload=pl.struct(*[pl.col("event_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-                                                if c == "event_at" else pl.col(c) for c in cols
-                                                if c != "operator_id"])).write_ndjson(mqtt_f)
+                text.select(
+                    *[
+                        pl.col(c).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+                        if c == "event_at"
+                        else pl.col(c)
+                        for c in cols
+                    ]
+                ).write_csv(csv_f, include_header=chunk_no == 0)
+                text.select(
+                    topic=pl.format("pontual/avl/{}/{}", "operator_id", "vehicle_id"),
+                    payload=pl.struct(
+                        *[
+                            pl.col("event_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+                            if c == "event_at"
+                            else pl.col(c)
+                            for c in cols
+                            if c != "operator_id"
+                        ]
+                    ),
+                ).write_ndjson(mqtt_f)
     if writer is not None:
         writer.close()
     return n_total
 
 
 def _readme_header(opts: SimulationOptions, dates: list[date]) -> str:
-    shown = {k: (str(v) if not isinstance(v, int | float | bool | str | type(None)) else v)
-             for k, v in opts.__dict__.items()}
-    return (f"# Simulated operation {dates[0].isoformat()} .. {dates[-1].isoformat()}\n\n"
-            f"Generated by `pontual simulate` with these options (same options -> same bytes):\n\n"
-            f"```json\n{json.dumps(shown, indent=1, sort_keys=True)}\n```\n\n")
+    shown = {
+        k: (str(v) if not isinstance(v, int | float | bool | str | type(None)) else v)
+        for k, v in opts.__dict__.items()
+    }
+    return (
+        f"# Simulated operation {dates[0].isoformat()} .. {dates[-1].isoformat()}\n\n"
+        f"Generated by `pontual simulate` with these options (same options -> same bytes):\n\n"
+        f"```json\n{json.dumps(shown, indent=1, sort_keys=True)}\n```\n\n"
+    )
 
 
 def default_options(**changes: object) -> SimulationOptions:

@@ -20,7 +20,11 @@ from sample_data.network import LineSpec
 
 SERVICES = ("WD", "SAT", "SUN")
 # Service windows (first departure, last departure), seconds after midnight.
-_WINDOWS = {"WD": (5 * 3600 + 1800, 23 * 3600), "SAT": (6 * 3600, 22 * 3600), "SUN": (7 * 3600, 21 * 3600)}
+_WINDOWS = {
+    "WD": (5 * 3600 + 1800, 23 * 3600),
+    "SAT": (6 * 3600, 22 * 3600),
+    "SUN": (7 * 3600, 21 * 3600),
+}
 _TRIPPER_WINDOWS = ((6 * 3600, 9 * 3600), (16 * 3600 + 1800, 19 * 3600 + 1800))
 _MIN_LAYOVER_S = 300
 
@@ -50,36 +54,57 @@ class Timetable:
     lines: list[LineSpec]
 
 
-def build_timetable(lines: list[LineSpec], route_patterns: pl.DataFrame,
-                    route_shapes: dict[str, np.ndarray], fleet_scale: float) -> Timetable:
+def count_blocks(line: LineSpec, length_m: float, fleet_scale: float) -> tuple[int, int, float]:
+    """(blocks, peak headway s, slowest run time s) of a line: enough blocks for its peak headway."""
+    slowest = length_m / (4.4 * line.speed_factor)
+    n_dirs = 1 if line.circular else 2
+    cycle_min = (slowest + _MIN_LAYOVER_S) * n_dirs
+    n_blocks = max(1, int(np.round(np.ceil(cycle_min / line.peak_headway_s) * fleet_scale)))
+    headway = int(np.ceil(cycle_min / n_blocks / 60.0) * 60)
+    return n_blocks, headway, slowest
+
+
+def build_timetable(
+    lines: list[LineSpec],
+    route_patterns: pl.DataFrame,
+    route_shapes: dict[str, np.ndarray],
+    fleet_scale: float,
+) -> Timetable:
     """Shapes per direction, stop patterns, blocks and planned trips of every line and service.
 
     `fleet_scale` multiplies the number of blocks of each line (to reach a target fleet).
     """
+    circular = {ln.route_id: ln.circular for ln in lines}
+    lengths = dict(route_patterns.group_by("route_id").agg(pl.col("dist_m").max()).iter_rows())
     shapes: dict[str, np.ndarray] = {}
-    pattern_parts: list[pl.DataFrame] = []
-    trip_parts: list[dict[str, np.ndarray]] = []
-    freq_rows: list[tuple[str, int, int, int, int]] = []
     for line in lines:
         xy = route_shapes[line.route_id]
-        pat = route_patterns.filter(pl.col("route_id") == line.route_id)
-        length = float(pat["dist_m"].max())  # type: ignore[arg-type]
-        directions = (0,) if line.circular else (0, 1)
-        for direction in directions:
-            shape_id = f"{line.route_id}-{direction}"
-            shapes[shape_id] = xy if direction == 0 else xy[::-1].copy()
-            p = pat if direction == 0 else pat.reverse().with_columns(
-                stop_sequence=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
-                dist_m=length - pl.col("dist_m"),
-            )
-            pattern_parts.append(p.select(pl.lit(shape_id).alias("shape_id"), "stop_sequence", "stop_id", "dist_m"))
-        slowest = length / (4.4 * line.speed_factor)
-        half = slowest + _MIN_LAYOVER_S
-        cycle_min = half * len(directions)
-        n_blocks = max(1, int(round(np.ceil(cycle_min / line.peak_headway_s) * fleet_scale)))
-        headway = int(np.ceil(cycle_min / n_blocks / 60.0) * 60)
+        shapes[f"{line.route_id}-0"] = xy
+        if not line.circular:
+            shapes[f"{line.route_id}-1"] = xy[::-1].copy()
+    p0 = route_patterns.with_columns(shape_id=pl.format("{}-0", "route_id"))
+    p1 = route_patterns.filter(
+        ~pl.col("route_id").replace_strict(circular, return_dtype=pl.Boolean)
+    ).with_columns(
+        shape_id=pl.format("{}-1", "route_id"),
+        stop_sequence=pl.col("stop_sequence").max().over("route_id") + 1 - pl.col("stop_sequence"),
+        dist_m=pl.col("dist_m").max().over("route_id") - pl.col("dist_m"),
+    )
+    patterns = (
+        pl.concat([p0, p1])
+        .select("shape_id", pl.col("stop_sequence").cast(pl.Int32), "stop_id", "dist_m")
+        .sort("shape_id", "stop_sequence")
+    )
+
+    cols: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("line", "service", "block", "dir", "start", "pos")
+    }
+    freq_rows: list[tuple[str, int, int, int, int]] = []
+    for li, line in enumerate(lines):
+        n_blocks, headway, _ = count_blocks(line, lengths[line.route_id], fleet_scale)
+        directions = np.array([0] if line.circular else [0, 1])
         cycle = headway * n_blocks
-        for service in SERVICES:
+        for si, service in enumerate(SERVICES):
             first, last = _WINDOWS[service]
             for b in range(n_blocks):
                 if service == "SUN" and b % 4 != 0 and not line.frequency_based:
@@ -94,51 +119,91 @@ def build_timetable(lines: list[LineSpec], route_patterns: pl.DataFrame,
                     k1 = int(np.ceil((w1 - first - b * headway) / cycle))
                     starts.append(first + b * headway + np.arange(max(k0, 0), max(k1, 0)) * cycle)
                 cycle_starts = np.concatenate(starts).astype(np.int64)
-                if cycle_starts.size == 0:
+                n = cycle_starts.size * len(directions)
+                if n == 0:
                     continue
-                dirs = np.tile(np.array(directions), cycle_starts.size)
-                start_s = (np.repeat(cycle_starts, len(directions))
-                           + dirs * (cycle // len(directions))).astype(np.int64)
-                if line.frequency_based:
-                    run_s = np.full(start_s.size, int(round(slowest / 60.0) * 60))
-                else:
-                    speed = planned_speed_m_s(start_s / 3600.0) * line.speed_factor
-                    run_s = (np.round(length / speed / 60.0) * 60).astype(np.int64)
-                block_id = f"{line.route_id}-{service}-{b:02d}"
-                if line.frequency_based:
-                    template = f"{line.route_id}-{service}"
-                    trip_ids = np.array([f"{template}@{_hms(int(s))}" for s in start_s])
-                    templates = np.full(start_s.size, template)
-                else:
-                    trip_ids = np.array([f"{block_id}-{k:03d}" for k in range(start_s.size)])
-                    templates = trip_ids
-                trip_parts.append({
-                    "trip_id": trip_ids,
-                    "template_trip_id": templates,
-                    "route_id": np.full(start_s.size, line.route_id),
-                    "service_id": np.full(start_s.size, service),
-                    "direction_id": dirs,
-                    "block_id": np.full(start_s.size, block_id),
-                    "shape_id": np.array([f"{line.route_id}-{d}" for d in dirs]),
-                    "start_s": start_s,
-                    "run_s": run_s,
-                    "planned_distance_m": np.full(start_s.size, length),
-                    "headway_s": np.full(start_s.size, headway if line.frequency_based else 0),
-                    "is_exact_times": np.full(start_s.size, True),
-                })
+                dirs = np.tile(directions, cycle_starts.size)
+                cols["start"].append(
+                    np.repeat(cycle_starts, len(directions)) + dirs * (cycle // len(directions))
+                )
+                cols["dir"].append(dirs)
+                cols["line"].append(np.full(n, li))
+                cols["service"].append(np.full(n, si))
+                cols["block"].append(np.full(n, b))
+                cols["pos"].append(np.arange(n))
             if line.frequency_based:
                 freq_rows.append((f"{line.route_id}-{service}", first, last + 1, headway, 1))
-    trips = pl.concat([pl.DataFrame(p) for p in trip_parts]).with_columns(
-        pl.col("direction_id").cast(pl.Int32),
-        pl.col("start_s").cast(pl.Int32),
-        pl.col("run_s").cast(pl.Int32),
-        pl.when(pl.col("headway_s") > 0).then(pl.col("headway_s")).cast(pl.Int32).alias("headway_s"),
-    ).sort("service_id", "route_id", "block_id", "start_s")
-    frequencies = pl.DataFrame(
-        freq_rows, schema=["trip_id", "start_time_s", "end_time_s", "headway_s", "exact_times"], orient="row"
+    info = pl.DataFrame(
+        {
+            "line": np.arange(len(lines)),
+            "route_id": [ln.route_id for ln in lines],
+            "speed_factor": [ln.speed_factor for ln in lines],
+            "frequency_based": [ln.frequency_based for ln in lines],
+            "planned_distance_m": [lengths[ln.route_id] for ln in lines],
+            "headway": [count_blocks(ln, lengths[ln.route_id], fleet_scale)[1] for ln in lines],
+        }
     )
-    patterns = pl.concat(pattern_parts).with_columns(pl.col("stop_sequence").cast(pl.Int32))
+    raw = pl.DataFrame({k: np.concatenate(v) for k, v in cols.items()}).join(info, on="line")
+    speed = planned_speed_m_s(raw["start"].to_numpy() / 3600.0) * raw["speed_factor"].to_numpy()
+    slowest = raw["planned_distance_m"].to_numpy() / (4.4 * raw["speed_factor"].to_numpy())
+    run_s = np.where(
+        raw["frequency_based"].to_numpy(),
+        np.round(slowest / 60.0) * 60,
+        np.round(raw["planned_distance_m"].to_numpy() / speed / 60.0) * 60,
+    )
+    service_col = pl.Series(SERVICES).gather(raw["service"])
+    block_id = pl.format(
+        "{}-{}-{}", "route_id", "service_id", pl.col("block").cast(pl.String).str.zfill(2)
+    )
+    template = pl.format("{}-{}", "route_id", "service_id")
+    trips = (
+        raw.with_columns(service_id=service_col, run_s=pl.Series(run_s))
+        .with_columns(
+            block_id=block_id,
+            trip_id=pl.when(pl.col("frequency_based"))
+            .then(pl.format("{}@{}", template, _hms_expr("start")))
+            .otherwise(pl.format("{}-{}", block_id, pl.col("pos").cast(pl.String).str.zfill(3))),
+        )
+        .select(
+            "trip_id",
+            template_trip_id=pl.when(pl.col("frequency_based"))
+            .then(template)
+            .otherwise(pl.col("trip_id")),
+            route_id="route_id",
+            service_id="service_id",
+            direction_id=pl.col("dir").cast(pl.Int32),
+            block_id="block_id",
+            shape_id=pl.format("{}-{}", "route_id", "dir"),
+            start_s=pl.col("start").cast(pl.Int32),
+            run_s=pl.col("run_s").cast(pl.Int32),
+            planned_distance_m="planned_distance_m",
+            headway_s=pl.when(pl.col("frequency_based")).then(pl.col("headway")).cast(pl.Int32),
+            is_exact_times=pl.lit(True),
+        )
+        .sort("service_id", "route_id", "block_id", "start_s")
+    )
+    frequencies = pl.DataFrame(
+        freq_rows,
+        orient="row",
+        schema={
+            "trip_id": pl.String,
+            "start_time_s": pl.Int64,
+            "end_time_s": pl.Int64,
+            "headway_s": pl.Int64,
+            "exact_times": pl.Int64,
+        },
+    )
     return Timetable(trips, patterns, shapes, frequencies, lines)
+
+
+def _hms_expr(col: str) -> pl.Expr:
+    s = pl.col(col)
+    return pl.format(
+        "{}:{}:{}",
+        (s // 3600).cast(pl.String).str.zfill(2),
+        (s // 60 % 60).cast(pl.String).str.zfill(2),
+        (s % 60).cast(pl.String).str.zfill(2),
+    )
 
 
 def _hms(seconds: int) -> str:

@@ -24,8 +24,11 @@ OPTS = SimulationOptions(days=2, seed=7, text_days=None)
 
 
 def _hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,9 @@ def truth(run: Path) -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def avl(run: Path) -> pl.DataFrame:
     skewed = pl.read_parquet(run / "truth" / "avl_units.parquet")["vehicle_id"]
-    pings = pl.read_parquet(run / "avl.parquet").filter(~pl.col("vehicle_id").is_in(skewed.implode()))
+    pings = pl.read_parquet(run / "avl.parquet").filter(
+        ~pl.col("vehicle_id").is_in(skewed.implode())
+    )
     x, y = from_wgs84(pings["lat"].to_numpy(), pings["lon"].to_numpy())
     return pings.with_columns(x=pl.Series(x), y=pl.Series(y)).unique(["vehicle_id", "event_at"])
 
@@ -60,18 +65,37 @@ def test_same_options_give_byte_identical_files(tmp_path: Path) -> None:
     simulate(opts, tmp_path / "b")
     a, b = _hashes(tmp_path / "a"), _hashes(tmp_path / "b")
     assert a == b
-    assert {"avl.parquet", "avl.csv", "avl_mqtt.jsonl", "fares.csv", "gtfs.zip",
-            "truth/trips.parquet", "truth/stop_visits.parquet", "truth/loads.parquet"} <= set(a)
+    assert {
+        "avl.parquet",
+        "avl.csv",
+        "avl_mqtt.jsonl",
+        "fares.csv",
+        "gtfs.zip",
+        "truth/trips.parquet",
+        "truth/stop_visits.parquet",
+        "truth/loads.parquet",
+    } <= set(a)
     simulate(replace(opts, seed=8), tmp_path / "c")
     c = _hashes(tmp_path / "c")
     assert c["avl.parquet"] != a["avl.parquet"]
     assert c["truth/trips.parquet"] != a["truth/trips.parquet"]
 
 
-def test_gtfs_is_a_small_brazilian_city_with_frequencies_and_a_holiday(run: Path, truth: pl.DataFrame) -> None:
+def test_gtfs_is_a_small_brazilian_city_with_frequencies_and_a_holiday(
+    run: Path, truth: pl.DataFrame
+) -> None:
     with zipfile.ZipFile(run / "gtfs.zip") as zf:
-        assert {"agency.txt", "routes.txt", "stops.txt", "trips.txt", "stop_times.txt", "calendar.txt",
-                "calendar_dates.txt", "shapes.txt", "frequencies.txt"} <= set(zf.namelist())
+        assert {
+            "agency.txt",
+            "routes.txt",
+            "stops.txt",
+            "trips.txt",
+            "stop_times.txt",
+            "calendar.txt",
+            "calendar_dates.txt",
+            "shapes.txt",
+            "frequencies.txt",
+        } <= set(zf.namelist())
     agency = pl.read_csv(run / "gtfs" / "agency.txt")
     assert set(agency["agency_timezone"]) == {"America/Sao_Paulo"}
     stops = pl.read_csv(run / "gtfs" / "stops.txt")
@@ -86,7 +110,11 @@ def test_gtfs_is_a_small_brazilian_city_with_frequencies_and_a_holiday(run: Path
     ids = set(trips["trip_id"])
     names = truth["trip_id"].str.split("@").list.first()
     assert names.is_in(list(ids)).all()
-    assert truth.filter(pl.col("route_id") == "C20")["trip_id"].str.contains(r"^C20-WD@\d\d:\d\d:\d\d$").all()
+    assert (
+        truth.filter(pl.col("route_id") == "C20")["trip_id"]
+        .str.contains(r"^C20-WD@\d\d:\d\d:\d\d$")
+        .all()
+    )
     # circular line: first and last stop are the same terminal
     st = pl.read_csv(run / "gtfs" / "stop_times.txt", schema_overrides={"stop_id": pl.String})
     c20 = st.filter(pl.col("trip_id") == "C20-WD").sort("stop_sequence")["stop_id"]
@@ -99,9 +127,14 @@ def test_gtfs_is_a_small_brazilian_city_with_frequencies_and_a_holiday(run: Path
 
 
 def test_trunk_line_headway_is_at_most_ten_minutes_at_the_peak(truth: pl.DataFrame) -> None:
-    t10 = truth.filter((pl.col("route_id") == "T10") & (pl.col("direction_id") == 0)
-                       & (pl.col("service_date") == date(2026, 3, 2))).sort("planned_start_at")
-    peak = t10.filter(pl.col("planned_start_at").dt.convert_time_zone("America/Sao_Paulo").dt.hour() == 7)
+    t10 = truth.filter(
+        (pl.col("route_id") == "T10")
+        & (pl.col("direction_id") == 0)
+        & (pl.col("service_date") == date(2026, 3, 2))
+    ).sort("planned_start_at")
+    peak = t10.filter(
+        pl.col("planned_start_at").dt.convert_time_zone("America/Sao_Paulo").dt.hour() == 7
+    )
     assert peak["planned_start_at"].diff().dt.total_seconds().drop_nulls().max() <= 600  # type: ignore[operator]
 
 
@@ -114,7 +147,10 @@ def test_outcomes_follow_the_profile_windows(truth: pl.DataFrame) -> None:
     on_time = ran.filter(pl.col("true_outcome") == "on_time")["departure_delay_s"]
     assert on_time.min() >= -early and on_time.max() <= late  # type: ignore[operator]
     sup = truth.filter(pl.col("true_outcome") == "suppressed")
-    assert sup["vehicle_id"].null_count() == sup.height and sup["actual_start_at"].null_count() == sup.height
+    assert (
+        sup["vehicle_id"].null_count() == sup.height
+        and sup["actual_start_at"].null_count() == sup.height
+    )
     broken = truth.filter(pl.col("true_outcome") == "broken_down")
     assert broken.height > 0 and broken["actual_end_at"].null_count() == broken.height
     partial = truth.filter(pl.col("true_outcome") == "partial")
@@ -129,32 +165,46 @@ def test_outcomes_follow_the_profile_windows(truth: pl.DataFrame) -> None:
 
 
 def test_fleet_cut_removes_over_ten_percent_of_an_operator_fleet(run: Path) -> None:
-    fd = pl.read_parquet(run / "truth" / "fleet_days.parquet").group_by("date", "operator_id").agg(
-        pl.col("n_vehicles_required").sum(), pl.col("n_vehicles_operated").sum())
+    fd = (
+        pl.read_parquet(run / "truth" / "fleet_days.parquet")
+        .group_by("date", "operator_id")
+        .agg(pl.col("n_vehicles_required").sum(), pl.col("n_vehicles_operated").sum())
+    )
     o1 = fd.filter(pl.col("operator_id") == "O1").sort("date")
     required = o1["n_vehicles_required"].to_list()
     assert required[0] == required[1]
     cut_day = o1.row(1, named=True)
     truth = pl.read_parquet(run / "truth" / "trips.parquet")
-    cut_blocks = truth.filter((pl.col("injected") == "fleet_cut") & (pl.col("service_date") == date(2026, 3, 3)))
+    cut_blocks = truth.filter(
+        (pl.col("injected") == "fleet_cut") & (pl.col("service_date") == date(2026, 3, 3))
+    )
     assert cut_blocks["block_id"].n_unique() / cut_day["n_vehicles_required"] > 0.10
 
 
-def test_suppressed_round_leaves_the_vehicle_standing_at_the_terminal(run: Path, truth: pl.DataFrame,
-                                                                        avl: pl.DataFrame) -> None:
+def test_suppressed_round_leaves_the_vehicle_standing_at_the_terminal(
+    run: Path, truth: pl.DataFrame, avl: pl.DataFrame
+) -> None:
     """No pings run the suppressed trip's shape at its time: its vehicle waits at the origin."""
     t = truth.sort("service_date", "block_id", "planned_start_at").with_columns(
         prev_vehicle=pl.col("vehicle_id").shift(1).over("service_date", "block_id"),
         resume_vehicle=pl.col("vehicle_id").shift(-2).over("service_date", "block_id"),
-        resume_at=pl.col("planned_start_at").shift(-2).over("service_date", "block_id"))
+        resume_at=pl.col("planned_start_at").shift(-2).over("service_date", "block_id"),
+    )
     # a round skipped between two trips of the same vehicle (not at the end of a tripper's peak,
     # where the bus rightly goes back to the garage)
-    sup = t.filter((pl.col("injected") == "suppressed") & (pl.col("direction_id") == 0)
-                   & (pl.col("prev_vehicle") == pl.col("resume_vehicle"))
-                   & ((pl.col("resume_at") - pl.col("planned_start_at")).dt.total_seconds() < 7000))
+    sup = t.filter(
+        (pl.col("injected") == "suppressed")
+        & (pl.col("direction_id") == 0)
+        & (pl.col("prev_vehicle") == pl.col("resume_vehicle"))
+        & ((pl.col("resume_at") - pl.col("planned_start_at")).dt.total_seconds() < 7000)
+    )
     assert sup.height > 0
-    st = pl.read_csv(run / "gtfs" / "stop_times.txt", schema_overrides={"stop_id": pl.String}).filter(
-        pl.col("stop_sequence") == 1).select("trip_id", "stop_id").join(_stop_xy(run), on="stop_id")
+    st = (
+        pl.read_csv(run / "gtfs" / "stop_times.txt", schema_overrides={"stop_id": pl.String})
+        .filter(pl.col("stop_sequence") == 1)
+        .select("trip_id", "stop_id")
+        .join(_stop_xy(run), on="stop_id")
+    )
     checked = 0
     for row in sup.iter_rows(named=True):
         origin = st.filter(pl.col("trip_id") == row["trip_id"])
@@ -163,23 +213,32 @@ def test_suppressed_round_leaves_the_vehicle_standing_at_the_terminal(run: Path,
         window = avl.filter(
             (pl.col("vehicle_id") == row["prev_vehicle"])
             & (pl.col("event_at") > row["planned_start_at"] + pl.duration(minutes=3))
-            & (pl.col("event_at") < row["planned_start_at"] + pl.duration(minutes=15)))
+            & (pl.col("event_at") < row["planned_start_at"] + pl.duration(minutes=15))
+        )
         if window.height < 5:
             continue
-        d = np.hypot(window["x"].to_numpy() - origin["sx"][0], window["y"].to_numpy() - origin["sy"][0])
+        d = np.hypot(
+            window["x"].to_numpy() - origin["sx"][0], window["y"].to_numpy() - origin["sy"][0]
+        )
         assert np.median(d) < 60.0, row["trip_id"]
         checked += 1
     assert checked > 0
 
 
 def test_pings_stand_at_the_stop_during_a_true_visit(run: Path, avl: pl.DataFrame) -> None:
-    visits = pl.read_parquet(run / "truth" / "stop_visits.parquet").filter(
-        (pl.col("departed_at") - pl.col("arrived_at")).dt.total_seconds() >= 45
-    ).join(_stop_xy(run), on="stop_id")
+    visits = (
+        pl.read_parquet(run / "truth" / "stop_visits.parquet")
+        .filter((pl.col("departed_at") - pl.col("arrived_at")).dt.total_seconds() >= 45)
+        .join(_stop_xy(run), on="stop_id")
+    )
     joined = avl.join_where(
-        visits.select("vehicle_id", "arrived_at", "departed_at", "sx", "sy").rename({"vehicle_id": "v"}),
-        pl.col("vehicle_id") == pl.col("v"), pl.col("event_at") >= pl.col("arrived_at"),
-        pl.col("event_at") <= pl.col("departed_at"))
+        visits.select("vehicle_id", "arrived_at", "departed_at", "sx", "sy").rename(
+            {"vehicle_id": "v"}
+        ),
+        pl.col("vehicle_id") == pl.col("v"),
+        pl.col("event_at") >= pl.col("arrived_at"),
+        pl.col("event_at") <= pl.col("departed_at"),
+    )
     assert joined.height > 100
     d = np.hypot((joined["x"] - joined["sx"]).to_numpy(), (joined["y"] - joined["sy"]).to_numpy())
     # GPS noise σ = 8 m per axis: the radial error's median is σ·sqrt(2 ln 2) ≈ 9.4 m
@@ -196,9 +255,11 @@ def test_breakdowns_stand_still_and_some_carry_an_event_code(run: Path) -> None:
     skewed = pl.read_parquet(run / "truth" / "avl_units.parquet")["vehicle_id"].to_list()
     for row in brk.filter(~pl.col("vehicle_id").is_in(skewed)).iter_rows(named=True):
         bx, by = from_wgs84(np.array([row["lat"]]), np.array([row["lon"]]))
-        after = pings.filter((pl.col("vehicle_id") == row["vehicle_id"])
-                             & (pl.col("event_at") > row["occurred_at"] + pl.duration(minutes=2))
-                             & (pl.col("event_at") < row["occurred_at"] + pl.duration(seconds=row["stand_s"])))
+        after = pings.filter(
+            (pl.col("vehicle_id") == row["vehicle_id"])
+            & (pl.col("event_at") > row["occurred_at"] + pl.duration(minutes=2))
+            & (pl.col("event_at") < row["occurred_at"] + pl.duration(seconds=row["stand_s"]))
+        )
         d = np.hypot(after["x"].to_numpy() - bx[0], after["y"].to_numpy() - by[0])
         assert np.median(d) < 30.0
     coded = pings.filter(pl.col("event_code") == "breakdown")["vehicle_id"].unique().to_list()
@@ -209,7 +270,8 @@ def test_breakdowns_stand_still_and_some_carry_an_event_code(run: Path) -> None:
 def test_loads_add_up_and_some_peak_trips_are_crowded(run: Path, truth: pl.DataFrame) -> None:
     loads = pl.read_parquet(run / "truth" / "loads.parquet")
     per_trip = loads.group_by("service_date", "trip_id").agg(
-        pl.col("n_boardings").sum(), pl.col("n_alightings").sum(), pl.col("load_after").last())
+        pl.col("n_boardings").sum(), pl.col("n_alightings").sum(), pl.col("load_after").last()
+    )
     assert (per_trip["n_boardings"] == per_trip["n_alightings"]).all()
     assert (per_trip["load_after"] == 0).all()
     assert (loads["load_after"] >= 0).all()
@@ -221,16 +283,33 @@ def test_loads_add_up_and_some_peak_trips_are_crowded(run: Path, truth: pl.DataF
 
 
 def test_fares_match_boardings_and_cards_ride_several_times_a_day(run: Path) -> None:
-    fares = pl.read_csv(run / "fares.csv", schema_overrides={"card_id": pl.String, "vehicle_id": pl.String})
-    assert fares.columns == ["transaction_id", "event_at", "vehicle_id", "route_id", "card_id",
-                             "fare_class", "amount"]
+    fares = pl.read_csv(
+        run / "fares.csv", schema_overrides={"card_id": pl.String, "vehicle_id": pl.String}
+    )
+    assert fares.columns == [
+        "transaction_id",
+        "event_at",
+        "vehicle_id",
+        "route_id",
+        "card_id",
+        "fare_class",
+        "amount",
+    ]
     assert fares["event_at"].str.ends_with("Z").all()
     loads = pl.read_parquet(run / "truth" / "loads.parquet")
     assert fares.height == loads["n_boardings"].sum()
-    per_card = fares.with_columns(day=pl.col("event_at").str.slice(0, 10)).group_by("card_id", "day").len()
+    per_card = (
+        fares.with_columns(day=pl.col("event_at").str.slice(0, 10)).group_by("card_id", "day").len()
+    )
     assert (per_card["len"] >= 2).mean() > 0.5  # type: ignore[operator]
-    assert set(fares["fare_class"]) == {"full", "student", "elderly", "disabled", "vale_transporte",
-                                        "integration"}
+    assert set(fares["fare_class"]) == {
+        "full",
+        "student",
+        "elderly",
+        "disabled",
+        "vale_transporte",
+        "integration",
+    }
     full = PROFILE.fares.integration_fare_ratio.value
     integ = fares.filter(pl.col("fare_class") == "integration")
     assert integ["amount"].unique().to_list() == [round(OPTS.fare_full_brl * full, 2)]
@@ -241,8 +320,15 @@ def test_mqtt_lines_are_in_delivery_order_with_duplicates(run: Path) -> None:
     lines = (run / "avl_mqtt.jsonl").read_text().splitlines()
     msgs = [json.loads(line) for line in lines[:20000]]
     assert msgs[0]["topic"].startswith("pontual/avl/O")
-    assert set(msgs[0]["payload"]) == {"vehicle_id", "event_at", "lat", "lon", "speed_m_s", "heading_deg",
-                                       "event_code"}
+    assert set(msgs[0]["payload"]) == {
+        "vehicle_id",
+        "event_at",
+        "lat",
+        "lon",
+        "speed_m_s",
+        "heading_deg",
+        "event_code",
+    }
     keys = [(m["payload"]["vehicle_id"], m["payload"]["event_at"]) for m in msgs]
     assert len(set(keys)) < len(keys)  # duplicates
     per_vehicle: dict[str, list[str]] = {}
@@ -255,10 +341,15 @@ def test_mqtt_lines_are_in_delivery_order_with_duplicates(run: Path) -> None:
 
 def test_fleet_register_breaks_some_age_and_inspection_rules(run: Path) -> None:
     fleet = pl.read_csv(run / "vehicles.csv", schema_overrides={"vehicle_id": pl.String})
-    assert 40 <= fleet.height <= 50 and fleet["operator_id"].n_unique() == 2 and fleet["lot_id"].n_unique() == 2
+    assert (
+        40 <= fleet.height <= 50
+        and fleet["operator_id"].n_unique() == 2
+        and fleet["lot_id"].n_unique() == 2
+    )
     assert set(fleet["service_area"]) == {"urban", "district"}
     limit = fleet["service_area"].replace_strict(
-        {a: v.max_age_years.value for a, v in PROFILE.fleet.age.items()}, return_dtype=pl.Float64)
+        {a: v.max_age_years.value for a, v in PROFILE.fleet.age.items()}, return_dtype=pl.Float64
+    )
     too_old = (2026 - fleet["manufacture_year"]) > limit
     assert 0 < too_old.sum() < fleet.height / 3
     assert fleet["is_reserve"].sum() > 0
@@ -267,7 +358,9 @@ def test_fleet_register_breaks_some_age_and_inspection_rules(run: Path) -> None:
 def test_stressed_variant_thins_and_scatters_the_pings(tmp_path: Path) -> None:
     base = replace(OPTS, days=1, write_text_avl=False)
     a = simulate(base, tmp_path / "base")
-    b = simulate(replace(base, ping_interval_s=60, loss_rate=0.2, jump_rate=0.02), tmp_path / "stressed")
+    b = simulate(
+        replace(base, ping_interval_s=60, loss_rate=0.2, jump_rate=0.02), tmp_path / "stressed"
+    )
     ratio = b.n_pings / a.n_pings
     # half the pings (60 s), then 80 % kept (loss) of the ~98 % outside outages
     assert 0.35 < ratio < 0.45
