@@ -67,6 +67,10 @@ class Table:
     primary_key: tuple[str, ...] = ()
     derived: bool = False
     identity: str | None = None
+    # Large append-only tables keep their key without a DuckDB index: appends skip stored keys
+    # with an anti-join bounded to the batch's range of this time column (an ART primary-key
+    # index made bulk inserts 5-8x slower; see benchmarks/bench_ingest_files.py).
+    key_time_column: str | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -87,6 +91,8 @@ class Table:
         names = [c.name for c in cols]
         if len(set(names)) != len(names):
             raise ValueError(f"table {self.name}: duplicate column names")
+        if self.key_time_column is not None and self.key_time_column not in self.primary_key:
+            raise ValueError(f"table {self.name}: key_time_column must be part of the key")
         missing = [k for k in self.primary_key if k not in names]
         if missing:
             raise ValueError(f"table {self.name}: primary key columns {missing} not declared")
@@ -158,7 +164,7 @@ class Table:
             default = f" DEFAULT nextval('{self.sequence_name}')" if c.name == self.identity else ""
             null = "" if c.nullable else " NOT NULL"
             defs.append(f'"{c.name}" {duckdb_type(c.dtype)}{default}{null}')
-        if self.primary_key:
+        if self.primary_key and self.key_time_column is None:
             defs.append("PRIMARY KEY (" + ", ".join(f'"{k}"' for k in self.primary_key) + ")")
         seq = f"CREATE SEQUENCE IF NOT EXISTS {self.sequence_name};\n" if self.identity else ""
         return seq + f'CREATE TABLE IF NOT EXISTS "{self.name}" (\n  ' + ",\n  ".join(defs) + "\n)"

@@ -35,6 +35,23 @@ class AppendResult:
     n_duplicate: int
 
 
+def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
+    """INSERT of the batch's rows whose key is neither stored nor repeated in the batch.
+
+    The stored side is bounded to the batch's time range, so DuckDB's zone maps skip the
+    row groups of other days and the join stays the size of the batch.
+    """
+    key = ", ".join(f'"{k}"' for k in decl.primary_key)
+    match = " AND ".join(f't."{k}" = n."{k}"' for k in decl.primary_key)
+    tcol = f'"{decl.key_time_column}"'
+    return (
+        f'INSERT INTO "{decl.name}" ({columns}) SELECT {columns} FROM '
+        f"(SELECT DISTINCT ON ({key}) * FROM {view}) n WHERE NOT EXISTS ("
+        f'SELECT 1 FROM "{decl.name}" t WHERE {match} AND t.{tcol} BETWEEN '
+        f"(SELECT min({tcol}) FROM {view}) AND (SELECT max({tcol}) FROM {view}))"
+    )
+
+
 def snapshot_path(path: Path) -> Path:
     """Where the read-only snapshot of a store file is published."""
     return path.with_name(path.stem + ".snapshot" + path.suffix)
@@ -184,11 +201,14 @@ class Store:
         if frame.height == 0:
             return AppendResult(0, 0)
         columns = ", ".join(f'"{c}"' for c in decl.insert_columns)
-        verb = "INSERT OR IGNORE" if decl.primary_key else "INSERT"
         view = f"_append_{name}"
         self.con.register(view, frame.select(decl.insert_columns).to_arrow())
         try:
-            rows = self._run(f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}')
+            if decl.key_time_column is not None:
+                rows = self._run(_anti_join_insert(decl, view, columns))
+            else:
+                verb = "INSERT OR IGNORE" if decl.primary_key else "INSERT"
+                rows = self._run(f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}')
         finally:
             self.con.unregister(view)
         inserted = int(rows[0][0]) if rows else 0

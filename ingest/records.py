@@ -273,7 +273,8 @@ def compute_typed(
         kind = _KIND_WORDS.get(type(col.dtype).__name__)
         if kind is not None:
             checks.append(Check(col.name, pl.col(flag), f"cannot read {col.name} as {kind}"))
-    extra = [c for c in (RECORD_KEY, RAW_RECORD) if c in raw.columns]
+    # A per-record `source` (the MQTT topic of each message) travels with the record.
+    extra = [c for c in (RECORD_KEY, RAW_RECORD, "source") if c in raw.columns]
     if SNAPSHOT_AT in raw.columns:
         exprs.append(pl.lit(parse_instant(raw[SNAPSHOT_AT], tz)).alias(SNAPSHOT_AT))
     typed = raw.select(
@@ -487,8 +488,9 @@ def to_quarantine(
     else:
         present = [c for c in raw_columns if c in rejected.columns]
         raw_text = pl.struct([pl.col(c).cast(pl.String) for c in present]).struct.json_encode()
+    per_row = "source" in rejected.columns
     return rejected.select(
-        pl.lit(source).alias("source"),
+        (pl.col("source").fill_null(source) if per_row else pl.lit(source)).alias("source"),
         pl.col(RECORD_KEY).cast(pl.String).alias("record_key"),
         pl.lit(target).alias("target_table"),
         pl.col("_field").alias("field"),
@@ -519,8 +521,11 @@ def write_batch(
     rows identical to the stored ones count as duplicates.
     """
     decl = table(target)
+    row_source = (
+        pl.col("source").fill_null(source) if "source" in accepted.columns else pl.lit(source)
+    )
     accepted = accepted.with_columns(
-        pl.lit(source).alias("source"), pl.lit(started_at).cast(UTC_INSTANT).alias("ingested_at")
+        row_source.alias("source"), pl.lit(started_at).cast(UTC_INSTANT).alias("ingested_at")
     )
     with store.transaction():
         if upsert:

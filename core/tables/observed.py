@@ -32,6 +32,7 @@ VEHICLE_LOCATIONS = Table(
     ),
     primary_key=("vehicle_id", "event_at"),
     identity="ping_id",
+    key_time_column="event_at",
 )
 
 FARE_TRANSACTIONS = Table(
