@@ -117,7 +117,9 @@ def test_each_date_uses_the_version_in_force(store_path: Path, tmp_path: Path) -
 
 def test_sptrans_partial_feed_fails_on_missing_stop_times(store_path: Path) -> None:
     with Store.open(store_path) as store:
-        with pytest.raises(GtfsError, match=r"stop_times\.txt: required file missing from the feed"):
+        with pytest.raises(
+            GtfsError, match=r"stop_times\.txt: required file missing from the feed"
+        ):
             load_gtfs(store, shared_data("gtfs_sptrans_20260131_partial"))
         assert store.count("feed_versions") == 0
 
