@@ -28,10 +28,19 @@ def build_journeys(
     ops = trips.filter(pl.col("vehicle_id").is_not_null())
     n_stops = plan.group_by("shape_id").agg(n_stops=pl.col("stop_sequence").max())
     supply = (
-        ops.group_by("service_date", "route_id", "is_circular", "shape_id")
+        ops.filter(pl.col("direction_id").fill_null(0) == 0)
+        .group_by("service_date", "route_id", "is_circular", "shape_id")
         .agg(n_trips=pl.len())
         .join(n_stops, on="shape_id")
-        .filter(pl.col("shape_id").str.ends_with("-0"))
+        # riders are drawn on each line's main pattern (direction 0 first, most trips)
+        .sort(
+            "service_date",
+            "route_id",
+            "n_trips",
+            "shape_id",
+            descending=[False, False, True, False],
+        )
+        .unique(["service_date", "route_id"], keep="first", maintain_order=True)
         .with_columns(
             w=pl.col("n_trips")
             * pl.col("route_id").replace_strict(weights, default=1.0, return_dtype=pl.Float64)

@@ -50,7 +50,7 @@ def build_fleet(required: pl.DataFrame, profile: Profile, on: date, seed: int) -
         .explode("idx")
         .with_columns(
             is_reserve=pl.col("idx") >= pl.col("n_blocks"),
-            op_num=pl.col("operator_id").str.strip_chars_start("O").cast(pl.Int64),
+            op_num=pl.col("operator_id").rank("dense").cast(pl.Int64),
         )
         .with_columns(
             seq=pl.int_range(0, pl.len()).over("operator_id"),

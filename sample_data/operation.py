@@ -35,8 +35,14 @@ def midnight_epoch(day: date, tz: str) -> int:
     return int(datetime(day.year, day.month, day.day, tzinfo=ZoneInfo(tz)).timestamp())
 
 
-def build_trip_days(tt: Timetable, dates: list[date], tz: str) -> pl.DataFrame:
-    """Scheduled trips of every simulated day: the timetable's trips of the day's service."""
+def build_trip_days(
+    tt: Timetable, dates: list[date], tz: str, day_services: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Scheduled trips of every simulated day: the timetable's trips of the day's services.
+
+    `day_services` (service_date, service_id) gives the services of each day (from a feed's
+    calendar); by default the built-in city's WD/SAT/SUN calendar decides.
+    """
     line_info = pl.DataFrame(
         {
             "route_id": [ln.route_id for ln in tt.lines],
@@ -48,13 +54,14 @@ def build_trip_days(tt: Timetable, dates: list[date], tz: str) -> pl.DataFrame:
             "is_circular": [ln.circular for ln in tt.lines],
         }
     )
-    days = pl.DataFrame(
-        {
-            "service_date": dates,
-            "service_id": [service_ids_on(d) for d in dates],
-            "day_epoch_s": [midnight_epoch(d, tz) for d in dates],
-        }
+    if day_services is None:
+        day_services = pl.DataFrame(
+            {"service_date": dates, "service_id": [service_ids_on(d) for d in dates]}
+        )
+    epochs = pl.DataFrame(
+        {"service_date": dates, "day_epoch_s": [midnight_epoch(d, tz) for d in dates]}
     )
+    days = day_services.select("service_date", "service_id").join(epochs, on="service_date")
     return (
         days.join(tt.trips, on="service_id", how="inner")
         .join(line_info, on="route_id", how="left")

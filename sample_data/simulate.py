@@ -23,6 +23,7 @@ from core.tables.observed import INCIDENTS
 from sample_data.avl import build_true_pings, to_reported_pings
 from sample_data.demand import build_fares, build_journeys, compute_loads
 from sample_data.fleet import GROUP, build_fleet
+from sample_data.from_feed import build_feed_network, write_feed_files
 from sample_data.gtfs_out import TIMEZONE, build_gtfs, write_gtfs
 from sample_data.network import build_city_lines, build_grid_lines, build_stops, to_wgs84
 from sample_data.operation import assign_operation, build_trip_days, midnight_epoch
@@ -51,13 +52,7 @@ def _utc(col: str) -> pl.Expr:
 
 
 def build_network(opts: SimulationOptions) -> tuple[Timetable, pl.DataFrame]:
-    """The timetable and stops for the options (built-in city, or the grid city when large)."""
-    if opts.gtfs_path is not None:
-        raise ConfigError(
-            "simulating on a given GTFS feed (--gtfs) is not available yet",
-            where=str(opts.gtfs_path),
-            hint="omit --gtfs to use the built-in city",
-        )
+    """The timetable and stops of the built-in city (or the grid city when large)."""
     grid = opts.n_vehicles > opts.grid_city_above_vehicles
     lines = build_grid_lines(opts.n_vehicles, opts.seed) if grid else build_city_lines()
     stops, patterns, shapes = build_stops(lines)
@@ -80,20 +75,33 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     (out_dir / "truth").mkdir(exist_ok=True)
     dates = service_dates(opts.start, opts.days)
 
-    tt, stops = build_network(opts)
-    years = range(dates[0].year, dates[-1].year + 1)
     if (out_dir / "gtfs").exists():
         shutil.rmtree(out_dir / "gtfs")
-    write_gtfs(build_gtfs(tt, stops, years), out_dir / "gtfs", out_dir / "gtfs.zip")
+    tz = TIMEZONE
+    day_services = None
+    if opts.gtfs_path is not None:
+        tt, stops, day_services, tz, feed_files = build_feed_network(
+            opts.gtfs_path, opts.start, opts.days, opts.n_vehicles, opts.min_layover_s
+        )
+        write_feed_files(feed_files, out_dir / "gtfs", out_dir / "gtfs.zip")
+    else:
+        tt, stops = build_network(opts)
+        years = range(dates[0].year, dates[-1].year + 1)
+        write_gtfs(build_gtfs(tt, stops, years), out_dir / "gtfs", out_dir / "gtfs.zip")
 
-    trips = build_trip_days(tt, dates, TIMEZONE)
+    trips = build_trip_days(tt, dates, tz, day_services)
+    if trips.height == 0:
+        raise ConfigError(
+            f"no scheduled trips between {dates[0]} and {dates[-1]}",
+            hint="choose --start and --days inside the feed's calendar",
+        )
+    # the register covers the busiest day's blocks of each vehicle group, plus a reserve
     required = (
-        trips.filter(pl.col("service_id") == "WD")
-        .group_by(list(GROUP))
+        trips.group_by(*GROUP, "service_date")
         .agg(n_blocks=pl.col("block_id").n_unique())
+        .group_by(list(GROUP))
+        .agg(pl.col("n_blocks").max())
     )
-    if required.height == 0:
-        required = trips.group_by(list(GROUP)).agg(n_blocks=pl.col("block_id").n_unique())
     fleet = build_fleet(required, profile, opts.start, opts.seed)
     fleet.write_csv(out_dir / "vehicles.csv")
 
@@ -109,7 +117,7 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     weights = {ln.route_id: ln.demand_weight for ln in tt.lines}
     rides = build_journeys(trips, plan, weights, opts)
     loads = compute_loads(plan.filter(pl.col("visited")), rides)
-    pidx = build_paths(tt, stops, opts)
+    pidx = build_paths(tt, stops, opts, trips)
     seq, visits = compute_times(trips, plan, loads, pidx, opts, early_s, late_s)
     legs, pieces = build_legs(seq, visits, pidx, opts)
 
@@ -333,7 +341,7 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
         ),
         "fares.csv",
     )
-    text_end_s = _day_end_epoch(text_until)
+    text_end_s = _day_end_epoch(text_until, tz)
     fm = fares_out.filter(pl.col("event_s") < text_end_s)
     _write_mqtt(
         fm.select(
@@ -375,9 +383,9 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     )
 
 
-def _day_end_epoch(day: date) -> float:
+def _day_end_epoch(day: date, tz: str) -> float:
     """End of a service day's text copies: 04:00 the next morning (service runs past midnight)."""
-    return float(midnight_epoch(day, TIMEZONE) + 86400 + 4 * 3600)
+    return float(midnight_epoch(day, tz) + 86400 + 4 * 3600)
 
 
 def _write_mqtt(df: pl.DataFrame, path: Path) -> None:

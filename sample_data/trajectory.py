@@ -98,11 +98,16 @@ class PathIndex:
     detour_ratio: dict[str, float]
     deadhead: pl.DataFrame  # operator_id, stop_id, out_path, back_path, length_m
     garages: pl.DataFrame  # operator_id, x_m, y_m
+    links: pl.DataFrame  # prev_last_stop, first_stop, link_path, link_length_m
 
 
-def build_paths(tt: Timetable, stops: pl.DataFrame, opts: SimulationOptions) -> PathIndex:
-    """Every drivable path: shapes, their detours (a parallel street for the skipped stops) and
-    garage <-> terminal deadheads (an L-shaped run off the itinerary)."""
+def build_paths(
+    tt: Timetable, stops: pl.DataFrame, opts: SimulationOptions, trips: pl.DataFrame
+) -> PathIndex:
+    """Every drivable path: shapes, their detours (a parallel street for the skipped stops),
+    garage <-> terminal deadheads (an L-shaped run off the itinerary) and the repositioning
+    runs between a trip's last stop and the next trip's first when they differ (`trips`: the
+    operation's trips, with vehicle_id, first_stop and last_stop)."""
     polylines: list[np.ndarray] = []
     shape_path, detour_path, extra, ratio = {}, {}, {}, {}
     shape_ids = sorted(tt.shapes)
@@ -125,7 +130,7 @@ def build_paths(tt: Timetable, stops: pl.DataFrame, opts: SimulationOptions) -> 
     terminals = (
         pat.filter(pl.col("stop_sequence") == 1)
         .select("shape_id", "stop_id")
-        .with_columns(route_id=pl.col("shape_id").str.replace(r"-\d$", ""))
+        .join(tt.trips.select("shape_id", "route_id").unique(), on="shape_id")
     )
     ops = pl.DataFrame(
         {
@@ -161,8 +166,37 @@ def build_paths(tt: Timetable, stops: pl.DataFrame, opts: SimulationOptions) -> 
         back_path=pl.Series(back_ids, dtype=pl.Int64),
         dh_length_m=pl.Series(lengths),
     )
+    xy = stops.select("stop_id", "x_m", "y_m")
+    links = (
+        trips.filter(pl.col("vehicle_id").is_not_null())
+        .sort("vehicle_id", "planned_start")
+        .with_columns(
+            prev_last_stop=pl.col("last_stop").shift(1).over("vehicle_id", "service_date")
+        )
+        .filter(
+            pl.col("prev_last_stop").is_not_null()
+            & (pl.col("prev_last_stop") != pl.col("first_stop"))
+        )
+        .select("prev_last_stop", "first_stop")
+        .unique()
+        .sort("prev_last_stop", "first_stop")
+        .join(
+            xy.rename({"stop_id": "prev_last_stop", "x_m": "ax", "y_m": "ay"}), on="prev_last_stop"
+        )
+        .join(xy.rename({"stop_id": "first_stop", "x_m": "bx", "y_m": "by"}), on="first_stop")
+    )
+    link_ids, link_len = [], []
+    for ax, ay, bx, by in links.select("ax", "ay", "bx", "by").iter_rows():
+        poly = densify(np.array([[ax, ay], [bx, by]]), 100.0)
+        link_ids.append(len(polylines))
+        polylines.append(poly)
+        link_len.append(float(np.hypot(bx - ax, by - ay)))
+    links = links.select("prev_last_stop", "first_stop").with_columns(
+        link_path=pl.Series(link_ids, dtype=pl.Int64),
+        link_length_m=pl.Series(link_len, dtype=pl.Float64),
+    )
     return PathIndex(
-        Paths.build(polylines), shape_path, detour_path, extra, ratio, deadhead, garages
+        Paths.build(polylines), shape_path, detour_path, extra, ratio, deadhead, garages, links
     )
 
 
@@ -285,8 +319,14 @@ def compute_times(
             new_piece=pl.col("gap").is_null() | (pl.col("gap") > _GARAGE_GAP_S),
         )
         .with_columns(piece=pl.col("new_piece").cum_sum().cast(pl.Int64) - 1)
-        .with_columns(pos=pl.int_range(0, pl.len()).over("piece"))
+        .with_columns(
+            pos=pl.int_range(0, pl.len()).over("piece"),
+            prev_last_stop=pl.col("last_stop").shift(1).over("piece"),
+        )
+        .join(pidx.links, on=["prev_last_stop", "first_stop"], how="left")
+        .with_columns(repos_s=(pl.col("link_length_m") / opts.deadhead_speed_m_s).fill_null(0.0))
     )
+    repos = seq["repos_s"].to_numpy()
     planned = seq["planned_start"].to_numpy()
     dev_a = seq["dev_s"].to_numpy()
     dur = seq["dur"].to_numpy()
@@ -299,7 +339,9 @@ def compute_times(
         ready = (
             planned[idx] - _DEADHEAD_MARGIN_S
             if k == 0
-            else end[idx - 1] + end_dwell[idx - 1] + opts.min_layover_s
+            else end[idx - 1]
+            + end_dwell[idx - 1]
+            + np.maximum(opts.min_layover_s, repos[idx] + 60.0)
         )
         start[idx] = np.round(np.maximum(planned[idx] + dev_a[idx], ready))
         end[idx] = start[idx] + dur[idx]
@@ -390,9 +432,22 @@ def build_legs(
         d0=pl.lit(0.0),
         d1="dh_length_m",
     )
-    legs = pl.concat([out_legs, trip_legs, break_legs, back_legs], how="vertical_relaxed").sort(
-        "piece", "t0"
+    link_legs = (
+        seq.sort("piece", "pos")
+        .with_columns(t0=(pl.col("arrival") + pl.col("end_dwell")).shift(1).over("piece") + 30.0)
+        .filter(pl.col("link_path").is_not_null() & pl.col("t0").is_not_null())
+        .select(
+            "piece",
+            "t0",
+            t1=pl.col("t0") + pl.col("link_length_m") / opts.deadhead_speed_m_s,
+            path="link_path",
+            d0=pl.lit(0.0),
+            d1="link_length_m",
+        )
     )
+    legs = pl.concat(
+        [out_legs, trip_legs, break_legs, link_legs, back_legs], how="vertical_relaxed"
+    ).sort("piece", "t0")
     pieces = (
         legs.group_by("piece")
         .agg(

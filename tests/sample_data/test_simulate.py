@@ -184,17 +184,20 @@ def test_fleet_cut_removes_over_ten_percent_of_an_operator_fleet(run: Path) -> N
 def test_suppressed_round_leaves_the_vehicle_standing_at_the_terminal(
     run: Path, truth: pl.DataFrame, avl: pl.DataFrame
 ) -> None:
-    """No pings run the suppressed trip's shape at its time: its vehicle waits at the origin."""
+    """No pings run the suppressed trip's shape at its time: when the whole round (out and back)
+    is skipped, its vehicle waits at the origin terminal."""
     t = truth.sort("service_date", "block_id", "planned_start_at").with_columns(
         prev_vehicle=pl.col("vehicle_id").shift(1).over("service_date", "block_id"),
         resume_vehicle=pl.col("vehicle_id").shift(-2).over("service_date", "block_id"),
         resume_at=pl.col("planned_start_at").shift(-2).over("service_date", "block_id"),
+        return_injected=pl.col("injected").shift(-1).over("service_date", "block_id"),
     )
     # a round skipped between two trips of the same vehicle (not at the end of a tripper's peak,
     # where the bus rightly goes back to the garage)
     sup = t.filter(
         (pl.col("injected") == "suppressed")
         & (pl.col("direction_id") == 0)
+        & (pl.col("return_injected") == "suppressed")
         & (pl.col("prev_vehicle") == pl.col("resume_vehicle"))
         & ((pl.col("resume_at") - pl.col("planned_start_at")).dt.total_seconds() < 7000)
     )
@@ -365,3 +368,29 @@ def test_stressed_variant_thins_and_scatters_the_pings(tmp_path: Path) -> None:
     # half the pings (60 s), then 80 % kept (loss) of the ~98 % outside outages
     assert 0.35 < ratio < 0.45
     assert b.outcome_counts == a.outcome_counts  # the operation itself is unchanged
+
+
+def test_simulates_one_day_on_a_real_feed_with_few_vehicles(tmp_path: Path) -> None:
+    from tests.conftest import shared_data
+
+    feed = shared_data("gtfs_brazil_gtfs2gps", "poa.zip")
+    opts = replace(OPTS, gtfs_path=feed, start=date(2019, 3, 11), days=1, n_vehicles=12)
+    summary = simulate(opts, tmp_path)
+    truth = pl.read_parquet(tmp_path / "truth" / "trips.parquet")
+    gtfs_trips = pl.read_csv(tmp_path / "gtfs" / "trips.txt", infer_schema=False)
+    # the written feed keeps exactly the simulated lines' trips, with the simulator's blocks
+    assert set(truth["trip_id"]) == set(gtfs_trips["trip_id"])
+    assert gtfs_trips["block_id"].null_count() == 0
+    assert truth["vehicle_id"].drop_nulls().n_unique() <= 12 < truth.height
+    assert summary.n_pings > 1000
+    # the pings follow the feed's stops: a served stop has a ping within 60 m while dwelling
+    visits = pl.read_parquet(tmp_path / "truth" / "stop_visits.parquet")
+    assert visits.height > 10 * truth.filter(pl.col("vehicle_id").is_not_null()).height
+
+
+def test_cli_simulate_writes_the_folder(tmp_path: Path) -> None:
+    from pontual.cli import main
+
+    assert main(["--quiet", "simulate", "--days", "1", "--seed", "3", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "README.md").read_text().startswith("# Simulated operation 2026-03-02")
+    assert pl.read_parquet(tmp_path / "truth" / "trips.parquet")["service_date"].n_unique() == 1
