@@ -21,18 +21,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="simulate a city's bus operation with its ground truth (GTFS, AVL, fares, registers)",
     )
     p.add_argument("--out", required=True, type=Path, help="output folder (created)")
-    p.add_argument("--gtfs", type=Path, help="simulate on this GTFS feed instead of the built-in city")
-    p.add_argument("--start", default=d.start.isoformat(), help=f"first service date (default {d.start})")
+    p.add_argument(
+        "--gtfs", type=Path, help="simulate on this GTFS feed instead of the built-in city"
+    )
+    p.add_argument(
+        "--start", default=d.start.isoformat(), help=f"first service date (default {d.start})"
+    )
     p.add_argument("--days", type=int, default=d.days, help=f"number of days (default {d.days})")
     p.add_argument("--seed", type=int, default=d.seed, help="random seed (same seed -> same files)")
-    p.add_argument("--vehicles", type=int, default=d.n_vehicles,
-                   help=f"vehicles at the peak (default {d.n_vehicles}; above "
-                   f"{d.grid_city_above_vehicles} a synthetic grid city is used)")
-    p.add_argument("--ping-interval", type=int, default=d.ping_interval_s, help="AVL ping interval, s")
+    p.add_argument(
+        "--vehicles",
+        type=int,
+        default=d.n_vehicles,
+        help=f"vehicles at the peak (default {d.n_vehicles}; above "
+        f"{d.grid_city_above_vehicles} a synthetic grid city is used)",
+    )
+    p.add_argument(
+        "--ping-interval", type=int, default=d.ping_interval_s, help="AVL ping interval, s"
+    )
     p.add_argument("--gps-sigma", type=float, default=d.gps_sigma_m, help="GPS noise σ, metres")
     p.add_argument("--with-trip-id", action="store_true", help="add reported_trip_id to the AVL")
-    p.add_argument("--text-days", type=int, default=d.text_days,
-                   help="days covered by avl.csv and the MQTT files (0: all; Parquet has all)")
+    p.add_argument(
+        "--text-days",
+        type=int,
+        default=d.text_days,
+        help="days covered by avl.csv and the MQTT files (0: all; Parquet has all)",
+    )
     p.set_defaults(func=run)
 
 
@@ -40,21 +54,35 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     try:
         start = date.fromisoformat(args.start)
     except ValueError as exc:
-        raise ConfigError(f"--start must be a date YYYY-MM-DD, got {args.start!r}",
-                          where="--start", hint="e.g. --start 2026-03-02") from exc
+        raise ConfigError(
+            f"--start must be a date YYYY-MM-DD, got {args.start!r}",
+            where="--start",
+            hint="e.g. --start 2026-03-02",
+        ) from exc
     if args.vehicles < 1 or args.ping_interval < 1:
-        raise ConfigError("--vehicles and --ping-interval must be positive", hint="e.g. --vehicles 40")
+        raise ConfigError(
+            "--vehicles and --ping-interval must be positive", hint="e.g. --vehicles 40"
+        )
     opts = replace(
-        SimulationOptions(), start=start, days=args.days, seed=args.seed, n_vehicles=args.vehicles,
-        ping_interval_s=args.ping_interval, gps_sigma_m=args.gps_sigma, gtfs_path=args.gtfs,
-        with_trip_id=args.with_trip_id, text_days=args.text_days or None,
+        SimulationOptions(),
+        start=start,
+        days=args.days,
+        seed=args.seed,
+        n_vehicles=args.vehicles,
+        ping_interval_s=args.ping_interval,
+        gps_sigma_m=args.gps_sigma,
+        gtfs_path=args.gtfs,
+        with_trip_id=args.with_trip_id,
+        text_days=args.text_days or None,
         profile_id=ctx.settings.profile_id,
     )
     t0 = time.perf_counter()
     summary = simulate(opts, args.out)
     outcomes = ", ".join(f"{k} {v}" for k, v in summary.outcome_counts.items())
-    ctx.say(f"simulated {summary.n_days} day(s), {summary.n_routes} lines, "
-            f"{summary.n_vehicles_register} vehicles in the register, {summary.n_scheduled_trips} "
-            f"scheduled trips ({outcomes}), {summary.n_pings} pings, {summary.n_fare_taps} fare taps "
-            f"in {time.perf_counter() - t0:.1f} s -> {summary.out_dir} (see README.md there)")
+    ctx.say(
+        f"simulated {summary.n_days} day(s), {summary.n_routes} lines, "
+        f"{summary.n_vehicles_register} vehicles in the register, {summary.n_scheduled_trips} "
+        f"scheduled trips ({outcomes}), {summary.n_pings} pings, {summary.n_fare_taps} fare taps "
+        f"in {time.perf_counter() - t0:.1f} s -> {summary.out_dir} (see README.md there)"
+    )
     return 0
