@@ -1,0 +1,107 @@
+"""Put a report together: the summary table of its headline figures and the reproducibility
+block (input hashes, versions, the command that regenerates it) every report ends with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from core.profile import Profile
+from core.store import Store
+from dashboard.reports.model import Col, Headline, ReportData, ReportTable, Section
+from dashboard.reports.reproducibility import (
+    build_inputs_table,
+    build_reproducibility,
+    compute_input_hash,
+)
+
+
+def build_summary_table(headlines: Sequence[Headline]) -> ReportTable:
+    """'resumo': one row per headline figure — label, value (a number, or null for a text
+    such as a grade) and text (the value as text, for the grades and yes/no figures)."""
+    rows = [
+        {
+            "label": h.label,
+            "value": float(h.value)
+            if isinstance(h.value, int | float) and not isinstance(h.value, bool)
+            else None,
+            "text": None
+            if isinstance(h.value, int | float) and not isinstance(h.value, bool)
+            else ("sim" if h.value is True else "não" if h.value is False else h.value),
+        }
+        for h in headlines
+    ]
+    frame = pl.DataFrame(rows, schema={"label": pl.String, "value": pl.Float64, "text": pl.String})
+    return ReportTable(
+        "resumo",
+        "Resumo",
+        frame,
+        (Col("label", "Indicador"), Col("value", "Valor", "number", 4), Col("text", "Texto")),
+    )
+
+
+def finish_report(
+    *,
+    kind: str,
+    title: str,
+    subtitle: str,
+    file_stem: str,
+    headlines: Sequence[Headline],
+    sections: Sequence[Section],
+    tables: Sequence[ReportTable],
+    inputs: Mapping[str, pl.DataFrame],
+    files: Mapping[str, str | Path | None],
+    profile: Profile,
+    store: Store,
+    command: str,
+) -> ReportData:
+    """The ReportData with the 'resumo', 'entradas' and 'reproducibilidade' tables added and
+    the reproducibility section last."""
+    entries = build_inputs_table(inputs, files, profile)
+    input_hash = compute_input_hash(entries)
+    repro = build_reproducibility(input_hash, profile, store.schema_version, command)
+    all_tables = [
+        build_summary_table(headlines),
+        *tables,
+        ReportTable(
+            "reproducibilidade",
+            "Reprodutibilidade",
+            repro,
+            (Col("item", "Item"), Col("value", "Valor", "code")),
+        ),
+        ReportTable(
+            "entradas",
+            "Entradas e seus hashes",
+            entries,
+            (
+                Col("input", "Entrada", "code"),
+                Col("n_rows", "Linhas", "integer"),
+                Col("sha256", "SHA-256", "code"),
+            ),
+        ),
+    ]
+    closing = Section(
+        "Reprodutibilidade",
+        (
+            "Os números deste relatório são função das entradas listadas abaixo. O hash das "
+            "entradas é o SHA-256 das linhas de cada tabela lida do banco (ordenadas, sem as "
+            "colunas de data de gravação e de arquivo de origem), dos arquivos informados pela "
+            "operadora e dos valores do perfil regulatório. Rodar o comando indicado sobre o "
+            "mesmo banco, com os mesmos arquivos e a mesma versão do Pontual, reproduz os mesmos "
+            "números e o mesmo hash.",
+        ),
+        ("reproducibilidade", "entradas"),
+    )
+    return ReportData(
+        kind=kind,
+        title=title,
+        subtitle=subtitle,
+        file_stem=file_stem,
+        headlines=tuple(headlines),
+        sections=(*sections, closing),
+        tables={t.name: t for t in all_tables},
+        input_hash=input_hash,
+        timezone=profile.general.timezone.value,
+    )

@@ -1,0 +1,248 @@
+"""PDF (pt-BR, A4 landscape) with ReportLab: title, headline figures, then each section's
+paragraphs, tables and bar/line charts; the input hash and page number in every footer.
+Numbers as 1.234,5, dates as dd/mm/aaaa (`dashboard.format`). `invariant=1` fixes the
+document's dates and id, so the same report gives byte-identical PDFs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from reportlab.graphics.charts.barcharts import VerticalBarChart
+from reportlab.graphics.charts.legends import Legend
+from reportlab.graphics.charts.linecharts import HorizontalLineChart
+from reportlab.graphics.shapes import Drawing, String
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+from reportlab.lib.units import cm
+from reportlab.platypus import (
+    Flowable,
+    KeepTogether,
+    Paragraph,
+    SimpleDocTemplate,
+    Spacer,
+    Table,
+    TableStyle,
+)
+
+from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent
+from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable
+
+MAX_PDF_ROWS = 400
+"""Rows of one table printed in the PDF; the XLSX and CSV always carry every row."""
+
+PALETTE = (colors.HexColor("#1f5f8b"), colors.HexColor("#e07b39"), colors.HexColor("#4e9a06"))
+
+_styles = getSampleStyleSheet()
+TITLE = ParagraphStyle("t", parent=_styles["Title"], fontSize=18, leading=22)
+SUBTITLE = ParagraphStyle("s", parent=_styles["Normal"], fontSize=10, leading=13)
+HEADING = ParagraphStyle("h", parent=_styles["Heading2"], fontSize=13, spaceBefore=10)
+TABLE_TITLE = ParagraphStyle("tt", parent=_styles["Heading4"], fontSize=9.5, spaceBefore=6)
+BODY = ParagraphStyle("b", parent=_styles["Normal"], fontSize=9, leading=11.5)
+NOTE = ParagraphStyle("n", parent=_styles["Normal"], fontSize=7.5, leading=9, textColor=colors.grey)
+CELL = ParagraphStyle("c", parent=_styles["Normal"], fontSize=7, leading=8.4)
+CELL_CODE = ParagraphStyle("cc", parent=CELL, fontName="Courier", fontSize=6.5)
+
+
+def format_value(value: Any, kind: str, decimals: int = 1) -> str:
+    """A raw value as the PDF shows it (pt-BR)."""
+    if value is None:
+        return MISSING
+    if kind == "integer":
+        return to_integer(value)
+    if kind == "number":
+        return to_number(value, decimals)
+    if kind == "percent":
+        return to_percent(value, decimals)
+    if kind == "date":
+        return to_date(value)
+    if kind == "bool":
+        return "sim" if value else "não"
+    return str(value)
+
+
+def _headline_text(h: Headline) -> str:
+    if isinstance(h.value, bool):
+        return "sim" if h.value else "não"
+    if isinstance(h.value, str):
+        return h.value
+    return format_value(h.value, h.kind, h.decimals)
+
+
+def build_headlines(headlines: tuple[Headline, ...]) -> Table:
+    """The headline figures as a two-column grid of label and value."""
+    cells = [
+        [Paragraph(escape(h.label), CELL), Paragraph(f"<b>{escape(_headline_text(h))}</b>", CELL)]
+        for h in headlines
+    ]
+    half = (len(cells) + 1) // 2
+    left, right = cells[:half], cells[half:] + [["", ""]] * (half - len(cells[half:]))
+    rows = [a + b for a, b in zip(left, right, strict=True)]
+    grid = Table(rows, colWidths=[7.5 * cm, 4.5 * cm, 7.5 * cm, 4.5 * cm], hAlign="LEFT")
+    grid.setStyle(
+        TableStyle(
+            [
+                ("GRID", (0, 0), (-1, -1), 0.25, colors.lightgrey),
+                ("BACKGROUND", (0, 0), (-1, -1), colors.HexColor("#f4f7fa")),
+                ("VALIGN", (0, 0), (-1, -1), "MIDDLE"),
+            ]
+        )
+    )
+    return grid
+
+
+def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) -> list[Flowable]:
+    """A report table as its title, the grid (header repeated on each page) and notes."""
+    data = table.data
+    shown = data.head(max_rows)
+    header = [Paragraph(f"<b>{escape(c.label)}</b>", CELL) for c in table.columns]
+    columns = []
+    for col in table.columns:
+        style = CELL_CODE if col.kind == "code" else CELL
+        texts = [format_value(v, col.kind, col.decimals) for v in shown[col.name].to_list()]
+        numeric = col.kind in ("integer", "number", "percent")
+        columns.append([texts, style, numeric])
+    body = [
+        [
+            text if numeric else Paragraph(escape(text), style)
+            for text, style, numeric in ((col[0][i], col[1], col[2]) for col in columns)
+        ]
+        for i in range(shown.height)
+    ]
+    weights = [
+        1.0 if c.kind in ("integer", "number", "percent", "date", "bool") else 2.4
+        for c in table.columns
+    ]
+    total = sum(weights)
+    grid = Table(
+        [header, *body],
+        colWidths=[width * w / total for w in weights],
+        repeatRows=1,
+        hAlign="LEFT",
+    )
+    style = [
+        ("FONTSIZE", (0, 0), (-1, -1), 7),
+        ("GRID", (0, 0), (-1, -1), 0.25, colors.lightgrey),
+        ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde6ee")),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ]
+    for j, col in enumerate(table.columns):
+        if col.kind in ("integer", "number", "percent"):
+            style.append(("ALIGN", (j, 1), (j, -1), "RIGHT"))
+    grid.setStyle(TableStyle(style))
+    out: list[Flowable] = [Paragraph(escape(table.title), TABLE_TITLE)]
+    if data.height == 0:
+        out.append(Paragraph("Sem dados no período.", NOTE))
+        return out
+    out.append(grid)
+    notes = []
+    if data.height > shown.height:
+        notes.append(
+            f"Primeiras {to_integer(shown.height)} de {to_integer(data.height)} linhas; "
+            "todas as linhas estão na planilha XLSX e nos arquivos CSV."
+        )
+    if table.note:
+        notes.append(table.note)
+    out += [Paragraph(escape(n), NOTE) for n in notes]
+    return out
+
+
+def build_chart(chart: Chart, table: ReportTable, width: float) -> Flowable:
+    """A bar or line chart of `chart.ys` against the category column `chart.x`."""
+    data = table.data
+    height = 6.5 * cm
+    drawing = Drawing(width, height + 1.0 * cm)
+    drawing.add(String(0, height + 0.55 * cm, chart.title, fontName="Helvetica-Bold", fontSize=9))
+    if data.height == 0:
+        drawing.add(String(0, height / 2, "Sem dados no período.", fontSize=8))
+        return drawing
+    x_col = next(c for c in table.columns if c.name == chart.x)
+    labels = [format_value(v, x_col.kind) for v in data[chart.x].to_list()]
+    series = [[float(v) if v is not None else 0.0 for v in data[y].to_list()] for y in chart.ys]
+    plot: Any = VerticalBarChart() if chart.kind == "bar" else HorizontalLineChart()
+    plot.x, plot.y = 1.6 * cm, 0.9 * cm
+    plot.width, plot.height = width - 6.5 * cm, height - 1.2 * cm
+    plot.data = series
+    plot.categoryAxis.categoryNames = labels
+    plot.categoryAxis.labels.fontSize = 6.5
+    plot.categoryAxis.labels.angle = 30 if len(labels) > 8 else 0
+    plot.categoryAxis.labels.boxAnchor = "ne" if len(labels) > 8 else "n"
+    plot.valueAxis.labels.fontSize = 6.5
+    plot.valueAxis.valueMin = min(0.0, *[min(s) for s in series])
+    decimals = 0 if max(max(s) for s in series) >= 100 else 2
+    fmt: Callable[[float], str] = lambda v: to_number(v, decimals)  # noqa: E731
+    plot.valueAxis.labelTextFormat = fmt
+    for i in range(len(series)):
+        color = PALETTE[i % len(PALETTE)]
+        if chart.kind == "bar":
+            plot.bars[i].fillColor = color
+            plot.bars[i].strokeColor = None
+        else:
+            plot.lines[i].strokeColor = color
+            plot.lines[i].strokeWidth = 1.5
+    drawing.add(plot)
+    labels_by_name = {c.name: c.label for c in table.columns}
+    legend = Legend()
+    legend.x, legend.y = width - 4.6 * cm, height - 0.4 * cm
+    legend.fontSize = 7
+    legend.colorNamePairs = [
+        (PALETTE[i % len(PALETTE)], labels_by_name.get(y, y)) for i, y in enumerate(chart.ys)
+    ]
+    drawing.add(legend)
+    if chart.y_label:
+        drawing.add(String(0, 0.2 * cm, chart.y_label, fontSize=6.5, fillColor=colors.grey))
+    return drawing
+
+
+def to_pdf(report: ReportData, path: str | Path, max_rows: int = MAX_PDF_ROWS) -> Path:
+    """Write `report` as a PDF at `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page = landscape(A4)
+    doc = SimpleDocTemplate(
+        str(path),
+        pagesize=page,
+        leftMargin=1.5 * cm,
+        rightMargin=1.5 * cm,
+        topMargin=1.3 * cm,
+        bottomMargin=1.4 * cm,
+        title=report.title,
+        subject=report.subtitle,
+        author="Pontual",
+        creator="Pontual",
+        invariant=1,
+    )
+    width = page[0] - 3.0 * cm
+    story: list[Flowable] = [
+        Paragraph(escape(report.title), TITLE),
+        Paragraph(escape(report.subtitle), SUBTITLE),
+        Spacer(1, 0.4 * cm),
+        build_headlines(report.headlines),
+    ]
+    for section in report.sections:
+        story.append(Paragraph(escape(section.title), HEADING))
+        story += [Paragraph(escape(p), BODY) for p in section.paragraphs]
+        for name in section.tables:
+            story += build_table(report.tables[name], width, max_rows)
+        for chart in section.charts:
+            story.append(
+                KeepTogether(
+                    [Spacer(1, 0.3 * cm), build_chart(chart, report.tables[chart.table], width)]
+                )
+            )
+
+    def footer(canvas: Any, document: Any) -> None:
+        canvas.saveState()
+        canvas.setFont("Helvetica", 7)
+        canvas.setFillColor(colors.grey)
+        canvas.drawString(
+            1.5 * cm, 0.7 * cm, f"{report.title} — hash das entradas {report.input_hash}"
+        )
+        canvas.drawRightString(page[0] - 1.5 * cm, 0.7 * cm, f"página {document.page}")
+        canvas.restoreState()
+
+    doc.build(story, onFirstPage=footer, onLaterPages=footer)
+    return path

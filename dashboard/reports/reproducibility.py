@@ -1,0 +1,143 @@
+"""The methodology table (the profile in force, each value with its article) and the
+reproducibility block: a hash of every input a report was built from, so anyone can check that
+a regenerated report used the same data (same store rows, same entered files, same profile).
+
+The hash of a table is the SHA-256 of its rows written as CSV after sorting by every column;
+columns that record *when* or *from which path* a row was written (`VOLATILE`) are left out, so
+re-ingesting the same files elsewhere, or recomputing the same indices, gives the same hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from core import __version__
+from core.profile import Profile
+from dashboard.reports.inputs import compute_file_sha256
+
+VOLATILE = ("computed_at", "ingested_at", "loaded_at", "source")
+DEFAULT_MARK = "padrão, a ser fixado por decreto"
+
+
+def compute_frame_sha256(df: pl.DataFrame) -> str:
+    """SHA-256 (hex) of a frame's content, independent of row order and volatile columns."""
+    kept = df.drop([c for c in VOLATILE if c in df.columns])
+    if kept.width == 0:
+        return hashlib.sha256(b"").hexdigest()
+    # nested or binary columns do not write as CSV; their JSON text is as good a fingerprint
+    text = kept.with_columns(
+        [
+            pl.col(name).map_elements(json.dumps, return_dtype=pl.String)
+            for name, dtype in kept.schema.items()
+            if dtype.is_nested()
+        ]
+    )
+    ordered = text.sort(text.columns, nulls_last=True)
+    return hashlib.sha256(ordered.write_csv().encode("utf-8")).hexdigest()
+
+
+def compute_profile_sha256(profile: Profile) -> str:
+    """SHA-256 of the profile's values (canonical JSON), so an edited profile changes it."""
+    canonical = json.dumps(profile.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build_inputs_table(
+    frames: Mapping[str, pl.DataFrame],
+    files: Mapping[str, str | Path | None],
+    profile: Profile,
+) -> pl.DataFrame:
+    """One row per input: input (store table, entered file or profile), n_rows, sha256.
+
+    Store inputs come first (sorted by name), then the entered files, then the profile."""
+    rows: list[dict[str, Any]] = [
+        {"input": f"store:{name}", "n_rows": df.height, "sha256": compute_frame_sha256(df)}
+        for name, df in sorted(frames.items())
+    ]
+    for label, path in sorted(files.items()):
+        if path is not None:
+            n_lines = max(0, len(Path(path).read_bytes().splitlines()) - 1)
+            rows.append(
+                {
+                    "input": f"file:{label} ({Path(path).name})",
+                    "n_rows": n_lines,
+                    "sha256": compute_file_sha256(path),
+                }
+            )
+    rows.append(
+        {
+            "input": f"profile:{profile.id} v{profile.version}",
+            "n_rows": len(profile.cited_values()),
+            "sha256": compute_profile_sha256(profile),
+        }
+    )
+    return pl.DataFrame(rows, schema={"input": pl.String, "n_rows": pl.Int64, "sha256": pl.String})
+
+
+def compute_input_hash(inputs: pl.DataFrame) -> str:
+    """The report's input hash: SHA-256 of the inputs table's 'input n_rows sha256' lines."""
+    lines = [f"{r[0]}\t{r[1]}\t{r[2]}" for r in inputs.select("input", "n_rows", "sha256").rows()]
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def build_reproducibility(
+    input_hash: str, profile: Profile, schema_version: int, command: str
+) -> pl.DataFrame:
+    """item, value: the input hash, Pontual and schema versions, profile and the command."""
+    items = [
+        ("Hash das entradas (SHA-256)", input_hash),
+        ("Versão do Pontual", __version__),
+        ("Versão do esquema do banco", str(schema_version)),
+        ("Perfil regulatório", f"{profile.id} (versão {profile.version})"),
+        ("Vigência do perfil", profile.effective_from.strftime("%d/%m/%Y")),
+        ("Lei", profile.law),
+        ("Comando para regenerar", command),
+    ]
+    return pl.DataFrame(items, schema={"item": pl.String, "value": pl.String}, orient="row")
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "sim" if value else "não"
+    if isinstance(value, float):
+        return f"{value:g}".replace(".", ",")
+    if isinstance(value, list | tuple):
+        return "[" + "; ".join(_format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_format_value(v)}" for k, v in value.items())
+    return str(value)
+
+
+def build_methodology(profile: Profile) -> pl.DataFrame:
+    """Every cited value of the profile: key, value (as text), unit, citation (the article,
+    or the 'padrão, a ser fixado por decreto' mark with its note) and is_default."""
+    rows = [
+        {
+            "key": key,
+            "value": _format_value(cited.value),
+            "unit": cited.unit,
+            "citation": cited.source
+            if cited.source
+            else f"{DEFAULT_MARK} ({cited.note})"
+            if cited.note
+            else DEFAULT_MARK,
+            "is_default": cited.default,
+        }
+        for key, cited in profile.cited_values()
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "key": pl.String,
+            "value": pl.String,
+            "unit": pl.String,
+            "citation": pl.String,
+            "is_default": pl.Boolean,
+        },
+    )
