@@ -29,7 +29,7 @@ from reportlab.platypus import (
 )
 
 from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent
-from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable
+from dashboard.reports.model import Chart, Headline, ReportData, ReportTable
 
 MAX_PDF_ROWS = 400
 """Rows of one table printed in the PDF; the XLSX and CSV always carry every row."""

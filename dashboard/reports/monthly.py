@@ -1,0 +1,187 @@
+"""Monthly operating report (BG art. 62-VII): for each line, passengers carried by payment
+form, the km run, trips programmed and run, and the drivers and inspectors involved in the
+operation (entered by the operator)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from analytics.periods import parse_period
+from core.errors import ConfigError
+from core.profile import Profile
+from core.store import Store
+from dashboard.format import to_period
+from dashboard.reports.assemble import finish_report
+from dashboard.reports.inputs import read_staff
+from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+from dashboard.reports.operation import (
+    attach_line_names,
+    compute_line_operation,
+    compute_passengers_by_class,
+)
+from dashboard.reports.sources import (
+    FARE_CLASS_LABELS,
+    FARE_CLASSES,
+    compute_scopes,
+    read_outcomes,
+    read_routes,
+    read_taps,
+    read_vehicles,
+)
+
+
+def build_monthly_report(
+    store: Store,
+    month: str,
+    profile: Profile,
+    *,
+    staff: str | Path | None = None,
+    command: str | None = None,
+) -> ReportData:
+    """The monthly operating report of `month` ('2026-03') from the store."""
+    period = parse_period(month)
+    if period.kind != "month":
+        raise ConfigError(
+            f"invalid month {month!r}: expected YYYY-MM",
+            where="--month",
+            hint="e.g. --month 2026-03",
+        )
+    start, end = period.start, period.end
+    outcomes = read_outcomes(store, start, end)
+    taps = read_taps(store, start, end, profile.general.timezone.value)
+    routes, vehicles = read_routes(store), read_vehicles(store)
+    scopes = compute_scopes(routes, outcomes, vehicles)
+    people = read_staff(staff) if staff else None
+
+    by_form = compute_passengers_by_class(taps)
+    operation = compute_line_operation(outcomes)
+    if people is not None:
+        people = people.filter(pl.col("month") == start)
+        operation = operation.join(
+            people.select("route_id", "n_drivers", "n_inspectors"),
+            on="route_id",
+            how="full",
+            coalesce=True,
+        )
+    else:
+        operation = operation.with_columns(
+            pl.lit(None, dtype=pl.Int64).alias("n_drivers"),
+            pl.lit(None, dtype=pl.Int64).alias("n_inspectors"),
+        )
+    operation = (
+        attach_line_names(
+            operation.join(
+                by_form.select("route_id", "n_passengers"), on="route_id", how="full", coalesce=True
+            ),
+            routes,
+            scopes,
+        )
+        .with_columns(
+            [
+                pl.col(c).fill_null(0)
+                for c in ("n_passengers", "n_programmed", "n_run", "km_programmed", "km_run")
+            ]
+        )
+        .sort("route_id")
+    )
+
+    forms = [c for c in FARE_CLASSES if int(by_form[f"n_{c}"].sum()) > 0] or ["full"]
+    total_km = float(operation["km_run"].sum())
+    headlines = [
+        Headline("Passageiros transportados", int(by_form["n_passengers"].sum()), "integer"),
+        *[Headline(FARE_CLASS_LABELS[c], int(by_form[f"n_{c}"].sum()), "integer") for c in forms],
+        Headline("Km rodados", total_km, "number"),
+        Headline("Viagens programadas", int(operation["n_programmed"].sum()), "integer"),
+        Headline("Viagens realizadas", int(operation["n_run"].sum()), "integer"),
+    ]
+    if people is not None:
+        headlines += [
+            Headline("Motoristas", int(operation["n_drivers"].fill_null(0).sum()), "integer"),
+            Headline("Fiscais", int(operation["n_inspectors"].fill_null(0).sum()), "integer"),
+        ]
+    tables = [
+        ReportTable(
+            "passageiros_por_forma",
+            "Passageiros transportados por forma de pagamento",
+            by_form,
+            (
+                Col("route_id", "Linha", "code"),
+                *[Col(f"n_{c}", FARE_CLASS_LABELS[c], "integer") for c in FARE_CLASSES],
+                Col("n_passengers", "Total", "integer"),
+            ),
+        ),
+        ReportTable(
+            "operacao_por_linha",
+            "Rodagem, viagens e pessoal por linha",
+            operation,
+            (
+                Col("route_id", "Linha", "code"),
+                Col("line_name", "Nome"),
+                Col("operator_id", "Operadora", "code"),
+                Col("n_passengers", "Passageiros", "integer"),
+                Col("n_programmed", "Viagens programadas", "integer"),
+                Col("n_run", "Viagens realizadas", "integer"),
+                Col("km_programmed", "Km programados", "number"),
+                Col("km_run", "Km rodados", "number"),
+                Col("n_drivers", "Motoristas", "integer"),
+                Col("n_inspectors", "Fiscais", "integer"),
+            ),
+            note=None
+            if people is not None
+            else "Motoristas e fiscais não informados: gere o relatório com --staff ARQUIVO "
+            "(route_id,month,n_drivers,n_inspectors).",
+        ),
+    ]
+    sections = [
+        Section(
+            "Passageiros por forma de pagamento",
+            (
+                "Transações da bilhetagem eletrônica do mês (BG art. 26, 49), estratificadas pela "
+                "forma de pagamento, por linha.",
+            ),
+            ("passageiros_por_forma",),
+        ),
+        Section(
+            "Rodagem, viagens e pessoal",
+            (
+                "Viagens realizadas: partiram e chegaram aos terminais, sem justificativa "
+                "aprovada; km rodados limitados ao programado de cada viagem. Motoristas e "
+                "fiscais conforme informado pela operadora.",
+            ),
+            ("operacao_por_linha",),
+            (
+                Chart(
+                    "Viagens programadas e realizadas por linha",
+                    "operacao_por_linha",
+                    "route_id",
+                    ("n_programmed", "n_run"),
+                    "bar",
+                    "viagens",
+                ),
+            ),
+        ),
+    ]
+    return finish_report(
+        kind="monthly",
+        title="Relatório gerencial mensal da operação",
+        subtitle=f"{to_period(period.label)} ({start:%d/%m/%Y} a {end:%d/%m/%Y}) — "
+        "BG Lei 6.784/2021, art. 62, VII",
+        file_stem=f"relatorio-mensal-{period.label}",
+        headlines=headlines,
+        sections=sections,
+        tables=tables,
+        inputs={
+            "trip_outcomes": outcomes,
+            "fare_transactions": taps,
+            "gtfs_routes": routes,
+            "vehicles": vehicles,
+        },
+        files={"staff": staff},
+        profile=profile,
+        store=store,
+        command=command
+        or f"pontual --profile {profile.id} report monthly --month {period.label}"
+        + (f" --staff {Path(staff).name}" if staff else ""),
+    )
