@@ -1,0 +1,372 @@
+"""`LiveEngine`: the state of every vehicle, updated one batch of MQTT records at a time.
+
+Its clock is the latest fix time it has seen (a replay and live operation behave alike). Each
+`update` is vectorised over the batch: parse and project the pings, refresh the current run of
+the vehicles that reported (batch matcher's rules over their recent window), re-assign the
+current runs of all active vehicles to trips, place each vehicle on its trip (delay), add the
+fare taps to the live loads, predict the stops ahead, and mark CANCELED the trips nobody runs
+at their time. The result is published as an immutable `LiveView` that readers (the HTTP
+server's threads) take without locking.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import polars as pl
+from pyproj import Transformer
+
+from analytics.live.feeds import trip_descriptor_columns
+from analytics.live.occupancy import compute_live_loads, compute_occupancy
+from analytics.live.options import LiveOptions
+from analytics.live.predict import (
+    PREDICTION_COLUMNS,
+    compute_stop_predictions,
+    compute_trip_positions,
+)
+from analytics.live.reference import LiveReference
+from analytics.live.runs import compute_current_runs, match_current_runs
+from analytics.options import MatchOptions
+from core.profile import Profile
+
+PING_SCHEMA: dict[str, pl.DataType] = {
+    "ping_id": pl.Int64(),
+    "vehicle_id": pl.String(),
+    "event_at": pl.Datetime("us", "UTC"),
+    "t_s": pl.Float64(),
+    "lat": pl.Float64(),
+    "lon": pl.Float64(),
+    "speed_m_s": pl.Float64(),
+    "heading_deg": pl.Float64(),
+    "reported_trip_id": pl.String(),
+    "x_m": pl.Float64(),
+    "y_m": pl.Float64(),
+}
+
+VEHICLE_SCHEMA: dict[str, pl.DataType] = {
+    "vehicle_id": pl.String(),
+    "trip_id": pl.String(),
+    "t_s": pl.Float64(),
+    "lat": pl.Float64(),
+    "lon": pl.Float64(),
+    "heading_deg": pl.Float64(),
+    "speed_m_s": pl.Float64(),
+    "dist_m": pl.Float64(),
+    "delay_s": pl.Float64(),
+    "next_stop_sequence": pl.Int32(),
+    "next_stop_id": pl.String(),
+    "load": pl.Float64(),
+    "occupancy_status": pl.String(),
+    "occupancy_percentage": pl.Int32(),
+}
+
+
+def read_avl_batch(raw: pl.DataFrame, transformer: Transformer) -> pl.DataFrame:
+    """Pings of one batch of raw AVL records (text fields, as the MQTT decoder gives them).
+
+    Output `PING_SCHEMA` without ping_id: records without a vehicle, a time or a position are
+    left out (the store's writer quarantines them with the reason).
+    """
+    if raw.height == 0:
+        return pl.DataFrame(schema={k: v for k, v in PING_SCHEMA.items() if k != "ping_id"})
+    cols = raw.columns
+    num = {
+        c: pl.col(c).cast(pl.Float64, strict=False) if c in cols else pl.lit(None, pl.Float64)
+        for c in ("lat", "lon", "speed_m_s", "heading_deg")
+    }
+    trip = pl.col("trip_id") if "trip_id" in cols else pl.lit(None, pl.String)
+    pings = raw.select(
+        pl.col("vehicle_id").cast(pl.String),
+        pl.col("event_at").str.to_datetime(time_zone="UTC", time_unit="us", strict=False),
+        *[e.alias(c) for c, e in num.items()],
+        trip.alias("reported_trip_id"),
+    ).drop_nulls(["vehicle_id", "event_at", "lat", "lon"])
+    x, y = transformer.transform(pings["lon"].to_numpy(), pings["lat"].to_numpy())
+    return pings.with_columns(
+        (pl.col("event_at").dt.epoch("us") / 1e6).alias("t_s"),
+        pl.Series("x_m", x),
+        pl.Series("y_m", y),
+    ).select([c for c in PING_SCHEMA if c != "ping_id"])
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """One published state: what the feeds and the stop displays show.
+
+    `vehicles`: `VEHICLE_SCHEMA` (one row per active vehicle); `positions`: vehicles on a trip
+    with their place and delay (`compute_trip_positions`); `predictions`:
+    `PREDICTION_COLUMNS`; `canceled`: trip_id of trips nobody runs at their time;
+    `descriptors`: `trip_descriptor_columns`; `clock_s`: epoch seconds of the newest fix;
+    `updated_at_s`: wall-clock epoch seconds of the update; `version`: update counter.
+    """
+
+    version: int
+    clock_s: float
+    updated_at_s: float
+    vehicles: pl.DataFrame
+    positions: pl.DataFrame
+    predictions: pl.DataFrame
+    canceled: pl.DataFrame
+    descriptors: pl.DataFrame
+    incidents: pl.DataFrame
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class LiveEngine:
+    """The live state of the fleet for one service day (see the module docstring)."""
+
+    def __init__(
+        self,
+        reference: LiveReference,
+        profile: Profile,
+        options: LiveOptions | None = None,
+        match_options: MatchOptions | None = None,
+    ) -> None:
+        self.reference = reference
+        self.profile = profile
+        self.options = options or LiveOptions()
+        self.match_options = match_options or MatchOptions()
+        self.transformer = Transformer.from_crs(4326, reference.crs_epsg, always_xy=True)
+        self.known_vehicles = reference.capacity.select("vehicle_id")
+        self.descriptors = trip_descriptor_columns(reference.trips, reference.service_date)
+        self.pings = pl.DataFrame(schema=PING_SCHEMA)
+        self.runs: pl.DataFrame | None = None  # current run per vehicle (build_runs columns)
+        self.assigned = pl.DataFrame(
+            schema={
+                "vehicle_id": pl.String,
+                "trip_id": pl.String,
+                "started_s": pl.Float64,
+                "end_dist_m": pl.Float64,
+                "is_arrived": pl.Boolean,
+                "departure_delay_s": pl.Int32,
+            }
+        )
+        # trips finished by a run (vehicle, run start): not offered to other runs again
+        self.completed = pl.DataFrame(
+            schema={"trip_id": pl.String, "vehicle_id": pl.String, "started_s": pl.Float64}
+        )
+        self.served = pl.DataFrame(schema={"trip_id": pl.String})
+        self.boardings = pl.DataFrame(
+            schema={
+                "transaction_id": pl.String,
+                "vehicle_id": pl.String,
+                "trip_id": pl.String,
+                "board_dist_m": pl.Float64,
+            }
+        )
+        self.n_pings = 0
+        self.first_clock_s: float | None = None
+        self.clock_s = 0.0
+        self._lock = threading.Lock()
+        self.view = self._empty_view()
+
+    def _empty_view(self) -> LiveView:
+        return LiveView(
+            0,
+            0.0,
+            time.time(),
+            pl.DataFrame(schema=VEHICLE_SCHEMA),
+            pl.DataFrame(),
+            pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS}),
+            pl.DataFrame(schema={"trip_id": pl.String}),
+            self.descriptors,
+            self.reference.incidents,
+        )
+
+    # -- the batch update ------------------------------------------------------------------
+    def update(self, avl_raw: pl.DataFrame, fares_raw: pl.DataFrame) -> LiveView:
+        """Fold one batch of raw AVL and fare records into the state; publish a new view."""
+        with self._lock:
+            timings: dict[str, float] = {}
+            t0 = time.perf_counter()
+            new = read_avl_batch(avl_raw, self.transformer)
+            if self.known_vehicles.height:
+                new = new.join(self.known_vehicles, on="vehicle_id", how="semi")
+            changed = new.select("vehicle_id").unique()
+            if new.height:
+                self._add_pings(new)
+            timings["parse"] = _ms(t0)
+            t1 = time.perf_counter()
+            if changed.height:
+                self._refresh_runs(changed)
+            timings["runs"] = _ms(t1)
+            t2 = time.perf_counter()
+            self._assign()
+            timings["assign"] = _ms(t2)
+            t3 = time.perf_counter()
+            view = self._build_view(fares_raw, timings)
+            timings["view"] = _ms(t3)
+            self.view = view
+            return view
+
+    def _add_pings(self, new: pl.DataFrame) -> None:
+        ids = pl.int_range(self.n_pings, self.n_pings + new.height, dtype=pl.Int64, eager=True)
+        self.n_pings += new.height
+        self.clock_s = max(self.clock_s, float(new["t_s"].max()))  # type: ignore[arg-type]
+        if self.first_clock_s is None:
+            self.first_clock_s = float(new["t_s"].min())  # type: ignore[arg-type]
+        keep_after = self.clock_s - self.options.window_s
+        self.pings = (
+            pl.concat(
+                [self.pings, new.with_columns(ids.alias("ping_id")).select(list(PING_SCHEMA))]
+            )
+            .filter(pl.col("t_s") >= keep_after)
+            .unique(["vehicle_id", "event_at"], keep="first", maintain_order=True)
+        )
+
+    def _refresh_runs(self, changed: pl.DataFrame) -> None:
+        window = self.pings.join(changed, on="vehicle_id", how="semi")
+        fresh = compute_current_runs(
+            window, self.reference.network, self.match_options, self.options.run_stale_s
+        )
+        if self.runs is None:
+            self.runs = fresh
+        else:
+            kept = self.runs.join(changed, on="vehicle_id", how="anti")
+            self.runs = pl.concat([kept, fresh], how="diagonal_relaxed") if fresh.height else kept
+
+    def _active(self) -> pl.DataFrame:
+        """Last fix of each vehicle heard within `active_s` of the clock."""
+        return (
+            self.pings.filter(pl.col("t_s") >= self.clock_s - self.options.active_s)
+            .sort("t_s")
+            .group_by("vehicle_id")
+            .last()
+        )
+
+    def _assign(self) -> None:
+        if self.runs is None or self.runs.height == 0:
+            return
+        active = self._active().select("vehicle_id")
+        runs = self.runs.join(active, on="vehicle_id", how="semi")
+        # trips finished by a run other than the current runs are not offered again
+        others = self.completed.join(
+            runs.select("vehicle_id", "started_s"), on=["vehicle_id", "started_s"], how="anti"
+        )
+        matched = match_current_runs(
+            runs, self.reference.trips, others.select("trip_id"), self.match_options
+        )
+        self.assigned = matched.filter(pl.col("trip_id").is_not_null()).select(
+            "vehicle_id",
+            "trip_id",
+            "started_s",
+            "end_dist_m",
+            "is_arrived",
+            "departure_delay_s",
+        )
+        done = self.assigned.filter(pl.col("is_arrived")).select(
+            "trip_id", "vehicle_id", "started_s"
+        )
+        self.completed = pl.concat([self.completed, done]).unique(["trip_id"], keep="last")
+        self.served = pl.concat([self.served, self.assigned.select("trip_id")]).unique()
+
+    def _build_view(self, fares_raw: pl.DataFrame, timings: dict[str, float]) -> LiveView:
+        ref, opt = self.reference, self.options
+        last = self._active()
+        # on a trip now: the current run's trip; laying over: the trip it last completed
+        on_trip = self.assigned.select(
+            "vehicle_id", "trip_id", pl.col("end_dist_m").alias("dist_m")
+        )
+        layover = (
+            self.completed.join(on_trip, on="vehicle_id", how="anti")
+            .sort("started_s")
+            .group_by("vehicle_id")
+            .last()
+            .select("vehicle_id", "trip_id", pl.lit(float("inf")).alias("dist_m"))
+        )
+        trip_of = pl.concat([on_trip, layover]).join(
+            last.select("vehicle_id", "t_s"), on="vehicle_id"
+        )
+        positions = compute_trip_positions(trip_of, ref.stop_times)
+        t_pred = time.perf_counter()
+        predictions = compute_stop_predictions(
+            positions,
+            ref.stop_times,
+            ref.trips,
+            delay_decay_s=opt.delay_decay_s,
+            min_layover_s=opt.min_layover_s,
+            next_trips=opt.next_trips,
+        )
+        timings["predict"] = _ms(t_pred)
+        # live load: taps of this batch boarded where their vehicle is now
+        running = positions.filter(pl.col("dist_m").is_finite())
+        self._add_boardings(fares_raw, running)
+        loads = compute_live_loads(self.boardings, running)
+        occupancy = compute_occupancy(loads, ref.capacity, self.profile)
+        next_stop = (
+            predictions.filter(pl.col("block_order") == 0)
+            .sort("stop_sequence")
+            .group_by("vehicle_id")
+            .first()
+            .select(
+                "vehicle_id",
+                pl.col("stop_sequence").cast(pl.Int32).alias("next_stop_sequence"),
+                pl.col("stop_id").alias("next_stop_id"),
+            )
+        )
+        vehicles = (
+            last.select("vehicle_id", "t_s", "lat", "lon", "heading_deg", "speed_m_s")
+            .join(
+                running.select("vehicle_id", "trip_id", "dist_m", "delay_s"),
+                on="vehicle_id",
+                how="left",
+            )
+            .join(next_stop, on="vehicle_id", how="left")
+            .join(occupancy.drop("standees_per_m2"), on="vehicle_id", how="left")
+            .select(list(VEHICLE_SCHEMA))
+            .sort("vehicle_id")
+        )
+        return LiveView(
+            version=self.view.version + 1,
+            clock_s=self.clock_s,
+            updated_at_s=time.time(),
+            vehicles=vehicles,
+            positions=running,
+            predictions=predictions,
+            canceled=self._canceled(predictions),
+            descriptors=self.descriptors,
+            incidents=ref.incidents,
+            timings_ms=timings,
+        )
+
+    def _add_boardings(self, fares_raw: pl.DataFrame, running: pl.DataFrame) -> None:
+        if fares_raw.height and "vehicle_id" in fares_raw.columns:
+            taps = fares_raw.select(
+                pl.col("transaction_id").cast(pl.String), pl.col("vehicle_id").cast(pl.String)
+            ).drop_nulls()
+            new = taps.join(
+                running.select("vehicle_id", "trip_id", pl.col("dist_m").alias("board_dist_m")),
+                on="vehicle_id",
+            ).select(self.boardings.columns)
+            self.boardings = pl.concat([self.boardings, new]).unique(
+                "transaction_id", keep="first", maintain_order=True
+            )
+        # only the trips being run now carry a load
+        self.boardings = self.boardings.join(
+            running.select("vehicle_id", "trip_id"), on=["vehicle_id", "trip_id"], how="semi"
+        )
+
+    def _canceled(self, predictions: pl.DataFrame) -> pl.DataFrame:
+        """Trips past their departure window that no vehicle runs or is predicted to run.
+
+        Only trips the engine could have seen depart (planned after its first fix) qualify.
+        """
+        if self.first_clock_s is None:
+            return pl.DataFrame(schema={"trip_id": pl.String})
+        late = float(self.profile.trips.late_departure_s.value) + self.options.cancel_grace_s
+        start = pl.col("planned_start_at").dt.epoch("us") / 1e6
+        end = pl.col("planned_end_at").dt.epoch("us") / 1e6
+        due = self.reference.trips.filter(
+            (start + late < self.clock_s) & (end > self.clock_s) & (start >= self.first_clock_s)
+        ).select("trip_id")
+        return (
+            due.join(self.served, on="trip_id", how="anti")
+            .join(predictions.select("trip_id").unique(), on="trip_id", how="anti")
+            .sort("trip_id")
+        )
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000.0

@@ -1,0 +1,33 @@
+"""Parameters of the live engine (method choices, not law: thresholds of the law come from the
+regulation profile). Units are in the names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How much recent trace the engine keeps and how it predicts."""
+
+    window_s: float = 7200.0
+    """pings kept per vehicle: the current run is cut from this window with the batch rules
+    (two hours covers the longest trip of a city network with its layover)"""
+    active_s: float = 600.0
+    """a vehicle silent for longer than this leaves the feed"""
+    run_stale_s: float = 180.0
+    """a run whose last ping is older than this (relative to the vehicle's last ping) is over"""
+    delay_decay_s: float = 600.0
+    """e-folding time of the current delay: a prediction h seconds ahead weighs the
+    constant-delay estimate by exp(-h / delay_decay_s) and the learned pattern by the rest"""
+    min_layover_s: float = 120.0
+    """shortest layover at a terminal between two trips of a block (delay carried forward)"""
+    next_trips: int = 2
+    """trips of the block predicted after the current one"""
+    history_days: int = 28
+    """days of `stop_visits` before the service day that teach the travel times"""
+    min_samples: int = 3
+    """fewest observed traversals of a segment in an hour before its median replaces the
+    timetable's running time"""
+    cancel_grace_s: float = 0.0
+    """added to the profile's late-departure window before an unserved trip is CANCELED"""
