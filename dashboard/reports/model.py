@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-KINDS = ("text", "integer", "number", "percent", "date", "bool", "code")
+KINDS = ("text", "integer", "number", "percent", "date", "month", "bool", "code")
 """How a column is shown: text, integer (1.234), number (1.234,5), percent (97,3 %),
-date (dd/mm/aaaa), bool (sim/não), code (an id, as is)."""
+date (dd/mm/aaaa), month (a Date shown as mar/2026), bool (sim/não), code (an id, as is)."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from reportlab.platypus import (
     TableStyle,
 )
 
-from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent
+from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent, to_period
 from dashboard.reports.model import Chart, Headline, ReportData, ReportTable
 
 MAX_PDF_ROWS = 400
@@ -59,6 +59,8 @@ def format_value(value: Any, kind: str, decimals: int = 1) -> str:
         return to_percent(value, decimals)
     if kind == "date":
         return to_date(value)
+    if kind == "month":
+        return to_period(value.strftime("%Y-%m"))
     if kind == "bool":
         return "sim" if value else "não"
     return str(value)
@@ -113,7 +115,7 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         for i in range(shown.height)
     ]
     weights = [
-        1.0 if c.kind in ("integer", "number", "percent", "date", "bool") else 2.4
+        1.0 if c.kind in ("integer", "number", "percent", "date", "month", "bool") else 2.4
         for c in table.columns
     ]
     total = sum(weights)

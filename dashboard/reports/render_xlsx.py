@@ -24,6 +24,8 @@ def _num_format(col: Col) -> str | None:
         return "0.0%"
     if col.kind == "date":
         return "dd/mm/yyyy"
+    if col.kind == "month":
+        return "mm/yyyy"
     return None
 
 

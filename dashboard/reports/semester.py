@@ -173,7 +173,7 @@ def build_semester_report(
             monthly,
             (
                 Col("route_id", "Linha", "code"),
-                Col("month", "Mês", "date"),
+                Col("month", "Mês", "month"),
                 Col("n_passengers", "Passageiros", "integer"),
                 Col("equivalent_passengers", "Passageiros equivalentes", "number"),
                 Col("km_run", "Km rodados", "number"),
@@ -235,7 +235,7 @@ def build_semester_report(
                 costs,
                 (
                     Col("operator_id", "Operadora", "code"),
-                    Col("month", "Mês", "date"),
+                    Col("month", "Mês", "month"),
                     Col("item", "Item"),
                     Col("cost_brl", "Custo (R$)", "number", 2),
                 ),
@@ -246,7 +246,7 @@ def build_semester_report(
                 per_km,
                 (
                     Col("operator_id", "Operadora", "code"),
-                    Col("month", "Mês", "date"),
+                    Col("month", "Mês", "month"),
                     Col("cost_brl", "Custo (R$)", "number", 2),
                     Col("km_run", "Km rodados", "number"),
                     Col("cost_per_km_brl", "Custo por km (R$/km)", "number", 3),

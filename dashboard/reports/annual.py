@@ -1,0 +1,602 @@
+"""Annual renewal dossier per operator or lot: what a renewal board needs on paper.
+
+ICV and its three parts by month (BG art. 57-I), IQS by survey dimension (art. 57-II), the
+annual score and grade (art. 56-58), the grade history with the cassação watch (art. 72-VII),
+km efficiency (CGS art. 2, 20-II), fleet compliance (BG art. 18-23, 72 p.ú. I; CGS 23), the
+suggested infractions (Anexo I), crowding compliance (art. 59), the methodology (every value of
+the profile in force with its article), data completeness and the reproducibility block.
+
+Every figure is read from the tables the indices and crowding jobs wrote (`indicators`,
+`annual_grades`, `suggested_infractions`, `trip_crowding`, `crowding_summary`); the dossier
+computes no index of its own, so its numbers are the store's.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+from analytics.scopes import compute_line_scopes
+from core.errors import ConfigError
+from core.profile import Profile
+from core.store import Store
+from dashboard.reports.assemble import finish_report
+from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+from dashboard.reports.reproducibility import build_methodology
+from dashboard.reports.sources import read_indicators, read_optional, read_routes, read_vehicles
+
+ICV_PARTS = (
+    "icv_fulfilment",
+    "icv_punctuality",
+    "breakdowns_per_10000_km",
+    "icv_score_fulfilment",
+    "icv_score_punctuality",
+    "icv_score_breakdowns",
+    "icv_score",
+)
+KM_PARTS = ("km_programmed", "km_run", "km_efficiency")
+FLEET_PREFIXES = ("vehicles_", "fleet_", "inspections_", "days_", "fees")
+
+FLEET_LABELS = {
+    "days_fleet_cut_over_limit": "Dias com redução de frota acima do limite",
+    "days_grave_fleet_cut": "Dias de redução grave de frota (art. 72 p.ú. I)",
+    "days_reserve_below_min": "Dias com frota reserva abaixo do mínimo",
+    "fleet_operated_ratio": "Frota operada ÷ frota exigida",
+    "fees_yearly": "Taxas anuais de fiscalização (UFITAS)",
+}
+FLEET_WORDS = {
+    "vehicles_over_max_age": "Veículos acima da idade máxima",
+    "vehicles_entry_over_age": "Veículos que entraram acima da idade de ingresso",
+    "fleet_age_mean_years": "Idade média da frota (anos)",
+    "fleet_age_max_years": "Idade máxima da frota (anos)",
+    "inspections_overdue": "Vistorias vencidas",
+    "inspections_due": "Vistorias a vencer",
+}
+AREA_WORDS = {"urban": "urbano", "district": "distrital"}
+
+
+def label_fleet_indicator(indicator: str) -> str:
+    """pt-BR name of a fleet indicator id ('vehicles_over_max_age_urban' -> 'Veículos acima
+    da idade máxima — urbano'); unknown ids are shown as they are."""
+    if indicator in FLEET_LABELS:
+        return FLEET_LABELS[indicator]
+    for stem, words in FLEET_WORDS.items():
+        if indicator.startswith(stem + "_"):
+            rest = indicator[len(stem) + 1 :]
+            if rest.startswith("band_"):
+                return f"{words} — faixa {rest[5:]}"
+            return f"{words} — {AREA_WORDS.get(rest, rest)}"
+    return indicator
+
+
+def _scope_lines(scopes: pl.DataFrame, scope: str, scope_id: str) -> pl.DataFrame:
+    key = "operator_id" if scope == "operator" else "lot_id"
+    return scopes.filter(pl.col(key) == scope_id)
+
+
+def compute_month_table(
+    indicators: pl.DataFrame, year: int, names: tuple[str, ...]
+) -> pl.DataFrame:
+    """One row per month of `year` that has indicators: month (Date), then one column per
+    indicator id of `names` (its value; null when absent)."""
+    monthly = indicators.filter(pl.col("period").str.len_chars() == 7)
+    wide = (
+        monthly.filter(pl.col("indicator").is_in(names))
+        .pivot(on="indicator", index="period", values="value")
+        .sort("period")
+    )
+    for name in names:
+        if name not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(name))
+    return wide.select(
+        (pl.col("period") + "-01").str.to_date().alias("month"), *[pl.col(n) for n in names]
+    )
+
+
+def compute_iqs_dimensions(
+    surveys: pl.DataFrame, operators: list[str], year: int, profile: Profile
+) -> pl.DataFrame:
+    """Per profile IQS dimension: score_100 (mean score of the year's surveys, rescaled to
+    0-100 as the IQS is), n_surveys and n_respondents, over the scope's operators."""
+    q = profile.quality
+    lo, hi = q.iqs_score_scale.value
+    dims = pl.DataFrame({"dimension": q.iqs_dimensions.value})
+    got = (
+        surveys.filter(
+            pl.col("period").str.starts_with(f"{year:04d}")
+            & pl.col("operator_id").is_in(operators)
+            & pl.col("dimension").is_in(q.iqs_dimensions.value)
+        )
+        .group_by("dimension")
+        .agg(
+            ((pl.col("score") - lo) / (hi - lo) * 100.0).mean().alias("score_100"),
+            pl.len().cast(pl.Int64).alias("n_surveys"),
+            pl.col("n_respondents").sum().cast(pl.Int64).alias("n_respondents"),
+        )
+    )
+    return dims.join(got, on="dimension", how="left", maintain_order="left")
+
+
+def compute_crowding_by_line(
+    trips: pl.DataFrame, summary: pl.DataFrame, lines: pl.DataFrame
+) -> pl.DataFrame:
+    """Per line of the scope: n_runs (runs with a load profile), n_over_limit, over_limit_share
+    (0-1), max_standees_per_m2, n_hours_action (line-hours whose share over the limit asks for
+    more trips, art. 59 §1) and extra_trips_needed (sum)."""
+    runs = (
+        trips.join(lines.select("route_id"), on="route_id", how="semi")
+        .group_by("route_id")
+        .agg(
+            pl.len().cast(pl.Int64).alias("n_runs"),
+            pl.col("is_over_limit").fill_null(False).sum().cast(pl.Int64).alias("n_over_limit"),
+            pl.col("max_standees_per_m2").max(),
+        )
+    )
+    hours = (
+        summary.join(lines.select("route_id"), on="route_id", how="semi")
+        .group_by("route_id")
+        .agg(
+            pl.col("is_action_required").sum().cast(pl.Int64).alias("n_hours_action"),
+            pl.col("extra_trips_needed").fill_null(0).sum().cast(pl.Int64),
+        )
+    )
+    return (
+        runs.join(hours, on="route_id", how="full", coalesce=True)
+        .with_columns(
+            pl.col("n_runs", "n_over_limit", "n_hours_action", "extra_trips_needed").fill_null(0),
+        )
+        .with_columns(
+            pl.when(pl.col("n_runs") > 0)
+            .then(pl.col("n_over_limit") / pl.col("n_runs"))
+            .alias("over_limit_share")
+        )
+        .select(
+            "route_id",
+            "n_runs",
+            "n_over_limit",
+            "over_limit_share",
+            "max_standees_per_m2",
+            "n_hours_action",
+            "extra_trips_needed",
+        )
+        .sort("route_id")
+    )
+
+
+def compute_completeness(
+    scheduled: pl.DataFrame, observed: pl.DataFrame, lines: pl.DataFrame
+) -> pl.DataFrame:
+    """Per month: n_scheduled (scheduled_trips), n_with_outcome (trips the matching judged),
+    n_with_gps (judged trips with at least one ping of a run behind them), share_judged and
+    share_gps (0-1, of the scheduled trips), over the scope's lines."""
+    keep = lines.select("route_id")
+    sched = (
+        scheduled.join(keep, on="route_id", how="semi")
+        .group_by("month")
+        .agg(pl.col("n_scheduled").sum())
+    )
+    obs = (
+        observed.join(keep, on="route_id", how="semi")
+        .group_by("month")
+        .agg(pl.col("n_with_outcome").sum(), pl.col("n_with_gps").sum())
+    )
+    return (
+        sched.join(obs, on="month", how="full", coalesce=True)
+        .with_columns(
+            pl.col("n_scheduled", "n_with_outcome", "n_with_gps").fill_null(0).cast(pl.Int64)
+        )
+        .with_columns(
+            pl.when(pl.col("n_scheduled") > 0)
+            .then(pl.col("n_with_outcome") / pl.col("n_scheduled"))
+            .alias("share_judged"),
+            pl.when(pl.col("n_scheduled") > 0)
+            .then(pl.col("n_with_gps") / pl.col("n_scheduled"))
+            .alias("share_gps"),
+        )
+        .sort("month")
+    )
+
+
+def read_annual_scopes(store: Store, year: int, scope: str = "operator") -> list[str]:
+    """Operators (or lots) graded in `year` in annual_grades."""
+    grades = read_optional(store, "annual_grades", "year = ? AND scope = ?", [year, scope])
+    return sorted(grades["scope_id"].unique().to_list())
+
+
+def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
+    icv, q, km = profile.icv, profile.quality, profile.km
+    bands = q.grade_min_points.value
+
+    def n(v: float) -> str:
+        return f"{v:g}".replace(".", ",")
+
+    return (
+        f"Perfil regulatório em vigor: {profile.name} ({profile.id}, versão {profile.version}, "
+        f"vigente desde {profile.effective_from:%d/%m/%Y}), {profile.law}.",
+        f"Nota do ICV = {n(icv.weight_fulfilment.value)} · cumprimento de viagens + "
+        f"{n(icv.weight_punctuality.value)} · pontualidade + {n(icv.weight_breakdowns.value)} · "
+        "quebras, cada parte pontuada de 0 a 100 em faixas lineares (tabela abaixo). "
+        f"Nota anual = {n(q.annual_weight_icv.value)} · ICV + {n(q.annual_weight_iqs.value)} · "
+        f"IQS. Conceitos: A a partir de {n(bands['A'])}, B {n(bands['B'])}, C {n(bands['C'])}, "
+        f"D {n(bands['D'])}, E abaixo de {n(bands['D'])} pontos.",
+        f"Cassação (BG art. 72-VII): conceito E em {q.cassacao_consecutive_e_years.value} anos "
+        f"consecutivos ou {q.cassacao_total_e_years.value} intercalados. Renovação exige as "
+        f"metas de qualidade e ao menos {n(km.efficiency_min_ratio.value * 100)} % dos km "
+        f"programados rodados (janela de {km.window_months.value} meses).",
+        "Valores marcados 'padrão, a ser fixado por decreto' não estão fixados na lei: são "
+        "padrões do Pontual até que o decreto previsto no art. 58 os fixe.",
+    )
+
+
+def build_annual_dossier(
+    store: Store,
+    year: int,
+    profile: Profile,
+    *,
+    scope: str = "operator",
+    scope_id: str,
+    command: str | None = None,
+) -> ReportData:
+    """The annual renewal dossier of one operator (scope 'operator') or lot ('lot')."""
+    if scope not in ("operator", "lot"):
+        raise ConfigError(f"unknown scope {scope!r}: expected operator or lot", where="--scope")
+    start, end = date(year, 1, 1), date(year, 12, 31)
+    months = [f"{year:04d}-{m:02d}" for m in range(1, 13)]
+    indicators = read_indicators(store, scope, scope_id, [*months, f"{year:04d}"])
+    grades = read_optional(
+        store, "annual_grades", "scope = ? AND scope_id = ? AND year <= ?", [scope, scope_id, year]
+    ).sort("year")
+    if indicators.height == 0 and grades.filter(pl.col("year") == year).height == 0:
+        raise ConfigError(
+            f"no indices of {scope} {scope_id} in {year} in the store",
+            where=f"store {store.path}, tables indicators and annual_grades",
+            hint=f"run `pontual indices --period {year}` (and each month) first",
+        )
+    routes, vehicles = read_routes(store), read_vehicles(store)
+    runs = store.query(
+        "SELECT route_id, vehicle_id FROM trip_outcomes WHERE service_date BETWEEN ? AND ? "
+        "ORDER BY route_id, vehicle_id",
+        [start, end],
+    )
+    scopes = compute_line_scopes(routes, runs, vehicles)
+    lines = _scope_lines(scopes, scope, scope_id)
+    operators = sorted(
+        [scope_id] if scope == "operator" else lines["operator_id"].unique().to_list()
+    )
+    surveys = store.read("iqs_surveys").filter(pl.col("period").str.starts_with(f"{year:04d}"))
+    infractions = read_optional(
+        store, "suggested_infractions", "occurred_on BETWEEN ? AND ?", [start, end]
+    ).filter(pl.col("operator_id").is_in(operators))
+    if scope == "lot":
+        infractions = infractions.filter(
+            pl.col("route_id").is_null() | pl.col("route_id").is_in(lines["route_id"].implode())
+        )
+    infractions = infractions.sort("occurred_on", "infraction_key")
+    crowd_trips = read_optional(
+        store, "trip_crowding", "service_date BETWEEN ? AND ?", [start, end]
+    ).select("route_id", "is_over_limit", "max_standees_per_m2")
+    crowd_hours = read_optional(
+        store, "crowding_summary", "service_date BETWEEN ? AND ?", [start, end]
+    ).select("route_id", "is_action_required", "extra_trips_needed")
+    scheduled = store.query(
+        "SELECT CAST(date_trunc('month', service_date) AS DATE) AS month, route_id, "
+        "count(*) AS n_scheduled FROM scheduled_trips WHERE service_date BETWEEN ? AND ? "
+        "GROUP BY ALL ORDER BY ALL",
+        [start, end],
+    )
+    observed = store.query(
+        "SELECT CAST(date_trunc('month', service_date) AS DATE) AS month, route_id, "
+        "count(*) AS n_with_outcome, count(first_ping_id) AS n_with_gps FROM trip_outcomes "
+        "WHERE service_date BETWEEN ? AND ? GROUP BY ALL ORDER BY ALL",
+        [start, end],
+    )
+
+    # -- tables ------------------------------------------------------------------------------
+    icv_monthly = compute_month_table(indicators, year, ICV_PARTS)
+    km_monthly = compute_month_table(indicators, year, KM_PARTS).with_columns(
+        (pl.col("km_efficiency") >= profile.km.efficiency_min_ratio.value).alias("is_km_ok")
+    )
+    year_values = dict(
+        indicators.filter(pl.col("period") == f"{year:04d}").select("indicator", "value").rows()
+    )
+    current = grades.filter(pl.col("year") == year)
+    grade = current.row(0, named=True) if current.height else {}
+    iqs_dims = compute_iqs_dimensions(surveys, operators, year, profile)
+    fleet = (
+        indicators.filter(
+            (pl.col("period") == f"{year:04d}")
+            & pl.any_horizontal([pl.col("indicator").str.starts_with(p) for p in FLEET_PREFIXES])
+        )
+        .with_columns(
+            pl.col("indicator")
+            .map_elements(label_fleet_indicator, return_dtype=pl.String)
+            .alias("label")
+        )
+        .sort("indicator")
+    )
+    infra_summary = (
+        infractions.group_by("group", "item", "description")
+        .agg(
+            pl.len().cast(pl.Int64).alias("n"),
+            pl.col("is_repeat").sum().cast(pl.Int64).alias("n_repeat"),
+            pl.col("urm").fill_null(0).sum().alias("urm_total"),
+        )
+        .sort("group", "item")
+    )
+    crowding = compute_crowding_by_line(crowd_trips, crowd_hours, lines)
+    completeness = compute_completeness(scheduled, observed, lines)
+    methodology = build_methodology(profile)
+
+    n_sched = int(completeness["n_scheduled"].sum())
+    n_runs = int(crowding["n_runs"].sum())
+    headlines = [
+        Headline("Conceito", grade.get("grade"), "text"),
+        Headline("Nota anual (pontos)", grade.get("annual_score")),
+        Headline("ICV (pontos)", grade.get("icv_score", year_values.get("icv_score"))),
+        Headline("IQS (pontos)", grade.get("iqs_score")),
+        Headline("Cumprimento de viagens", year_values.get("icv_fulfilment"), "percent"),
+        Headline("Pontualidade", year_values.get("icv_punctuality"), "percent"),
+        Headline("Quebras por 10.000 km", year_values.get("breakdowns_per_10000_km"), "number", 2),
+        Headline(
+            "Km rodados ÷ programados",
+            grade.get("km_efficiency", year_values.get("km_efficiency")),
+            "percent",
+        ),
+        Headline("Metas de qualidade cumpridas", grade.get("is_quality_goal_met")),
+        Headline("Apto à renovação", grade.get("is_renewal_eligible")),
+        Headline("Alerta de cassação", grade.get("is_cassacao_watch")),
+        Headline("Anos com conceito E (consecutivos)", grade.get("n_e_consecutive"), "integer"),
+        Headline("Anos com conceito E (total)", grade.get("n_e_total"), "integer"),
+        Headline("Infrações sugeridas", infractions.height, "integer"),
+        Headline("Multas sugeridas (URM)", float(infractions["urm"].fill_null(0).sum()), "number"),
+        Headline(
+            "Viagens acima do limite de lotação",
+            int(crowding["n_over_limit"].sum()) / n_runs if n_runs else None,
+            "percent",
+        ),
+        Headline(
+            "Viagens programadas com GPS",
+            int(completeness["n_with_gps"].sum()) / n_sched if n_sched else None,
+            "percent",
+        ),
+    ]
+    pct = "percent"
+    tables = [
+        ReportTable(
+            "icv_mensal",
+            "ICV e suas três partes por mês",
+            icv_monthly,
+            (
+                Col("month", "Mês", "month"),
+                Col("icv_fulfilment", "Cumprimento de viagens", pct),
+                Col("icv_punctuality", "Pontualidade", pct),
+                Col("breakdowns_per_10000_km", "Quebras por 10.000 km", "number", 2),
+                Col("icv_score_fulfilment", "Pontos cumprimento", "number"),
+                Col("icv_score_punctuality", "Pontos pontualidade", "number"),
+                Col("icv_score_breakdowns", "Pontos quebras", "number"),
+                Col("icv_score", "Nota do ICV", "number"),
+            ),
+        ),
+        ReportTable(
+            "iqs_dimensoes",
+            "IQS por dimensão da pesquisa",
+            iqs_dims,
+            (
+                Col("dimension", "Dimensão", "code"),
+                Col("score_100", "Nota (0-100)", "number"),
+                Col("n_surveys", "Pesquisas", "integer"),
+                Col("n_respondents", "Respondentes", "integer"),
+            ),
+        ),
+        ReportTable(
+            "historico_conceitos",
+            "Histórico de conceitos e alerta de cassação",
+            grades,
+            (
+                Col("year", "Ano", "code"),
+                Col("icv_score", "ICV", "number"),
+                Col("iqs_score", "IQS", "number"),
+                Col("annual_score", "Nota anual", "number"),
+                Col("grade", "Conceito", "code"),
+                Col("km_efficiency", "Km rodados ÷ programados", pct),
+                Col("is_quality_goal_met", "Metas cumpridas", "bool"),
+                Col("is_renewal_eligible", "Apto à renovação", "bool"),
+                Col("n_e_consecutive", "Anos E consecutivos", "integer"),
+                Col("n_e_total", "Anos E no total", "integer"),
+                Col("is_cassacao_watch", "Alerta de cassação", "bool"),
+                Col("is_history", "Informado (histórico)", "bool"),
+            ),
+        ),
+        ReportTable(
+            "eficiencia_km",
+            "Eficiência de quilometragem por mês (CGS art. 2, 20-II)",
+            km_monthly,
+            (
+                Col("month", "Mês", "month"),
+                Col("km_programmed", "Km programados", "number"),
+                Col("km_run", "Km rodados", "number"),
+                Col("km_efficiency", "Km rodados ÷ programados", pct),
+                Col("is_km_ok", "Atinge o mínimo", "bool"),
+            ),
+        ),
+        ReportTable(
+            "frota",
+            "Conformidade da frota",
+            fleet,
+            (
+                Col("label", "Indicador"),
+                Col("numerator", "Numerador", "number"),
+                Col("denominator", "Denominador", "number"),
+                Col("value", "Valor", "number", 2),
+                Col("unit", "Unidade", "code"),
+                Col("source", "Fonte"),
+            ),
+        ),
+        ReportTable(
+            "infracoes_resumo",
+            "Infrações sugeridas por item do Anexo I",
+            infra_summary,
+            (
+                Col("group", "Grupo", "code"),
+                Col("item", "Item", "code"),
+                Col("description", "Descrição"),
+                Col("n", "Ocorrências", "integer"),
+                Col("n_repeat", "Reincidências", "integer"),
+                Col("urm_total", "URM", "number"),
+            ),
+            note="Sugestões para um fiscal revisar, nunca multas automáticas (BG art. 77).",
+        ),
+        ReportTable(
+            "infracoes",
+            "Infrações sugeridas, com a evidência",
+            infractions,
+            (
+                Col("occurred_on", "Data", "date"),
+                Col("group", "Grupo", "code"),
+                Col("item", "Item", "code"),
+                Col("route_id", "Linha", "code"),
+                Col("vehicle_id", "Veículo", "code"),
+                Col("fact", "Fato"),
+                Col("is_repeat", "Reincidência", "bool"),
+                Col("urm", "URM", "number"),
+            ),
+        ),
+        ReportTable(
+            "lotacao",
+            "Lotação por linha (BG art. 59)",
+            crowding,
+            (
+                Col("route_id", "Linha", "code"),
+                Col("n_runs", "Viagens com perfil de carga", "integer"),
+                Col("n_over_limit", "Acima do limite", "integer"),
+                Col("over_limit_share", "Parcela acima do limite", pct),
+                Col("max_standees_per_m2", "Máx. em pé por m²", "number", 2),
+                Col("n_hours_action", "Horas que pedem reforço", "integer"),
+                Col("extra_trips_needed", "Viagens extras sugeridas", "integer"),
+            ),
+        ),
+        ReportTable(
+            "completude",
+            "Completude dos dados por mês",
+            completeness,
+            (
+                Col("month", "Mês", "month"),
+                Col("n_scheduled", "Viagens programadas", "integer"),
+                Col("n_with_outcome", "Viagens avaliadas", "integer"),
+                Col("n_with_gps", "Viagens com GPS", "integer"),
+                Col("share_judged", "Avaliadas ÷ programadas", pct),
+                Col("share_gps", "Com GPS ÷ programadas", pct),
+            ),
+        ),
+        ReportTable(
+            "metodologia",
+            "Perfil regulatório em vigor: cada valor e sua fonte",
+            methodology,
+            (
+                Col("key", "Parâmetro", "code"),
+                Col("value", "Valor"),
+                Col("unit", "Unidade", "code"),
+                Col("citation", "Fonte"),
+                Col("is_default", "Padrão a fixar por decreto", "bool"),
+            ),
+        ),
+    ]
+    limit = profile.crowding.standees_max_per_m2
+    sections = [
+        Section(
+            "Índice de Cumprimento de Viagens (ICV)",
+            (
+                "Cumprimento = viagens realizadas ÷ programadas não justificadas (BG art. "
+                "57-I-a); pontualidade = viagens no horário ÷ realizadas (57-I-b); quebras por "
+                "10.000 km rodados (57-I-c). Viagens com justificativa aprovada saem do numerador "
+                "e do denominador (art. 57 §1).",
+            ),
+            ("icv_mensal",),
+            (
+                Chart(
+                    "Nota do ICV por mês", "icv_mensal", "month", ("icv_score",), "line", "pontos"
+                ),
+                Chart(
+                    "Cumprimento e pontualidade por mês",
+                    "icv_mensal",
+                    "month",
+                    ("icv_fulfilment", "icv_punctuality"),
+                    "bar",
+                    "fração (0-1)",
+                ),
+            ),
+        ),
+        Section(
+            "Índice de Qualidade do Serviço (IQS) e nota anual",
+            ("IQS = média das dimensões da pesquisa com usuários, em 0-100 (BG art. 57-II).",),
+            ("iqs_dimensoes", "historico_conceitos"),
+            (
+                Chart(
+                    "Nota anual por ano",
+                    "historico_conceitos",
+                    "year",
+                    ("annual_score",),
+                    "bar",
+                    "pontos",
+                ),
+            ),
+        ),
+        Section(
+            "Eficiência de quilometragem",
+            (
+                f"Mínimo de {profile.km.efficiency_min_ratio.value * 100:g} % dos km programados "
+                f"({profile.km.efficiency_min_ratio.citation}).".replace(".", ",", 1),
+            ),
+            ("eficiencia_km",),
+        ),
+        Section("Frota", ("Idade, vistorias, reserva e redução de frota no ano.",), ("frota",)),
+        Section("Infrações sugeridas", (), ("infracoes_resumo", "infracoes")),
+        Section(
+            "Lotação",
+            (
+                f"Limite de {limit.value:g} passageiros em pé por m² ({limit.citation}).".replace(
+                    ".", ",", 1
+                ),
+            ),
+            ("lotacao",),
+        ),
+        Section(
+            "Completude dos dados",
+            (
+                "Viagens avaliadas: viagens programadas para as quais o casamento com o GPS foi "
+                "executado; com GPS: avaliadas com ao menos uma corrida do veículo registrada "
+                "pelo GPS. Meses sem viagens avaliadas não entram nos índices.",
+            ),
+            ("completude",),
+        ),
+        Section("Metodologia", _methodology_paragraphs(profile), ("metodologia",)),
+    ]
+    kind_word = "operadora" if scope == "operator" else "lote"
+    return finish_report(
+        kind="annual",
+        title=f"Dossiê anual de renovação — {kind_word} {scope_id}",
+        subtitle=f"Ano de {year} — BG Lei 6.784/2021, art. 32, 38, 56-58, 72; "
+        "CGS Lei 40/2003, art. 2, 20-II",
+        file_stem=f"dossie-anual-{year}-{scope_id}",
+        headlines=headlines,
+        sections=sections,
+        tables=tables,
+        inputs={
+            "indicators": indicators,
+            "annual_grades": grades,
+            "iqs_surveys": surveys,
+            "suggested_infractions": infractions,
+            "trip_crowding": crowd_trips,
+            "crowding_summary": crowd_hours,
+            "scheduled_trips": scheduled,
+            "trip_outcomes": observed,
+            "gtfs_routes": routes,
+            "vehicles": vehicles,
+        },
+        files={},
+        profile=profile,
+        store=store,
+        command=command
+        or f"pontual --profile {profile.id} report annual --year {year} --{scope} {scope_id}",
+    )
