@@ -11,7 +11,20 @@ from pontual.verbs import (
     listen,
     match,
     profiles,
+    report,
     simulate,
 )
 
-VERB_MODULES = (init, profiles, listen, gtfs, ingest, crowding, simulate, match, indices, dashboard)
+VERB_MODULES = (
+    init,
+    profiles,
+    listen,
+    gtfs,
+    ingest,
+    crowding,
+    simulate,
+    match,
+    indices,
+    dashboard,
+    report,
+)

@@ -1,0 +1,127 @@
+"""`pontual report semester|monthly|annual`: the reports the laws ask for, as PDF, XLSX and CSV.
+
+pontual report semester --half 2026-1 --maintenance custos.csv
+pontual report monthly --month 2026-03 --staff pessoal.csv
+pontual report annual --year 2026                 # one dossier per operator graded that year
+pontual report annual --year 2026 --lot L1
+
+Files go to `<store folder>/reports/` unless --out is given (the dashboard's "Avaliação anual"
+page offers the PDF and XLSX found there for download).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from core.errors import ConfigError, StoreError
+from core.store import Store, open_snapshot
+from dashboard.reports.annual import build_annual_dossier, read_annual_scopes
+from dashboard.reports.model import ReportData
+from dashboard.reports.monthly import build_monthly_report
+from dashboard.reports.render_csv import to_csv
+from dashboard.reports.render_pdf import to_pdf
+from dashboard.reports.render_xlsx import to_xlsx
+from dashboard.reports.semester import build_semester_report
+from pontual.context import Context
+
+FORMATS = ("pdf", "xlsx", "csv")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "report",
+        help="semester report, monthly operating report, annual renewal dossier (PDF/XLSX/CSV)",
+        description="Builds the reports of BG Anexo I XLII (semester), art. 62-VII (monthly) "
+        "and the annual renewal dossier from the store, as PDF (pt-BR), XLSX (one sheet per "
+        "table) and CSV (one file per table).",
+    )
+    kinds = p.add_subparsers(dest="report", metavar="REPORT")
+    kinds.required = True
+    sem = kinds.add_parser("semester", help="semester report (BG Anexo I XLII)")
+    sem.add_argument("--half", required=True, help="YYYY-1 (January-June) or YYYY-2")
+    sem.add_argument(
+        "--maintenance", help="CSV operator_id,month,item,cost_brl of maintenance costs"
+    )
+    mon = kinds.add_parser("monthly", help="monthly operating report (BG art. 62-VII)")
+    mon.add_argument("--month", required=True, help="YYYY-MM")
+    mon.add_argument("--staff", help="CSV route_id,month,n_drivers,n_inspectors")
+    ann = kinds.add_parser("annual", help="annual renewal dossier per operator or lot")
+    ann.add_argument("--year", required=True, type=int, help="calendar year")
+    who = ann.add_mutually_exclusive_group()
+    who.add_argument("--operator", help="one operator (default: every operator graded)")
+    who.add_argument("--lot", help="one concession lot")
+    for k in (sem, mon, ann):
+        k.add_argument("--out", help="output folder (default: <store folder>/reports)")
+        k.add_argument(
+            "--format",
+            action="append",
+            choices=FORMATS,
+            help="pdf, xlsx or csv (repeatable; default: all three)",
+        )
+        k.set_defaults(func=run)
+
+
+@contextmanager
+def open_for_reading(path: Path) -> Iterator[Store]:
+    """The store read-only; its published snapshot when a writer holds the file."""
+    try:
+        store = Store.open(path, read_only=True)
+    except StoreError as exc:
+        if "store not found" in exc.what:
+            raise
+        store = open_snapshot(path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def write_report(report: ReportData, out: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Write the report in each format under `out`; the paths written."""
+    paths: list[Path] = []
+    if "pdf" in formats:
+        paths.append(to_pdf(report, out / f"{report.file_stem}.pdf"))
+    if "xlsx" in formats:
+        paths.append(to_xlsx(report, out / f"{report.file_stem}.xlsx"))
+    if "csv" in formats:
+        folder = out / report.file_stem
+        to_csv(report, folder)
+        paths.append(folder)
+    return paths
+
+
+def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[ReportData]:
+    profile = ctx.profile
+    if args.report == "semester":
+        return [build_semester_report(store, args.half, profile, maintenance=args.maintenance)]
+    if args.report == "monthly":
+        return [build_monthly_report(store, args.month, profile, staff=args.staff)]
+    if args.lot:
+        return [build_annual_dossier(store, args.year, profile, scope="lot", scope_id=args.lot)]
+    operators = [args.operator] if args.operator else read_annual_scopes(store, args.year)
+    if not operators:
+        raise ConfigError(
+            f"no operator has an annual grade for {args.year}",
+            where=f"store {store.path}, table annual_grades",
+            hint=f"run `pontual indices --period {args.year}` first",
+        )
+    return [
+        build_annual_dossier(store, args.year, profile, scope="operator", scope_id=op)
+        for op in operators
+    ]
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    out = Path(args.out) if args.out else ctx.settings.store_path.parent / "reports"
+    formats = tuple(args.format) if args.format else FORMATS
+    with open_for_reading(ctx.settings.store_path) as store:
+        reports = build_reports(args, store, ctx)
+    for report in reports:
+        for path in write_report(report, out, formats):
+            ctx.say(f"{report.title}: {path}")
+        if not ctx.settings.quiet:
+            ctx.console.print(f"hash das entradas: {report.input_hash}", soft_wrap=True)
+    return 0
