@@ -291,14 +291,8 @@ def _finish_runs(
         )
         .with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
     )
-    # GPS completeness: minutes of the run with at least one ping of the vehicle
-    minutes = (
-        pings.select("vehicle_id", "row", (pl.col("t_s") // 60).alias("_min"))
-        .join(runs.select(*RUN_KEY, "_row0", "_row1"), on="vehicle_id")
-        .filter(pl.col("row").is_between(pl.col("_row0"), pl.col("_row1")))
-        .group_by(RUN_KEY)
-        .agg(pl.col("_min").n_unique().alias("_n_min"))
-    )
+    # GPS completeness: minutes of the run with at least one of its pings
+    minutes = track.group_by(RUN_KEY).agg((pl.col("t_s") // 60).n_unique().alias("_n_min"))
     runs = runs.join(minutes, on=RUN_KEY, how="left").with_columns(
         (
             pl.col("_n_min")
