@@ -12,6 +12,11 @@ KINDS = ("text", "integer", "number", "percent", "date", "month", "bool", "code"
 date (dd/mm/aaaa), month (a Date shown as mar/2026), bool (sim/não), code (an id, as is)."""
 
 
+DATA_DECIMALS = 6
+"""Decimals kept in the written tables: XLSX stores 15-16 significant digits, so a value with
+more would not reopen equal; 6 decimals keep every figure exact to far below what is shown."""
+
+
 @dataclass(frozen=True)
 class Col:
     """A column of a report table: its name in the frame, pt-BR label and display kind."""
@@ -45,8 +50,10 @@ class ReportTable:
 
     @property
     def data(self) -> pl.DataFrame:
-        """The frame restricted to the declared columns, in order (what every format writes)."""
-        return self.frame.select([c.name for c in self.columns])
+        """The frame restricted to the declared columns, in order (what every format writes),
+        decimals rounded to `DATA_DECIMALS` so CSV, XLSX and PDF carry the same numbers."""
+        data = self.frame.select([c.name for c in self.columns])
+        return data.with_columns(pl.col(pl.Float32, pl.Float64).round(DATA_DECIMALS))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,361 @@
+"""The three reports rendered from a simulated store: the PDF text holds the store's headline
+numbers, the XLSX sheets reopen with the same values, and regenerating from the same store
+gives the same numbers, hash and bytes.
+
+The store: two simulated service days (30 June and 1 July 2026, 10 vehicles) through the real
+pipeline — GTFS load, ingest of the register, incidents, surveys, AVL and fares, matching,
+crowding, then the indices of June, July and the year 2026 with a grade history that gives O1
+two earlier E years. A simulated year is too slow for the test budget; two days across a
+month and a semester boundary exercise every table. Building it takes about 10 s.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+
+import openpyxl
+import polars as pl
+import pytest
+
+from analytics.crowding import run_crowding
+from analytics.grades import read_grade_history
+from analytics.indices import run_indices
+from analytics.match_day import run_match_day
+from analytics.options import MatchOptions
+from analytics.periods import parse_period
+from core.errors import ConfigError
+from core.profile import load_profile
+from core.store import Store
+from dashboard.format import to_integer, to_number, to_percent
+from dashboard.reports.annual import build_annual_dossier
+from dashboard.reports.model import ReportData
+from dashboard.reports.monthly import build_monthly_report
+from dashboard.reports.render_csv import to_csv
+from dashboard.reports.render_pdf import to_pdf
+from dashboard.reports.render_xlsx import to_xlsx
+from dashboard.reports.semester import build_semester_report
+from ingest.files import ingest_file
+from ingest.gtfs_feed import load_gtfs
+from ingest.options import build_options
+from pontual.cli import main
+from sample_data.options import SimulationOptions
+from sample_data.simulate import simulate
+from tests.conftest import FIXTURES
+
+PROFILE = load_profile("bento-goncalves-2021")
+HERE = FIXTURES / "reports"
+START, DAYS = date(2026, 6, 30), 2
+TZ = PROFILE.general.timezone.value
+
+
+@pytest.fixture(scope="module")
+def store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("reports")
+    sim = root / "sim"
+    simulate(SimulationOptions(start=START, days=DAYS, n_vehicles=10, write_text_avl=False), sim)
+    path = root / "store" / "pontual.duckdb"
+    end = START + timedelta(days=DAYS - 1)
+    with Store.open(path) as store:
+        load_gtfs(store, sim / "gtfs.zip", materialise_days=(START, end))
+        options = build_options()
+        for kind, name in (
+            ("vehicles", "vehicles.csv"),
+            ("incidents", "incidents.csv"),
+            ("surveys", "iqs_surveys.csv"),
+            ("avl", "avl.parquet"),
+            ("fares", "fares.csv"),
+        ):
+            ingest_file(store, sim / name, kind, options=options, profile=PROFILE, key=b"k" * 32)
+        for i in range(DAYS):
+            run_match_day(store, START + timedelta(days=i), PROFILE, MatchOptions())
+        run_crowding(store, PROFILE, START, end)
+        history = read_grade_history(HERE / "grade_history_o1_two_e_years.csv")
+        for period in ("2026-06", "2026-07"):
+            run_indices(store, PROFILE, parse_period(period))
+        run_indices(store, PROFILE, parse_period("2026"), grade_history=history)
+    return path
+
+
+@pytest.fixture
+def store(store_file: Path) -> Iterator[Store]:
+    with Store.open(store_file, read_only=True) as s:
+        yield s
+
+
+def pdf_text(path: Path) -> str:
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (Debian poppler-utils, `make sysdeps`) is not installed")
+    out = subprocess.run(
+        ["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True, text=True
+    )
+    return out.stdout
+
+
+def indicator(store: Store, scope: str, scope_id: str, period: str, name: str) -> float:
+    rows = store.query(
+        "SELECT value FROM indicators WHERE scope = ? AND scope_id = ? AND period = ? "
+        "AND indicator = ?",
+        [scope, scope_id, period, name],
+    )
+    assert rows.height == 1, (scope, scope_id, period, name)
+    return float(rows["value"][0])
+
+
+def headline(report: ReportData, label: str) -> object:
+    rows = report.table("resumo").frame.filter(pl.col("label") == label)
+    assert rows.height == 1, label
+    value, text = rows.row(0)[1:]
+    return value if value is not None else text
+
+
+def line_in(text: str, label: str, value: str) -> bool:
+    """Whether the PDF text shows `value` on the same line as `label`."""
+    return any(label in ln and value in ln.split(label, 1)[1] for ln in text.splitlines())
+
+
+# -- semester -------------------------------------------------------------------------------
+def test_semester_report_headlines_equal_the_store(store: Store, tmp_path: Path) -> None:
+    report = build_semester_report(
+        store, "2026-1", PROFILE, maintenance=HERE / "maintenance_costs_2026_s1.csv"
+    )
+    # the first semester holds one simulated day (30 June): June's indicators are its numbers
+    n_taps = store.query(
+        "SELECT count(*) AS n FROM fare_transactions WHERE event_at < '2026-07-01 03:00:00+00'"
+    )["n"][0]
+    assert headline(report, "Passageiros transportados") == n_taps
+    assert n_taps == indicator(store, "system", "all", "2026-06", "passengers")
+    km = indicator(store, "system", "all", "2026-06", "km_run")
+    trips = indicator(store, "system", "all", "2026-06", "trips_run")
+    assert headline(report, "Km rodados") == pytest.approx(km)
+    assert headline(report, "Viagens realizadas") == trips
+    # hand sum of the fixture's January-June rows (the July row is outside the semester)
+    assert headline(report, "Custos de manutenção (R$)") == pytest.approx(27371.00)
+    classes = sum(
+        headline(report, label)  # type: ignore[misc]
+        for label in (
+            "Pagantes (inteira)",
+            "Estudantes",
+            "Vale-transporte",
+            "Isentos (idosos, PcD, gratuidades)",
+            "Integrações",
+            "Outros",
+        )
+    )
+    assert classes == n_taps
+    lines = report.table("linhas").frame
+    t10 = lines.filter(pl.col("route_id") == "T10").row(0, named=True)
+    assert t10["ipk"] == pytest.approx(indicator(store, "line", "T10", "2026-06", "ipk"))
+
+    text = pdf_text(to_pdf(report, tmp_path / "s.pdf"))
+    assert "Relatório semestral da operação" in text
+    assert line_in(text, "Passageiros transportados", to_integer(n_taps))
+    assert line_in(text, "Km rodados", to_number(km))
+    assert line_in(text, "Viagens realizadas", to_integer(trips))
+    assert line_in(text, "Custos de manutenção (R$)", "27.371,00")
+    assert "Tabela de IPK por linha e mês" in text and "jun/2026" in text
+
+
+# -- monthly --------------------------------------------------------------------------------
+def test_monthly_report_lines_and_staff(store: Store, tmp_path: Path) -> None:
+    report = build_monthly_report(store, "2026-07", PROFILE, staff=HERE / "staff_2026_07.csv")
+    ops = report.table("operacao_por_linha").frame
+    t10 = ops.filter(pl.col("route_id") == "T10").row(0, named=True)
+    assert (t10["n_drivers"], t10["n_inspectors"]) == (6, 1)  # July row, not June's 5
+    assert t10["n_run"] == indicator(store, "line", "T10", "2026-07", "trips_run")
+    assert t10["n_programmed"] == indicator(store, "line", "T10", "2026-07", "trips_programmed")
+    assert t10["km_run"] == pytest.approx(indicator(store, "line", "T10", "2026-07", "km_run"))
+    forms = report.table("passageiros_por_forma").frame
+    assert forms["n_passengers"].sum() == indicator(store, "system", "all", "2026-07", "passengers")
+    assert headline(report, "Motoristas") == 6 + 3 + 4
+    assert headline(report, "Fiscais") == 2
+
+    text = pdf_text(to_pdf(report, tmp_path / "m.pdf"))
+    assert "jul/2026 (01/07/2026 a 31/07/2026)" in text
+    passengers = indicator(store, "system", "all", "2026-07", "passengers")
+    assert line_in(text, "Passageiros transportados", to_integer(passengers))
+    assert line_in(text, "Motoristas", "13")
+
+
+def test_monthly_report_without_staff_says_how_to_enter_it(store: Store) -> None:
+    report = build_monthly_report(store, "2026-07", PROFILE)
+    assert report.table("operacao_por_linha").frame["n_drivers"].null_count() > 0
+    assert "--staff" in (report.table("operacao_por_linha").note or "")
+
+
+# -- annual ---------------------------------------------------------------------------------
+def test_annual_dossier_equals_the_store_grades(store: Store, tmp_path: Path) -> None:
+    report = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    grade = store.query(
+        "SELECT * FROM annual_grades WHERE scope = 'operator' AND scope_id = 'O1' AND year = 2026"
+    ).row(0, named=True)
+    assert headline(report, "Conceito") == grade["grade"]
+    assert headline(report, "Nota anual (pontos)") == pytest.approx(grade["annual_score"])
+    # the history gives O1 grade E in 2024 and 2025; a third E in 2026 is the cassação watch
+    history = report.table("historico_conceitos").frame
+    assert history["year"].to_list() == [2024, 2025, 2026]
+    assert grade["grade"] == "E" and grade["is_cassacao_watch"]
+    assert headline(report, "Alerta de cassação") == "sim"
+    assert headline(report, "Anos com conceito E (consecutivos)") == 3
+    icv = report.table("icv_mensal").frame
+    assert icv["month"].to_list() == [date(2026, 6, 1), date(2026, 7, 1)]
+    assert icv["icv_fulfilment"][1] == pytest.approx(
+        indicator(store, "operator", "O1", "2026-07", "icv_fulfilment")
+    )
+    n_infractions = store.query(
+        "SELECT count(*) AS n FROM suggested_infractions WHERE operator_id = 'O1'"
+    )["n"][0]
+    assert headline(report, "Infrações sugeridas") == n_infractions
+    # completeness: judged trips with a GPS run over scheduled trips of O1's lines
+    lines = report.table("lotacao").frame["route_id"].to_list()
+    counts = store.query(
+        "SELECT (SELECT count(first_ping_id) FROM trip_outcomes WHERE list_contains(?, route_id)) "
+        "AS gps, (SELECT count(*) FROM scheduled_trips WHERE list_contains(?, route_id)) AS n",
+        [lines, lines],
+    ).row(0)
+    assert headline(report, "Viagens programadas com GPS") == pytest.approx(counts[0] / counts[1])
+    method = report.table("metodologia").frame
+    assert method.height == len(PROFILE.cited_values())
+    late = method.filter(pl.col("key") == "trips.late_departure_s").row(0, named=True)
+    assert late["is_default"] and late["citation"].startswith("padrão, a ser fixado por decreto")
+    limit = method.filter(pl.col("key") == "crowding.standees_max_per_m2").row(0, named=True)
+    assert limit["citation"] == "BG art. 59" and limit["value"] == "4"
+
+    text = pdf_text(to_pdf(report, tmp_path / "a.pdf"))
+    assert "Dossiê anual de renovação — operadora O1" in text
+    assert line_in(text, "Conceito", grade["grade"])
+    assert line_in(text, "Nota anual (pontos)", to_number(grade["annual_score"]))
+    assert line_in(text, "ICV (pontos)", to_number(grade["icv_score"]))
+    assert line_in(text, "Km rodados ÷ programados", to_percent(grade["km_efficiency"]))
+    assert line_in(text, "Alerta de cassação", "sim")
+    assert "crowding.standees_max_per_m2" in text and "BG art. 59" in text
+    assert report.input_hash in text
+
+
+def test_annual_dossier_of_a_lot_and_of_a_missing_scope(store: Store) -> None:
+    lot = build_annual_dossier(store, 2026, PROFILE, scope="lot", scope_id="L2")
+    grade = store.query(
+        "SELECT annual_score FROM annual_grades WHERE scope = 'lot' AND scope_id = 'L2' "
+        "AND year = 2026"
+    )["annual_score"][0]
+    assert headline(lot, "Nota anual (pontos)") == pytest.approx(grade)
+    with pytest.raises(ConfigError, match="no indices of operator O9 in 2026"):
+        build_annual_dossier(store, 2026, PROFILE, scope_id="O9")
+
+
+# -- formats and determinism ----------------------------------------------------------------
+def build_all(store: Store) -> list[ReportData]:
+    return [
+        build_semester_report(
+            store, "2026-1", PROFILE, maintenance=HERE / "maintenance_costs_2026_s1.csv"
+        ),
+        build_monthly_report(store, "2026-07", PROFILE, staff=HERE / "staff_2026_07.csv"),
+        build_annual_dossier(store, 2026, PROFILE, scope_id="O2"),
+    ]
+
+
+def test_xlsx_sheets_reopen_with_the_same_values(store: Store, tmp_path: Path) -> None:
+    for report in build_all(store):
+        book = openpyxl.load_workbook(to_xlsx(report, tmp_path / f"{report.file_stem}.xlsx"))
+        assert book.sheetnames == list(report.tables)
+        for name, table in report.tables.items():
+            rows = list(book[name].iter_rows(values_only=True))
+            assert list(rows[0]) == [c.label for c in table.columns]
+            data = table.data
+            assert len(rows) - 1 == data.height, name
+            for j, col in enumerate(table.columns):
+                got = [r[j] for r in rows[1:]]
+                want = data[col.name].to_list()
+                if data[col.name].dtype == pl.Date:
+                    got = [g.date() if g is not None else None for g in got]  # type: ignore[union-attr]
+                assert got == want, (name, col.name)
+
+
+def test_csv_files_reread_equal(store: Store, tmp_path: Path) -> None:
+    report = build_all(store)[2]
+    paths = to_csv(report, tmp_path / "csv")
+    assert [p.stem for p in paths] == list(report.tables)
+    icv = pl.read_csv(tmp_path / "csv" / "icv_mensal.csv", try_parse_dates=True)
+    assert icv.equals(report.table("icv_mensal").data)
+
+
+def test_regenerating_gives_the_same_numbers_hash_and_bytes(
+    store_file: Path, tmp_path: Path
+) -> None:
+    outputs = []
+    for run in ("a", "b"):
+        with Store.open(store_file, read_only=True) as store:
+            reports = build_all(store)
+        files = {}
+        for report in reports:
+            folder = tmp_path / run
+            files[report.file_stem] = (
+                report.input_hash,
+                to_pdf(report, folder / f"{report.file_stem}.pdf").read_bytes(),
+                to_xlsx(report, folder / f"{report.file_stem}.xlsx").read_bytes(),
+                [p.read_bytes() for p in to_csv(report, folder / report.file_stem)],
+            )
+        outputs.append(files)
+    assert outputs[0] == outputs[1]
+    hashes = {v[0] for v in outputs[0].values()}
+    assert len(hashes) == 3 and all(len(h) == 64 for h in hashes)
+
+
+def test_a_changed_entered_file_changes_the_hash(store: Store, tmp_path: Path) -> None:
+    base = build_monthly_report(store, "2026-07", PROFILE, staff=HERE / "staff_2026_07.csv")
+    edited = tmp_path / "staff.csv"
+    edited.write_text(
+        (HERE / "staff_2026_07.csv").read_text().replace("T10,2026-07,6", "T10,2026-07,7")
+    )
+    changed = build_monthly_report(store, "2026-07", PROFILE, staff=edited)
+    assert changed.input_hash != base.input_hash
+    assert build_monthly_report(store, "2026-07", PROFILE).input_hash != base.input_hash
+
+
+# -- CLI ------------------------------------------------------------------------------------
+def test_cli_writes_every_format_beside_the_store(store_file: Path, tmp_path: Path) -> None:
+    store = tmp_path / "s" / "pontual.duckdb"
+    store.parent.mkdir()
+    shutil.copyfile(store_file, store)
+    code = main(["--store", str(store), "--quiet", "report", "annual", "--year", "2026"])
+    assert code == 0
+    out = store.parent / "reports"
+    for op in ("O1", "O2"):
+        assert (out / f"dossie-anual-2026-{op}.pdf").stat().st_size > 0
+        assert (out / f"dossie-anual-2026-{op}.xlsx").stat().st_size > 0
+        assert (out / f"dossie-anual-2026-{op}" / "metodologia.csv").exists()
+    code = main(
+        [
+            "--store",
+            str(store),
+            "--quiet",
+            "report",
+            "monthly",
+            "--month",
+            "2026-07",
+            "--out",
+            str(tmp_path / "o"),
+            "--format",
+            "csv",
+        ]
+    )
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["relatorio-mensal-2026-07"]
+
+
+def test_cli_bad_half_and_bad_staff_file_are_user_errors(
+    store_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["--store", str(store_file), "report", "semester", "--half", "2026-3"])
+    assert code == 2
+    assert "invalid semester '2026-3'" in capsys.readouterr().err
+    bad = HERE / "staff_repeated_line_and_month.csv"
+    code = main(
+        ["--store", str(store_file), "report", "monthly", "--month", "2026-07", "--staff", str(bad)]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "repeated route_id, month" in err and "line 4" in err
