@@ -8,7 +8,7 @@ PACKAGES := core gtfs ingest analytics dashboard pontual sample_data
 # System packages the tests need (a real broker, a real browser, PDF text extraction).
 SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils
 
-.PHONY: demo test bench lint venv sysdeps clean
+.PHONY: demo test bench lint venv sysdeps node-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,7 +37,12 @@ lint: venv
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: venv sysdeps lint
+# The independent GTFS-RT consumer of the feed tests (npm gtfs-realtime-bindings), when node is here.
+node-deps:
+	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/node/node_modules ]; then \
+	  npm install --no-audit --no-fund --prefix tests/node >/dev/null; fi
+
+test: venv sysdeps node-deps lint
 	$(BIN)/python -m pytest -q
 
 demo: venv

@@ -4,6 +4,7 @@ sets ``func=run`` where ``run(args, ctx) -> int``. Add a module here when its ca
 from pontual.verbs import (
     crowding,
     dashboard,
+    demo,
     gtfs,
     indices,
     ingest,
@@ -12,6 +13,7 @@ from pontual.verbs import (
     match,
     profiles,
     report,
+    serve,
     simulate,
 )
 
@@ -26,5 +28,7 @@ VERB_MODULES = (
     match,
     indices,
     dashboard,
+    demo,
     report,
+    serve,
 )

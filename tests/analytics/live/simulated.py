@@ -7,7 +7,7 @@ holds a day of observed travel times. Day 2 is the live day, replayed from `avl_
 
 from __future__ import annotations
 
-import json
+import functools
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -39,16 +39,29 @@ class SimulatedStore:
     def messages(self, start: str, end: str) -> list[tuple[str, bytes]]:
         """AVL and fare MQTT messages of the live day whose event time is in [start, end)
         (UTC ISO strings), in delivery order within each stream, merged by event time."""
-        out = []
-        for name in ("avl_mqtt.jsonl", "fares_mqtt.jsonl"):
-            frame = pl.read_ndjson(self.sim_dir / name, infer_schema_length=None)
-            frame = frame.with_columns(pl.col("payload").struct.field("event_at").alias("_t"))
-            out.append(frame.filter((pl.col("_t") >= pl.lit(start)) & (pl.col("_t") < pl.lit(end))))
-        both = pl.concat([f.select("topic", "payload", "_t") for f in out]).sort("_t")
+        both = read_message_streams(self.sim_dir).filter(
+            (pl.col("_t") >= pl.lit(start)) & (pl.col("_t") < pl.lit(end))
+        )
         return [
-            (topic, json.dumps(payload).encode())
-            for topic, payload in zip(both["topic"], both["payload"].to_list(), strict=True)
+            (topic, payload.encode())
+            for topic, payload in zip(both["topic"], both["payload"], strict=True)
         ]
+
+
+@functools.cache
+def read_message_streams(sim_dir: Path) -> pl.DataFrame:
+    """Both MQTT streams of a simulation: topic, payload (JSON text), _t (event time text)."""
+    parts = []
+    for name in ("avl_mqtt.jsonl", "fares_mqtt.jsonl"):
+        frame = pl.read_ndjson(sim_dir / name, infer_schema_length=None)
+        parts.append(
+            frame.select(
+                "topic",
+                pl.col("payload").struct.json_encode(),
+                pl.col("payload").struct.field("event_at").alias("_t"),
+            )
+        )
+    return pl.concat(parts).sort("_t", maintain_order=True)
 
 
 def build_simulated_store(folder: Path) -> SimulatedStore:

@@ -1,0 +1,249 @@
+"""The real-time feed over HTTP (Starlette): GTFS-Realtime 2.0 and a JSON stop display.
+
+Routes: `/gtfs-rt/vehicle-positions.pb`, `/gtfs-rt/trip-updates.pb`, `/gtfs-rt/alerts.pb`
+(FULL_DATASET protobuf; `?format=json` gives the same message as JSON), `/api/stops/{stop_id}/
+arrivals` (the next arrivals at a stop, for a stop display), `/health`. Each feed is encoded
+once per engine update and cached; responses carry ETag and Last-Modified (a matching
+If-None-Match gets 304) and CORS headers, so apps poll cheaply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from typing import Any
+
+import polars as pl
+from google.protobuf import json_format
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from analytics.live.engine import LiveEngine, LiveView
+from analytics.live.feeds import (
+    build_alerts_feed,
+    build_trip_update_frames,
+    build_vehicle_position_frame,
+)
+from gtfs.realtime import build_trip_updates, build_vehicle_positions, encode_feed
+
+PROTOBUF = "application/x-protobuf"
+
+
+class FeedCache:
+    """Encoded feeds per engine view version (state: the last encodings)."""
+
+    def __init__(self, engine: LiveEngine) -> None:
+        self.engine = engine
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[int, bytes, bytes, str, str]] = {}
+
+    def warm(self) -> None:
+        """Encode every feed of the current view (called by the updating thread, so that
+        requests find them ready)."""
+        for name in BUILDERS:
+            self.get(name, "pb")
+
+    def get(self, name: str, fmt: str) -> tuple[bytes, str, str]:
+        """(body, etag, last_modified) of feed `name` in format 'pb' or 'json'."""
+        view = self.engine.view
+        hit = self._cache.get(name)
+        if hit is None or hit[0] != view.version:
+            with self._lock:
+                hit = self._cache.get(name)
+                if hit is None or hit[0] != view.version:
+                    feed = BUILDERS[name](view)
+                    pb = encode_feed(feed)
+                    js = json.dumps(json_format.MessageToDict(feed)).encode()
+                    etag = hashlib.blake2b(pb, digest_size=12).hexdigest()
+                    modified = format_datetime(
+                        datetime.fromtimestamp(view.updated_at_s, UTC), usegmt=True
+                    )
+                    hit = (view.version, pb, js, etag, modified)
+                    self._cache[name] = hit
+        _, pb, js, etag, modified = hit
+        if fmt == "json":
+            return js, f'"{etag}-j"', modified
+        return pb, f'"{etag}"', modified
+
+
+def _vehicle_positions(view: LiveView) -> Any:
+    frame = build_vehicle_position_frame(view.vehicles, view.descriptors)
+    return build_vehicle_positions(frame, int(view.clock_s))
+
+
+def _trip_updates(view: LiveView) -> Any:
+    trips, stops = build_trip_update_frames(
+        view.predictions, view.positions, view.canceled, view.descriptors, view.clock_s
+    )
+    return build_trip_updates(trips, stops, int(view.clock_s))
+
+
+def _alerts(view: LiveView) -> Any:
+    return build_alerts_feed(view.incidents, view.clock_s, view.descriptors)
+
+
+BUILDERS: dict[str, Callable[[LiveView], Any]] = {
+    "vehicle-positions": _vehicle_positions,
+    "trip-updates": _trip_updates,
+    "alerts": _alerts,
+}
+
+
+def build_stop_arrivals(
+    view: LiveView, stop_times: pl.DataFrame, stop_id: str, limit: int
+) -> list[dict[str, Any]]:
+    """The next arrivals at a stop, soonest first (a stop display's rows).
+
+    Each row: trip_id (GTFS), route_id, vehicle_id, planned_arrival / predicted_arrival (ISO
+    8601 UTC), delay_s (+ late), minutes (until the predicted arrival, from the feed's clock),
+    occupancy_status, status ('previsto' or 'cancelado').
+    """
+    pred = (
+        view.predictions.filter(pl.col("stop_id") == stop_id)
+        .filter(pl.col("predicted_s") >= view.clock_s - 60)
+        .sort("block_order")
+        .unique(["trip_id", "stop_sequence"], keep="first")
+        .join(view.vehicles.select("vehicle_id", "occupancy_status"), on="vehicle_id", how="left")
+        .with_columns(pl.lit("previsto").alias("status"))
+    )
+    canceled = (
+        view.canceled.join(stop_times, on="trip_id")
+        .filter(pl.col("stop_id") == stop_id)
+        .select(
+            "trip_id",
+            "stop_sequence",
+            pl.lit(None, pl.String).alias("vehicle_id"),
+            "planned_arrival_s",
+            pl.lit(None, pl.Float64).alias("predicted_s"),
+            pl.lit(None, pl.String).alias("occupancy_status"),
+            pl.lit("cancelado").alias("status"),
+        )
+    )
+    cols = [
+        "trip_id",
+        "vehicle_id",
+        "planned_arrival_s",
+        "predicted_s",
+        "occupancy_status",
+        "status",
+    ]
+    rows = pred.select(cols)
+    if canceled.height:
+        rows = pl.concat([rows, canceled.select(cols)], how="vertical_relaxed")
+
+    def iso(col: str) -> pl.Expr:
+        return (
+            pl.from_epoch(pl.col(col).round().cast(pl.Int64), "s")
+            .dt.replace_time_zone("UTC")
+            .dt.to_string("%Y-%m-%dT%H:%M:%SZ")
+        )
+
+    out = (
+        rows.join(view.descriptors.select("trip_id", "feed_trip_id", "route_id"), on="trip_id")
+        .with_columns(pl.coalesce("predicted_s", "planned_arrival_s").alias("_at"))
+        .filter(pl.col("_at") >= view.clock_s - 60)
+        .sort("_at")
+        .head(limit)
+        .select(
+            pl.col("feed_trip_id").alias("trip_id"),
+            "route_id",
+            "vehicle_id",
+            iso("planned_arrival_s").alias("planned_arrival"),
+            iso("predicted_s").alias("predicted_arrival"),
+            (pl.col("predicted_s") - pl.col("planned_arrival_s"))
+            .round()
+            .cast(pl.Int32)
+            .alias("delay_s"),
+            ((pl.col("_at") - view.clock_s) / 60).floor().cast(pl.Int32).alias("minutes"),
+            "occupancy_status",
+            "status",
+        )
+    )
+    return out.to_dicts()
+
+
+def build_app(
+    engine: LiveEngine, *, cache: FeedCache | None = None, cors_origins: tuple[str, ...] = ("*",)
+) -> Starlette:
+    """The Starlette application serving `engine`'s live view (feeds encoded through `cache`)."""
+    cache = cache or FeedCache(engine)
+    known_stops = set(engine.reference.stops["stop_id"].to_list())
+    started = time.time()
+
+    def feed_endpoint(name: str) -> Callable[[Request], Response]:
+        async def endpoint(request: Request) -> Response:
+            fmt = "json" if request.query_params.get("format") == "json" else "pb"
+            body, etag, modified = cache.get(name, fmt)
+            headers = {"ETag": etag, "Last-Modified": modified, "Cache-Control": "no-cache"}
+            if request.headers.get("if-none-match") == etag:
+                return Response(status_code=304, headers=headers)
+            media = "application/json" if fmt == "json" else PROTOBUF
+            return Response(body, media_type=media, headers=headers)
+
+        return endpoint
+
+    def arrivals(request: Request) -> Response:
+        stop_id = request.path_params["stop_id"]
+        if stop_id not in known_stops:
+            return JSONResponse(
+                {"erro": f"parada desconhecida: {stop_id}", "dica": "use um stop_id do GTFS"},
+                status_code=404,
+            )
+        try:
+            limit = max(1, min(int(request.query_params.get("limit", "10")), 100))
+        except ValueError:
+            limit = 10
+        view = engine.view
+        stop = engine.reference.stops.filter(pl.col("stop_id") == stop_id).row(0, named=True)
+        body = {
+            "stop_id": stop_id,
+            "stop_name": stop["stop_name"],
+            "generated_at": datetime.fromtimestamp(view.clock_s, UTC).isoformat(),
+            "arrivals": build_stop_arrivals(view, engine.reference.stop_times, stop_id, limit),
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-cache"})
+
+    def health(_request: Request) -> Response:
+        view = engine.view
+        lag = time.time() - view.updated_at_s if view.version else None
+        body = {
+            "status": "ok",
+            "service_date": engine.reference.service_date.isoformat(),
+            "version": view.version,
+            "feed_clock": datetime.fromtimestamp(view.clock_s, UTC).isoformat()
+            if view.version
+            else None,
+            "seconds_since_update": lag,
+            "n_vehicles": view.vehicles.height,
+            "n_trips_predicted": view.predictions["trip_id"].n_unique() if view.version else 0,
+            "n_canceled": view.canceled.height,
+            "uptime_s": round(time.time() - started, 1),
+            "timings_ms": view.timings_ms,
+        }
+        return JSONResponse(body)
+
+    routes = [
+        Route(f"/gtfs-rt/{name}.pb", feed_endpoint(name), methods=["GET"]) for name in BUILDERS
+    ]
+    routes += [
+        Route("/api/stops/{stop_id}/arrivals", arrivals, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    middleware = [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET"],
+            expose_headers=["ETag", "Last-Modified"],
+        )
+    ]
+    return Starlette(routes=routes, middleware=middleware)

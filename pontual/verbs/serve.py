@@ -1,0 +1,216 @@
+"""`pontual serve`: the live engine and its GTFS-Realtime feed, fed by the MQTT streams.
+
+Store ownership (the store is single-writer): `serve` *runs the listener itself*. It consumes
+the same topics as `pontual listen`, with the same client id by default (so it resumes the
+same persistent session and nothing published while one or the other was down is lost),
+writes every batch to the store with the listener's writer, acknowledges after the commit, and
+publishes the readers' snapshot; after each committed batch the `on_batch_committed` hook feeds
+the live engine. Reference data (the day's schedule, the `stop_visits` history, the fleet
+register, incidents) is read from that same connection at start (incidents again every
+`--incidents-refresh-s`). Run `serve` *instead of* `listen`, not beside it: a second writer
+would be refused by DuckDB's lock.
+
+Threads: the MQTT consumer (commit, engine update, feed encoding) runs in a background thread;
+uvicorn serves HTTP in the main thread and handles SIGINT/SIGTERM, after which the consumer
+commits its pending batch, acknowledges it and disconnects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import date, datetime
+from pathlib import Path
+from types import FrameType
+from zoneinfo import ZoneInfo
+
+import polars as pl
+import uvicorn
+
+from analytics.live.engine import LiveEngine
+from analytics.live.options import LiveOptions
+from analytics.live.reference import read_live_reference, refresh_incidents
+from analytics.options import MatchOptions
+from core.errors import ConfigError
+from core.settings import hash_key
+from core.store import Store
+from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
+from pontual.context import Context
+from pontual.feed_server import FeedCache, build_app
+
+PASSWORD_ENV = "PONTUAL_MQTT_PASSWORD"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "serve",
+        help="live feed: consume the MQTT streams and serve GTFS-Realtime and stop arrivals",
+        description="Consume the AVL and fare topics (as `pontual listen`, writing the store), "
+        "keep the live state of every vehicle, and serve GTFS-Realtime VehiclePositions, "
+        "TripUpdates and Alerts, a JSON stop-arrivals API and /health over HTTP.",
+    )
+    p.add_argument("--host", help="broker host (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="broker port (default 1883)")
+    p.add_argument("--username", help="broker account of the listener")
+    p.add_argument("--password", help=f"its password (better: env {PASSWORD_ENV})")
+    p.add_argument("--tls-ca", type=Path, help="CA certificate file: connect with TLS")
+    p.add_argument("--client-id", help="client id naming the session (pontual-listener)")
+    p.add_argument("--topic-root", help="first topic level (default pontual)")
+    p.add_argument(
+        "--batch-interval-s", type=float, default=0.25, help="commit and update every S s (0.25)"
+    )
+    p.add_argument("--batch-size", type=int, help="or every N messages (default 5000)")
+    p.add_argument(
+        "--snapshot-interval-s", type=float, help="publish the readers' snapshot every S s (60)"
+    )
+    p.add_argument("--http-host", default="127.0.0.1", help="HTTP bind address (127.0.0.1)")
+    p.add_argument("--http-port", type=int, default=8080, help="HTTP port (8080)")
+    p.add_argument("--cors-origin", action="append", help="allowed CORS origin (default: any)")
+    p.add_argument("--date", help="service date YYYY-MM-DD (default: today in the feed's zone)")
+    p.add_argument(
+        "--incidents-refresh-s", type=float, default=60.0, help="re-read incidents every S s"
+    )
+    p.add_argument("--idle-exit-s", type=float, help="stop after S seconds without messages")
+    p.add_argument("--max-runtime-s", type=float, help="stop after S seconds (tests, demos)")
+    p.set_defaults(func=run)
+
+
+def resolve_service_date(store: Store, given: str | None) -> date:
+    """The --date, or today in the time zone of the newest loaded feed."""
+    if given:
+        try:
+            return date.fromisoformat(given)
+        except ValueError as exc:
+            raise ConfigError(
+                f"--date is not a date: {given!r}",
+                where="option --date",
+                hint="write it as YYYY-MM-DD, e.g. 2026-03-03",
+            ) from exc
+    feeds = store.query("SELECT timezone FROM feed_versions ORDER BY loaded_at DESC LIMIT 1")
+    if feeds.height == 0:
+        raise ConfigError(
+            "no GTFS feed loaded: the live engine needs the timetable",
+            where=str(store.path),
+            hint="load one with `pontual gtfs load PATH`",
+        )
+    return datetime.now(ZoneInfo(str(feeds["timezone"][0]))).date()
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    options = build_listener_options(
+        host=args.host,
+        port=args.port,
+        username=args.username,
+        password=args.password or os.environ.get(PASSWORD_ENV),
+        tls_ca_path=args.tls_ca,
+        client_id=args.client_id,
+        topic_root=args.topic_root,
+        batch_size=args.batch_size,
+        batch_interval_s=args.batch_interval_s,
+        snapshot_interval_s=args.snapshot_interval_s,
+        idle_exit_s=args.idle_exit_s,
+    )
+    key = hash_key(ctx.settings, create=True)
+    profile = ctx.profile
+    with ctx.store() as store:
+        service_date = resolve_service_date(store, args.date)
+        reference = read_live_reference(store, service_date, profile, LiveOptions(), MatchOptions())
+        ctx.say(
+            f"live engine for {service_date}: {reference.trips.height} trips, "
+            f"{reference.n_segments_learned} segment-hours learned from stop_visits"
+        )
+        engine = LiveEngine(reference, profile)
+        cache = FeedCache(engine)
+        refreshed = {"at": time.monotonic()}
+
+        def on_batch(avl: pl.DataFrame, fares: pl.DataFrame) -> None:
+            # runs in the consumer thread, after the commit: a failing update must not stop
+            # the ingest (the batch is already safe in the store)
+            try:
+                if time.monotonic() - refreshed["at"] >= args.incidents_refresh_s:
+                    refresh_incidents(store, reference)
+                    refreshed["at"] = time.monotonic()
+                engine.update(avl, fares)
+                cache.warm()
+            except Exception as exc:  # logged; the feed keeps its last view
+                ctx.err.print(f"live update failed: {exc!r}")
+
+        writer = make_batch_writer(key=key, source=f"mqtt://{options.host}:{options.port}")
+        consumer = MqttConsumer(
+            store, options, writer, on_batch_committed=on_batch, on_log=_quiet_log(ctx)
+        )
+        consumer.connect()
+        config = uvicorn.Config(
+            build_app(engine, cache=cache, cors_origins=tuple(args.cors_origin or ("*",))),
+            host=args.http_host,
+            port=args.http_port,
+            log_level="warning",
+            lifespan="off",
+        )
+        server = _Server(config)
+
+        def consume() -> None:
+            try:
+                consumer.run()
+            finally:
+                server.should_exit = True
+
+        thread = threading.Thread(target=consume, name="mqtt-consumer", daemon=True)
+        thread.start()
+        timer = None
+        if args.max_runtime_s:
+            timer = threading.Timer(args.max_runtime_s, consumer.stop)
+            timer.daemon = True
+            timer.start()
+        ctx.say(
+            f"serving http://{args.http_host}:{args.http_port}/gtfs-rt/vehicle-positions.pb "
+            f"(trip-updates.pb, alerts.pb, /api/stops/<id>/arrivals, /health); "
+            f"listening on {', '.join(options.topics())}"
+        )
+
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            server.should_exit = True
+            consumer.stop()
+
+        previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            server.run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            consumer.stop()
+            thread.join(timeout=30)
+            if timer is not None:
+                timer.cancel()
+        totals = consumer.totals
+        ctx.say(
+            f"stopped: {totals.n_messages} messages, {totals.n_accepted} accepted, "
+            f"{totals.n_duplicate} duplicate, {totals.n_quarantined} quarantined; "
+            f"{engine.view.version} live updates"
+        )
+    return 0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: `run` handles SIGTERM/SIGINT so that the
+    consumer commits and acknowledges its batch and the verb exits 0 (uvicorn re-raises the
+    signal after its shutdown, which would kill the process before that)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _quiet_log(ctx: Context) -> Callable[[str], None]:
+    """Connection events are worth a line; per-batch lines (4 a second) are not."""
+
+    def log(message: str) -> None:
+        if not message.startswith("batch "):
+            ctx.say(message)
+
+    return log
