@@ -70,8 +70,8 @@ def open_for_reading(path: Path) -> Iterator[Store]:
     try:
         store = Store.open(path, read_only=True)
     except StoreError as exc:
-        if "store not found" in exc.what:
-            raise
+        if not exc.what.startswith("cannot open the store"):
+            raise  # absent or unmigrated store: the snapshot would not help
         store = open_snapshot(path)
     try:
         yield store
