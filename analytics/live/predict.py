@@ -133,7 +133,10 @@ def compute_stop_predictions(
     ahead = (
         cur.join(here, on="vehicle_id")
         .join(st, on="trip_id")
-        .filter(pl.col("stop_sequence") >= pl.col("_next_seq"))
+        .filter(
+            (pl.col("stop_sequence") >= pl.col("_next_seq"))
+            & (pl.col("stop_sequence") > pl.col("stop_index"))
+        )
         .with_columns(
             # learned seconds from here: the rest of the current segment, then whole segments
             (

@@ -22,7 +22,12 @@ def build_segment_times(visits: pl.DataFrame, timezone: str, min_samples: int) -
         .with_columns(
             pl.col("stop_id").shift(1).over(run).alias("from_stop_id"),
             pl.col("stop_sequence").shift(1).over(run).alias("_prev_seq"),
-            pl.col("arrival_at").shift(1).over(run).alias("_prev_at"),
+            # from a run's first stop, time from its departure: the arrival there may be
+            # the start of a layover, not part of the trip
+            pl.when(pl.col("stop_sequence").shift(2).over(run).is_null())
+            .then(pl.coalesce(pl.col("departure_at"), pl.col("arrival_at")).shift(1).over(run))
+            .otherwise(pl.col("arrival_at").shift(1).over(run))
+            .alias("_prev_at"),
         )
         .filter(pl.col("_prev_seq") == pl.col("stop_sequence") - 1)
         .with_columns(

