@@ -13,7 +13,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
@@ -179,7 +179,7 @@ def build_app(
     known_stops = set(engine.reference.stops["stop_id"].to_list())
     started = time.time()
 
-    def feed_endpoint(name: str) -> Callable[[Request], Response]:
+    def feed_endpoint(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             fmt = "json" if request.query_params.get("format") == "json" else "pb"
             body, etag, modified = cache.get(name, fmt)
