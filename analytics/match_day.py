@@ -9,7 +9,7 @@ per-run steps. `write_day` replaces the day's derived rows (idempotent re-runs).
 
 from __future__ import annotations
 
-import os
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -142,7 +142,9 @@ def match_day(
     n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
     batches = batch_vehicles(pings, n_batches) if pings.height else []
     if workers > 1 and len(batches) > 1:
-        ctx = __import__("multiprocessing").get_context("fork" if os.name == "posix" else "spawn")
+        # "spawn", not "fork": forking a process whose Polars/DuckDB thread pools hold locks
+        # deadlocks the children (seen with `pontual demo`).
+        ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
             workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options)
         ) as pool:
