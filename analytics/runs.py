@@ -125,6 +125,7 @@ def build_runs(
         "ping_id",
         "t_s",
         pl.col("origin_dist_m").alias("prog_m"),
+        "n_off_before",
     )
     arr_anchor = g.filter(
         pl.col("at_end")
@@ -138,6 +139,7 @@ def build_runs(
         "ping_id",
         "t_s",
         pl.col("destination_dist_m").alias("prog_m"),
+        "n_off_before",
     )
     seg_key = [*seq, "_seg"]
     stats = mid.group_by(seg_key).agg(
@@ -173,11 +175,8 @@ def build_runs(
             .otherwise(pl.min_horizontal(pl.col("max_dist_m"), pl.col("destination_dist_m")))
             .alias("end_dist_m"),
         )
-        .with_columns(
-            (pl.col("end_dist_m") - pl.col("start_dist_m"))
-            .clip(lower_bound=0.0)
-            .alias("distance_run_m")
-        )
+        .join(_on_shape_distance(dep_anchor, mid, arr_anchor, stats), on=seg_key, how="left")
+        .with_columns(pl.col("distance_run_m").fill_null(0.0))
         .filter(pl.col("distance_run_m") >= options.run_min_progress_m)
     )
     stats = _drop_dominated(stats)
@@ -189,7 +188,15 @@ def build_runs(
         pl.concat(
             [
                 dep_anchor,
-                mid.select(*seq, "_seg", "row", "ping_id", "t_s", pl.col("dist_m").alias("prog_m")),
+                mid.select(
+                    *seq,
+                    "_seg",
+                    "row",
+                    "ping_id",
+                    "t_s",
+                    pl.col("dist_m").alias("prog_m"),
+                    "n_off_before",
+                ),
                 arr_anchor,
             ]
         )
@@ -197,9 +204,46 @@ def build_runs(
         .sort("vehicle_id", "run_id", "t_s")
         .with_columns(pl.col("prog_m").cum_max().over(RUN_KEY))
     )
-    track = build_track(track.drop("shape_idx", "_seg"), RUN_KEY)
+    track = build_track(track.drop("shape_idx", "_seg", "n_off_before"), RUN_KEY)
     runs = _finish_runs(stats, track, pings, network, options)
     return runs, track
+
+
+def _on_shape_distance(
+    dep_anchor: pl.DataFrame, mid: pl.DataFrame, arr_anchor: pl.DataFrame, stats: pl.DataFrame
+) -> pl.DataFrame:
+    """Distance run *on* the itinerary per stretch (`distance_run_m`, metres).
+
+    Progress between two consecutive on-shape pings counts only when no off-shape ping lies
+    between them: a detour skips the itinerary it bypasses (the law's km run and the partial
+    rule count the itinerary actually served), and a vehicle of another line that touches a
+    shape at a few points (shared terminals, crossings) covers almost none of it.
+    """
+    seg_key = ["vehicle_id", "shape_idx", "_seg"]
+    ends = stats.select(*seg_key, "origin_dist_m", "destination_dist_m")
+    pts = pl.concat(
+        [
+            dep_anchor.select(*seg_key, "t_s", "prog_m", pl.lit(0, pl.Int32).alias("_noff")),
+            mid.select(
+                *seg_key,
+                "t_s",
+                pl.col("dist_m").alias("prog_m"),
+                pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
+            ),
+            arr_anchor.select(
+                *seg_key, "t_s", "prog_m", pl.col("n_off_before").cast(pl.Int32).alias("_noff")
+            ),
+        ]
+    )
+    prog = pl.col("prog_m").clip(pl.col("origin_dist_m"), pl.col("destination_dist_m"))
+    return (
+        pts.join(ends, on=seg_key)
+        .sort(*seg_key, "t_s")
+        .with_columns(prog.cum_max().over(seg_key).alias("_p"))
+        .with_columns(pl.col("_p").diff().over(seg_key).fill_null(0.0).alias("_step"))
+        .group_by(seg_key)
+        .agg(pl.col("_step").filter(pl.col("_noff") == 0).sum().alias("distance_run_m"))
+    )
 
 
 def _drop_dominated(stats: pl.DataFrame) -> pl.DataFrame:
