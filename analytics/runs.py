@@ -84,6 +84,9 @@ def build_runs(
             )
         ).alias("at_end"),
         (~on).cast(pl.Int32).cum_sum().over("vehicle_id", "shape_idx").alias("_n_off"),
+        # time to the neighbouring pings, on the shape or not (how long a detour's ends lasted)
+        (pl.col("t_s") - pl.col("t_s").shift(1).over("vehicle_id", "shape_idx")).alias("_dt_in"),
+        (pl.col("t_s").shift(-1).over("vehicle_id", "shape_idx") - pl.col("t_s")).alias("_dt_out"),
     )
     seq = ["vehicle_id", "shape_idx"]
     g = grid.filter(on).with_columns((pl.col("at_start") | pl.col("at_end")).alias("is_term"))
@@ -126,6 +129,8 @@ def build_runs(
         "t_s",
         pl.col("origin_dist_m").alias("prog_m"),
         "n_off_before",
+        "_dt_in",
+        "_dt_out",
     )
     arr_anchor = g.filter(
         pl.col("at_end")
@@ -140,6 +145,8 @@ def build_runs(
         "t_s",
         pl.col("destination_dist_m").alias("prog_m"),
         "n_off_before",
+        "_dt_in",
+        "_dt_out",
     )
     seg_key = [*seq, "_seg"]
     stats = mid.group_by(seg_key).agg(
@@ -196,6 +203,8 @@ def build_runs(
                     "t_s",
                     pl.col("dist_m").alias("prog_m"),
                     "n_off_before",
+                    "_dt_in",
+                    "_dt_out",
                 ),
                 arr_anchor,
             ]
@@ -204,7 +213,9 @@ def build_runs(
         .sort("vehicle_id", "run_id", "t_s")
         .with_columns(pl.col("prog_m").cum_max().over(RUN_KEY))
     )
-    track = build_track(track.drop("shape_idx", "_seg", "n_off_before"), RUN_KEY)
+    track = build_track(
+        track.drop("shape_idx", "_seg", "n_off_before", "_dt_in", "_dt_out"), RUN_KEY
+    )
     runs = _finish_runs(stats, track, pings, network, options)
     return runs, track
 
@@ -214,35 +225,57 @@ def _on_shape_distance(
 ) -> pl.DataFrame:
     """Distance run *on* the itinerary per stretch (`distance_run_m`, metres).
 
-    Progress between two consecutive on-shape pings counts only when no off-shape ping lies
-    between them: a detour skips the itinerary it bypasses (the law's km run and the partial
-    rule count the itinerary actually served), and a vehicle of another line that touches a
-    shape at a few points (shared terminals, crossings) covers almost none of it.
+    Progress between two consecutive on-shape pings counts when no off-shape ping lies between
+    them. Across an off-shape stretch only the progress the vehicle likely made on the shape
+    before leaving it and after rejoining it counts: half of the time to the first off-shape
+    ping and half of the time from the last one, at the stretch's mean on-shape speed. So a
+    detour skips the itinerary it bypasses (the law's km run and partial rule count the
+    itinerary actually served), and a vehicle of another line that touches a shape at a few
+    points (shared terminals, crossings) covers almost none of it.
     """
     seg_key = ["vehicle_id", "shape_idx", "_seg"]
     ends = stats.select(*seg_key, "origin_dist_m", "destination_dist_m")
+    cols = ["t_s", "prog_m", "_dt_in", "_dt_out"]
     pts = pl.concat(
         [
-            dep_anchor.select(*seg_key, "t_s", "prog_m", pl.lit(0, pl.Int32).alias("_noff")),
+            dep_anchor.select(*seg_key, *cols, pl.lit(0, pl.Int32).alias("_noff")),
             mid.select(
                 *seg_key,
-                "t_s",
+                pl.col("t_s"),
                 pl.col("dist_m").alias("prog_m"),
+                "_dt_in",
+                "_dt_out",
                 pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
             ),
             arr_anchor.select(
-                *seg_key, "t_s", "prog_m", pl.col("n_off_before").cast(pl.Int32).alias("_noff")
+                *seg_key, *cols, pl.col("n_off_before").cast(pl.Int32).alias("_noff")
             ),
         ]
     )
     prog = pl.col("prog_m").clip(pl.col("origin_dist_m"), pl.col("destination_dist_m"))
-    return (
+    steps = (
         pts.join(ends, on=seg_key)
         .sort(*seg_key, "t_s")
         .with_columns(prog.cum_max().over(seg_key).alias("_p"))
-        .with_columns(pl.col("_p").diff().over(seg_key).fill_null(0.0).alias("_step"))
+        .with_columns(
+            pl.col("_p").diff().over(seg_key).fill_null(0.0).alias("_step"),
+            pl.col("t_s").diff().over(seg_key).fill_null(0.0).alias("_dt"),
+            pl.col("_dt_out").shift(1).over(seg_key).alias("_dt_leave"),
+        )
+    )
+    on = pl.col("_noff") == 0
+    speed = (
+        pl.col("_step").filter(on).sum() / pl.col("_dt").filter(on).sum().clip(lower_bound=1.0)
+    ).over(seg_key)
+    across = (
+        (speed * (pl.col("_dt_leave").fill_null(0.0) + pl.col("_dt_in").fill_null(0.0)) / 2)
+        .clip(upper_bound=pl.col("_step"))
+        .fill_null(0.0)
+    )
+    return (
+        steps.with_columns(pl.when(on).then(pl.col("_step")).otherwise(across).alias("_credit"))
         .group_by(seg_key)
-        .agg(pl.col("_step").filter(pl.col("_noff") == 0).sum().alias("distance_run_m"))
+        .agg(pl.col("_credit").sum().alias("distance_run_m"))
     )
 
 
