@@ -32,27 +32,28 @@ def match_runs_to_trips(
     """
     pairs = _candidates(runs, trips, options)
     first = _solve(pairs, options)
-    # block continuity: the blocks of the trips matched just before and after on the vehicle
-    blocks = (
-        runs.select(*RUN_KEY, "started_s")
-        .join(first.select(*RUN_KEY, "block_id"), on=RUN_KEY, how="left")
-        .sort("vehicle_id", "started_s")
-        .with_columns(
-            pl.col("block_id").shift(1).over("vehicle_id").alias("_b_prev"),
-            pl.col("block_id").shift(-1).over("vehicle_id").alias("_b_next"),
-        )
-        .select(*RUN_KEY, "_b_prev", "_b_next")
-    )
-    pairs = pairs.join(blocks, on=RUN_KEY, how="left").with_columns(
+    # block continuity: a vehicle runs one block (or the rest of one, after a swap), so the
+    # share of its other first-pass trips that belong to a trip's block is strong evidence;
+    # a share, not "the neighbour's block", so two stray trips of another block cannot
+    # reinforce each other
+    mine = first.group_by("vehicle_id", "block_id").agg(pl.len().alias("_n_block"))
+    total = first.group_by("vehicle_id").agg(pl.len().alias("_n_all"))
+    own = first.select(*RUN_KEY, pl.col("block_id").alias("_own_block"))
+    share = (
         (
-            pl.col("cost")
-            - pl.when(
-                (pl.col("block_id") == pl.col("_b_prev"))
-                | (pl.col("block_id") == pl.col("_b_next"))
-            )
-            .then(options.block_bonus_s)
-            .otherwise(0.0)
-        ).alias("cost")
+            pl.col("_n_block").fill_null(0)
+            - (pl.col("_own_block") == pl.col("block_id")).fill_null(False).cast(pl.Int64)
+        )
+        / (pl.col("_n_all").fill_null(0) - pl.col("_own_block").is_not_null().cast(pl.Int64)).clip(
+            lower_bound=1
+        )
+    ).clip(0.0, 1.0)
+    pairs = (
+        pairs.join(mine, on=["vehicle_id", "block_id"], how="left")
+        .join(total, on="vehicle_id", how="left")
+        .join(own, on=RUN_KEY, how="left")
+        .with_columns((pl.col("cost") - options.block_bonus_s * share).alias("cost"))
+        .drop("_n_block", "_n_all", "_own_block")
     )
     chosen = _solve(pairs, options)
     return runs.join(
