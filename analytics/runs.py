@@ -182,9 +182,14 @@ def build_runs(
             .otherwise(pl.min_horizontal(pl.col("max_dist_m"), pl.col("destination_dist_m")))
             .alias("end_dist_m"),
         )
-        .join(_on_shape_distance(dep_anchor, mid, arr_anchor, stats), on=seg_key, how="left")
-        .with_columns(pl.col("distance_run_m").fill_null(0.0))
-        .filter(pl.col("distance_run_m") >= options.run_min_progress_m)
+        .join(
+            _on_shape_distance(dep_anchor, mid, arr_anchor, stats, options.gap_s),
+            on=seg_key,
+            how="left",
+        )
+        .with_columns(pl.col("distance_run_m", "_observed_m").fill_null(0.0))
+        .filter(pl.col("_observed_m") >= options.run_min_progress_m)
+        .drop("_observed_m")
     )
     stats = _drop_dominated(stats)
     stats = stats.sort("vehicle_id", "first_s").with_columns(
@@ -221,9 +226,13 @@ def build_runs(
 
 
 def _on_shape_distance(
-    dep_anchor: pl.DataFrame, mid: pl.DataFrame, arr_anchor: pl.DataFrame, stats: pl.DataFrame
+    dep_anchor: pl.DataFrame,
+    mid: pl.DataFrame,
+    arr_anchor: pl.DataFrame,
+    stats: pl.DataFrame,
+    gap_s: float,
 ) -> pl.DataFrame:
-    """Distance run *on* the itinerary per stretch (`distance_run_m`, metres).
+    """Distance run *on* the itinerary per stretch: `distance_run_m` and `_observed_m`.
 
     Progress between two consecutive on-shape pings counts when no off-shape ping lies between
     them. Across an off-shape stretch only the progress the vehicle likely made on the shape
@@ -232,13 +241,20 @@ def _on_shape_distance(
     detour skips the itinerary it bypasses (the law's km run and partial rule count the
     itinerary actually served), and a vehicle of another line that touches a shape at a few
     points (shared terminals, crossings) covers almost none of it.
+
+    Silence is not evidence of a partial trip: a stretch that ends into a GPS gap (no ping at
+    all for more than `gap_s`) is credited up to the destination, one that starts out of a gap
+    from the origin. `_observed_m` counts only steps between pings at most `gap_s` apart, with
+    no silence credit: a run must show that much real progress to exist at all.
     """
     seg_key = ["vehicle_id", "shape_idx", "_seg"]
     ends = stats.select(*seg_key, "origin_dist_m", "destination_dist_m")
     cols = ["t_s", "prog_m", "_dt_in", "_dt_out"]
     pts = pl.concat(
         [
-            dep_anchor.select(*seg_key, *cols, pl.lit(0, pl.Int32).alias("_noff")),
+            dep_anchor.select(
+                *seg_key, *cols, pl.lit(0, pl.Int32).alias("_noff"), pl.lit(True).alias("_anchor")
+            ),
             mid.select(
                 *seg_key,
                 pl.col("t_s"),
@@ -246,9 +262,13 @@ def _on_shape_distance(
                 "_dt_in",
                 "_dt_out",
                 pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
+                pl.lit(False).alias("_anchor"),
             ),
             arr_anchor.select(
-                *seg_key, *cols, pl.col("n_off_before").cast(pl.Int32).alias("_noff")
+                *seg_key,
+                *cols,
+                pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
+                pl.lit(True).alias("_anchor"),
             ),
         ]
     )
@@ -272,10 +292,20 @@ def _on_shape_distance(
         .clip(upper_bound=pl.col("_step"))
         .fill_null(0.0)
     )
+    first, last = pl.first, pl.last
+    silent_start = ~first("_anchor") & (first("_dt_in") > gap_s).fill_null(False)
+    silent_end = ~last("_anchor") & (last("_dt_out") > gap_s).fill_null(False)
     return (
         steps.with_columns(pl.when(on).then(pl.col("_step")).otherwise(across).alias("_credit"))
         .group_by(seg_key)
-        .agg(pl.col("_credit").sum().alias("distance_run_m"))
+        .agg(
+            (
+                pl.col("_credit").sum()
+                + pl.when(silent_start).then(first("_p") - first("origin_dist_m")).otherwise(0.0)
+                + pl.when(silent_end).then(last("destination_dist_m") - last("_p")).otherwise(0.0)
+            ).alias("distance_run_m"),
+            pl.col("_step").filter(on & (pl.col("_dt") <= gap_s)).sum().alias("_observed_m"),
+        )
     )
 
 
