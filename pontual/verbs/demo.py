@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "demo",
         help="simulate a sample city, run every pipeline stage into the store, start the dashboard",
     )
-    p.add_argument("--sample", type=Path, help="folder for the simulated city (default: beside the store)")
+    p.add_argument(
+        "--sample", type=Path, help="folder for the simulated city (default: beside the store)"
+    )
     p.add_argument("--days", type=int, default=DEFAULT_DAYS, help="days to simulate (default 7)")
     p.add_argument("--seed", type=int, default=7, help="simulator seed")
     p.add_argument("--no-serve", action="store_true", help="run the pipeline and exit")
@@ -41,7 +43,17 @@ def build_stages(sample: Path, start: date, days: int, seed: int) -> list[tuple[
     stages: list[tuple[str, list[str]]] = [
         (
             "simulação da cidade de exemplo",
-            ["simulate", "--out", str(sample), "--start", first, "--days", str(days), "--seed", str(seed)],
+            [
+                "simulate",
+                "--out",
+                str(sample),
+                "--start",
+                first,
+                "--days",
+                str(days),
+                "--seed",
+                str(seed),
+            ],
         ),
         ("armazenamento", ["init"]),
         ("GTFS (tabela horária e itinerários)", ["gtfs", "load", str(sample / "gtfs.zip")]),
@@ -61,7 +73,9 @@ def build_stages(sample: Path, start: date, days: int, seed: int) -> list[tuple[
     ]
     for month in months:
         stages.append((f"índices de {month}", ["indices", "--period", month, *extra]))
-    stages.append((f"avaliação anual {start.year}", ["indices", "--period", str(start.year), *extra]))
+    stages.append(
+        (f"avaliação anual {start.year}", ["indices", "--period", str(start.year), *extra])
+    )
     return stages
 
 
@@ -92,10 +106,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     stages = build_stages(sample, DEFAULT_START, args.days, args.seed)
     t0 = time.perf_counter()
     run_stages(ctx, stages, main)
-    ctx.say(f"pipeline completo em {time.perf_counter() - t0:.0f} s; armazenamento: {ctx.settings.store_path}")
+    ctx.say(
+        f"pipeline completo em {time.perf_counter() - t0:.0f} s; armazenamento: {ctx.settings.store_path}"
+    )
     if args.no_serve:
         return 0
     return main(
-        ["--store", str(ctx.settings.store_path), "--profile", ctx.settings.profile_id,
-         "dashboard", "--port", str(args.port), "--headless"]
+        [
+            "--store",
+            str(ctx.settings.store_path),
+            "--profile",
+            ctx.settings.profile_id,
+            "dashboard",
+            "--port",
+            str(args.port),
+            "--headless",
+        ]
     )

@@ -50,5 +50,5 @@ def test_mbta_alerts_bytes_round_trip() -> None:
 
 
 def test_garbage_is_refused_with_a_clear_error() -> None:
-    with pytest.raises(InputError, match="not a GTFS-Realtime FeedMessage|without a header"):
+    with pytest.raises(InputError, match=r"not a GTFS-Realtime FeedMessage|without a header"):
         decode_feed(b"\xff\xff\xff not protobuf", source="x.pb")
