@@ -131,3 +131,17 @@ def test_store_file_is_a_real_duckdb_file(store_path: Path) -> None:
     con = duckdb.connect(str(store_path), read_only=True)
     assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (latest_version(),)
     con.close()
+
+
+def test_append_skips_stored_and_repeated_keys_in_a_partly_new_batch(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS.head(2))
+        # Row 0 and 1 are stored, row 2 is new, row 3 repeats row 2's key with another position.
+        batch = pl.concat([PINGS, PINGS.tail(1).with_columns(pl.lit(-29.2).alias("lat"))])
+        result = store.append("vehicle_locations", batch)
+        assert (result.n_inserted, result.n_duplicate) == (1, 3)
+        rows = store.query(
+            "SELECT vehicle_id, lat FROM vehicle_locations ORDER BY vehicle_id, event_at"
+        ).rows()
+        # The first of repeated rows is kept.
+        assert rows == [("1001", -29.17), ("1001", -29.171), ("1002", -29.18)]
