@@ -78,7 +78,9 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     r = runs.select(
         *RUN_KEY,
         "started_s",
+        "ended_s",
         "start_dist_m",
+        "end_dist_m",
         "origin_dist_m",
         "destination_dist_m",
         "reported_trip_id",
@@ -97,11 +99,19 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     ).clip(0.0, 1.0)
     plan_here = pl.col("plan_start_s") + share * (pl.col("plan_end_s") - pl.col("plan_start_s"))
     delay = pl.col("started_s") - plan_here
+    # time consistency: the planned time for the stretch the run covered, against its own
+    planned_here_s = (pl.col("plan_end_s") - pl.col("plan_start_s")) * (
+        (pl.col("end_dist_m") - pl.col("start_dist_m"))
+        / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+    )
+    too_fast = (pl.col("ended_s") - pl.col("started_s")) < options.min_duration_ratio * (
+        planned_here_s
+    )
     pairs = (
         run_shapes.join(r, on=RUN_KEY)
         .join(t, on="shape_id")
         .with_columns(delay.alias("departure_delay_s"))
-        .filter(pl.col("departure_delay_s").abs() <= options.match_window_s)
+        .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
         .with_columns(
             (pl.col("reported_trip_id") == pl.col("trip_id")).fill_null(False).alias("_reported")
         )

@@ -38,6 +38,14 @@ class MatchOptions:
     """an off-shape stretch up to this long, rejoining ahead, is a detour inside the run"""
     run_min_progress_m: float = 400.0
     """runs that progress less than this along their shape are discarded (corridor noise)"""
+    run_min_pings: int = 3
+    """runs with fewer pings (anchors included) are discarded: two fixes are not a trip"""
+    dominance_overlap_s: float = 60.0
+    """a run overlapped this long (or a quarter of its time) by a longer run of the same vehicle
+    on another shape is dropped: a vehicle runs one shape at a time"""
+    min_duration_ratio: float = 0.6
+    """a run faster than this share of the planned time for the stretch it covered cannot be
+    that trip (a deadhead between terminals, or fixes that only touch the shape's ends)"""
     match_window_s: float = 2700.0
     """a run is matched to a trip whose planned start lies within this of its departure"""
     early_cost_factor: float = 2.0

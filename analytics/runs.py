@@ -188,10 +188,16 @@ def build_runs(
             how="left",
         )
         .with_columns(pl.col("distance_run_m", "_observed_m").fill_null(0.0))
-        .filter(pl.col("_observed_m") >= options.run_min_progress_m)
+        .filter(
+            (pl.col("_observed_m") >= options.run_min_progress_m)
+            & (
+                pl.col("n_mid") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
+                >= options.run_min_pings
+            )
+        )
         .drop("_observed_m")
     )
-    stats = _drop_dominated(stats)
+    stats = _drop_dominated(stats, options.dominance_overlap_s)
     stats = stats.sort("vehicle_id", "first_s").with_columns(
         pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
     )
@@ -309,8 +315,9 @@ def _on_shape_distance(
     )
 
 
-def _drop_dominated(stats: pl.DataFrame) -> pl.DataFrame:
-    """Drop runs overlapped in time by a run of the same vehicle that went further.
+def _drop_dominated(stats: pl.DataFrame, overlap_s: float) -> pl.DataFrame:
+    """Drop runs overlapped in time (a quarter of the shorter one, or `overlap_s`) by a run of
+    the same vehicle that went further.
 
     A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
     alternative of the winner (identical itineraries under two shape ids).
@@ -339,7 +346,7 @@ def _drop_dominated(stats: pl.DataFrame) -> pl.DataFrame:
     beaten = (pl.col("o_dist") > pl.col("distance_run_m")) | (
         (pl.col("o_dist") == pl.col("distance_run_m")) & (pl.col("o_shape") < pl.col("shape_idx"))
     )
-    pairs = pairs.filter((overlap > 0.25 * shorter) & (overlap > 0))
+    pairs = pairs.filter(((overlap > 0.25 * shorter) | (overlap >= overlap_s)) & (overlap > 0))
     losers = pairs.filter(beaten)
     winners = s.join(losers.select("_rid").unique(), on="_rid", how="anti")
     alts = (
