@@ -6,6 +6,7 @@ import argparse
 
 from rich.table import Table as RichTable
 
+from core.errors import ConfigError
 from core.settings import hash_key
 from ingest.files import KIND_TABLES, ingest_file
 from ingest.gtfsrt import poll_vehicle_positions
@@ -73,13 +74,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     url = getattr(args, "url", None)
     if not args.files and not url:
-        ctx.err.print("nothing to ingest: give FILE... (or --url for avl)")
-        return 2
+        raise ConfigError(
+            f"nothing to ingest for {args.kind}", hint="give FILE... (or --url URL for avl)"
+        )
     profile = ctx.profile
     key = hash_key(ctx.settings, create=True) if args.kind == "fares" else None
     total = IngestCounts()
     with ctx.store() as store:
-        for name in args.files:
+        for name in ctx.progress(args.files, f"ingest {args.kind}", total=len(args.files)):
             counts = ingest_file(
                 store,
                 name,
