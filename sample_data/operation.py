@@ -195,6 +195,7 @@ def assign_operation(
         t.filter(pl.col("inj") == "breakdown")
         .group_by("block_key")
         .agg(pl.first("service_date"), *[pl.first(c) for c in group], pl.first("bd_pos"))
+        .sort("block_key")  # group_by keeps no order: the draws below follow a fixed one
     )
     events = events.with_columns(
         replaced=pl.Series(rng.random(events.height) < opts.replacement_rate, dtype=pl.Boolean),

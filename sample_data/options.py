@@ -72,9 +72,25 @@ class SimulationOptions:
     fleet_cut_ratio: float = 0.15
     fleet_cut_days: int = 4
     fleet_cut_start_day: int = 1
-    # Demand
+    # Demand: each card is one person whose day is a tour (home -> work/school -> home), some
+    # with a transfer near where the first leg ended; the same people come back on other days.
+    # Fare taps per operated vehicle and day (about; legs per card set the number of people).
     riders_per_vehicle_day: float = 300.0
+    # share of people whose tour changes line at a stop near the first leg's alighting
     second_leg_rate: float = 0.15
+    # share of a weekday's card holders among the whole population of card holders
+    ride_day_share: float = 0.85
+    # person-days that ride one way only (the other way on foot, by car, ...)
+    one_way_rate: float = 0.06
+    # returns that alight one stop before or after the home stop (walk a stop spacing)
+    home_walk_rate: float = 0.08
+    # farthest walk between the stop a leg alights at and the next leg's boarding stop
+    transfer_walk_max_m: float = 300.0
+    walk_speed_m_s: float = 1.2
+    # slack between the planned arrival plus the walk and the rider's wait at the next stop
+    transfer_slack_s: tuple[float, float] = (60.0, 300.0)
+    # shortest stay at the destination before the return
+    min_stay_s: float = 1800.0
     fare_full_brl: float = 5.20
     fare_class_shares: tuple[tuple[str, float], ...] = (
         ("full", 0.45),

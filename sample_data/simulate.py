@@ -115,7 +115,7 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     plan, trip_plan = build_plan(trips, tt)
     trips = trips.join(trip_plan, on="tkey")
     weights = {ln.route_id: ln.demand_weight for ln in tt.lines}
-    rides = build_journeys(trips, plan, weights, opts)
+    rides = build_journeys(trips, plan, stops, weights, opts)
     loads = compute_loads(plan.filter(pl.col("visited")), rides)
     pidx = build_paths(tt, stops, opts, trips)
     seq, visits = compute_times(trips, plan, loads, pidx, opts, early_s, late_s)
@@ -326,6 +326,19 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
         profile.fares.integration_window_s.value,
         profile.fares.integration_fare_ratio.value,
         opts.seed,
+    )
+    put(
+        fares.join(keyinfo.select("tkey", "service_date", "trip_id"), on="tkey")
+        .sort("transaction_id")
+        .select(
+            "transaction_id",
+            "service_date",
+            "trip_id",
+            pl.col("board_seq").alias("stop_sequence"),
+            pl.col("alight_seq").alias("alighting_stop_sequence"),
+            "leg",
+        ),
+        "truth/taps.parquet",
     )
     text_until = dates[min(len(dates), opts.text_days) - 1] if opts.text_days else dates[-1]
     fares_out = fares.with_columns(event_at=_utc("event_s"))

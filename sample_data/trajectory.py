@@ -334,6 +334,9 @@ def compute_times(
     pos = seq["pos"].to_numpy()
     start = np.zeros(seq.height)
     end = np.zeros(seq.height)
+    # the vehicle reaches the next origin only after leaving its last stop (and driving the
+    # link): a busy origin's boarding dwell starts no earlier, whatever its length
+    origin_floor = np.full(seq.height, -np.inf)
     for k in range(int(pos.max()) + 1 if seq.height else 0):
         idx = np.flatnonzero(pos == k)
         ready = (
@@ -345,13 +348,19 @@ def compute_times(
         )
         start[idx] = np.round(np.maximum(planned[idx] + dev_a[idx], ready))
         end[idx] = start[idx] + dur[idx]
-    seq = seq.with_columns(actual_start=pl.Series(start), arrival=pl.Series(end)).with_columns(
+        if k > 0:
+            origin_floor[idx] = end[idx - 1] + end_dwell[idx - 1] + repos[idx]
+    seq = seq.with_columns(
+        actual_start=pl.Series(start),
+        arrival=pl.Series(end),
+        origin_floor=pl.Series(origin_floor),
+    ).with_columns(
         break_time=pl.col("actual_start") + pl.col("break_off"),
         true_dev_s=pl.col("actual_start") - pl.col("planned_start"),
     )
     visits = (
         p.filter(pl.col("visited"))
-        .join(seq.select("tkey", "actual_start"), on="tkey")
+        .join(seq.select("tkey", "actual_start", "origin_floor"), on="tkey")
         .select(
             "tkey",
             "stop_sequence",
@@ -360,7 +369,9 @@ def compute_times(
             "shape_id",
             "is_detour",
             "detour_b",
-            arrived=pl.col("actual_start") + pl.col("arr_off"),
+            arrived=pl.when(pl.col("stop_sequence") == 1)
+            .then(pl.max_horizontal(pl.col("actual_start") + pl.col("arr_off"), "origin_floor"))
+            .otherwise(pl.col("actual_start") + pl.col("arr_off")),
             departed=pl.col("actual_start") + pl.col("dep_off"),
         )
     )

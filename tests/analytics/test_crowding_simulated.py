@@ -1,12 +1,11 @@
 """Accuracy on the simulator, with the truth stop visits as input (crowding tested apart from
-matching). Measured on one busy day (900 riders per vehicle): boardings per trip exact on 0.991 of
-runs (see below); max load
-within ±10 % for about 0.69 of trips (0.76 with a 1-passenger floor); over-limit F1 about 0.95.
+matching). The simulator's riders are people on tours (one card = one person: home -> work ->
+home, some with a transfer near where the first leg ended; some one-way riders, some walks of a
+stop), so trip chaining meets the logic it assumes plus some noise.
 
-The ±10 % target (≥ 0.9 of trips) is not met: the simulator draws card ids from a pool only 1.3
-times a day's riders, so most card ids carry two riders' journeys within a day (chains cross
-people), its transfer legs start at random stops of random lines, and on circular lines the
-return rides on to the terminal rather than toward home. Floors below guard against regressions.
+Measured on one busy day (900 riders per vehicle, seed 1): boardings per trip exact on every
+run; max load within ±10 % of the truth on 0.970 of trips (0.987 with a 1-passenger floor);
+over-limit F1 0.990; 0.961 of placed taps are chained, 0.956 of them to the true stop.
 """
 
 from __future__ import annotations
@@ -64,7 +63,9 @@ def read_simulated(d: Path) -> tuple[CrowdingInputs, pl.DataFrame, pl.DataFrame]
     return inputs, truth, pl.read_parquet(d / "truth" / "loads.parquet")
 
 
-def measure(result: CrowdingResult, truth: pl.DataFrame, loads: pl.DataFrame) -> dict[str, float]:
+def measure(
+    result: CrowdingResult, truth: pl.DataFrame, loads: pl.DataFrame, taps: pl.DataFrame
+) -> dict[str, float]:
     """Share of runs with exact boardings, max load within ±10 % (and with a 1-passenger
     floor), and the F1 of over-limit detection."""
     true_b = loads.group_by("service_date", "trip_id").agg(pl.col("n_boardings").sum().alias("b"))
@@ -78,7 +79,17 @@ def measure(result: CrowdingResult, truth: pl.DataFrame, loads: pl.DataFrame) ->
     over = est["is_over_limit"].fill_null(False).to_numpy()
     real = (est["max_standees_per_m2_true"] > BG.crowding.standees_max_per_m2.value).to_numpy()
     tp, fp, fn = int((over & real).sum()), int((over & ~real).sum()), int((~over & real).sum())
+    chained = (
+        result.tap_placements.filter(pl.col("alighting_method").is_in(["chained", "chained_home"]))
+        .select("transaction_id", "alighting_stop_sequence")
+        .join(taps, on="transaction_id", suffix="_true")
+    )
+    n_placed = result.tap_placements.filter(pl.col("placement") == "placed").height
     return {
+        "chained_share": chained.height / n_placed if n_placed else 0.0,
+        "alighting_exact": float(
+            (chained["alighting_stop_sequence"] == chained["alighting_stop_sequence_true"]).mean()  # type: ignore[arg-type]
+        ),
         "n_runs": est.height,
         "n_runs_truth": truth.filter(pl.col("vehicle_id").is_not_null()).height,
         "boardings_exact": float((est["n_boardings"] == est["b"]).mean()),  # type: ignore[arg-type]
@@ -94,25 +105,28 @@ def busy_day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
     out = tmp_path_factory.mktemp("sim")
     simulate(SimulationOptions(days=1, riders_per_vehicle_day=900.0, write_text_avl=False), out)
     inputs, truth, loads = read_simulated(out)
-    return measure(compute_crowding(inputs, BG), truth, loads)
+    taps = pl.read_parquet(out / "truth" / "taps.parquet")
+    return measure(compute_crowding(inputs, BG), truth, loads, taps)
 
 
 def test_boardings_per_trip_are_exact_when_taps_carry_vehicle_and_time(
     busy_day: dict[str, float],
 ) -> None:
     assert busy_day["n_runs"] == busy_day["n_runs_truth"]
-    # 0.991 measured: the simulator's truth lets a run's origin arrival precede the previous
-    # run's arrival at that same terminal (overlapping visits of one vehicle); taps in the
-    # overlap go to the earlier run. Exact wherever the vehicle's timeline is consistent.
-    assert busy_day["boardings_exact"] >= 0.985
+    assert busy_day["boardings_exact"] == 1.0
 
 
 def test_over_limit_trips_are_detected(busy_day: dict[str, float]) -> None:
     assert busy_day["n_over_true"] >= 30
-    assert busy_day["f1_over_limit"] >= 0.9
+    assert busy_day["f1_over_limit"] >= 0.9  # measured 0.990
 
 
-def test_max_load_accuracy_floor(busy_day: dict[str, float]) -> None:
-    # target ≥ 0.9 (issue 7), not met on this simulator: see the module docstring
-    assert busy_day["max_load_10pct"] >= 0.65
-    assert busy_day["max_load_10pct_or_1"] >= 0.72
+def test_max_load_is_within_ten_percent_for_nine_trips_in_ten(busy_day: dict[str, float]) -> None:
+    assert busy_day["max_load_10pct"] >= 0.9  # measured 0.970 (issue 7 target: 0.9)
+    assert busy_day["max_load_10pct_or_1"] >= 0.95  # measured 0.987
+
+
+def test_chained_alightings_are_the_true_stop(busy_day: dict[str, float]) -> None:
+    # one-way riders and cards seen once stay unlinked; walks of a stop make some chains miss
+    assert 0.9 <= busy_day["chained_share"] <= 0.99
+    assert busy_day["alighting_exact"] >= 0.95
