@@ -23,14 +23,15 @@ from core.errors import PontualError
 CHROMIUM = "/usr/bin/chromium"
 
 # What the page looks like once Streamlit has finished a run: the app is mounted, the page
-# title (h1) is drawn, and the "running" status widget is gone.
+# title (h1) is drawn, and the "running" status icon is gone.
 PAGE_STATE_JS = """
 (() => {
   const app = document.querySelector('[data-testid="stApp"]');
   const main = document.querySelector('[data-testid="stMain"]') || app;
   const h1 = main ? main.querySelector('h1') : null;
-  const status = document.querySelector('[data-testid="stStatusWidget"]');
-  const running = !!(status && /Running|Executando/i.test(status.innerText || ''));
+  // While a script runs, the status widget shows its running icon (labelled only through
+  // aria-label, so innerText is empty) and the toolbar a Stop button.
+  const running = !!document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
   const skeleton = document.querySelector('[data-testid="stSkeleton"]');
   return JSON.stringify({
     ready: !!(app && h1) && !running && !skeleton,

@@ -156,27 +156,30 @@ def build_stop_delays(stops: pl.DataFrame) -> alt.Chart:
 
 
 def build_heatmap(cells: pl.DataFrame) -> alt.Chart:
-    """Line × local hour heatmap of the share of trips over the crowding limit (0-1)."""
+    """Line × local hour heatmap of the share of trips over the crowding limit (0-1); rows are
+    labelled by `line` (short and long name) when present, else `route_id`."""
+    line = "line" if "line" in cells.columns else "route_id"
     chart = (
         alt.Chart(cells)
-        .mark_rect()
+        .mark_rect(stroke="white", strokeWidth=0.5)
         .encode(
-            x=alt.X("hour:O", title="Hora"),
-            y=alt.Y("route_id:N", title="Linha"),
+            x=alt.X("hour:O", title="Hora de partida", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y(f"{line}:N", title="Linha", axis=alt.Axis(labelLimit=320)),
             color=alt.Color(
                 "over_limit_share:Q",
                 title="Viagens acima do limite",
-                scale=alt.Scale(scheme="reds", domain=[0, 1]),
+                scale=alt.Scale(scheme="orangered", domain=[0, 1]),
                 legend=alt.Legend(format=".0%"),
             ),
             tooltip=[
-                alt.Tooltip("route_id:N", title="Linha"),
+                alt.Tooltip(f"{line}:N", title="Linha"),
                 alt.Tooltip("hour:O", title="Hora"),
-                alt.Tooltip("n_trips:Q", title="Viagens"),
-                alt.Tooltip("over_limit_share:Q", title="Acima do limite", format=".1%"),
+                alt.Tooltip("n_trips:Q", title="Viagens", format=",d"),
+                alt.Tooltip("n_over_limit:Q", title="Acima do limite", format=",d"),
+                alt.Tooltip("over_limit_share:Q", title="Parcela", format=".1%"),
             ],
         )
-        .properties(height=alt.Step(18))
+        .properties(height=alt.Step(22))
     )
     return _locale(chart)
 
@@ -192,9 +195,15 @@ def build_load_profile(
         .encode(
             x=alt.X("stop_sequence:O", title="Parada (ordem)"),
             y=alt.Y(f"{load_column}:Q", title="Passageiros a bordo"),
+            color=alt.condition("datum.is_over_limit", alt.value("#d62728"), alt.value("#4c78a8")),
             tooltip=[
-                alt.Tooltip("stop_sequence:O", title="Parada"),
-                alt.Tooltip(f"{load_column}:Q", title="A bordo"),
+                alt.Tooltip("stop_sequence:O", title="Ordem"),
+                *(
+                    [alt.Tooltip("stop_name:N", title="Parada")]
+                    if "stop_name" in loads.columns
+                    else []
+                ),
+                alt.Tooltip(f"{load_column}:Q", title="A bordo", format=",.1f"),
             ],
         )
     )

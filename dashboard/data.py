@@ -266,7 +266,7 @@ def read_indicators(
     present = _columns(store, "indicators")
     cols = [
         c
-        for c in ("period", "indicator", "numerator", "denominator", "value", "unit")
+        for c in ("period", "indicator", "numerator", "denominator", "value", "unit", "source")
         if c in present
     ]
     marks = ", ".join("?" for _ in periods)
@@ -507,103 +507,161 @@ def read_trip_breakdowns(store: Store, service_date: date, trip_id: str) -> pl.D
 
 
 # -- Lotação ---------------------------------------------------------------------------------
-def read_crowding_heatmap(
-    store: Store, start: date, end: date, route_ids: Sequence[str] | None, direction: int | None
-) -> pl.DataFrame:
-    """Share of trips over the crowding limit per line and local hour: `route_id`, `hour`
-    (0-23, local), `n_trips`, `over_limit_share` (0-1).
+def _route_filter(
+    column: str, route_ids: Sequence[str] | None, where: list[str], params: list[Any]
+) -> bool:
+    """Add `column IN (...)` for a line restriction; False when the restriction is empty."""
+    if route_ids is None:
+        return True
+    if not route_ids:
+        return False
+    where.append(f"{column} IN ({', '.join('?' for _ in route_ids)})")
+    params.extend(route_ids)
+    return True
 
-    Read from the crowding summary when the crowding job wrote one; else derived from
-    `trip_loads` (a trip is over the limit when any of its stops is) and `trip_outcomes`.
-    """
-    summary = _select(store, "crowding_summary", between=("service_date", start, end))
-    if summary.height and {"route_id", "hour"} <= set(summary.columns):
-        share = next(
-            (
-                c
-                for c in ("over_limit_share", "share_over_limit", "over_limit_ratio")
-                if c in summary.columns
-            ),
-            None,
-        )
-        trips = next((c for c in ("n_trips", "trips") if c in summary.columns), None)
-        if share and trips:
-            frame = summary
-            if route_ids is not None:
-                frame = frame.filter(pl.col("route_id").is_in(list(route_ids)))
-            if direction is not None and "direction_id" in frame.columns:
-                frame = frame.filter(pl.col("direction_id") == direction)
-            weighted = (pl.col(share) * pl.col(trips)).sum() / pl.col(trips).sum()
-            return (
-                frame.group_by("route_id", "hour")
-                .agg(pl.col(trips).sum().alias("n_trips"), weighted.alias("over_limit_share"))
-                .sort("route_id", "hour")
-            )
-    loads_cols = _columns(store, "trip_loads")
-    if not loads_cols or "is_over_limit" not in loads_cols or not _columns(store, "trip_outcomes"):
+
+def read_crowding_heatmap(
+    store: Store,
+    start: date,
+    end: date,
+    route_ids: Sequence[str] | None,
+    direction: int | None,
+    timezone: str,
+) -> pl.DataFrame:
+    """Share of trips over the crowding limit per line and local hour of departure, from
+    `crowding_summary` (summed over the days and directions of the selection): `route_id`,
+    `hour` (0-23, local), `n_trips`, `n_over_limit`, `over_limit_share` (0-1),
+    `max_standees_per_m2` (worst run, passengers per m²), `extra_trips_needed` (summed over
+    the days, art. 59 §1)."""
+    if not _columns(store, "crowding_summary"):
         return pl.DataFrame()
-    where: list[str] = ["o.service_date BETWEEN ? AND ?"]
+    where: list[str] = ["service_date BETWEEN ? AND ?"]
     params: list[Any] = [start, end]
-    if route_ids is not None:
-        if not route_ids:
-            return pl.DataFrame()
-        where.append(f"o.route_id IN ({', '.join('?' for _ in route_ids)})")
-        params += list(route_ids)
+    if not _route_filter("route_id", route_ids, where, params):
+        return pl.DataFrame()
     if direction is not None:
-        where.append("o.direction_id = ?")
+        where.append("direction_id = ?")
         params.append(direction)
-    tz = read_timezone(store, "UTC")
     return store.query(
-        "WITH t AS (SELECT service_date, trip_id, bool_or(is_over_limit) AS over "
-        "FROM trip_loads GROUP BY ALL) "
-        f"SELECT o.route_id, hour(timezone('{tz}', o.planned_start_at))::INTEGER AS hour, "
-        "count(*) AS n_trips, avg(t.over::INTEGER) AS over_limit_share "
-        "FROM t JOIN trip_outcomes o USING (service_date, trip_id) "
-        f"WHERE {' AND '.join(where)} GROUP BY ALL ORDER BY ALL",
+        f"SELECT route_id, hour(timezone(?, hour_at))::INTEGER AS hour, "
+        "sum(n_trips)::INTEGER AS n_trips, sum(n_over_limit)::INTEGER AS n_over_limit, "
+        "sum(n_over_limit) / sum(n_trips) AS over_limit_share, "
+        "max(max_standees_per_m2) AS max_standees_per_m2, "
+        "coalesce(sum(extra_trips_needed), 0)::INTEGER AS extra_trips_needed "
+        f"FROM crowding_summary WHERE {' AND '.join(where)} "
+        "GROUP BY ALL HAVING sum(n_trips) > 0 ORDER BY route_id, hour",
+        [timezone, *params],
+    )
+
+
+def read_crowding_actions(
+    store: Store,
+    start: date,
+    end: date,
+    route_ids: Sequence[str] | None,
+    direction: int | None,
+) -> pl.DataFrame:
+    """The line-hours where the share of trips over the limit calls for more trips or a larger
+    vehicle (`crowding_summary.is_action_required`, BG art. 59 §1), worst first: every column
+    of `crowding_summary` plus `worst_from_stop_name` / `worst_to_stop_name`."""
+    if not _columns(store, "crowding_summary"):
+        return pl.DataFrame()
+    where = ["c.service_date BETWEEN ? AND ?", "c.is_action_required"]
+    params: list[Any] = [start, end]
+    if not _route_filter("c.route_id", route_ids, where, params):
+        return pl.DataFrame()
+    if direction is not None:
+        where.append("c.direction_id = ?")
+        params.append(direction)
+    stops = (
+        "(SELECT stop_id, any_value(stop_name) AS stop_name FROM gtfs_stops GROUP BY stop_id)"
+        if _columns(store, "gtfs_stops")
+        else "(SELECT NULL::VARCHAR AS stop_id, NULL::VARCHAR AS stop_name WHERE false)"
+    )
+    return store.query(
+        "SELECT c.*, a.stop_name AS worst_from_stop_name, b.stop_name AS worst_to_stop_name "
+        f"FROM crowding_summary c LEFT JOIN {stops} a ON a.stop_id = c.worst_from_stop_id "
+        f"LEFT JOIN {stops} b ON b.stop_id = c.worst_to_stop_id WHERE {' AND '.join(where)} "
+        "ORDER BY c.extra_trips_needed DESC NULLS LAST, c.over_limit_share DESC, "
+        "c.max_standees_per_m2 DESC NULLS LAST, c.service_date, c.route_id, c.hour_at",
         params,
     )
 
 
-def read_trip_loads(store: Store, service_date: date, trip_id: str) -> pl.DataFrame:
-    """The load profile of one trip (`trip_loads` rows by stop order)."""
-    return _select(
-        store,
-        "trip_loads",
-        {"service_date": service_date, "trip_id": trip_id},
-        order_by=("stop_sequence",),
-    )
-
-
 def read_crowded_trips(
-    store: Store, start: date, end: date, route_ids: Sequence[str] | None
+    store: Store,
+    start: date,
+    end: date,
+    route_ids: Sequence[str] | None,
+    direction: int | None,
+    limit: int = 300,
 ) -> pl.DataFrame:
-    """Trips with a load profile in [start, end], most crowded first: `service_date`,
-    `trip_id`, `route_id`, `max_load`, `max_standees_per_m2` (columns the crowding job wrote)."""
-    cols = _columns(store, "trip_loads")
-    load = next((c for c in ("load_after", "load") if c in cols), None)
-    if not cols or load is None or "standees_per_m2" not in cols:
+    """Runs with a load profile in [start, end], most crowded first (`trip_crowding`, at most
+    `limit` rows): `service_date`, `vehicle_id`, `run_index`, `trip_id`, `route_id`,
+    `direction_id`, `departure_at` (UTC), `max_load` (passengers), `max_standees_per_m2`,
+    `is_over_limit`, `los`, `n_seats`, `standing_area_m2`, `capacity_source`."""
+    if not _columns(store, "trip_crowding"):
         return pl.DataFrame()
-    frame = store.query(
-        f"SELECT l.service_date, l.trip_id, o.route_id, max(l.{load}) AS max_load, "
-        "max(l.standees_per_m2) AS max_standees_per_m2 FROM trip_loads l "
-        "LEFT JOIN trip_outcomes o USING (service_date, trip_id) "
-        "WHERE l.service_date BETWEEN ? AND ? GROUP BY ALL "
-        "ORDER BY max_standees_per_m2 DESC NULLS LAST, max_load DESC LIMIT 500",
-        [start, end],
+    where: list[str] = ["service_date BETWEEN ? AND ?"]
+    params: list[Any] = [start, end]
+    if not _route_filter("route_id", route_ids, where, params):
+        return pl.DataFrame()
+    if direction is not None:
+        where.append("direction_id = ?")
+        params.append(direction)
+    return store.query(
+        "SELECT service_date, vehicle_id, run_index, trip_id, route_id, direction_id, "
+        "departure_at, max_load, max_standees_per_m2, is_over_limit, los, n_seats, "
+        "standing_area_m2, capacity_source FROM trip_crowding "
+        f"WHERE {' AND '.join(where)} "
+        "ORDER BY max_standees_per_m2 DESC NULLS LAST, max_load DESC, service_date, "
+        f"departure_at LIMIT {int(limit)}",
+        params,
     )
-    if route_ids is not None:
-        frame = frame.filter(pl.col("route_id").is_in(list(route_ids)))
-    return frame
 
 
-def read_crowding_summary(
+def read_trip_loads(
+    store: Store, service_date: date, vehicle_id: str, run_index: int
+) -> pl.DataFrame:
+    """The load profile of one run (`trip_loads`, by stop order) with the stop names:
+    `stop_sequence`, `stop_id`, `stop_name`, `n_boardings`, `n_alightings`, `load_after`
+    (passengers leaving the stop), `n_seats`, `standing_area_m2`, `standees_per_m2`,
+    `is_over_limit`, `los`, `count_source`."""
+    if not _columns(store, "trip_loads"):
+        return pl.DataFrame()
+    name = (
+        "(SELECT s.stop_name FROM gtfs_stops s WHERE s.stop_id = l.stop_id LIMIT 1)"
+        if _columns(store, "gtfs_stops")
+        else "NULL::VARCHAR"
+    )
+    return store.query(
+        f"SELECT l.stop_sequence, l.stop_id, {name} AS stop_name, l.n_boardings, "
+        "l.n_alightings, l.load_after, l.n_seats, l.standing_area_m2, l.standees_per_m2, "
+        "l.is_over_limit, l.los, l.count_source FROM trip_loads l "
+        "WHERE l.service_date = ? AND l.vehicle_id = ? AND l.run_index = ? "
+        "ORDER BY l.stop_sequence",
+        [service_date, vehicle_id, run_index],
+    )
+
+
+def read_crowded_share(
     store: Store, start: date, end: date, route_ids: Sequence[str] | None
 ) -> pl.DataFrame:
-    """The crowding job's summary rows (line × direction × hour, extra trips needed)."""
-    frame = _select(store, "crowding_summary", between=("service_date", start, end))
-    if route_ids is not None and "route_id" in frame.columns:
-        frame = frame.filter(pl.col("route_id").is_in(list(route_ids)))
-    return frame
+    """Runs over the crowding limit in [start, end] (`trip_crowding`): one row with
+    `n_over_limit`, `n_trips` (runs with a known capacity) and `value` (their ratio, 0-1;
+    null without runs)."""
+    if not _columns(store, "trip_crowding"):
+        return pl.DataFrame()
+    where = ["service_date BETWEEN ? AND ?", "is_over_limit IS NOT NULL"]
+    params: list[Any] = [start, end]
+    if not _route_filter("route_id", route_ids, where, params):
+        return pl.DataFrame()
+    return store.query(
+        "SELECT sum(is_over_limit::INTEGER)::INTEGER AS n_over_limit, "
+        "count(*)::INTEGER AS n_trips, avg(is_over_limit::INTEGER) AS value "
+        f"FROM trip_crowding WHERE {' AND '.join(where)}",
+        params,
+    )
 
 
 # -- Frota -----------------------------------------------------------------------------------
@@ -683,44 +741,108 @@ def read_last_positions(store: Store) -> pl.DataFrame:
     )
 
 
-def read_live_vehicles(url: str, timeout_s: float) -> pl.DataFrame:
-    """Vehicles of the live feed's JSON (`pontual serve`): `vehicle_id`, `lat`, `lon`,
-    `delay_s` (+ late; null when unknown), `load_ratio` (load ÷ seats; null when unknown),
-    `label` (occupancy status text). Empty when the server does not answer.
+LIVE_POSITIONS_PATH = "/gtfs-rt/vehicle-positions.pb?format=json"
+LIVE_TRIP_UPDATES_PATH = "/gtfs-rt/trip-updates.pb?format=json"
+LIVE_HEALTH_PATH = "/health"
 
-    Accepts a list of vehicles or an object holding one under 'vehicles' or 'entity', each
-    with `vehicle_id` / `id`, `lat` / `latitude`, `lon` / `longitude`.
+LIVE_SCHEMA: dict[str, Any] = {
+    "vehicle_id": pl.String,
+    "route_id": pl.String,
+    "trip_id": pl.String,
+    "lat": pl.Float64,
+    "lon": pl.Float64,
+    "delay_s": pl.Float64,
+    "occupancy_status": pl.String,
+    "occupancy_percentage": pl.Float64,
+    "timestamp_at": pl.Datetime("us", "UTC"),
+}
+"""Columns of `build_live_vehicles`."""
+
+
+def _json_path(frame: pl.DataFrame, column: str, *fields: str) -> pl.Expr:
+    """The nested field `column.fields...` of a frame of JSON objects; null where the payload
+    never carries it (protobuf JSON omits default and absent fields)."""
+    if column not in frame.columns:
+        return pl.lit(None)
+    expr, dtype = pl.col(column), frame.schema[column]
+    dtype_any: Any = dtype
+    for name in fields:
+        if not isinstance(dtype_any, pl.Struct) or name not in {f.name for f in dtype_any.fields}:
+            return pl.lit(None)
+        dtype_any = next(f.dtype for f in dtype_any.fields if f.name == name)
+        expr = expr.struct.field(name)
+    return expr
+
+
+def build_live_vehicles(
+    positions: Mapping[str, Any], trip_updates: Mapping[str, Any]
+) -> pl.DataFrame:
+    """The vehicles of the live feed (`pontual serve`'s GTFS-RT JSON, `?format=json`): one row
+    per VehiclePosition with a position, its trip's delay from the TripUpdates feed.
+
+    Columns: `vehicle_id`, `route_id`, `trip_id`, `lat`, `lon` (WGS84), `delay_s` (the trip
+    update's delay, seconds, + late; null when the vehicle has no predicted trip),
+    `occupancy_status` (GTFS-RT enum name; null when not sent: EMPTY is protobuf's default),
+    `occupancy_percentage` (0-100+), `timestamp_at` (UTC instant of the position).
     """
+    entities = [e for e in positions.get("entity", []) if isinstance(e.get("vehicle"), dict)]
+    if not entities:
+        return pl.DataFrame(schema=LIVE_SCHEMA)
+    vp = pl.from_dicts([e["vehicle"] for e in entities], infer_schema_length=None)
+    vehicles = vp.select(
+        _json_path(vp, "vehicle", "id").alias("vehicle_id"),
+        _json_path(vp, "trip", "routeId").alias("route_id"),
+        _json_path(vp, "trip", "tripId").alias("trip_id"),
+        _json_path(vp, "position", "latitude").alias("lat"),
+        _json_path(vp, "position", "longitude").alias("lon"),
+        _json_path(vp, "occupancyStatus").alias("occupancy_status"),
+        _json_path(vp, "occupancyPercentage").alias("occupancy_percentage"),
+        # int64 fields are strings in protobuf JSON
+        _json_path(vp, "timestamp").cast(pl.Int64).alias("timestamp_s"),
+    ).with_columns(
+        pl.from_epoch(pl.col("timestamp_s"), "s").dt.replace_time_zone("UTC").alias("timestamp_at")
+    )
+    updates = [e["tripUpdate"] for e in trip_updates.get("entity", []) if "tripUpdate" in e]
+    delays = pl.DataFrame(schema={"trip_id": pl.String, "delay_s": pl.Float64})
+    if updates:
+        tu = pl.from_dicts(updates, infer_schema_length=None)
+        delays = (
+            tu.select(
+                _json_path(tu, "trip", "tripId").cast(pl.String).alias("trip_id"),
+                _json_path(tu, "delay").cast(pl.Float64).alias("delay_s"),
+            )
+            .drop_nulls("trip_id")
+            .unique("trip_id", keep="first")
+        )
+    out = vehicles.with_columns(pl.col("trip_id").cast(pl.String)).join(
+        delays, on="trip_id", how="left"
+    )
+    return (
+        out.select([pl.col(c).cast(t) for c, t in LIVE_SCHEMA.items()])
+        .drop_nulls(["lat", "lon"])
+        .sort("vehicle_id")
+    )
+
+
+def read_live_feed(base_url: str, timeout_s: float) -> pl.DataFrame | None:
+    """Fetch the live vehicles from `pontual serve` at `base_url` (`build_live_vehicles`);
+    None when the server does not answer or answers with an error."""
     import requests  # a dependency of streamlit; imported here so the module stays light
 
-    schema = {
-        "vehicle_id": pl.String,
-        "lat": pl.Float64,
-        "lon": pl.Float64,
-        "delay_s": pl.Float64,
-        "load_ratio": pl.Float64,
-        "label": pl.String,
-    }
+    base = base_url.rstrip("/")
     try:
-        reply = requests.get(url, timeout=timeout_s)
-        reply.raise_for_status()
-        body = reply.json()
+        bodies = []
+        for path in (LIVE_POSITIONS_PATH, LIVE_TRIP_UPDATES_PATH):
+            reply = requests.get(base + path, timeout=timeout_s)
+            reply.raise_for_status()
+            bodies.append(reply.json())
     except (requests.RequestException, ValueError):
-        return pl.DataFrame(schema=schema)
-    items = body if isinstance(body, list) else body.get("vehicles") or body.get("entity") or []
-    if not items:
-        return pl.DataFrame(schema=schema)
-    frame = pl.json_normalize(items, separator="_")
+        return None
+    return build_live_vehicles(bodies[0], bodies[1])
 
-    def pick(*names: str, dtype: pl.DataType) -> pl.Expr:
-        found = [pl.col(n) for n in names if n in frame.columns]
-        return (pl.coalesce(found) if found else pl.lit(None)).cast(dtype)
 
-    return frame.select(
-        pick("vehicle_id", "id", "vehicle_vehicle_id", dtype=pl.String()).alias("vehicle_id"),
-        pick("lat", "latitude", "position_latitude", dtype=pl.Float64()).alias("lat"),
-        pick("lon", "longitude", "position_longitude", dtype=pl.Float64()).alias("lon"),
-        pick("delay_s", "delay", dtype=pl.Float64()).alias("delay_s"),
-        pick("load_ratio", dtype=pl.Float64()).alias("load_ratio"),
-        pick("occupancy_status", "occupancy", dtype=pl.String()).alias("label"),
-    ).drop_nulls(["lat", "lon"])
+def read_report_offers(store: Store, year: int) -> list[Any]:
+    """The reports of `year` the Avaliação anual page offers (`downloads.ReportOffer`)."""
+    from dashboard.downloads import compute_report_offers  # ReportLab loads only when asked
+
+    return compute_report_offers(store, year)

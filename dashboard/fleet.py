@@ -1,7 +1,9 @@
 """The fleet register as the Frota page shows it: age rules, inspections due, reserve, fees.
 
 Pure frame-in, frame-out functions over the `vehicles` table and the regulation profile (BG art.
-18-19 ages, art. 23 inspection intervals, Anexo I XXXV reserve) and its fee table (Lei 221/2017).
+18-19 ages, art. 23 inspection intervals) and its fee table (Lei 221/2017). The reserve fleet is
+not computed here: the Frota page reads it from `fleet_days` (the indices job), which measures
+it against the fleet the timetable requires, as BG Anexo I XXXV asks.
 """
 
 from __future__ import annotations
@@ -81,33 +83,6 @@ def build_fleet_register(vehicles: pl.DataFrame, profile: Profile, on: date) -> 
         .otherwise(pl.lit("em dia"))
     )
     return out.with_columns(status.alias("inspection_status"))
-
-
-def compute_reserve(register: pl.DataFrame, profile: Profile) -> pl.DataFrame:
-    """Reserve fleet per operator: `operator_id`, `n_vehicles`, `n_reserve`, `reserve_share`
-    (0-1), `n_reserve_min` (vehicles the rule asks: the profile's minimum ratio of the fleet,
-    or the small-fleet minimum below the small-fleet size; BG Anexo I XXXV), `is_compliant`."""
-    fleet = profile.fleet
-    ratio = fleet.reserve_min_ratio.value
-    small_below = fleet.reserve_small_fleet_below.value
-    small_min = fleet.reserve_small_fleet_min.value
-    return (
-        register.group_by("operator_id")
-        .agg(
-            pl.len().cast(pl.Int32).alias("n_vehicles"),
-            pl.col("is_reserve").fill_null(False).sum().cast(pl.Int32).alias("n_reserve"),
-        )
-        .with_columns(
-            (pl.col("n_reserve") / pl.col("n_vehicles")).alias("reserve_share"),
-            pl.when(pl.col("n_vehicles") < small_below)
-            .then(pl.lit(small_min))
-            .otherwise((pl.col("n_vehicles") * ratio).ceil())
-            .cast(pl.Int32)
-            .alias("n_reserve_min"),
-        )
-        .with_columns((pl.col("n_reserve") >= pl.col("n_reserve_min")).alias("is_compliant"))
-        .sort("operator_id")
-    )
 
 
 def compute_fees(register: pl.DataFrame, fees: FeeTable) -> pl.DataFrame:

@@ -126,11 +126,12 @@ def to_period(period: str) -> str:
 
 def format_column(series: pl.Series, kind: str, timezone: str = "UTC") -> pl.Series:
     """Format a whole column for display: kind is number, integer, percent, date, local,
-    clock or delay. Vectorised where Polars can; Python formatting on the (small) displayed
+    clock, delay or quantity. Vectorised where Polars can; Python formatting on the (small) displayed
     table otherwise."""
     formatter: Any = {
         "number": to_number,
         "integer": to_integer,
+        "quantity": to_quantity,
         "percent": to_percent,
         "date": to_date,
         "delay": to_delay,
@@ -138,3 +139,26 @@ def format_column(series: pl.Series, kind: str, timezone: str = "UTC") -> pl.Ser
         "clock": lambda v: to_clock(v, timezone),
     }[kind]
     return pl.Series(series.name, [formatter(v) for v in series.to_list()], dtype=pl.String)
+
+
+def to_quantity(value: Number, decimals: int = 2) -> str:
+    """A count or measure: whole numbers without decimals (1.598), others with `decimals`
+    (11.317,15)."""
+    if _is_missing(value):
+        return MISSING
+    assert value is not None
+    return to_number(value, 0 if float(value).is_integer() else decimals)
+
+
+def to_indicator_value(value: Number, unit: str) -> str:
+    """An `indicators` value in its unit as planners read it: ratios as '87,5 %', seconds as
+    minutes ('5,0 min'), money as 'R$ 5,14', everything else by `to_quantity`."""
+    if _is_missing(value):
+        return MISSING
+    if unit == "ratio":
+        return to_percent(value)
+    if unit == "s":
+        return f"{to_number(float(value) / 60, 1)} min"
+    if unit == "brl":
+        return f"R$ {to_number(value, 2)}"
+    return to_quantity(value)

@@ -89,32 +89,72 @@ def build_trip_deck(shape: pl.DataFrame, stops: pl.DataFrame, pings: pl.DataFram
     )
 
 
-def build_live_deck(vehicles: pl.DataFrame, late_s: int, early_s: int) -> pdk.Deck:
-    """Vehicles by position, coloured by delay (late / early beyond the profile's windows,
-    on time, unknown) and sized by occupancy when known (`load_ratio` 0-1+)."""
-    colour = (
-        pl.when(pl.col("delay_s") > late_s)
-        .then(pl.lit(LATE_RGBA))
-        .when(pl.col("delay_s") < -early_s)
-        .then(pl.lit(EARLY_RGBA))
-        .when(pl.col("delay_s").is_not_null())
-        .then(pl.lit(ON_TIME_RGBA))
-        .otherwise(pl.lit(UNKNOWN_RGBA))
-    )
-    radius = 40 + 80 * pl.col("load_ratio").fill_null(0.3).clip(0, 1.5)
-    frame = vehicles.with_columns(colour.alias("color"), radius.alias("radius_m"))
+OCCUPANCY_LEVELS: dict[str, tuple[str, list[int]]] = {
+    "EMPTY": ("vazio", [26, 152, 80, 220]),
+    "MANY_SEATS_AVAILABLE": ("muitos assentos livres", [102, 189, 99, 220]),
+    "FEW_SEATS_AVAILABLE": ("poucos assentos livres", [217, 239, 139, 230]),
+    "STANDING_ROOM_ONLY": ("só em pé", [253, 174, 97, 230]),
+    "CRUSHED_STANDING_ROOM_ONLY": ("em pé, apertado", [244, 109, 67, 230]),
+    "FULL": ("lotado", [215, 48, 39, 230]),
+    "NOT_ACCEPTING_PASSENGERS": ("não aceita passageiros", [120, 30, 120, 230]),
+}
+"""GTFS-RT occupancy statuses: label (pt-BR) and colour, emptiest first."""
+
+
+def compute_live_colours(
+    vehicles: pl.DataFrame, colour_by: str, late_s: int, early_s: int
+) -> pl.DataFrame:
+    """Add `color` (RGBA) and `status` (pt-BR text) to live vehicles, by `colour_by`:
+    'delay' (late / early beyond the profile's windows at the origin, on time, unknown) or
+    'occupancy' (the GTFS-RT occupancy status)."""
+    if colour_by == "delay":
+        delay = pl.col("delay_s")
+        colour = (
+            pl.when(delay > late_s)
+            .then(pl.lit(LATE_RGBA))
+            .when(delay < -early_s)
+            .then(pl.lit(EARLY_RGBA))
+            .when(delay.is_not_null())
+            .then(pl.lit(ON_TIME_RGBA))
+            .otherwise(pl.lit(UNKNOWN_RGBA))
+        )
+        status = (
+            pl.when(delay > late_s)
+            .then(pl.lit("atrasado"))
+            .when(delay < -early_s)
+            .then(pl.lit("adiantado"))
+            .when(delay.is_not_null())
+            .then(pl.lit("no horário"))
+            .otherwise(pl.lit("sem previsão"))
+        )
+    else:
+        occ = pl.col("occupancy_status")
+        colour = pl.lit(UNKNOWN_RGBA)
+        status = pl.lit("sem informação")
+        for code, (label, rgba) in OCCUPANCY_LEVELS.items():
+            colour = pl.when(occ == code).then(pl.lit(rgba)).otherwise(colour)
+            status = pl.when(occ == code).then(pl.lit(label)).otherwise(status)
+    return vehicles.with_columns(colour.alias("color"), status.alias("status"))
+
+
+def build_live_deck(vehicles: pl.DataFrame) -> pdk.Deck:
+    """Vehicles by position, in the colours of `compute_live_colours`; the tooltip gives the
+    vehicle, its line and its status."""
     layer = pdk.Layer(
         "ScatterplotLayer",
-        data=frame.select("vehicle_id", "lat", "lon", "color", "radius_m", "label").to_dicts(),
+        data=vehicles.select("vehicle_id", "line", "lat", "lon", "color", "status").to_dicts(),
         get_position=["lon", "lat"],
         get_fill_color="color",
-        get_radius="radius_m",
-        radius_min_pixels=4,
+        get_line_color=[40, 40, 40],
+        stroked=True,
+        line_width_min_pixels=1,
+        get_radius=60,
+        radius_min_pixels=5,
         pickable=True,
     )
     return pdk.Deck(
         layers=[layer],
         initial_view_state=_view(vehicles),
         map_style=None,
-        tooltip={"text": "{vehicle_id}\n{label}"},
+        tooltip={"text": "Veículo {vehicle_id} · linha {line}\n{status}"},
     )

@@ -18,7 +18,7 @@ import streamlit as st
 from core.profile import Profile, load_profile
 from core.settings import Settings
 from core.store import open_snapshot
-from dashboard import data
+from dashboard import data, downloads
 from dashboard.format import to_period
 
 DIRECTIONS = {"Ambos os sentidos": None, "Ida (0)": 0, "Volta (1)": 1}
@@ -56,6 +56,23 @@ def load(name: str, *args: Any) -> Any:
     """`dashboard.data.<name>(snapshot, *args)`, cached until the snapshot changes."""
     path = str(settings().store_path)
     return _cached(name, path, data.read_snapshot_mtime(path), tuple(args))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _report_bytes(
+    store_path: str, mtime: float, profile_id: str, offer: downloads.ReportOffer, fmt: str
+) -> bytes:
+    with open_snapshot(store_path) as store:
+        report = downloads.build_offered_report(store, offer, load_profile(profile_id))
+    return downloads.to_report_bytes(report, fmt)
+
+
+def report_bytes(offer: downloads.ReportOffer, fmt: str) -> bytes:
+    """The bytes of an offered report as `fmt`, built on first use and cached until the
+    snapshot changes (the download buttons call this when clicked)."""
+    path = str(settings().store_path)
+    mtime = data.read_snapshot_mtime(path)
+    return _report_bytes(path, mtime, settings().profile_id, offer, fmt)  # type: ignore[no-any-return]
 
 
 def require_snapshot() -> None:

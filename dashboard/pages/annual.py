@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import polars as pl
 import streamlit as st
 
-from dashboard import state
-from dashboard.format import format_column
+from dashboard import data, downloads, state
+from dashboard.format import format_column, to_local, to_number
 
 f = state.filters()
+tz = state.timezone()
 quality = state.profile().quality
 st.title("Avaliação anual")
 st.caption(
@@ -67,22 +69,55 @@ else:
             verdict = "apta à renovação" if r[renew] else "não apta à renovação"
             st.write(f"**{r['scope_id']}** ({r['year']}): {verdict}.")
 
-st.subheader("Relatórios")
-reports_dir = Path(state.settings().store_path).parent / "reports"
-files = (
-    sorted(reports_dir.glob("*.pdf")) + sorted(reports_dir.glob("*.xlsx"))
-    if reports_dir.exists()
-    else []
+st.subheader("Relatórios para download")
+year = int(f.period[:4])
+st.caption(
+    "Gerados na hora a partir do snapshot publicado, pelos mesmos construtores de "
+    "`pontual report` (mesmos números e mesmo hash de reprodutibilidade)."
 )
-if not files:
+offers: list[downloads.ReportOffer] = state.load("read_report_offers", year)
+if f.lot_id != data.ALL:
+    offers = [o for o in offers if o.kind != "annual" or (o.scope, o.scope_id) == ("lot", f.lot_id)]
+elif f.operator_id != data.ALL:
+    offers = [
+        o
+        for o in offers
+        if o.kind != "annual" or (o.scope, o.scope_id) == ("operator", f.operator_id)
+    ]
+if not offers:
+    state.empty_notice(f"relatórios de {year}", f"pontual indices --period {year}")
+for i, offer in enumerate(offers):
+    row = st.columns([6, 1, 1], vertical_alignment="center")
+    row[0].write(offer.label)
+    for cell, fmt in zip(row[1:], downloads.FORMATS, strict=True):
+        cell.download_button(
+            fmt.upper(),
+            data=partial(state.report_bytes, offer, fmt),
+            file_name=f"{offer.file_stem}.{fmt}",
+            mime=downloads.FORMATS[fmt],
+            key=f"dl_{i}_{fmt}",
+            icon=":material/download:",
+            on_click="ignore",
+        )
+
+reports_dir = Path(state.settings().store_path).parent / "reports"
+written = downloads.read_written_reports(reports_dir)
+st.subheader("Relatórios já gerados por `pontual report`")
+if written.is_empty():
     st.info(
-        f"Nenhum relatório gerado em `{reports_dir}`. Rode `pontual report` para gerar o "
-        "dossiê anual (PDF) e as planilhas (XLSX)."
+        f"Nenhum relatório gravado em `{reports_dir}`. `pontual report annual --year {year}` "
+        "grava o dossiê anual (PDF, XLSX e CSV) nessa pasta."
     )
-for path in files:
-    st.download_button(
-        f"Baixar {path.name}",
-        data=path.read_bytes(),
-        file_name=path.name,
-        key=f"dl_{path.name}",
+for i, r in enumerate(written.iter_rows(named=True)):
+    row = st.columns([6, 2], vertical_alignment="center")
+    row[0].write(
+        f"{r['name']} · {to_number(r['size_kb'], 0)} kB · {to_local(r['modified_at'], tz)}"
+    )
+    row[1].download_button(
+        "Baixar",
+        data=partial(Path(r["path"]).read_bytes),
+        file_name=r["name"],
+        key=f"dl_file_{i}",
+        icon=":material/download:",
+        on_click="ignore",
     )

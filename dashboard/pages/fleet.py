@@ -18,34 +18,15 @@ st.title("Frota")
 
 vehicles: pl.DataFrame = state.load("read_vehicles", f.operator_id, f.lot_id)
 if vehicles.is_empty():
-    state.empty_notice("cadastro da frota", "pontual fleet load")
+    state.empty_notice("cadastro da frota", "pontual ingest vehicles")
     st.stop()
 register = fleet.build_fleet_register(vehicles, profile, end)
-reserve = fleet.compute_reserve(register, profile)
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Veículos cadastrados", to_integer(register.height))
 c2.metric("Idade média (anos)", to_number(register["age_years"].mean(), 1))
 c3.metric("Acima da idade máxima", to_integer(register["is_over_age"].sum()))
 c4.metric("Vistorias vencidas", to_integer((register["inspection_status"] == "vencida").sum()))
-
-st.subheader("Frota reserva")
-st.dataframe(
-    reserve.select(
-        pl.col("operator_id").alias("Operadora"),
-        pl.col("n_vehicles").alias("Veículos"),
-        pl.col("n_reserve").alias("Reserva"),
-        format_column(reserve["reserve_share"], "percent").alias("Reserva (%)"),
-        pl.col("n_reserve_min").alias("Mínimo exigido"),
-        pl.col("is_compliant").alias("Cumpre"),
-    ),
-    hide_index=True,
-    width="stretch",
-)
-st.caption(
-    f"Mínimo: {to_percent(profile.fleet.reserve_min_ratio.value, 0)} da frota "
-    f"({profile.fleet.reserve_min_ratio.source or 'perfil'})."
-)
 
 st.subheader("Cadastro, idade e vistorias")
 st.dataframe(
@@ -62,7 +43,6 @@ st.dataframe(
         format_column(register["last_inspection_on"], "date").alias("Última vistoria"),
         format_column(register["next_inspection_on"], "date").alias("Próxima vistoria"),
         pl.col("inspection_status").alias("Situação da vistoria"),
-        pl.col("is_reserve").alias("Reserva"),
     ),
     hide_index=True,
     width="stretch",
@@ -94,20 +74,38 @@ else:
             f"dias consecutivos (BG art. 72, parágrafo único, I): "
             f"{', '.join(sorted(set(grave['operator_id'].to_list())))}."
         )
+
+st.subheader("Frota reserva (BG Anexo I, XXXV)")
+if days.is_empty():
+    state.empty_notice("frota reserva", f"pontual indices --period {f.period}")
+else:
     latest = days.sort("service_date").group_by("operator_id").last().sort("operator_id")
-    st.caption("Frota reserva no último dia do período (cadastrados − exigidos):")
     st.dataframe(
         latest.select(
             pl.col("operator_id").alias("Operadora"),
+            format_column(latest["service_date"], "date").alias("Dia"),
             pl.col("n_vehicles_registered").alias("Cadastrados"),
-            pl.col("n_vehicles_required").alias("Exigidos"),
+            pl.col("n_vehicles_required").alias("Exigidos pela tabela horária"),
             pl.col("n_reserve").alias("Reserva"),
             pl.col("n_reserve_min").alias("Reserva mínima"),
-            format_column(latest["reserve_ratio"], "percent").alias("Reserva (%)"),
-            pl.col("is_reserve_ok").alias("Cumpre"),
+            format_column(latest["reserve_ratio"], "percent").alias("Reserva ÷ exigidos"),
+            pl.col("is_reserve_ok")
+            .replace_strict({True: "sim", False: "não"}, default="—")
+            .alias("Cumpre"),
         ),
         hide_index=True,
         width="stretch",
+    )
+    ratio = profile.fleet.reserve_min_ratio
+    small_below = profile.fleet.reserve_small_fleet_below.value
+    small_min = profile.fleet.reserve_small_fleet_min.value
+    st.caption(
+        f"Reserva = veículos cadastrados − veículos exigidos pela tabela horária para operar "
+        f"todas as linhas, no último dia do período. A lei ({ratio.source or 'perfil'}) exige "
+        f"reserva de ao menos {to_percent(ratio.value, 0)} da frota necessária à operação de "
+        f"todas as linhas, e {to_integer(small_min)} veículo quando essa frota tem menos de "
+        f"{to_integer(small_below)}. A marcação 'reserva' do cadastro não entra na conta: "
+        "vale a frota que a operação do dia realmente exige."
     )
 
 st.subheader("Taxas anuais de fiscalização e vistoria")

@@ -1,5 +1,6 @@
-"""Ao vivo: the vehicles of the real-time feed (`pontual serve`), coloured by delay and sized
-by occupancy. Without the feed running, the last stored position of each vehicle."""
+"""Ao vivo: the vehicles of the real-time feed (`pontual serve`: its GTFS-Realtime vehicle
+positions and trip updates as JSON), coloured by delay or by occupancy. Without the server,
+the last stored position of each vehicle, with an info box saying how to start it."""
 
 from __future__ import annotations
 
@@ -9,55 +10,114 @@ import polars as pl
 import streamlit as st
 
 from dashboard import data, maps, state
-from dashboard.format import format_column, to_integer
+from dashboard.format import format_column, to_integer, to_local
 
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
-DEFAULT_LIVE_URL = "http://127.0.0.1:8000/vehicles.json"
+DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-port
 LIVE_TIMEOUT_S = 1.0  # wait this long for the feed before showing the stored positions
+COLOUR_BY = {"Atraso": "delay", "Ocupação": "occupancy"}
 
 state.filters()
 profile = state.profile()
 tz = state.timezone()
+late_s = profile.trips.late_departure_s.value
+early_s = profile.trips.early_departure_s.value
 st.title("Ao vivo")
-url = os.environ.get(LIVE_URL_ENV, DEFAULT_LIVE_URL)
-live = data.read_live_vehicles(url, LIVE_TIMEOUT_S)
-if live.height:
-    st.caption(f"Feed em tempo real: {url} · {to_integer(live.height)} veículos")
-    st.pydeck_chart(
-        maps.build_live_deck(
-            live, profile.trips.late_departure_s.value, profile.trips.early_departure_s.value
-        ),
-        height=520,
+c1, c2, c3 = st.columns([4, 2, 1], vertical_alignment="bottom")
+base_url = c1.text_input(
+    "Endereço do feed em tempo real (`pontual serve`)",
+    value=os.environ.get(LIVE_URL_ENV, DEFAULT_LIVE_URL),
+    key="live_url",
+)
+colour_by = COLOUR_BY[c2.radio("Colorir por", list(COLOUR_BY), horizontal=True, key="live_by")]
+c3.button("Atualizar", icon=":material/refresh:", key="live_refresh")
+lines: pl.DataFrame = state.load("read_lines")
+short = dict(
+    zip(
+        lines["route_id"].to_list(),
+        lines["route_short_name"].fill_null(lines["route_id"]).to_list(),
+        strict=True,
     )
-    st.caption("Vermelho: atrasado · laranja: adiantado · verde: no horário · cinza: sem previsão.")
-    st.dataframe(live, hide_index=True, width="stretch")
+)
+legend = (
+    f"Vermelho: atrasado (mais de {to_integer(late_s / 60)} min) · laranja: adiantado (mais de "
+    f"{to_integer(early_s / 60)} min) · verde: no horário · cinza: sem previsão "
+    f"({profile.trips.late_departure_s.source or 'perfil'})."
+    if colour_by == "delay"
+    else "Do verde (muitos assentos livres) ao vermelho (lotado), pelo estado de ocupação "
+    "GTFS-Realtime que o feed estima das validações; cinza: sem informação."
+)
+
+live = data.read_live_feed(base_url, LIVE_TIMEOUT_S)
+if live is not None:
+    shown = maps.compute_live_colours(
+        live.with_columns(
+            pl.col("route_id").replace_strict(short, default=pl.col("route_id")).alias("line")
+        ),
+        colour_by,
+        late_s,
+        early_s,
+    )
+    newest = shown["timestamp_at"].max()
+    st.caption(
+        f"Feed em tempo real: {base_url} · {to_integer(shown.height)} veículos · posição mais "
+        f"recente {to_local(newest, tz, with_seconds=True)}"  # type: ignore[arg-type]
+    )
+    if shown.is_empty():
+        st.info("O feed respondeu, mas sem veículos com posição neste momento.")
+        st.stop()
+    st.pydeck_chart(maps.build_live_deck(shown), height=520)
+    st.caption(legend)
+    occupancy = pl.col("occupancy_status").replace_strict(
+        {k: v[0] for k, v in maps.OCCUPANCY_LEVELS.items()}, default="—"
+    )
+    st.dataframe(
+        shown.select(
+            pl.col("vehicle_id").alias("Veículo"),
+            pl.col("line").fill_null("—").alias("Linha"),
+            pl.col("trip_id").fill_null("—").alias("Viagem"),
+            format_column(shown["delay_s"], "delay").alias("Atraso"),
+            occupancy.alias("Ocupação"),
+            format_column(shown["occupancy_percentage"], "integer").alias("Ocupação (%)"),
+            format_column(shown["timestamp_at"], "clock", tz).alias("Posição às"),
+        ),
+        hide_index=True,
+        width="stretch",
+    )
     st.stop()
 
 st.info(
-    f"O feed em tempo real não respondeu em {url}. Inicie `pontual serve` (ou defina "
-    f"{LIVE_URL_ENV}) para ver os veículos ao vivo; abaixo, a última posição gravada de cada "
+    f"O feed em tempo real não respondeu em {base_url}. Para ver os veículos ao vivo, inicie "
+    "o servidor em outro terminal: `pontual serve` (consome o MQTT e publica GTFS-Realtime em "
+    f"{DEFAULT_LIVE_URL}; `--http-port` muda a porta) ou aponte o endereço acima (ou a "
+    f"variável {LIVE_URL_ENV}) para o servidor. Abaixo, a última posição gravada de cada "
     "veículo."
 )
 last: pl.DataFrame = state.load("read_last_positions")
 if last.is_empty():
-    state.empty_notice("posições GPS", "pontual avl load")
+    state.empty_notice("posições GPS", "pontual ingest avl")
     st.stop()
-shown = last.with_columns(
-    pl.lit(None, dtype=pl.Float64).alias("delay_s"),
-    pl.lit(None, dtype=pl.Float64).alias("load_ratio"),
-    format_column(last["event_at"], "local", tz).alias("label"),
-)
-st.pydeck_chart(
-    maps.build_live_deck(
-        shown, profile.trips.late_departure_s.value, profile.trips.early_departure_s.value
+stored = maps.compute_live_colours(
+    last.with_columns(
+        pl.lit(None, dtype=pl.Float64).alias("delay_s"),
+        pl.col("reported_occupancy").alias("occupancy_status"),
+        pl.lit("—").alias("line"),
     ),
-    height=520,
+    colour_by,
+    late_s,
+    early_s,
 )
+st.caption(
+    f"Última posição gravada de {to_integer(stored.height)} veículos (sem atraso: o atraso ao "
+    "vivo vem do feed)."
+)
+st.pydeck_chart(maps.build_live_deck(stored), height=520)
+st.caption(legend)
 st.dataframe(
-    shown.select(
+    stored.select(
         pl.col("vehicle_id").alias("Veículo"),
-        pl.col("label").alias("Última posição"),
-        pl.col("reported_occupancy").alias("Ocupação informada"),
+        format_column(stored["event_at"], "local", tz).alias("Última posição"),
+        pl.col("status").alias("Ocupação informada" if colour_by == "occupancy" else "Situação"),
     ),
     hide_index=True,
     width="stretch",

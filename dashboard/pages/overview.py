@@ -8,15 +8,21 @@ from dataclasses import dataclass
 import polars as pl
 import streamlit as st
 
-from dashboard import data, state
+from dashboard import data, labels, state
 from dashboard.format import (
+    format_column,
+    to_indicator_value,
     to_integer,
     to_number,
     to_percent,
     to_period,
     to_points_change,
+    to_quantity,
     to_signed,
 )
+
+# Not an `indicators` row: the share of runs over the crowding limit, from `trip_crowding`.
+CROWDED = "crowded_trip_share"
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,8 @@ KPIS = (
     Kpi(("km_efficiency",), "Km rodado / programado", "percent", "pages/lines.py", "Km por linha"),
     Kpi(("ipk",), "IPK (passageiros/km)", "number", "pages/crowding.py", "Lotação", decimals=2),
     Kpi(
-        ("crowded_trip_share", "over_limit_trip_share", "crowding_over_limit_share"),
-        "Viagens lotadas (acima do limite)",
+        (CROWDED,),
+        "Viagens acima do limite de lotação",
         "percent",
         "pages/crowding.py",
         "Lotação por linha e hora",
@@ -97,6 +103,23 @@ def _grade(score: float | None) -> str:
     return next((g for g in ("A", "B", "C", "D") if score >= bands[g]), "E")
 
 
+def _help(row: dict | None, kpi: Kpi) -> str:
+    """Where the number comes from: numerator ÷ denominator and the article."""
+    if row is None:
+        return "Sem valor neste período."
+    if kpi.ids == (CROWDED,):
+        return (
+            f"{to_integer(row['numerator'])} de {to_integer(row['denominator'])} viagens com "
+            "perfil de carga ficaram acima do limite (BG art. 59; tabela trip_crowding)."
+        )
+    ratio = (
+        f"{to_quantity(row['numerator'])} ÷ {to_quantity(row['denominator'])}"
+        if row.get("denominator") is not None
+        else to_quantity(row.get("numerator"))
+    )
+    return f"{ratio} · {row.get('source') or ''} (indicador `{row['indicator']}`)"
+
+
 f = state.filters()
 scope, scope_id = data.compute_scope(f.operator_id, f.lot_id, f.route_id)
 previous = data.compute_previous_period(f.period)
@@ -105,6 +128,22 @@ periods = tuple(dict.fromkeys((f.period, previous, year)))
 indicators: pl.DataFrame = state.load("read_indicators", scope, scope_id, periods)
 changes = data.build_changes(indicators, f.period, previous)
 annual = data.build_changes(indicators, year, str(int(year) - 1))
+details = {
+    (r["period"], r["indicator"]): r for r in indicators.iter_rows(named=True)
+}  # dozens of rows
+route_ids = (f.route_id,) if f.route_id != data.ALL else f.route_ids
+crowded: dict[str, dict] = {}
+for when, period in (("now", f.period), ("before", previous)):
+    span = data.compute_period_dates(period)
+    share: pl.DataFrame = state.load("read_crowded_share", *span, route_ids)
+    if share.height and share["n_trips"][0]:
+        r = share.row(0, named=True)
+        crowded[when] = {
+            "indicator": CROWDED,
+            "numerator": r["n_over_limit"],
+            "denominator": r["n_trips"],
+            "value": r["value"],
+        }
 
 scope_text = {
     "system": "Sistema inteiro",
@@ -120,11 +159,20 @@ if changes.is_empty():
 
 values = {r["indicator"]: r for r in changes.iter_rows(named=True)}
 values.update({f"annual:{r['indicator']}": r for r in annual.iter_rows(named=True)})
+if "now" in crowded:
+    before = crowded.get("before", {}).get("value")
+    now = crowded["now"]["value"]
+    values[CROWDED] = {"value": now, "change": now - before if before is not None else None}
 columns = st.columns(3)
+key: str | None
 for i, kpi in enumerate(KPIS):
     key = next((k for k in kpi.ids if k in values), None)
+    detail = details.get((f.period, key)) if key else None
     if kpi.ids == ("annual_score",):
         key = next((f"annual:{k}" for k in kpi.ids if f"annual:{k}" in values), key)
+        detail = details.get((year, "annual_score"))
+    if kpi.ids == (CROWDED,):
+        detail = crowded.get("now")
     row = values.get(key) if key else None
     value = row["value"] if row else None
     with columns[i % 3].container(border=True):
@@ -136,26 +184,32 @@ for i, kpi in enumerate(KPIS):
             _value_text(kpi, value),
             delta=_change_text(kpi, row["change"] if row else None),
             delta_color="normal" if kpi.higher_is_better else "inverse",
-            help=f"Indicador `{' / '.join(kpi.ids)}` da tabela indicators",
+            help=_help(detail, kpi),
         )
         st.page_link(
             kpi.page, label=f"O que explica: {kpi.page_label}", icon=":material/arrow_forward:"
         )
 
 if not indicators.is_empty():
-    st.subheader("Todos os indicadores do período")
-    table = indicators.filter(pl.col("period") == f.period)
-    shown = table.select(
-        pl.col("indicator").alias("Indicador"),
-        *(
-            pl.col(c).map_elements(lambda v: to_number(v, 2), return_dtype=pl.String).alias(t)
-            for c, t in (
-                ("numerator", "Numerador"),
-                ("denominator", "Denominador"),
-                ("value", "Valor"),
-            )
-            if c in table.columns
-        ),
-        *([pl.col("unit").alias("Unidade")] if "unit" in table.columns else []),
+    st.subheader(f"Todos os indicadores — {to_period(f.period)}")
+    table = indicators.filter(pl.col("period") == f.period).sort("indicator")
+    units = table["unit"] if "unit" in table.columns else pl.Series([""] * table.height)
+    shown = pl.DataFrame(
+        [
+            labels.label_indicators(table["indicator"]).alias("Indicador"),
+            pl.Series(
+                "Valor",
+                [
+                    to_indicator_value(v, u)
+                    for v, u in zip(table["value"].to_list(), units.to_list(), strict=True)
+                ],
+            ),
+            format_column(table["numerator"], "quantity").alias("Numerador"),
+            format_column(table["denominator"], "quantity").alias("Denominador"),
+            units.replace_strict(labels.UNIT_LABELS, default=units).alias("Unidade"),
+            (table["source"] if "source" in table.columns else units.clear(table.height))
+            .fill_null("")
+            .alias("Fonte"),
+        ]
     )
     st.dataframe(shown, hide_index=True, width="stretch")

@@ -336,22 +336,85 @@ def build_store(path: Path) -> Path:
                 ]
             ),
         )
+        # Crowding (BG limit 4 standees per m²; 38 seats + 6 m² -> 62 at the limit): run
+        # L1-0700 peaks at 60 on board (3,7 per m², under), L1-0900 at 70 (5,3 per m², over).
         write(
             store,
             "trip_loads",
             pl.DataFrame(
                 {
                     "service_date": DAY,
+                    "vehicle_id": "V1",
+                    "run_index": 0,
                     "trip_id": "L1-0700",
+                    "route_id": "L1",
+                    "direction_id": 0,
                     "stop_sequence": [1, 2, 3],
                     "stop_id": ["S1", "S2", "S3"],
-                    "n_boardings": [50, 20, 0],
-                    "n_alightings": [0, 10, 60],
-                    "load_after": [50, 60, 0],
+                    "n_taps": [50, 20, 0],
+                    "n_boardings": [50.0, 20.0, 0.0],
+                    "n_alightings": [0.0, 10.0, 60.0],
+                    "load_after": [50.0, 60.0, 0.0],
                     "n_seats": 38,
                     "standing_area_m2": 6.0,
                     "standees_per_m2": [2.0, 22 / 6, 0.0],
                     "is_over_limit": [False, False, False],
+                    "los": ["D", "E", "A"],
+                    "count_source": "taps",
+                }
+            ),
+        )
+        write(
+            store,
+            "trip_crowding",
+            pl.DataFrame(
+                {
+                    "service_date": DAY,
+                    "vehicle_id": ["V1", "V2"],
+                    "run_index": [0, 1],
+                    "trip_id": ["L1-0700", "L1-0900"],
+                    "route_id": "L1",
+                    "direction_id": 0,
+                    "departure_at": [at(120), at(7620)],
+                    "hour_at": [at(0), at(7200)],
+                    "n_taps": [70, 80],
+                    "n_boardings": [70.0, 80.0],
+                    "max_load": [60.0, 70.0],
+                    "max_load_stop_sequence": [2, 2],
+                    "max_load_stop_id": ["S2", "S2"],
+                    "max_standees_per_m2": [22 / 6, 32 / 6],
+                    "is_over_limit": [False, True],
+                    "los": ["E", "F"],
+                    "n_seats": 38,
+                    "standing_area_m2": 6.0,
+                    "capacity_source": "register",
+                    "count_source": "taps",
+                }
+            ),
+        )
+        write(
+            store,
+            "crowding_summary",
+            pl.DataFrame(
+                {
+                    "service_date": DAY,
+                    "route_id": "L1",
+                    "direction_id": 0,
+                    "hour_at": [at(0), at(7200)],
+                    "n_trips": [1, 1],
+                    "n_over_limit": [0, 1],
+                    "over_limit_share": [0.0, 1.0],
+                    "max_load": [60.0, 70.0],
+                    "max_standees_per_m2": [22 / 6, 32 / 6],
+                    "worst_from_stop_id": "S2",
+                    "worst_to_stop_id": "S3",
+                    "worst_mean_load": [60.0, 70.0],
+                    "worst_mean_standees_per_m2": [22 / 6, 32 / 6],
+                    "peak_segment_load": [60.0, 70.0],
+                    "capacity_at_limit": 62.0,
+                    "is_action_required": [False, True],
+                    "n_trips_needed": [1, 2],
+                    "extra_trips_needed": [0, 1],
                 }
             ),
         )

@@ -11,13 +11,14 @@ from streamlit.testing.v1 import AppTest
 from core.store import Store, open_snapshot
 from dashboard.format import to_number, to_percent, to_points_change, to_signed
 from dashboard.pages import PAGES
+from tests.dashboard.store_builder import DAY
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 
 
 def _app(store: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("PONTUAL_STORE", str(store))
-    monkeypatch.setenv("PONTUAL_LIVE_URL", "http://127.0.0.1:9/vehicles.json")
+    monkeypatch.setenv("PONTUAL_LIVE_URL", "http://127.0.0.1:9")  # nobody listens: fallback
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     return at
@@ -58,7 +59,8 @@ def test_overview_headlines_equal_the_indicators_rows(
     assert shown["IPK (passageiros/km)"][0] == "1,87"
     # Fewer suppressed trips than in February: a negative change, shown as good (inverse).
     assert shown["Viagens suprimidas"] == ("40", to_signed(-5.0, 0)) == ("40", "-5")
-    assert shown["Viagens lotadas (acima do limite)"] == ("—", "")
+    # From trip_crowding: 1 of the 2 runs of the day over the limit.
+    assert shown["Viagens acima do limite de lotação"] == ("50,0 %", "")
     # 84 points so far in 2026: grade B under the Bento Gonçalves bands (B >= 80).
     assert shown["Nota anual parcial 2026 (conceito B)"][0] == "84,0"
 
@@ -173,3 +175,73 @@ def test_infractions_page_marks_suggestions_with_evidence_links(
     assert _metrics(at)["Total (URM)"][0] == "10,0"
     table = pl.from_pandas(at.dataframe[0].value)
     assert table["evidência"].to_list() == ["viagem?data=2026-03-02&viagem=L1-0900"]
+
+
+def test_overview_table_names_indicators_in_pt_br(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    table = pl.from_pandas(at.dataframe[0].value)
+    row = table.filter(pl.col("Indicador") == "ICV — cumprimento de viagens").row(0, named=True)
+    assert (row["Valor"], row["Numerador"], row["Denominador"]) == ("97,3 %", "1.449", "1.489")
+    assert "icv_fulfilment" not in table["Indicador"].to_list()
+
+
+def test_crowding_page_reads_the_crowding_tables(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/crowding.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = _metrics(at)
+    assert shown["Viagens com perfil de carga"][0] == "2"
+    assert shown["Acima do limite"][0] == "1"
+    assert shown["Parcela acima do limite"][0] == "50,0 %"
+    # Art. 59 §1: 70 passengers through the peak segment, 62 per trip at the limit -> 2 trips.
+    assert shown["Faixas linha × hora com reforço exigido"][0] == "1"
+    assert shown["Viagens extras no período"][0] == "1"
+    actions = pl.from_pandas(at.dataframe[0].value).row(0, named=True)
+    assert actions["Hora"] == "09:00"  # 12:00 UTC in Bento Gonçalves
+    assert actions["Trecho mais carregado"] == "Praça → Terminal Bairro"
+    assert (actions["Viagens necessárias"], actions["Viagens extras"]) == (2, 1)
+    # The load profile of the most crowded run with a register capacity: 38 + 4 × 6 = 62.
+    assert at.selectbox(key="crowd_trip").value == (DAY, "V2", 1)
+    at.selectbox(key="crowd_trip").set_value((DAY, "V1", 0)).run()
+    shown = _metrics(at)
+    assert (shown["Assentos"][0], shown["Limite (assentos + em pé)"][0]) == ("38", "62")
+    loads = pl.from_pandas(at.dataframe[1].value)
+    assert loads["Parada"].to_list() == ["Terminal Centro", "Praça", "Terminal Bairro"]
+    assert loads["A bordo ao sair"].to_list() == ["50,0", "60,0", "0,0"]
+    assert loads["Em pé/m²"].to_list() == ["2,0", "3,7", "0,0"]
+
+
+def test_fleet_page_reserve_is_the_laws_from_fleet_days(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/fleet.py").run()
+    reserve = pl.from_pandas(at.dataframe[-1].value).row(0, named=True)
+    # Last day: 2 registered, 2 required -> no reserve, 1 required (fleet under 10).
+    assert (reserve["Reserva"], reserve["Reserva mínima"], reserve["Cumpre"]) == (0, 1, "não")
+    assert any("Anexo I, item XXXV" in c.value for c in at.caption)
+    # Only one reserve figure: the register's 'reserva' flag is not shown any more.
+    assert sum("Reserva" in str(list(d.value.columns)) for d in at.dataframe) == 1
+
+
+def test_live_page_falls_back_to_the_stored_positions(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/live.py").run()
+    assert "pontual serve" in at.info[0].value
+    assert "http://127.0.0.1:9" in at.info[0].value
+
+
+def test_annual_page_offers_the_reports(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/annual.py").run()
+    texts = " ".join(m.value for m in at.markdown)
+    assert "Relatório mensal de operação 03/2026 (art. 62-VII)" in texts
+    assert "Relatório semestral 1º sem./2026" in texts

@@ -1,0 +1,140 @@
+"""The reports the Avaliação anual page offers for download, built by `dashboard.reports`.
+
+Which reports a year offers (`compute_report_offers`: the annual dossier of every operator and
+lot graded that year, the two semester reports, the monthly report of every month with
+trips), and the bytes of one of them as PDF or XLSX (`to_report_bytes`). No streamlit here: the
+page builds on click and caches the bytes keyed on the snapshot's modification time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from core.profile import Profile
+from core.store import Store
+from dashboard.reports.annual import build_annual_dossier, read_annual_scopes
+from dashboard.reports.model import ReportData
+from dashboard.reports.monthly import build_monthly_report
+from dashboard.reports.render_pdf import to_pdf
+from dashboard.reports.render_xlsx import to_xlsx
+from dashboard.reports.semester import build_semester_report
+
+FORMATS = {
+    "pdf": "application/pdf",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+"""Download formats and their MIME types."""
+
+
+@dataclass(frozen=True)
+class ReportOffer:
+    """One downloadable report: `kind` ('annual', 'semester', 'monthly'), `period` (the year
+    '2026', the half '2026-1' or the month '2026-03'), and for the annual dossier the `scope`
+    ('operator' or 'lot') and `scope_id`."""
+
+    kind: str
+    period: str
+    scope: str = ""
+    scope_id: str = ""
+
+    @property
+    def label(self) -> str:
+        """What the page calls it (pt-BR)."""
+        if self.kind == "annual":
+            who = "operadora" if self.scope == "operator" else "lote"
+            return f"Dossiê anual de renovação {self.period} — {who} {self.scope_id}"
+        if self.kind == "semester":
+            year, half = self.period.split("-")
+            return f"Relatório semestral {half}º sem./{year} (Anexo I, XLII)"
+        year, month = self.period.split("-")
+        return f"Relatório mensal de operação {month}/{year} (art. 62-VII)"
+
+    @property
+    def file_stem(self) -> str:
+        """The file name without extension, as `pontual report` names it."""
+        if self.kind == "annual":
+            return f"dossie-anual-{self.period}-{self.scope_id}"
+        if self.kind == "semester":
+            return f"relatorio-semestral-{self.period}"
+        return f"relatorio-mensal-{self.period}"
+
+
+def compute_report_offers(store: Store, year: int) -> list[ReportOffer]:
+    """The reports of `year` the store can fill: the annual dossier per operator and lot with an
+    `annual_grades` row, the semesters and months with trip outcomes."""
+    offers = [
+        ReportOffer("annual", str(year), scope, scope_id)
+        for scope in ("operator", "lot")
+        for scope_id in read_annual_scopes(store, year, scope)
+    ]
+    months: list[str] = []
+    has_outcomes = not store.query(
+        "SELECT 1 FROM information_schema.tables WHERE table_name = 'trip_outcomes'"
+    ).is_empty()
+    if has_outcomes:
+        months = (
+            store.query(
+                "SELECT DISTINCT strftime(service_date, '%Y-%m') AS month FROM trip_outcomes "
+                "WHERE year(service_date) = ? ORDER BY month",
+                [year],
+            )
+            .get_column("month")
+            .to_list()
+        )
+    halves = sorted({f"{year}-{1 if int(m[5:]) <= 6 else 2}" for m in months})
+    offers += [ReportOffer("semester", h) for h in halves]
+    offers += [ReportOffer("monthly", m) for m in months]
+    return offers
+
+
+def build_offered_report(store: Store, offer: ReportOffer, profile: Profile) -> ReportData:
+    """Build one offered report with the builders of `dashboard.reports` (no entered CSVs:
+    maintenance costs and staff stay blank, as in `pontual report` without them)."""
+    if offer.kind == "annual":
+        return build_annual_dossier(
+            store, int(offer.period), profile, scope=offer.scope, scope_id=offer.scope_id
+        )
+    if offer.kind == "semester":
+        return build_semester_report(store, offer.period, profile)
+    return build_monthly_report(store, offer.period, profile)
+
+
+def to_report_bytes(report: ReportData, fmt: str) -> bytes:
+    """The report rendered as `fmt` ('pdf' or 'xlsx'), as bytes."""
+    render = {"pdf": to_pdf, "xlsx": to_xlsx}[fmt]
+    with tempfile.TemporaryDirectory(prefix="pontual-report-") as tmp:
+        return render(report, Path(tmp) / f"{report.file_stem}.{fmt}").read_bytes()
+
+
+def read_written_reports(folder: Path) -> pl.DataFrame:
+    """Reports `pontual report` already wrote in `folder`: `name`, `path`, `size_kb`,
+    `modified_at` (UTC), newest first; empty when the folder does not exist."""
+    files = sorted(
+        [p for p in folder.glob("*") if p.suffix in (".pdf", ".xlsx")] if folder.is_dir() else []
+    )
+    return (
+        pl.DataFrame(
+            {
+                "name": [p.name for p in files],
+                "path": [str(p) for p in files],
+                "size_kb": [p.stat().st_size / 1024 for p in files],
+                "modified_at": [p.stat().st_mtime for p in files],
+            },
+            schema={
+                "name": pl.String,
+                "path": pl.String,
+                "size_kb": pl.Float64,
+                "modified_at": pl.Float64,
+            },
+        )
+        .with_columns(
+            pl.from_epoch((pl.col("modified_at") * 1e6).cast(pl.Int64), "us")
+            .dt.replace_time_zone("UTC")
+            .alias("modified_at")
+        )
+        .sort("modified_at", descending=True)
+    )
