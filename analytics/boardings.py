@@ -29,6 +29,14 @@ UNPLACED_REASONS = {
 }
 """Why a tap could not be placed, by placement code (pt-BR, shown to planners)."""
 
+TRACE_REASONS = {
+    "on_trace": "localizada no rastro GPS do veículo (sem viagem programada: sem parada nem carga)",
+    "no_vehicle": "validação sem veículo: não há rastro GPS a consultar",
+    "vehicle_without_gps": "o veículo não tem posições GPS no período",
+    "beyond_gps_gap": "nenhuma posição GPS do veículo perto o bastante da hora da validação",
+}
+"""Where a tap without a run stands on its vehicle's GPS trace, by code (pt-BR)."""
+
 
 @dataclass(frozen=True)
 class BoardingOptions:
@@ -37,6 +45,9 @@ class BoardingOptions:
     terminal_boarding_s: float = 900.0
     """default: taps up to this long before the origin departure board at the origin terminal
     (layover boarding); bounded below by the end of the vehicle's previous run"""
+    trace_max_gap_s: float = 300.0
+    """default: a tap with no run is located on its vehicle's GPS trace at the nearest fix
+    no farther than this in time (SUBE's sample has a fix every 4-6 min)"""
     last_stop_hold_s: float = 300.0
     """default: for APC readings only, the last stop holds readings this long after arrival
     (door close after the final alighting)"""
@@ -205,4 +216,67 @@ def compute_boardings(
         pl.col("stop_sequence").cast(pl.Int32),
         "stop_id",
         pl.col("placement").replace_strict(UNPLACED_REASONS, default=None).alias("reason"),
+    )
+
+
+def match_to_trace(
+    taps: pl.DataFrame,
+    pings: pl.DataFrame,
+    options: BoardingOptions = DEFAULT_BOARDING_OPTIONS,
+) -> pl.DataFrame:
+    """Locate taps on their vehicle's GPS trace: the nearest fix in time (as-of join by vehicle).
+
+    For taps that no run holds (a feed without a timetable, e.g. SUBE in Buenos Aires): it
+    says where the bus was, not which stop or run, so no load follows from it.
+    `taps`: transaction_id, event_at, vehicle_id. `pings`: `vehicle_locations` (vehicle_id,
+    event_at, lat, lon). Returns transaction_id, vehicle_id, event_at, `trace` ('on_trace',
+    'no_vehicle', 'vehicle_without_gps', 'beyond_gps_gap'), `ping_at`, `lat`, `lon`
+    (degrees; null unless on the trace), `gap_s` (seconds from the tap to that fix) and
+    `reason` (pt-BR).
+    """
+    fixes = (
+        pings.select(
+            "vehicle_id", pl.col("event_at").cast(UTC_INSTANT).alias("ping_at"), "lat", "lon"
+        )
+        .drop_nulls(["vehicle_id", "ping_at"])
+        .sort("ping_at")
+    )
+    left = taps.select("transaction_id", pl.col("event_at").cast(UTC_INSTANT), "vehicle_id").sort(
+        "event_at"
+    )
+    joined = left.join_asof(
+        fixes,
+        left_on="event_at",
+        right_on="ping_at",
+        by="vehicle_id",
+        strategy="nearest",
+        check_sortedness=False,
+    )
+    gap = (pl.col("event_at") - pl.col("ping_at")).dt.total_microseconds().abs() / 1e6
+    with_gps = fixes.select("vehicle_id").unique().with_columns(pl.lit(True).alias("has_gps"))
+    on = pl.col("ping_at").is_not_null() & (gap <= options.trace_max_gap_s)
+    trace = (
+        pl.when(pl.col("vehicle_id").is_null())
+        .then(pl.lit("no_vehicle"))
+        .when(pl.col("has_gps").is_null())
+        .then(pl.lit("vehicle_without_gps"))
+        .when(on)
+        .then(pl.lit("on_trace"))
+        .otherwise(pl.lit("beyond_gps_gap"))
+    )
+    return (
+        joined.join(with_gps, on="vehicle_id", how="left")
+        .with_columns(trace.alias("trace"), gap.alias("gap_s"))
+        .select(
+            "transaction_id",
+            "vehicle_id",
+            "event_at",
+            "trace",
+            *[
+                pl.when(pl.col("trace") == "on_trace").then(pl.col(c)).alias(c)
+                for c in ("ping_at", "lat", "lon", "gap_s")
+            ],
+            pl.col("trace").replace_strict(TRACE_REASONS, default=None).alias("reason"),
+        )
+        .sort("event_at", "transaction_id")
     )

@@ -17,7 +17,9 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     Duplicates (same vehicle and event time) keep the lowest ping_id. Added columns:
     `t_s` (event time as epoch seconds, float), `dt_s` (seconds since the previous ping),
     `is_gap_before` (dt_s above `gap_s`), `is_outlier` (a jump: the implied speed to both the
-    previous and the next ping exceeds `max_speed_m_s`, i.e. the fix leaps away and back).
+    previous and the next ping exceeds `max_speed_m_s`, or the path through the fix is longer
+    than the straight line between its neighbours by more than `spike_m`: it leaps away and
+    back).
     """
     df = (
         pings.sort("vehicle_id", "event_at", "ping_id")
@@ -29,6 +31,15 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     dt_next = -pl.col("t_s").diff(-1).over(over)
     step_prev = ((pl.col("x_m").diff().pow(2) + pl.col("y_m").diff().pow(2)).sqrt()).over(over)
     step_next = ((pl.col("x_m").diff(-1).pow(2) + pl.col("y_m").diff(-1).pow(2)).sqrt()).over(over)
+    skip = (
+        (
+            (pl.col("x_m").shift(-1) - pl.col("x_m").shift(1)).pow(2)
+            + (pl.col("y_m").shift(-1) - pl.col("y_m").shift(1)).pow(2)
+        )
+        .sqrt()
+        .over(over)
+    )
+    spike = (step_prev + step_next - skip) > options.spike_m
     v_prev = step_prev / dt_prev.clip(lower_bound=1.0)
     v_next = step_next / dt_next.clip(lower_bound=1.0)
     vmax = options.max_speed_m_s
@@ -38,6 +49,7 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
         (
             (v_prev.fill_null(0.0) > vmax) & (v_next.fill_null(float("inf")) > vmax)
             | (v_prev.is_null() & (v_next > vmax))
+            | spike.fill_null(False)
         )
         .fill_null(False)
         .alias("is_outlier"),

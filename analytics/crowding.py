@@ -21,7 +21,12 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from analytics.alightings import DEFAULT_ALIGHTING_OPTIONS, AlightingOptions, compute_alightings
-from analytics.boardings import DEFAULT_BOARDING_OPTIONS, BoardingOptions, compute_boardings
+from analytics.boardings import (
+    DEFAULT_BOARDING_OPTIONS,
+    BoardingOptions,
+    compute_boardings,
+    match_to_trace,
+)
 from analytics.loads import (
     DEFAULT_LOAD_OPTIONS,
     LoadOptions,
@@ -70,6 +75,9 @@ class CrowdingResult:
     trip_loads: pl.DataFrame
     trip_crowding: pl.DataFrame
     crowding_summary: pl.DataFrame
+    trace_placements: pl.DataFrame | None = None
+    """taps whose vehicle ran no recognised trip, located on its GPS trace
+    (`analytics.boardings.match_to_trace`); None when every vehicle had runs"""
 
 
 def _vehicle_types(profile: Profile) -> pl.DataFrame:
@@ -292,9 +300,30 @@ def run_crowding(
     result = compute_crowding(inputs, profile, options)
     write_crowding(store, result, profile, start, end)
     in_range = pl.col("service_date").is_between(start, end)
+    taps = result.tap_placements.filter(in_range)
     return CrowdingResult(
-        result.tap_placements.filter(in_range),
+        taps,
         result.trip_loads.filter(in_range),
         result.trip_crowding.filter(in_range),
         result.crowding_summary.filter(in_range),
+        read_trace_placements(store, taps, options),
     )
+
+
+def read_trace_placements(
+    store: Store, tap_placements: pl.DataFrame, options: CrowdingOptions = DEFAULT_CROWDING_OPTIONS
+) -> pl.DataFrame | None:
+    """Locate on the GPS trace the taps whose vehicle ran no recognised trip (a city without a
+    timetable, GPS never matched); None when there are none. Reads only those vehicles' pings
+    around those taps."""
+    lost = tap_placements.filter(pl.col("placement") == "vehicle_without_trips")
+    if lost.height == 0:
+        return None
+    gap = timedelta(seconds=options.boarding.trace_max_gap_s)
+    lo, hi = lost["event_at"].min(), lost["event_at"].max()
+    pings = store.read(
+        "vehicle_locations",
+        "event_at BETWEEN ? AND ? AND list_contains(?, vehicle_id)",
+        [lo - gap, hi + gap, lost["vehicle_id"].unique().sort().to_list()],  # type: ignore[operator]
+    )
+    return match_to_trace(lost, pings, options.boarding)

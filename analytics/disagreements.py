@@ -73,7 +73,9 @@ def compute_agreement(outcomes: pl.DataFrame, truth: pl.DataFrame) -> dict[str, 
     err = (j["actual_start_at"] - j["_t"]).dt.total_seconds().abs().drop_nulls()
     return {
         "n_trips": float(j.height),
-        "agreement": float(j.select((pl.col("outcome") == pl.col("true_outcome")).mean()).item() or 0.0),
+        "agreement": float(
+            j.select((pl.col("outcome") == pl.col("true_outcome")).mean()).item() or 0.0
+        ),
         "start_error_median_s": float(err.median() or 0.0),  # type: ignore[arg-type]
         "start_error_p95_s": float(err.quantile(0.95) or 0.0),  # type: ignore[arg-type]
     }

@@ -16,6 +16,10 @@ class MatchOptions:
 
     max_speed_m_s: float = 40.0
     """implied speed above which a ping that jumps away and back is an outlier (144 km/h)"""
+    spike_m: float = 250.0
+    """a fix whose detour via it exceeds the straight line between its neighbours by more than
+    this is a jump (GPS multipath), whatever the ping interval: a bus does not go 250 m out
+    and back between two fixes except at a turnaround, where losing one fix costs nothing"""
     gap_s: float = 180.0
     """a silence longer than this between two pings is a GPS gap (noted on the ping after it)"""
     densify_step_m: float = 20.0
@@ -43,6 +47,9 @@ class MatchOptions:
     dominance_overlap_s: float = 60.0
     """a run overlapped this long (or a quarter of its time) by a longer run of the same vehicle
     on another shape is dropped: a vehicle runs one shape at a time"""
+    dominance_coverage_margin: float = 0.1
+    """between overlapping runs, the one covering more of its own itinerary by this share wins;
+    within it, the one that went further"""
     min_duration_ratio: float = 0.6
     """a run faster than this share of the planned time for the stretch it covered cannot be
     that trip (a deadhead between terminals, or fixes that only touch the shape's ends)"""

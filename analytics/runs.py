@@ -197,7 +197,7 @@ def build_runs(
         )
         .drop("_observed_m")
     )
-    stats = _drop_dominated(stats, options.dominance_overlap_s)
+    stats = _drop_dominated(stats, options.dominance_overlap_s, options.dominance_coverage_margin)
     stats = stats.sort("vehicle_id", "first_s").with_columns(
         pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
     )
@@ -315,17 +315,24 @@ def _on_shape_distance(
     )
 
 
-def _drop_dominated(stats: pl.DataFrame, overlap_s: float) -> pl.DataFrame:
-    """Drop runs overlapped in time (a quarter of the shorter one, or `overlap_s`) by a run of
-    the same vehicle that went further.
+def _drop_dominated(stats: pl.DataFrame, overlap_s: float, margin: float) -> pl.DataFrame:
+    """Drop runs overlapped in time (a quarter of the shorter one, or `overlap_s`) by a better
+    run of the same vehicle: one that covered a larger share of its own itinerary (by more than
+    `margin`), or about the same share and further. A complete run of a short line beats the
+    partial run of a long line sharing its corridor; a long line beats a short one it contains.
 
     A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
     alternative of the winner (identical itineraries under two shape ids).
     """
     key = ["vehicle_id", "shape_idx", "_seg"]
-    s = stats.with_row_index("_rid")
+    s = stats.with_row_index("_rid").with_columns(
+        (
+            pl.col("distance_run_m")
+            / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+        ).alias("_cov")
+    )
     pairs = (
-        s.select("_rid", "vehicle_id", "first_s", "last_s", "distance_run_m", "shape_idx")
+        s.select("_rid", "vehicle_id", "first_s", "last_s", "distance_run_m", "_cov", "shape_idx")
         .join(
             s.select(
                 pl.col("_rid").alias("_o"),
@@ -333,6 +340,7 @@ def _drop_dominated(stats: pl.DataFrame, overlap_s: float) -> pl.DataFrame:
                 pl.col("first_s").alias("o_first"),
                 pl.col("last_s").alias("o_last"),
                 pl.col("distance_run_m").alias("o_dist"),
+                pl.col("_cov").alias("o_cov"),
                 pl.col("shape_idx").alias("o_shape"),
             ),
             on="vehicle_id",
@@ -343,8 +351,11 @@ def _drop_dominated(stats: pl.DataFrame, overlap_s: float) -> pl.DataFrame:
     shorter = pl.min_horizontal(
         pl.col("last_s") - pl.col("first_s"), pl.col("o_last") - pl.col("o_first")
     )
-    beaten = (pl.col("o_dist") > pl.col("distance_run_m")) | (
+    further = (pl.col("o_dist") > pl.col("distance_run_m")) | (
         (pl.col("o_dist") == pl.col("distance_run_m")) & (pl.col("o_shape") < pl.col("shape_idx"))
+    )
+    beaten = (pl.col("o_cov") >= pl.col("_cov") + margin) | (
+        (pl.col("o_cov") > pl.col("_cov") - margin) & further
     )
     pairs = pairs.filter(((overlap > 0.25 * shorter) | (overlap >= overlap_s)) & (overlap > 0))
     losers = pairs.filter(beaten)
@@ -359,7 +370,7 @@ def _drop_dominated(stats: pl.DataFrame, overlap_s: float) -> pl.DataFrame:
     out = winners.join(alts, on="_rid", how="left").with_columns(
         pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
     )
-    return out.drop("_rid").sort(key)
+    return out.drop("_rid", "_cov").sort(key)
 
 
 def _finish_runs(
