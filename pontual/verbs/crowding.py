@@ -15,7 +15,7 @@ import polars as pl
 from rich.table import Table
 
 from analytics.alightings import UNLINKED_REASONS
-from analytics.boardings import UNPLACED_REASONS
+from analytics.boardings import TRACE_REASONS, UNPLACED_REASONS
 from analytics.crowding import CrowdingResult, run_crowding
 from core.errors import ConfigError
 from pontual.context import Context
@@ -75,6 +75,12 @@ def print_result(
         for code, count in counts.sort("len", descending=True).iter_rows():
             why.add_row(code, str(count), UNPLACED_REASONS.get(code, ""))
         ctx.console.print(why)
+    if result.trace_placements is not None:
+        trace = result.trace_placements.group_by("trace").len().sort("len", descending=True)
+        ctx.say(
+            "sem viagem reconhecida, no rastro GPS do veículo: "
+            + "; ".join(f"{c} {n} ({TRACE_REASONS.get(c, '')})" for c, n in trace.iter_rows())
+        )
     if placed.height:
         methods = placed.group_by("alighting_method").len().sort("len", descending=True)
         ctx.say(
