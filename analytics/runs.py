@@ -249,8 +249,8 @@ def _on_shape_distance(
     points (shared terminals, crossings) covers almost none of it.
 
     Silence is not evidence of a partial trip: a stretch that ends into a GPS gap (no ping at
-    all for more than `gap_s`) is credited up to the destination, one that starts out of a gap
-    from the origin. `_observed_m` counts only steps between pings at most `gap_s` apart, with
+    all for more than `gap_s`) is credited towards the destination, one that starts out of a
+    gap from the origin, as far as the stretch's mean speed carries it in the silence. `_observed_m` counts only steps between pings at most `gap_s` apart, with
     no silence credit: a run must show that much real progress to exist at all.
     """
     seg_key = ["vehicle_id", "shape_idx", "_seg"]
@@ -302,13 +302,27 @@ def _on_shape_distance(
     silent_start = ~first("_anchor") & (first("_dt_in") > gap_s).fill_null(False)
     silent_end = ~last("_anchor") & (last("_dt_out") > gap_s).fill_null(False)
     return (
-        steps.with_columns(pl.when(on).then(pl.col("_step")).otherwise(across).alias("_credit"))
+        steps.with_columns(
+            pl.when(on).then(pl.col("_step")).otherwise(across).alias("_credit"), speed.alias("_v")
+        )
         .group_by(seg_key)
         .agg(
             (
                 pl.col("_credit").sum()
-                + pl.when(silent_start).then(first("_p") - first("origin_dist_m")).otherwise(0.0)
-                + pl.when(silent_end).then(last("destination_dist_m") - last("_p")).otherwise(0.0)
+                + pl.when(silent_start)
+                .then(
+                    pl.min_horizontal(
+                        first("_p") - first("origin_dist_m"), first("_dt_in") * first("_v")
+                    )
+                )
+                .otherwise(0.0)
+                + pl.when(silent_end)
+                .then(
+                    pl.min_horizontal(
+                        last("destination_dist_m") - last("_p"), last("_dt_out") * last("_v")
+                    )
+                )
+                .otherwise(0.0)
             ).alias("distance_run_m"),
             pl.col("_step").filter(on & (pl.col("_dt") <= gap_s)).sum().alias("_observed_m"),
         )
