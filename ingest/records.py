@@ -193,37 +193,41 @@ def _from_epoch_s(seconds: pl.Series) -> pl.Series:
 
 
 def parse_value(expr: pl.Expr, dtype_in: pl.DataType, target: pl.DataType) -> pl.Expr:
-    """A raw value cast to the declared dtype `target`; null when it cannot be read."""
+    """A raw value cast to the declared dtype `target`; null when it cannot be read.
+
+    Texts must already be stripped of surrounding blanks (`compute_typed` strips each text
+    column once). Numbers come out as Float64 here: `finish_value` checks them and casts
+    integers, on the materialised column (each parse runs once per value).
+    """
     if isinstance(target, pl.String):
-        text = expr.cast(pl.String)
-        return text.str.strip_chars() if isinstance(dtype_in, pl.String) else text
+        return expr.cast(pl.String)
     if isinstance(target, pl.Boolean):
         if isinstance(dtype_in, pl.Boolean):
             return expr
-        word = expr.cast(pl.String).str.strip_chars().str.to_lowercase()
+        word = expr.cast(pl.String).str.to_lowercase()
         return (
             pl.when(word.is_in(_TRUE_WORDS)).then(True).when(word.is_in(_FALSE_WORDS)).then(False)
         )
     if isinstance(target, pl.Date):
         if isinstance(dtype_in, pl.String):
-            return expr.str.strip_chars().str.to_date("%Y-%m-%d", strict=False)
+            return expr.str.to_date("%Y-%m-%d", strict=False)
         return expr.cast(pl.Date, strict=False)
-    if target.is_integer():
-        number = _as_float(expr, dtype_in)
-        # "1.0" is an integer written by a float-minded exporter; "1.5" is not an integer.
-        return pl.when(number == number.round(0)).then(number.cast(target, strict=False))
-    if target.is_float():
-        return _as_float(expr, dtype_in)
+    if target.is_integer() or target.is_float():
+        return expr.cast(pl.Float64, strict=False)
     raise TypeError(f"no raw parser for {target!r}")  # pragma: no cover - declaration error
 
 
-def _as_float(expr: pl.Expr, dtype_in: pl.DataType) -> pl.Expr:
-    if isinstance(dtype_in, pl.String):
-        number = expr.str.strip_chars().cast(pl.Float64, strict=False)
-    else:
-        number = expr.cast(pl.Float64, strict=False)
-    # NaN and infinities are not readings.
-    return pl.when(number.is_finite()).then(number)
+def finish_value(number: pl.Expr, target: pl.DataType) -> pl.Expr:
+    """A parsed Float64 `number` as the declared numeric `target`; other dtypes pass."""
+    if target.is_integer():
+        # "1.0" is an integer written by a float-minded exporter; "1.5" is not an integer.
+        return pl.when(number.is_finite() & (number == number.round(0))).then(
+            number.cast(target, strict=False)
+        )
+    if target.is_float():
+        # NaN and infinities are not readings.
+        return pl.when(number.is_finite()).then(number)
+    return number
 
 
 _KIND_WORDS = {
@@ -246,29 +250,41 @@ def compute_typed(
     column that is null is "missing", a given value that cannot be read is "cannot read".
     """
     tz = options.source_tz or "UTC"
-    exprs: list[pl.Expr] = []
+    # Four passes, each over materialised columns, so that every value is stripped and parsed
+    # once: strip texts, parse, check and cast numbers, then flag the unreadable and missing.
+    stripped: list[pl.Expr] = []
+    parsed: list[pl.Expr] = []
+    finished: list[pl.Expr] = []
     flags: list[pl.Expr] = []
     checks: list[Check] = []
+    present: list[str] = []
     for col in columns:
         if col.name not in raw.columns:
-            exprs.append(pl.lit(None, dtype=col.dtype).alias(col.name))
+            parsed.append(pl.lit(None, dtype=col.dtype).alias(col.name))
             if not col.nullable:
                 checks.append(Check(col.name, pl.lit(True), f"missing {col.name}"))
             continue
+        present.append(col.name)
         src = pl.col(col.name)
         dtype_in = raw.schema[col.name]
-        if isinstance(col.dtype, pl.Datetime):
-            parsed = pl.lit(parse_instant(raw[col.name], tz, options.time_format))
-        else:
-            parsed = parse_value(src, dtype_in, col.dtype)
-        exprs.append(parsed.alias(col.name))
-        given = src.is_not_null()
+        given_name = f"_given_{col.name}"
         if isinstance(dtype_in, pl.String):
-            given = given & (src.str.strip_chars() != "")
+            stripped.append(src.str.strip_chars())
+            given = src.is_not_null() & (src != "")
+        else:
+            stripped.append(src)
+            given = src.is_not_null()
+        parsed.append(given.alias(given_name))
+        if isinstance(col.dtype, pl.Datetime):
+            value = pl.lit(parse_instant(raw[col.name], tz, options.time_format))
+        else:
+            value = parse_value(src, dtype_in, col.dtype)
+        parsed.append(value.alias(col.name))
+        finished.append(finish_value(src, col.dtype).alias(col.name))
         flag = f"_unreadable_{col.name}"
-        flags.append((given & parsed.is_null()).alias(flag))
+        flags.append((pl.col(given_name) & src.is_null()).alias(flag))
         if not col.nullable:
-            flags.append((~given).alias(f"_missing_{col.name}"))
+            flags.append((~pl.col(given_name)).alias(f"_missing_{col.name}"))
             checks.append(Check(col.name, pl.col(f"_missing_{col.name}"), f"missing {col.name}"))
         kind = _KIND_WORDS.get(type(col.dtype).__name__)
         if kind is not None:
@@ -276,12 +292,18 @@ def compute_typed(
     # A per-record `source` (the MQTT topic of each message) travels with the record.
     extra = [c for c in (RECORD_KEY, RAW_RECORD, "source") if c in raw.columns]
     if SNAPSHOT_AT in raw.columns:
-        exprs.append(pl.lit(parse_instant(raw[SNAPSHOT_AT], tz)).alias(SNAPSHOT_AT))
-    typed = raw.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias(_ROW),
-        *[pl.col(c) for c in extra],
-        *exprs,
-        *flags,
+        parsed.append(pl.lit(parse_instant(raw[SNAPSHOT_AT], tz)).alias(SNAPSHOT_AT))
+    keep = [pl.col(c) for c in extra]
+    typed = (
+        raw.select(*keep, *stripped)
+        .select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias(_ROW),
+            *keep,
+            *parsed,
+        )
+        .with_columns(finished)
+        .with_columns(flags)
+        .drop([f"_given_{name}" for name in present])
     )
     return typed, checks
 
