@@ -163,33 +163,7 @@ def locate_trip_stops(
         .sort("template_trip_id", "stop_sequence")
     )
     key = ["template_trip_id", "stop_sequence"]
-    pairs = (
-        st.select(*key, "shape_id", "stop_x_m", "stop_y_m")
-        .join(points, on="shape_id")
-        .with_columns(
-            (
-                (pl.col("x_m") - pl.col("stop_x_m")).pow(2)
-                + (pl.col("y_m") - pl.col("stop_y_m")).pow(2)
-            )
-            .sqrt()
-            .alias("gap_m")
-        )
-    )
-    # candidates: points nearly as close as the best one, grouped into passes of the shape
-    pairs = (
-        pairs.filter(pl.col("gap_m") <= pl.col("gap_m").min().over(key) * 1.5 + 30.0)
-        .sort(*key, "dist_m")
-        .with_columns(
-            (pl.col("dist_m").diff().over(key) > 200.0)
-            .fill_null(False)
-            .cum_sum()
-            .over(key)
-            .alias("_pass")
-        )
-        .sort("gap_m")
-        .group_by(*key, "_pass")
-        .agg(pl.col("dist_m").first())
-    )
+    pairs = _stop_passes(points, st.select(*key, "shape_id", "stop_x_m", "stop_y_m"))
     nearest = pairs.join(pairs.group_by(key).agg(pl.col("dist_m").min().alias("first_m")), on=key)
     nearest = nearest.group_by(key).agg(pl.col("first_m").first().alias("nearest_m"))
     st = st.join(nearest, on=key, how="left")
@@ -219,3 +193,58 @@ def locate_trip_stops(
         (arr - first_dep).alias("arrival_offset_s"),
         (dep - first_dep).alias("departure_offset_s"),
     ).sort(key)
+
+
+def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
+    """The passes of each stop's own shape near it: key columns, `_pass`, `dist_m` (metres).
+
+    Candidates are the densified points of the stop's shape nearly as close as the best one
+    (1.5x + 30 m), grouped into passes (runs of points along the shape). One k-d tree over
+    every shape, each shifted far apart along x, finds them without pairing a stop with every
+    point of its shape (that cross join held gigabytes on a large city).
+    """
+    key = ["template_trip_id", "stop_sequence"]
+    ids = points.select("shape_id").unique(maintain_order=True).with_row_index("_sid")
+    pts = points.join(ids, on="shape_id", maintain_order="left")
+    # shapes are shifted apart by more than any city's extent, so neighbours share a shape
+    shift = 1e7 * pts["_sid"].cast(pl.Float64).to_numpy()
+    px, py, pd = pts["x_m"].to_numpy(), pts["y_m"].to_numpy(), pts["dist_m"].to_numpy()
+    tree = cKDTree(np.c_[px + shift, py])
+    q = st.join(ids, on="shape_id", how="left").with_row_index("_q")
+    q = q.filter(pl.col("_sid").is_not_null() & pl.col("stop_x_m").is_not_null())
+    empty = pl.DataFrame(
+        schema={
+            "template_trip_id": pl.String,
+            "stop_sequence": pl.Int32,
+            "_pass": pl.Int64,
+            "dist_m": pl.Float64,
+        }
+    )
+    if q.height == 0:
+        return empty.cast({"stop_sequence": st.schema["stop_sequence"]})
+    qx = q["stop_x_m"].to_numpy() + 1e7 * q["_sid"].cast(pl.Float64).to_numpy()
+    qy = q["stop_y_m"].to_numpy()
+    d0, _ = tree.query(np.c_[qx, qy], k=1)
+    hits = tree.query_ball_point(np.c_[qx, qy], r=d0 * 1.5 + 30.0, return_sorted=True)
+    n_hit = np.fromiter((len(h) for h in hits), dtype=np.int64, count=len(hits))
+    idx = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
+    qrow = np.repeat(np.arange(q.height), n_hit)
+    cand = pl.DataFrame({"_qi": qrow, "dist_m": pd[idx]})
+    cand = cand.join(q.select(*key).with_row_index("_qi").cast({"_qi": pl.Int64}), on="_qi")
+    cand = cand.with_columns(
+        pl.Series("gap_m", np.hypot(px[idx] + shift[idx] - qx[qrow], py[idx] - qy[qrow]))
+    )
+    # passes: points of one stop more than 200 m apart along the shape are separate passes
+    return (
+        cand.sort(*key, "dist_m")
+        .with_columns(
+            (pl.col("dist_m").diff().over(key) > 200.0)
+            .fill_null(False)
+            .cum_sum()
+            .over(key)
+            .alias("_pass")
+        )
+        .sort("gap_m")
+        .group_by(*key, "_pass")
+        .agg(pl.col("dist_m").first())
+    )
