@@ -36,10 +36,11 @@ def build_runs(
     prog_m (monotone position along the shape, metres).
     """
     shapes = network.shapes
-    vs = (
+    vs = _sustained_shapes(pings, cand, options)
+    cand = (
         cand.join(pings.select("row", "vehicle_id"), on="row")
-        .select("vehicle_id", "shape_idx")
-        .unique()
+        .join(vs, on=["vehicle_id", "shape_idx"])
+        .drop("vehicle_id")
     )
     grid = (
         pings.select("row", "vehicle_id", "ping_id", "t_s", "x_m", "y_m")
@@ -229,6 +230,38 @@ def build_runs(
     )
     runs = _finish_runs(stats, track, pings, network, options)
     return runs, track
+
+
+def _sustained_shapes(
+    pings: pl.DataFrame, cand: pl.DataFrame, options: MatchOptions
+) -> pl.DataFrame:
+    """The (vehicle_id, shape_idx) pairs worth cutting into runs.
+
+    A shape is kept for a vehicle only when the vehicle made at least `run_min_progress_m` of
+    forward progress along it between consecutive pings (at most `gap_s` apart) both on it: the
+    least any of its runs must show. In a grid city a vehicle crosses dozens of shapes; those
+    crossings never chain two on-shape pings moving along them, so they drop out here, before
+    the (ping x shape) work.
+    """
+    c = (
+        cand.select("row", "shape_idx", "dist_m")
+        .join(pings.select("row", "vehicle_id", "t_s"), on="row")
+        .sort("shape_idx", "row")
+    )
+    prev_ok = (
+        (pl.col("row") - pl.col("row").shift(1) == 1)
+        & (pl.col("shape_idx") == pl.col("shape_idx").shift(1))
+        & (pl.col("vehicle_id") == pl.col("vehicle_id").shift(1))
+        & (pl.col("t_s") - pl.col("t_s").shift(1) <= options.gap_s)
+    )
+    step = pl.col("dist_m") - pl.col("dist_m").shift(1)
+    return (
+        c.with_columns(pl.when(prev_ok & (step > 0)).then(step).otherwise(0.0).alias("_fwd"))
+        .group_by("vehicle_id", "shape_idx")
+        .agg(pl.col("_fwd").sum())
+        .filter(pl.col("_fwd") >= options.run_min_progress_m)
+        .drop("_fwd")
+    )
 
 
 def _on_shape_distance(
