@@ -104,3 +104,25 @@ def label_indicators(indicators: pl.Series) -> pl.Series:
     return known.fill_null(
         indicators.replace_strict(bands, default=indicators, return_dtype=pl.String)
     ).alias(indicators.name)
+
+
+SOURCE_PHRASES = (
+    ("default, to be fixed by decree", "padrão do Pontual, a fixar por decreto"),
+    ("BG has no coverage rule", "BG não fixa cobertura"),
+    ("fee table", "tabela de taxas"),
+    ("practice", "prática"),
+    (
+        "whenever the limit is exceeded, more trips or capacity",
+        "excedido o limite, mais viagens ou capacidade",
+    ),
+    ("cost per km ÷ IPKe", "custo por km ÷ IPKe"),
+)
+"""English phrases of the profiles' and jobs' `source` texts, as planners read them."""
+
+
+def to_source_text(sources: pl.Series) -> pl.Series:
+    """`source` texts (articles, profile keys) with their English phrases in pt-BR."""
+    out = sources.fill_null("")
+    for english, portuguese in SOURCE_PHRASES:
+        out = out.str.replace_all(english, portuguese, literal=True)
+    return out

@@ -22,8 +22,8 @@ def _view(points: pl.DataFrame) -> pdk.ViewState:
     lat_span = float(points["lat"].max() - points["lat"].min())  # type: ignore[operator,arg-type]
     lon_span = float(points["lon"].max() - points["lon"].min())  # type: ignore[operator,arg-type]
     span = max(lat_span, lon_span, 1e-4)
-    # ~360° at zoom 0, halving per level; a margin of one level.
-    zoom = max(1.0, min(17.0, math.log2(360.0 / span) - 1.0))
+    # ~360° at zoom 0, halving per level; a margin of less than a level.
+    zoom = max(1.0, min(17.0, math.log2(360.0 / span) - 0.4))
     return pdk.ViewState(
         latitude=float(points["lat"].mean()),  # type: ignore[arg-type]
         longitude=float(points["lon"].mean()),  # type: ignore[arg-type]

@@ -46,7 +46,8 @@ else:
         "is_history": "Histórico",
     }
     shown = grades.select([c for c in names if c in grades.columns]).with_columns(
-        pl.col("scope").replace({"operator": "operadora", "lot": "lote"})
+        pl.col("scope").replace({"operator": "operadora", "lot": "lote", "system": "sistema"}),
+        pl.col("scope_id").replace({"all": "todo o sistema"}),
     )
     for col in ("icv_score", "iqs", "iqs_score", "annual_score"):
         if col in shown.columns:
@@ -67,7 +68,11 @@ else:
         latest = grades.sort("year").group_by("scope", "scope_id").last().sort("scope_id")
         for r in latest.iter_rows(named=True):
             verdict = "apta à renovação" if r[renew] else "não apta à renovação"
-            st.write(f"**{r['scope_id']}** ({r['year']}): {verdict}.")
+            who = {"operator": "Operadora", "lot": "Lote", "system": "Sistema"}.get(
+                r["scope"], r["scope"]
+            )
+            name = "" if r["scope"] == "system" else f" {r['scope_id']}"
+            st.write(f"**{who}{name}** ({r['year']}): {verdict}.")
 
 st.subheader("Relatórios para download")
 year = int(f.period[:4])

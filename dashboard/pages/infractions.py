@@ -30,23 +30,44 @@ c1.metric("Sugestões no período", to_integer(rows.height))
 if urm:
     c2.metric(f"Total ({unit})", to_number(rows[urm].sum(), 1))
 
-shown = rows.drop(
-    [
-        c
-        for c in ("pontual_version", "profile_id", "computed_at", "infraction_key")
-        if c in rows.columns
-    ]
-)
 if {"occurred_on", "trip_ids"} <= set(rows.columns):
     # The evidence link opens the first trip's page with its map, pings and stop delays.
     first_trip = pl.col("trip_ids").str.split(",").list.first().str.strip_chars()
-    shown = shown.with_columns(
+    rows = rows.with_columns(
         pl.when(first_trip.is_not_null() & (first_trip != ""))
         .then(pl.format("viagem?data={}&viagem={}", pl.col("occurred_on"), first_trip))
         .alias("evidência")
     )
-when = next((c for c in ("occurred_at",) if c in shown.columns), None)
-if when:
-    shown = shown.with_columns(format_column(shown[when], "local", tz))
-config = {"evidência": st.column_config.LinkColumn("Evidência", display_text="abrir viagem")}
-st.dataframe(shown, hide_index=True, width="stretch", column_config=config)
+names = {
+    "group": "Grupo",
+    "item": "Item (Anexo I)",
+    "description": "Infração",
+    "operator_id": "Operadora",
+    "route_id": "Linha",
+    "vehicle_id": "Veículo",
+    "occurred_on": "Dia",
+    "occurred_at": "Hora",
+    "fact": "Fato constatado",
+    "evidence": "Meios de prova (art. 77)",
+    "is_repeat": "Reincidência",
+    urm or "urm": f"Multa ({unit})",
+    "status": "Situação",
+    "source": "Fundamento",
+    "evidência": "evidência",
+}
+shown = rows.select([c for c in names if c in rows.columns])
+formats = {"occurred_on": "date", "occurred_at": "clock", urm or "urm": "number"}
+shown = shown.with_columns(
+    format_column(shown[c], kind, tz) for c, kind in formats.items() if c in shown.columns
+)
+shown = shown.with_columns(
+    pl.col(c).fill_null("—") for c in ("route_id", "vehicle_id") if c in shown.columns
+)
+if "is_repeat" in shown.columns:
+    shown = shown.with_columns(
+        pl.col("is_repeat").replace_strict({True: "sim", False: "não"}, default="—")
+    )
+config = {"evidência": st.column_config.LinkColumn("Viagem", display_text="abrir viagem")}
+st.dataframe(
+    shown.rename(names, strict=False), hide_index=True, width="stretch", column_config=config
+)

@@ -48,7 +48,7 @@ if trips.height:
             format_column(trips["actual_start_at"], "clock", tz).alias("Partida real"),
             trips["outcome"].replace(data.OUTCOME_LABELS).alias("Resultado"),
             format_column(trips["departure_delay_s"], "delay").alias("Atraso na origem"),
-            trips["vehicle_id"].alias("Veículo"),
+            trips["vehicle_id"].fill_null("—").alias("Veículo"),
             trips["is_justified"].alias("Justificada"),
             trips["reason"].alias("Motivo"),
             trips["trip_id"].alias("Viagem"),
@@ -78,10 +78,11 @@ else:
 st.subheader("Intervalos e espera excedente (linhas frequentes)")
 headways: pl.DataFrame = state.load("read_headways", start, end, route_id)
 if headways.is_empty():
+    frequent = state.profile().trips.frequent_headway_max_s
     st.info(
-        "Linha sem observações de intervalo neste período (só linhas frequentes, com "
-        "intervalo programado até o limite do perfil, são avaliadas por EWT). "
-        "Rode `pontual match` para preenchê-las."
+        "Linha sem observações de intervalo neste período: só as linhas frequentes, com "
+        f"intervalo programado de até {to_number(frequent.value / 60, 0)} min, são avaliadas "
+        f"pela espera excedente (EWT; {frequent.source or 'perfil'})."
     )
 else:
     ewt_s = headways["excess_wait_s"].drop_nulls().cast(pl.Float64).to_list()

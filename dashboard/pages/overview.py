@@ -192,7 +192,7 @@ for i, kpi in enumerate(KPIS):
 
 if not indicators.is_empty():
     st.subheader(f"Todos os indicadores — {to_period(f.period)}")
-    table = indicators.filter(pl.col("period") == f.period).sort("indicator")
+    table = indicators.filter(pl.col("period") == f.period)
     units = table["unit"] if "unit" in table.columns else pl.Series([""] * table.height)
     shown = pl.DataFrame(
         [
@@ -207,9 +207,10 @@ if not indicators.is_empty():
             format_column(table["numerator"], "quantity").alias("Numerador"),
             format_column(table["denominator"], "quantity").alias("Denominador"),
             units.replace_strict(labels.UNIT_LABELS, default=units).alias("Unidade"),
-            (table["source"] if "source" in table.columns else units.clear(table.height))
-            .fill_null("")
-            .alias("Fonte"),
+            labels.to_source_text(
+                table["source"] if "source" in table.columns else units.clear(table.height)
+            ).alias("Fonte"),
         ]
-    )
-    st.dataframe(shown, hide_index=True, width="stretch")
+    ).sort("Indicador")
+    # Every row visible without scrolling inside the table (35 px a row, plus the header).
+    st.dataframe(shown, hide_index=True, width="stretch", height=38 + 35 * shown.height)

@@ -81,7 +81,10 @@ label = data.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
 st.subheader(f"Resultado: {label}" + (" (justificada)" if row["is_justified"] else ""))
 st.write(row["reason"])
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Partida programada", to_local(row["planned_start_at"], tz))
+c1.metric(
+    f"Partida programada ({to_date(day)})",
+    format_column(outcome["planned_start_at"], "clock", tz)[0][:5],
+)
 c2.metric("Atraso na origem", to_delay(row["departure_delay_s"]))
 c3.metric("Percurso coberto", to_percent(row["coverage_ratio"]))
 c4.metric(

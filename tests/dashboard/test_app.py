@@ -106,7 +106,7 @@ def test_trip_page_opened_from_an_evidence_link(
     at.selectbox(key="trip_id").set_value("L1-0700").run()
     shown = _metrics(at)
     assert shown["Atraso na origem"][0] == "+2 min 00 s"
-    assert shown["Partida programada"][0] == "02/03/2026 07:00"
+    assert shown["Partida programada (02/03/2026)"][0] == "07:00"
     stops = pl.from_pandas(at.dataframe[0].value)
     assert stops["Atraso"].to_list() == ["+2 min 00 s", "+3 min 00 s", "+2 min 00 s"]
 

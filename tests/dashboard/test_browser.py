@@ -1,9 +1,12 @@
 """The running dashboard in a real headless Chromium: every page renders, with no exception,
-error alert or 'page not found' dialog; screenshots are saved under test-output/dashboard/."""
+error alert or 'page not found' dialog, and no raw None/NaN/null text; screenshots are saved
+under test-output/dashboard/ (fixture store) and test-output/dashboard/pipeline/ (a store the
+real pipeline built with `pontual demo --days 1`)."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,19 +19,22 @@ from dashboard.server import free_port, start_server, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-output" / "dashboard"
-PAGE_TIMEOUT_S = 30.0
+PAGE_TIMEOUT_S = 60.0
+RAW_VALUES = re.compile(r"\b(None|NaN|nan|null)\b")
 
 
-@pytest.fixture(scope="module")
-def app_url(dashboard_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def _require_chromium() -> None:
     if not Path(CHROMIUM).exists():
         reason = f"{CHROMIUM} not installed (make sysdeps installs Debian's chromium)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
+
+
+def _serve(store: Path, log_dir: Path) -> Iterator[str]:
+    _require_chromium()
     port = free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    process = start_server(dashboard_store, port, "127.0.0.1", log=log)
+    process = start_server(store, port, "127.0.0.1", log=log_dir / "streamlit.log")
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until_ready(url, 60, process)
@@ -38,16 +44,41 @@ def app_url(dashboard_store: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         process.wait(timeout=10)
 
 
-def test_every_page_renders_in_chromium(app_url: str) -> None:
-    started = time.monotonic()
-    with Browser() as browser:
+@pytest.fixture(scope="module")
+def app_url(dashboard_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve(dashboard_store, tmp_path_factory.mktemp("streamlit"))
+
+
+@pytest.fixture(scope="module")
+def pipeline_url(pipeline_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve(pipeline_store, tmp_path_factory.mktemp("streamlit-pipeline"))
+
+
+def _check_every_page(app_url: str, folder: Path) -> dict[str, float]:
+    """Open every page, check it, save its screenshot; seconds to a rendered page each."""
+    seconds = {}
+    with Browser(height=2400) as browser:
         for _path, title, url_path, _icon in PAGES:
+            started = time.monotonic()
             state = browser.open(f"{app_url}/{page_url(url_path)}", timeout_s=PAGE_TIMEOUT_S)
-            browser.screenshot(SCREENSHOTS / f"{url_path}.png")
+            seconds[url_path] = time.monotonic() - started
+            browser.screenshot(folder / f"{url_path}.png")
             assert state["title"] == title, state
             assert not state["exceptions"], (url_path, state["exceptions"])
             assert not state["errors"], (url_path, state["errors"])
             assert not state["dialogs"], (url_path, state["dialogs"])
-            assert browser.evaluate("document.body.innerText.includes('Filtros')"), url_path
-    assert all((SCREENSHOTS / f"{p[2]}.png").stat().st_size > 10_000 for p in PAGES)
-    assert time.monotonic() - started < 90
+            text = browser.evaluate("document.body.innerText")
+            assert "Filtros" in text, url_path
+            assert not RAW_VALUES.findall(text), (url_path, RAW_VALUES.findall(text))
+    assert all((folder / f"{p[2]}.png").stat().st_size > 10_000 for p in PAGES)
+    return seconds
+
+
+def test_every_page_renders_in_chromium(app_url: str) -> None:
+    seconds = _check_every_page(app_url, SCREENSHOTS)
+    assert sum(seconds.values()) < 90, seconds
+
+
+def test_every_page_renders_in_chromium_on_the_pipeline_store(pipeline_url: str) -> None:
+    seconds = _check_every_page(pipeline_url, SCREENSHOTS / "pipeline")
+    assert sum(seconds.values()) < 90, seconds
