@@ -47,6 +47,11 @@ def project_pings(
     buffer = options.on_route_buffer_m
     reach = buffer + options.densify_step_m
     dist, idx = network.tree.query(np.c_[x_m, y_m], k=k, distance_upper_bound=reach)
+    # order each ping's neighbours along the shapes (point indices run shape by shape, then
+    # along each shape), so passes are runs of close indices; missing neighbours sort last
+    by_point = np.argsort(idx, axis=1, kind="stable")
+    idx = np.take_along_axis(idx, by_point, axis=1)
+    dist = np.take_along_axis(dist, by_point, axis=1)
     ok = np.isfinite(dist)
     rows = np.broadcast_to(np.arange(n)[:, None], dist.shape)[ok]
     pts = idx[ok]
@@ -54,18 +59,16 @@ def project_pings(
     if rows.size == 0:
         return empty
     shape = network.points_shape[pts]
-    # passes: runs of consecutive point indices of the same (ping, shape)
-    order = np.lexsort((pts, shape, rows))
-    rows, pts, pair_d, shape = rows[order], pts[order], pair_d[order], shape[order]
     jump = 2 + int(2 * reach / options.densify_step_m)
     new = np.r_[
         True, (rows[1:] != rows[:-1]) | (shape[1:] != shape[:-1]) | (pts[1:] - pts[:-1] > jump)
     ]
+    # nearest point of each pass, without sorting: the first point at its pass's minimum
+    starts = np.flatnonzero(new)
     pass_id = np.cumsum(new) - 1
-    # nearest point of each pass
-    best_order = np.lexsort((pair_d, pass_id))
-    first = np.r_[True, pass_id[best_order][1:] != pass_id[best_order][:-1]]
-    sel = best_order[first]
+    best = np.minimum.reduceat(pair_d, starts)
+    at_min = np.flatnonzero(pair_d == best[pass_id])
+    sel = at_min[np.r_[True, pass_id[at_min][1:] != pass_id[at_min][:-1]]]
     rows, pts, shape = rows[sel], pts[sel], shape[sel]
     dist_m, offset_m = _refine(x_m[rows], y_m[rows], pts, network)
     keep = offset_m <= buffer
