@@ -19,12 +19,16 @@ from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from core import __version__
 from core.errors import SchemaVersionError, StoreError
 from core.migrations import Migration, all_migrations, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
+
+# Rows per Arrow batch handed to DuckDB: its row-group size, the unit of its parallel scans.
+_INSERT_BATCH_ROWS = 122_880
 
 
 @dataclass(frozen=True)
@@ -219,7 +223,10 @@ class Store:
         view = f"_append_{name}"
         # String views and the newest Arrow layout: DuckDB reads Polars' buffers without a copy.
         arrow = frame.select(decl.insert_columns).to_arrow(compat_level=pl.CompatLevel.newest())
-        self.con.register(view, arrow)
+        # Batches of a row group each (zero-copy slices): DuckDB scans batches in parallel, one
+        # 1M-row batch would be one thread's work.
+        batches = arrow.to_batches(max_chunksize=_INSERT_BATCH_ROWS)
+        self.con.register(view, pa.Table.from_batches(batches, schema=arrow.schema))
         try:
             if decl.primary_key and decl.key_time_column is None:
                 verb = "INSERT OR IGNORE"
