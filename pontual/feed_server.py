@@ -14,9 +14,9 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from email.utils import format_datetime
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 from google.protobuf import json_format
@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from analytics.live.engine import LiveEngine, LiveView
+from analytics.live.engine import LiveView
 from analytics.live.feeds import (
     build_alerts_feed,
     build_trip_update_frames,
@@ -38,10 +38,39 @@ from gtfs.realtime import build_trip_updates, build_vehicle_positions, encode_fe
 PROTOBUF = "application/x-protobuf"
 
 
+class FeedReference(Protocol):
+    """What the server reads from the day's reference (`LiveReference` has it)."""
+
+    service_date: date
+    stops: pl.DataFrame
+    """stop_id, stop_name (the stops a display may ask for)"""
+    stop_times: pl.DataFrame
+    """trip_id, stop_sequence, stop_id, planned_arrival_s (epoch s)"""
+
+
+class FeedSource(Protocol):
+    """The live state served (`LiveEngine` is one): its latest view and the reference."""
+
+    @property
+    def view(self) -> LiveView: ...
+
+    @property
+    def reference(self) -> FeedReference: ...
+
+
+def to_feed_bodies(feed: Any) -> tuple[bytes, bytes]:
+    """The bodies served for one FeedMessage: (protobuf bytes, JSON text of the same message).
+
+    The protobuf goes through `gtfs.realtime.encode_feed` (the codec the ingest reads with);
+    the JSON is protobuf's canonical JSON mapping (camelCase field names, enums as names).
+    """
+    return encode_feed(feed), json.dumps(json_format.MessageToDict(feed)).encode()
+
+
 class FeedCache:
     """Encoded feeds per engine view version (state: the last encodings)."""
 
-    def __init__(self, engine: LiveEngine) -> None:
+    def __init__(self, engine: FeedSource) -> None:
         self.engine = engine
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[int, bytes, bytes, str, str]] = {}
@@ -61,8 +90,7 @@ class FeedCache:
                 hit = self._cache.get(name)
                 if hit is None or hit[0] != view.version:
                     feed = BUILDERS[name](view)
-                    pb = encode_feed(feed)
-                    js = json.dumps(json_format.MessageToDict(feed)).encode()
+                    pb, js = to_feed_bodies(feed)
                     etag = hashlib.blake2b(pb, digest_size=12).hexdigest()
                     modified = format_datetime(
                         datetime.fromtimestamp(view.updated_at_s, UTC), usegmt=True
@@ -172,7 +200,7 @@ def build_stop_arrivals(
 
 
 def build_app(
-    engine: LiveEngine, *, cache: FeedCache | None = None, cors_origins: tuple[str, ...] = ("*",)
+    engine: FeedSource, *, cache: FeedCache | None = None, cors_origins: tuple[str, ...] = ("*",)
 ) -> Starlette:
     """The Starlette application serving `engine`'s live view (feeds encoded through `cache`)."""
     cache = cache or FeedCache(engine)
