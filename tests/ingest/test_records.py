@@ -229,3 +229,75 @@ def test_random_records_are_stored_or_quarantined(tmp_path_factory, records) -> 
         )
         f = write_fare_records(store, fares, source="prop-fares", key=KEY)
         assert f.n_accepted + f.n_duplicate + f.n_quarantined == len(records)
+
+
+def test_padded_and_odd_values_parse_once_as_before(store_path: Path) -> None:
+    raw = pl.DataFrame(
+        {
+            "vehicle_id": [" 101 ", "101", "101", "101", "101", "101"],
+            "event_at": [f"2026-03-02T13:0{i}:00Z" for i in range(6)],
+            "lat": ["  -29.17 ", "NaN", "-29.17", "", "-29.17", "-29.17"],
+            "lon": ["-51.52"] * 6,
+            "speed_m_s": ["5", "5", "inf", "5", "5", " 5 "],
+            "heading_deg": ["   ", "0", "0", "0", "0", "0"],
+            "reported_direction_id": ["1.0", "0", "0", "0", "1.5", None],
+        }
+    )
+    with Store.open(store_path) as store:
+        counts = write_avl_records(store, raw, source="odd")
+        assert (counts.n_accepted, counts.n_quarantined) == (2, 4)
+        stored = store.query(
+            "SELECT vehicle_id, lat, speed_m_s, heading_deg, reported_direction_id "
+            "FROM vehicle_locations ORDER BY event_at"
+        ).rows()
+        assert stored == [("101", -29.17, 5.0, None, 1), ("101", -29.17, 5.0, 0.0, None)]
+        reasons = store.query("SELECT record_key, reason FROM quarantine ORDER BY record_key")
+        assert reasons.rows() == [
+            ("2", "cannot read lat as a number"),
+            ("3", "cannot read speed_m_s as a number"),
+            ("4", "missing lat"),
+            ("5", "cannot read reported_direction_id as a whole number"),
+        ]
+
+
+def test_crash_mid_file_keeps_whole_chunks_and_a_rerun_completes_it(
+    store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pings = pl.DataFrame(
+        {
+            "vehicle_id": ["101", "102"] * 5,
+            "event_at": [f"2026-03-02T13:00:0{i}Z" for i in range(10)],
+            "lat": [-29.17] * 10,
+            "lon": [-51.52] * 10,
+        }
+    ).with_columns(pl.when(pl.int_range(pl.len()) == 1).then(95.0).otherwise("lat").alias("lat"))
+    path = tmp_path / "pings.parquet"
+    pings.write_parquet(path)
+    real_append = Store.append
+    calls = {"vehicle_locations": 0}
+
+    def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):  # type: ignore[no-untyped-def]
+        if name == "vehicle_locations":
+            calls[name] += 1
+            if calls[name] == 2:
+                raise OSError("disk full")
+        return real_append(self, name, df, **kw)  # type: ignore[arg-type]
+
+    with Store.open(store_path) as store:
+        monkeypatch.setattr(Store, "append", failing_append)
+        with pytest.raises(OSError):
+            _ingest(store, str(path), "avl", chunk_rows=4)
+        monkeypatch.setattr(Store, "append", real_append)
+        # The first chunk (4 records, one out of range) committed whole; the second not at all.
+        assert store.count("vehicle_locations") == 3
+        assert store.count("quarantine") == 1
+        assert store.count("ingest_runs") == 1
+        counts = _ingest(store, str(path), "avl", chunk_rows=4)
+        assert (counts.n_read, counts.n_accepted, counts.n_duplicate, counts.n_quarantined) == (
+            10,
+            6,
+            3,
+            1,
+        )
+        assert store.count("vehicle_locations") == 9
+        assert store.count("quarantine") == 1
