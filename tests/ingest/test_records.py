@@ -26,7 +26,12 @@ PROFILE = load_profile("bento-goncalves-2021")
 
 def _ingest(store: Store, name: str, kind: str, **opts: object):
     return ingest_file(
-        store, DATA / name, kind, options=IngestOptions(**opts), profile=PROFILE, key=KEY
+        store,
+        DATA / name,
+        kind,
+        options=IngestOptions.model_validate(opts),
+        profile=PROFILE,
+        key=KEY,
     )
 
 
