@@ -1,9 +1,14 @@
-"""Accuracy against the simulator's truth (one simulated weekday, 30 s pings, sigma 8 m).
+"""Accuracy against the simulator's truth: one simulated weekday with 30 s pings and sigma 8 m,
+and the same day under stress (60 s pings, 20 % of pings lost, 2 % jumps).
 
-Measured at this commit: outcome agreement 89.5 % of 923 trips, origin-departure error median
-4 s, p95 340 s (the tail is trips matched to the wrong vehicle). The issue's targets (99.5 %,
-p95 <= 30 s) are not met yet: the main error is partial runs of vehicles of other lines on a
-shared corridor taking trips (see the disagreements report), so the target test is xfail.
+Measured at this commit (seed 1, 923 scheduled trips):
+- 30 s pings: outcome agreement 99.7 % (3 disagreements), origin-departure error median 3 s,
+  p95 15 s; the 4 injected breakdowns found, none false.
+- stress: agreement 97.8 % (20 disagreements: trips inside GPS outages, departures estimated
+  from the first fix after a silence, a few seconds across the early window), error median
+  5 s, p95 26 s. Target 98 %: xfail.
+The remaining disagreements are listed by `compare_outcomes` (30 s: a departure 4 s past the
+300 s window, a run cut by an outage at 72 %, a trip inside an outage).
 """
 
 from __future__ import annotations
@@ -20,14 +25,13 @@ from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
 from gtfs.schedule import build_geometry, build_scheduled_trips
-from sample_data.options import SimulationOptions
-from sample_data.simulate import simulate
+from sample_data.simulate import default_options, simulate
+
+Simulated = tuple[DayResult, pl.DataFrame]
 
 
-@pytest.fixture(scope="module")
-def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[DayResult, pl.DataFrame]:
-    out: Path = tmp_path_factory.mktemp("sim")
-    simulate(SimulationOptions(days=1, write_text_avl=False), out)
+def _simulate_and_match(out: Path, **changes: object) -> Simulated:
+    simulate(default_options(days=1, write_text_avl=False, **changes), out)
     feed = read_feed(out / "gtfs")
     geometry = build_geometry(feed)
     truth = pl.read_parquet(out / "truth" / "trips.parquet")
@@ -56,31 +60,63 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[DayResult, pl.D
     return result, truth
 
 
-def test_accuracy_floor_and_report(simulated: tuple[DayResult, pl.DataFrame]) -> None:
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Simulated:
+    return _simulate_and_match(tmp_path_factory.mktemp("sim"))
+
+
+@pytest.fixture(scope="module")
+def stressed(tmp_path_factory: pytest.TempPathFactory) -> Simulated:
+    return _simulate_and_match(
+        tmp_path_factory.mktemp("stress"), ping_interval_s=60, loss_rate=0.2, jump_rate=0.02
+    )
+
+
+def test_issue_targets_on_30_s_pings(simulated: Simulated) -> None:
     result, truth = simulated
     figures = compute_agreement(result.trip_outcomes, truth)
-    assert figures["n_trips"] == truth.height
-    assert figures["agreement"] >= 0.88  # measured 0.895: a regression floor
-    assert figures["start_error_median_s"] <= 10
+    assert figures["n_trips"] == truth.height == 923
+    assert figures["agreement"] >= 0.995  # measured 0.9967
+    assert figures["start_error_median_s"] <= 10  # measured 3 s
+    assert figures["start_error_p95_s"] <= 30  # measured 15 s
+
+
+def test_disagreements_report_names_each_trip_and_why(simulated: Simulated) -> None:
+    result, truth = simulated
+    figures = compute_agreement(result.trip_outcomes, truth)
     report = compare_outcomes(result.trip_outcomes, truth)
     assert report.height == round((1 - figures["agreement"]) * truth.height)
     assert report["why"].null_count() == 0
+    # a departure measured 4 s past the 300 s window: right vehicle, right time, wrong side
+    edge = report.filter(pl.col("trip_id") == "U42-WD-00-008").row(0, named=True)
+    assert (edge["true_outcome"], edge["outcome"]) == ("on_time", "late")
+    assert edge["true_vehicle_id"] == edge["vehicle_id"] == "20011"
+    assert abs(edge["start_error_s"]) <= 10
 
 
-def test_injected_breakdowns_with_event_code_are_found(
-    simulated: tuple[DayResult, pl.DataFrame],
-) -> None:
+def test_every_injected_breakdown_found_none_false(simulated: Simulated) -> None:
     result, truth = simulated
-    declared = truth.filter(pl.col("true_outcome") == "broken_down")
-    found = result.breakdowns.filter(pl.col("source") == "event_code")
-    assert found.height >= 1
-    assert set(found["trip_id"].drop_nulls()) <= set(declared["trip_id"])
+    declared = set(truth.filter(pl.col("true_outcome") == "broken_down")["trip_id"])
+    found = result.breakdowns
+    assert declared == set(found["trip_id"].drop_nulls())  # 4 injected, 4 found
+    false = found.filter(~pl.col("trip_id").is_in(list(declared)) | pl.col("trip_id").is_null())
+    assert false.height <= 0.01 * found.height  # measured 0
+    assert set(found["source"]) == {"event_code", "inferred"}
+
+
+def test_stress_floor(stressed: Simulated) -> None:
+    result, truth = stressed
+    figures = compute_agreement(result.trip_outcomes, truth)
+    assert figures["agreement"] >= 0.975  # measured 0.9783: a regression floor
+    assert figures["start_error_median_s"] <= 10  # measured 5 s
+    assert figures["start_error_p95_s"] <= 30  # measured 26 s
 
 
 @pytest.mark.xfail(
-    reason="issue 5 target not reached yet: measured 89.5 % agreement, p95 340 s", strict=False
+    reason="issue 5 stress target: measured 97.8 % (20 of 923; 11 trips inside GPS outages, "
+    "departures estimated from the first fix after a silence)",
+    strict=True,
 )
-def test_issue_targets(simulated: tuple[DayResult, pl.DataFrame]) -> None:
-    figures = compute_agreement(simulated[0].trip_outcomes, simulated[1])
-    assert figures["agreement"] >= 0.995
-    assert figures["start_error_p95_s"] <= 30
+def test_stress_issue_target(stressed: Simulated) -> None:
+    figures = compute_agreement(stressed[0].trip_outcomes, stressed[1])
+    assert figures["agreement"] >= 0.98
