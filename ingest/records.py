@@ -630,8 +630,12 @@ def write_records(
     if prepare is not None:
         typed = typed.with_columns(prepare)
     judged = compute_rejections(typed, [*parse_checks, *checks])
-    good = judged.filter(pl.col("_reason").is_null())
-    bad = judged.filter(pl.col("_reason").is_not_null())
+    if judged["_reason"].null_count() == judged.height:
+        # A clean batch (the usual case): no copy of the accepted rows, an empty quarantine.
+        good, bad = judged, judged.clear()
+    else:
+        good = judged.filter(pl.col("_reason").is_null())
+        bad = judged.filter(pl.col("_reason").is_not_null())
     if RAW_RECORD not in raw.columns and bad.height:
         # Keep the record as it came (before parsing), not as it was parsed.
         keep = [c.name for c in cols_in if c.name in raw.columns]
