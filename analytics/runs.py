@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from analytics.crossings import build_track, compute_crossings
+from analytics.crossings import (
+    build_track,
+    compute_crossings,
+    group_cum_sum,
+    group_start,
+    next_in_group,
+    prev_in_group,
+)
 from analytics.network import Network
 from analytics.options import MatchOptions
 
@@ -42,8 +49,11 @@ def build_runs(
         .join(vs, on=["vehicle_id", "shape_idx"])
         .drop("vehicle_id")
     )
+    # windows on frames sorted by group, as shifts masked at group starts: Polars' `over` on
+    # thousands of (vehicle, shape) groups costs several times more
+    pings = pings.with_columns(pl.col("vehicle_id").rank("dense").cast(pl.Int64).alias("_v"))
     grid = (
-        pings.select("row", "vehicle_id", "ping_id", "t_s", "x_m", "y_m")
+        pings.select("row", "_v", "vehicle_id", "ping_id", "t_s", "x_m", "y_m")
         .join(vs, on="vehicle_id")
         .join(cand.select("row", "shape_idx", "dist_m"), on=["row", "shape_idx"], how="left")
         .join(
@@ -59,10 +69,12 @@ def build_runs(
             ),
             on="shape_idx",
         )
-        .sort("vehicle_id", "shape_idx", "t_s")
+        .sort("shape_idx", "_v", "row")
+        .with_columns(group_start("shape_idx", "_v").alias("_gs"))
     )
     r = options.terminal_radius_m
     on = pl.col("dist_m").is_not_null()
+    t = pl.col("t_s")
     grid = grid.with_columns(
         (
             on
@@ -84,39 +96,41 @@ def build_runs(
                 <= r * r
             )
         ).alias("at_end"),
-        (~on).cast(pl.Int32).cum_sum().over("vehicle_id", "shape_idx").alias("_n_off"),
+        group_cum_sum((~on).cast(pl.Int32)).alias("_n_off"),
         # time to the neighbouring pings, on the shape or not (how long a detour's ends lasted)
-        (pl.col("t_s") - pl.col("t_s").shift(1).over("vehicle_id", "shape_idx")).alias("_dt_in"),
-        (pl.col("t_s").shift(-1).over("vehicle_id", "shape_idx") - pl.col("t_s")).alias("_dt_out"),
+        (t - prev_in_group(t)).alias("_dt_in"),
+        (next_in_group(t) - t).alias("_dt_out"),
     )
     seq = ["vehicle_id", "shape_idx"]
-    g = grid.filter(on).with_columns((pl.col("at_start") | pl.col("at_end")).alias("is_term"))
-    prev_term = pl.col("is_term").shift(1).over(seq)
-    dt = pl.col("t_s").diff().over(seq)
-    dd = pl.col("dist_m").diff().over(seq)
+    g = grid.filter(on).with_columns(
+        (pl.col("at_start") | pl.col("at_end")).alias("is_term"),
+        group_start("shape_idx", "_v").alias("_gs"),
+    )
+    prev_term = prev_in_group(pl.col("is_term"))
+    dt = t - prev_in_group(t)
+    dd = pl.col("dist_m") - prev_in_group(pl.col("dist_m"))
     g = g.with_columns(
         dt.alias("dt_s"),
-        (pl.col("_n_off") - pl.col("_n_off").shift(1).over(seq)).alias("n_off_before"),
+        (pl.col("_n_off") - prev_in_group(pl.col("_n_off"))).alias("n_off_before"),
         (
             prev_term.fill_null(True)
             | (dt > options.detour_max_s).fill_null(True)
             | (dd < -options.backward_break_m).fill_null(False)
         ).alias("_break"),
     )
-    mid = g.filter(~pl.col("is_term")).with_columns(
-        pl.col("_break").cast(pl.Int32).cum_sum().over(seq).alias("_seg")
+    # stretches between terminals, numbered across the whole frame (a group's first stretch
+    # always breaks, so numbers never span two groups)
+    mid_row = ~pl.col("is_term")
+    g = g.with_columns(
+        pl.when(mid_row).then((pl.col("_break") & mid_row).cast(pl.Int32).cum_sum()).alias("_seg")
     )
     # anchors: the on-shape ping just before and just after each stretch, if at a terminal
-    g = g.join(
-        mid.select("vehicle_id", "shape_idx", "row", "_seg"),
-        on=["vehicle_id", "shape_idx", "row"],
-        how="left",
-    )
     g = g.with_columns(
-        pl.col("_seg").shift(-1).over(seq).alias("_seg_next"),
-        pl.col("_seg").shift(1).over(seq).alias("_seg_prev"),
-        pl.col("dt_s").shift(-1).over(seq).alias("_dt_next"),
+        next_in_group(pl.col("_seg")).alias("_seg_next"),
+        prev_in_group(pl.col("_seg")).alias("_seg_prev"),
+        next_in_group(pl.col("dt_s")).alias("_dt_next"),
     )
+    mid = g.filter(mid_row)
     dep_anchor = g.filter(
         pl.col("at_start")
         & pl.col("_seg").is_null()
@@ -132,6 +146,8 @@ def build_runs(
         "n_off_before",
         "_dt_in",
         "_dt_out",
+        "origin_dist_m",
+        "destination_dist_m",
     )
     arr_anchor = g.filter(
         pl.col("at_end")
@@ -148,6 +164,8 @@ def build_runs(
         "n_off_before",
         "_dt_in",
         "_dt_out",
+        "origin_dist_m",
+        "destination_dist_m",
     )
     seg_key = [*seq, "_seg"]
     stats = mid.group_by(seg_key).agg(
@@ -184,7 +202,7 @@ def build_runs(
             .alias("end_dist_m"),
         )
         .join(
-            _on_shape_distance(dep_anchor, mid, arr_anchor, stats, options.gap_s),
+            _on_shape_distance(dep_anchor, mid, arr_anchor, options.gap_s),
             on=seg_key,
             how="left",
         )
@@ -217,6 +235,8 @@ def build_runs(
                     "n_off_before",
                     "_dt_in",
                     "_dt_out",
+                    "origin_dist_m",
+                    "destination_dist_m",
                 ),
                 arr_anchor,
             ]
@@ -226,7 +246,16 @@ def build_runs(
         .with_columns(pl.col("prog_m").cum_max().over(RUN_KEY))
     )
     track = build_track(
-        track.drop("shape_idx", "_seg", "n_off_before", "_dt_in", "_dt_out"), RUN_KEY
+        track.drop(
+            "shape_idx",
+            "_seg",
+            "n_off_before",
+            "_dt_in",
+            "_dt_out",
+            "origin_dist_m",
+            "destination_dist_m",
+        ),
+        RUN_KEY,
     )
     runs = _finish_runs(stats, track, pings, network, options)
     return runs, track
@@ -268,7 +297,6 @@ def _on_shape_distance(
     dep_anchor: pl.DataFrame,
     mid: pl.DataFrame,
     arr_anchor: pl.DataFrame,
-    stats: pl.DataFrame,
     gap_s: float,
 ) -> pl.DataFrame:
     """Distance run *on* the itinerary per stretch: `distance_run_m` and `_observed_m`.
@@ -287,8 +315,7 @@ def _on_shape_distance(
     no silence credit: a run must show that much real progress to exist at all.
     """
     seg_key = ["vehicle_id", "shape_idx", "_seg"]
-    ends = stats.select(*seg_key, "origin_dist_m", "destination_dist_m")
-    cols = ["t_s", "prog_m", "_dt_in", "_dt_out"]
+    cols = ["t_s", "prog_m", "_dt_in", "_dt_out", "origin_dist_m", "destination_dist_m"]
     pts = pl.concat(
         [
             dep_anchor.select(
@@ -300,6 +327,8 @@ def _on_shape_distance(
                 pl.col("dist_m").alias("prog_m"),
                 "_dt_in",
                 "_dt_out",
+                "origin_dist_m",
+                "destination_dist_m",
                 pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
                 pl.lit(False).alias("_anchor"),
             ),
@@ -313,19 +342,19 @@ def _on_shape_distance(
     )
     prog = pl.col("prog_m").clip(pl.col("origin_dist_m"), pl.col("destination_dist_m"))
     steps = (
-        pts.join(ends, on=seg_key)
-        .sort(*seg_key, "t_s")
-        .with_columns(prog.cum_max().over(seg_key).alias("_p"))
+        pts.sort("_seg", "t_s")
+        .with_columns(group_start("_seg").alias("_gs"))
+        .with_columns(prog.cum_max().over("_seg").alias("_p"))
         .with_columns(
-            pl.col("_p").diff().over(seg_key).fill_null(0.0).alias("_step"),
-            pl.col("t_s").diff().over(seg_key).fill_null(0.0).alias("_dt"),
-            pl.col("_dt_out").shift(1).over(seg_key).alias("_dt_leave"),
+            (pl.col("_p") - prev_in_group(pl.col("_p"))).fill_null(0.0).alias("_step"),
+            (pl.col("t_s") - prev_in_group(pl.col("t_s"))).fill_null(0.0).alias("_dt"),
+            prev_in_group(pl.col("_dt_out")).alias("_dt_leave"),
         )
     )
     on = pl.col("_noff") == 0
     speed = (
         pl.col("_step").filter(on).sum() / pl.col("_dt").filter(on).sum().clip(lower_bound=1.0)
-    ).over(seg_key)
+    ).over("_seg")
     across = (
         (speed * (pl.col("_dt_leave").fill_null(0.0) + pl.col("_dt_in").fill_null(0.0)) / 2)
         .clip(upper_bound=pl.col("_step"))
