@@ -72,30 +72,33 @@ class FeedCache:
 
     def __init__(self, engine: FeedSource) -> None:
         self.engine = engine
-        self._lock = threading.Lock()
+        # one lock per feed: encoding the trip updates must not hold up the positions
+        self._locks = {name: threading.Lock() for name in BUILDERS}
         self._cache: dict[str, tuple[int, bytes, bytes, str, str]] = {}
 
-    def warm(self) -> None:
-        """Encode every feed of the current view (called by the updating thread, so that
-        requests find them ready)."""
-        for name in BUILDERS:
+    def warm(self, names: tuple[str, ...] = ()) -> None:
+        """Encode feeds of the current view (all by default; called by the updating threads,
+        so that requests find them ready)."""
+        for name in names or tuple(BUILDERS):
             self.get(name, "pb")
 
     def get(self, name: str, fmt: str) -> tuple[bytes, str, str]:
         """(body, etag, last_modified) of feed `name` in format 'pb' or 'json'."""
         view = self.engine.view
+        # positions change with every batch; trip updates and alerts with each refresh only
+        key = view.version if name == "vehicle-positions" else view.state_version
         hit = self._cache.get(name)
-        if hit is None or hit[0] != view.version:
-            with self._lock:
+        if hit is None or hit[0] != key:
+            with self._locks[name]:
                 hit = self._cache.get(name)
-                if hit is None or hit[0] != view.version:
+                if hit is None or hit[0] != key:
                     feed = BUILDERS[name](view)
                     pb, js = to_feed_bodies(feed)
                     etag = hashlib.blake2b(pb, digest_size=12).hexdigest()
                     modified = format_datetime(
                         datetime.fromtimestamp(view.updated_at_s, UTC), usegmt=True
                     )
-                    hit = (view.version, pb, js, etag, modified)
+                    hit = (key, pb, js, etag, modified)
                     self._cache[name] = hit
         _, pb, js, etag, modified = hit
         if fmt == "json":

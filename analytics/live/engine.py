@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 from pyproj import Transformer
 
+from analytics.live.continuity import (
+    ASSIGNED_SCHEMA,
+    build_block_expectations,
+    match_block_continuations,
+)
 from analytics.live.feeds import trip_descriptor_columns
 from analytics.live.occupancy import compute_live_loads, compute_occupancy
 from analytics.live.options import LiveOptions
@@ -99,7 +104,9 @@ class LiveView:
     with their place and delay (`compute_trip_positions`); `predictions`:
     `PREDICTION_COLUMNS`; `canceled`: trip_id of trips nobody runs at their time;
     `descriptors`: `trip_descriptor_columns`; `clock_s`: epoch seconds of the newest fix;
-    `updated_at_s`: wall-clock epoch seconds of the update; `version`: update counter.
+    `updated_at_s`: wall-clock epoch seconds of the update; `version`: counter of published
+    views (every batch); `state_version`: counter of trip-state refreshes (assignment and
+    predictions: the trip-updates and alerts feeds change only with it).
     """
 
     version: int
@@ -111,6 +118,7 @@ class LiveView:
     canceled: pl.DataFrame
     descriptors: pl.DataFrame
     incidents: pl.DataFrame
+    state_version: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -133,19 +141,15 @@ class LiveEngine:
         self.descriptors = trip_descriptor_columns(reference.trips, reference.service_date)
         self.pings = pl.DataFrame(schema=PING_SCHEMA)
         self.runs: pl.DataFrame | None = None  # current run per vehicle (build_runs columns)
-        self.assigned = pl.DataFrame(
-            schema={
-                "vehicle_id": pl.String,
-                "trip_id": pl.String,
-                "started_s": pl.Float64,
-                "end_dist_m": pl.Float64,
-                "is_arrived": pl.Boolean,
-                "departure_delay_s": pl.Int32,
-            }
-        )
-        # trips finished by a run (vehicle, run start): not offered to other runs again
+        self.assigned = pl.DataFrame(schema=ASSIGNED_SCHEMA)
+        # trips finished by a run (vehicle, run start, end): not offered to other runs again
         self.completed = pl.DataFrame(
-            schema={"trip_id": pl.String, "vehicle_id": pl.String, "started_s": pl.Float64}
+            schema={
+                "trip_id": pl.String,
+                "vehicle_id": pl.String,
+                "started_s": pl.Float64,
+                "ended_s": pl.Float64,
+            }
         )
         self.served = pl.DataFrame(schema={"trip_id": pl.String})
         self.boardings = pl.DataFrame(
@@ -159,7 +163,13 @@ class LiveEngine:
         self.n_pings = 0
         self.first_clock_s: float | None = None
         self.clock_s = 0.0
-        self._lock = threading.Lock()
+        # latest fix per vehicle (the positions feed) and what arrived since the last refresh
+        self.last_fix = pl.DataFrame(schema=PING_SCHEMA)
+        self._pending_vehicles = pl.DataFrame(schema={"vehicle_id": pl.String})
+        self._pending_fares: list[pl.DataFrame] = []
+        self._ingest_lock = threading.Lock()  # pings, last fixes, pending work
+        self._refresh_lock = threading.Lock()  # one refresh at a time
+        self._view_lock = threading.Lock()  # view versions
         self.view = self._empty_view()
 
     def _empty_view(self) -> LiveView:
@@ -177,17 +187,56 @@ class LiveEngine:
 
     # -- the batch update ------------------------------------------------------------------
     def update(self, avl_raw: pl.DataFrame, fares_raw: pl.DataFrame) -> LiveView:
-        """Fold one batch of raw AVL and fare records into the state; publish a new view."""
-        with self._lock:
-            timings: dict[str, float] = {}
-            t0 = time.perf_counter()
-            new = read_avl_batch(avl_raw, self.transformer)
-            if self.known_vehicles.height:
-                new = new.join(self.known_vehicles, on="vehicle_id", how="semi")
-            changed = new.select("vehicle_id").unique()
+        """Fold one batch of raw AVL and fare records into the state and refresh the trip
+        state (`ingest` then `refresh`: what a replay does); publish the new view."""
+        self.ingest(avl_raw, fares_raw)
+        return self.refresh()
+
+    def ingest(self, avl_raw: pl.DataFrame, fares_raw: pl.DataFrame) -> LiveView:
+        """The fast path: add the batch's fixes and taps and publish the new positions at once,
+        with the trip state (trip, delay, next stop, load) of the last refresh. Milliseconds
+        per batch, so a ping reaches the positions feed while `refresh` runs elsewhere."""
+        t0 = time.perf_counter()
+        new = read_avl_batch(avl_raw, self.transformer)
+        if self.known_vehicles.height:
+            new = new.join(self.known_vehicles, on="vehicle_id", how="semi")
+        with self._ingest_lock:
             if new.height:
                 self._add_pings(new)
-            timings["parse"] = _ms(t0)
+                self._pending_vehicles = pl.concat(
+                    [self._pending_vehicles, new.select("vehicle_id")]
+                ).unique()
+            if fares_raw.height:
+                self._pending_fares.append(fares_raw)
+            if not new.height:
+                return self.view
+            vehicles = self._vehicles_now(self.view.vehicles)
+        with self._view_lock:
+            view = replace(
+                self.view,
+                version=self.view.version + 1,
+                clock_s=self.clock_s,
+                updated_at_s=time.time(),
+                vehicles=vehicles,
+                timings_ms={**self.view.timings_ms, "ingest": _ms(t0)},
+            )
+            self.view = view
+        return view
+
+    def refresh(self) -> LiveView:
+        """The trip state: re-cut the runs of the vehicles heard since the last refresh,
+        re-assign every active vehicle, place it, predict, count loads; publish the view."""
+        with self._refresh_lock:
+            with self._ingest_lock:
+                changed = self._pending_vehicles
+                fares = (
+                    pl.concat(self._pending_fares, how="diagonal_relaxed")
+                    if self._pending_fares
+                    else pl.DataFrame()
+                )
+                self._pending_vehicles = changed.clear()
+                self._pending_fares = []
+            timings: dict[str, float] = {}
             t1 = time.perf_counter()
             if changed.height:
                 self._refresh_runs(changed)
@@ -196,10 +245,33 @@ class LiveEngine:
             self._assign()
             timings["assign"] = _ms(t2)
             t3 = time.perf_counter()
-            view = self._build_view(fares_raw, timings)
+            state = self._build_view(fares, timings)
             timings["view"] = _ms(t3)
-            self.view = view
+            with self._ingest_lock:
+                vehicles = self._vehicles_now(state.vehicles)
+                clock = self.clock_s
+            with self._view_lock:
+                view = replace(
+                    state,
+                    version=self.view.version + 1,
+                    state_version=self.view.state_version + 1,
+                    clock_s=clock,
+                    vehicles=vehicles,
+                )
+                self.view = view
             return view
+
+    def _vehicles_now(self, state: pl.DataFrame) -> pl.DataFrame:
+        """`VEHICLE_SCHEMA`: every active vehicle's latest fix with its trip state from
+        `state` (a previous view's vehicles)."""
+        trip_cols = [c for c in VEHICLE_SCHEMA if c not in self.last_fix.columns]
+        return (
+            self._active()
+            .select("vehicle_id", "t_s", "lat", "lon", "heading_deg", "speed_m_s")
+            .join(state.select("vehicle_id", *trip_cols), on="vehicle_id", how="left")
+            .select(list(VEHICLE_SCHEMA))
+            .sort("vehicle_id")
+        )
 
     def _add_pings(self, new: pl.DataFrame) -> None:
         ids = pl.int_range(self.n_pings, self.n_pings + new.height, dtype=pl.Int64, eager=True)
@@ -208,12 +280,18 @@ class LiveEngine:
         if self.first_clock_s is None:
             self.first_clock_s = float(new["t_s"].min())  # type: ignore[arg-type]
         keep_after = self.clock_s - self.options.window_s
+        fresh = new.with_columns(ids.alias("ping_id")).select(list(PING_SCHEMA))
         self.pings = (
-            pl.concat(
-                [self.pings, new.with_columns(ids.alias("ping_id")).select(list(PING_SCHEMA))]
-            )
+            pl.concat([self.pings, fresh])
             .filter(pl.col("t_s") >= keep_after)
             .unique(["vehicle_id", "event_at"], keep="first", maintain_order=True)
+        )
+        self.last_fix = (
+            pl.concat([self.last_fix, fresh])
+            .sort("t_s", maintain_order=True)
+            .group_by("vehicle_id", maintain_order=True)
+            .last()
+            .select(list(PING_SCHEMA))
         )
 
     def _refresh_runs(self, changed: pl.DataFrame) -> None:
@@ -229,15 +307,10 @@ class LiveEngine:
 
     def _active(self) -> pl.DataFrame:
         """Last fix of each vehicle heard within `active_s` of the clock."""
-        return (
-            self.pings.filter(pl.col("t_s") >= self.clock_s - self.options.active_s)
-            .sort("t_s")
-            .group_by("vehicle_id")
-            .last()
-        )
+        return self.last_fix.filter(pl.col("t_s") >= self.clock_s - self.options.active_s)
 
     def _assign(self) -> None:
-        if self.runs is None or self.runs.height == 0:
+        if self.runs is None:
             return
         active = self._active().select("vehicle_id")
         runs = self.runs.join(active, on="vehicle_id", how="semi")
@@ -245,19 +318,43 @@ class LiveEngine:
         others = self.completed.join(
             runs.select("vehicle_id", "started_s"), on=["vehicle_id", "started_s"], how="anti"
         )
-        matched = match_current_runs(
-            runs, self.reference.trips, others.select("trip_id"), self.match_options
+        matched = (
+            match_current_runs(
+                runs, self.reference.trips, others.select("trip_id"), self.match_options
+            )
+            if runs.height
+            else runs.with_columns(pl.lit(None, pl.String).alias("trip_id"))
         )
-        self.assigned = matched.filter(pl.col("trip_id").is_not_null()).select(
-            "vehicle_id",
-            "trip_id",
-            "started_s",
-            "end_dist_m",
-            "is_arrived",
-            "departure_delay_s",
+        batch = (
+            matched.filter(pl.col("trip_id").is_not_null())
+            .with_columns(pl.col("departure_delay_s").cast(pl.Int32))
+            .select(list(ASSIGNED_SCHEMA))
+            if matched.height
+            else pl.DataFrame(schema=ASSIGNED_SCHEMA)
         )
+        # block continuity: a vehicle seen on the next trip of its block runs that trip, even
+        # before the batch rules can cut its run (and whatever else they matched it to)
+        open_trips = self.reference.trips.select("trip_id").join(
+            others.select("trip_id"), on="trip_id", how="anti"
+        )
+        expected = (
+            build_block_expectations(self.completed, self.reference.trips, open_trips)
+            .join(active, on="vehicle_id", how="semi")
+            .join(batch.select("vehicle_id", "trip_id"), on=["vehicle_id", "trip_id"], how="anti")
+        )
+        cont = match_block_continuations(
+            self.pings.join(expected.select("vehicle_id"), on="vehicle_id", how="semi"),
+            expected,
+            self.reference.trips.join(open_trips, on="trip_id", how="semi"),
+            self.reference.network,
+            self.match_options,
+        )
+        batch = batch.join(cont.select("vehicle_id"), on="vehicle_id", how="anti").join(
+            cont.select("trip_id"), on="trip_id", how="anti"
+        )
+        self.assigned = pl.concat([batch, cont.select(list(ASSIGNED_SCHEMA))])
         done = self.assigned.filter(pl.col("is_arrived")).select(
-            "trip_id", "vehicle_id", "started_s"
+            "trip_id", "vehicle_id", "started_s", "ended_s"
         )
         self.completed = pl.concat([self.completed, done]).unique(["trip_id"], keep="last")
         self.served = pl.concat([self.served, self.assigned.select("trip_id")]).unique()
@@ -277,7 +374,8 @@ class LiveEngine:
             .select("vehicle_id", "trip_id", pl.lit(float("inf")).alias("dist_m"))
         )
         trip_of = pl.concat([on_trip, layover]).join(
-            last.select("vehicle_id", "t_s"), on="vehicle_id"
+            last.filter(pl.col("t_s") >= self.clock_s - opt.silent_s).select("vehicle_id", "t_s"),
+            on="vehicle_id",
         )
         positions = compute_trip_positions(trip_of, ref.stop_times)
         t_pred = time.perf_counter()

@@ -85,6 +85,17 @@ def build_vehicle_position_frame(vehicles: pl.DataFrame, descriptors: pl.DataFra
     )
 
 
+def select_published_predictions(predictions: pl.DataFrame) -> pl.DataFrame:
+    """Keep each trip's predictions from one vehicle: the one running it, else the nearest in
+    its block (lowest block_order, then vehicle id). What the TripUpdates feed publishes."""
+    return (
+        predictions.sort("block_order", "vehicle_id")
+        .with_columns(pl.col("vehicle_id").first().over("trip_id").alias("_owner"))
+        .filter(pl.col("vehicle_id") == pl.col("_owner"))
+        .drop("_owner")
+    )
+
+
 def build_trip_update_frames(
     predictions: pl.DataFrame,
     positions: pl.DataFrame,
@@ -98,11 +109,7 @@ def build_trip_update_frames(
     the nearest in its block); `positions`: vehicle_id, trip_id, delay_s; `canceled`: trip_id.
     Stop arrivals are the `predicted_s` rounded to the second, delays against the timetable.
     """
-    pred = (
-        predictions.sort("block_order", "vehicle_id")
-        .with_columns(pl.col("vehicle_id").first().over("trip_id").alias("_owner"))
-        .filter(pl.col("vehicle_id") == pl.col("_owner"))
-    )
+    pred = select_published_predictions(predictions)
     trips = (
         pred.group_by("trip_id", "vehicle_id")
         .agg(pl.col("block_order").min())

@@ -15,6 +15,9 @@ class LiveOptions:
     (two hours covers the longest trip of a city network with its layover)"""
     active_s: float = 600.0
     """a vehicle silent for longer than this leaves the feed"""
+    silent_s: float = 300.0
+    """a vehicle silent for longer than this keeps its position in the feed but no
+    predictions (they would drift into the past: TransitClock drops them the same way)"""
     run_stale_s: float = 180.0
     """a run whose last ping is older than this (relative to the vehicle's last ping) is over"""
     delay_decay_s: float = 600.0
