@@ -16,35 +16,31 @@ from analytics.options import MatchOptions
 SOURCE_RANK = {"event_code": 0, "incident": 1, "inferred": 2}
 
 
-def find_breakdowns(
-    pings: pl.DataFrame,
-    runs: pl.DataFrame,
-    incidents: pl.DataFrame,
-    network: Network,
-    options: MatchOptions,
-    breakdown_stop_min_s: float,
+COLUMNS = [
+    "vehicle_id",
+    "started_s",
+    "ended_s",
+    "source",
+    "incident_id",
+    "lat",
+    "lon",
+    "first_ping_id",
+    "last_ping_id",
+    "evidence",
+]
+
+
+def find_stands(
+    pings: pl.DataFrame, network: Network, options: MatchOptions, breakdown_stop_min_s: float
 ) -> pl.DataFrame:
-    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_id, trip_id,
-    incident_id, x_m/y_m or lat/lon of the place, first/last_ping_id, evidence (pt-BR).
+    """Breakdown evidence in a batch of vehicles' pings, before any run is matched: long stands
+    away from stops and terminals (`source` 'inferred') and AVL breakdown event codes
+    ('event_code'). Columns: vehicle_id, started_s, ended_s, source, incident_id, lat, lon,
+    first/last_ping_id, evidence (pt-BR). Small: a batch's pings need not be kept for it.
 
     `pings`: cleaned pings (vehicle_id, ping_id, t_s, x_m, y_m, lat, lon, event_code).
-    `runs`: matched runs. `incidents`: the incidents table rows of the day.
-    At most one breakdown per run (an event code wins over an incident, which wins over an
-    inference); declared breakdowns outside any run are kept without a run.
     """
-    cols = [
-        "vehicle_id",
-        "started_s",
-        "ended_s",
-        "source",
-        "incident_id",
-        "lat",
-        "lon",
-        "first_ping_id",
-        "last_ping_id",
-        "evidence",
-    ]
-    parts = [_inferred(pings, network, options, breakdown_stop_min_s).select(cols)]
+    parts = [_inferred(pings, network, options, breakdown_stop_min_s).select(COLUMNS)]
     if "event_code" in pings.columns:
         ev = pings.filter(pl.col("event_code").is_in(list(options.breakdown_event_codes)))
         parts.append(
@@ -63,6 +59,26 @@ def find_breakdowns(
                 ),
             )
         )
+    return pl.concat(
+        [p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts],
+        how="vertical_relaxed",
+    )
+
+
+def find_breakdowns(
+    stands: pl.DataFrame,
+    runs: pl.DataFrame,
+    incidents: pl.DataFrame,
+    options: MatchOptions,
+) -> pl.DataFrame:
+    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_id, trip_id,
+    incident_id, lat/lon of the place, first/last_ping_id, evidence (pt-BR).
+
+    `stands`: `find_stands` of every batch. `runs`: matched runs. `incidents`: the incidents
+    table rows of the day. At most one breakdown per run (an event code wins over an incident,
+    which wins over an inference); declared breakdowns outside any run are kept without a run.
+    """
+    parts = [stands.select(COLUMNS)]
     inc = incidents.filter((pl.col("kind") == "breakdown") & pl.col("vehicle_id").is_not_null())
     if inc.height:
         parts.append(

@@ -19,7 +19,7 @@ import polars as pl
 from pyproj import Transformer
 
 from analytics.assign import match_runs_to_trips
-from analytics.breakdowns import find_breakdowns
+from analytics.breakdowns import find_breakdowns, find_stands
 from analytics.clean import clean_pings
 from analytics.headways import compute_headways
 from analytics.network import Network, build_network
@@ -78,11 +78,16 @@ def to_metres(pings: pl.DataFrame, crs_epsg: int) -> pl.DataFrame:
 
 
 def match_vehicles(
-    pings: pl.DataFrame, network: Network, options: MatchOptions
+    pings: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+    breakdown_stop_min_s: float | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The partition step for a batch of vehicles: clean, reference on shapes, cut into runs.
 
-    Returns (runs, track, clean pings). `pings` needs ping_id, vehicle_id, event_at, x_m, y_m.
+    Returns (runs, track, stands): `stands` is the batch's breakdown evidence (`find_stands`;
+    empty when `breakdown_stop_min_s` is None), so the batch's pings can be dropped after it.
+    `pings` needs ping_id, vehicle_id, event_at, x_m, y_m.
     """
     for name, dtype in PING_OPTIONAL.items():
         if name not in pings.columns:
@@ -100,26 +105,39 @@ def match_vehicles(
     )
     runs, track = build_runs(clean, cand, network, options)
     keep = ["vehicle_id", "ping_id", "t_s", "x_m", "y_m", "lat", "lon", "event_code"]
-    return runs, track, clean.select(keep)
+    min_s = float("inf") if breakdown_stop_min_s is None else breakdown_stop_min_s
+    stands = find_stands(clean.select(keep), network, options, min_s)
+    return runs, track, stands
 
 
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(schedule: Schedule, options: MatchOptions) -> None:
+def _init_worker(schedule: Schedule, options: MatchOptions, min_s: float) -> None:
     _WORKER["network"] = build_network(
         schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
     )
     _WORKER["options"] = options
+    _WORKER["min_s"] = min_s
 
 
 def _work(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    return match_vehicles(pings, _WORKER["network"], _WORKER["options"])  # type: ignore[arg-type]
+    return match_vehicles(
+        pings,
+        _WORKER["network"],  # type: ignore[arg-type]
+        _WORKER["options"],  # type: ignore[arg-type]
+        _WORKER["min_s"],  # type: ignore[arg-type]
+    )
+
+
+def batch_codes(pings: pl.DataFrame, n_batches: int) -> pl.Series:
+    """The batch (0 .. n_batches - 1) of each ping, by a hash of its vehicle (never split)."""
+    return pings["vehicle_id"].hash() % max(n_batches, 1)
 
 
 def batch_vehicles(pings: pl.DataFrame, n_batches: int) -> list[pl.DataFrame]:
     """Split pings into about `n_batches` frames, never splitting a vehicle."""
-    codes = pings["vehicle_id"].hash() % max(n_batches, 1)
+    codes = batch_codes(pings, n_batches)
     return [p.drop("_b") for p in pings.with_columns(pl.Series("_b", codes)).partition_by("_b")]
 
 
@@ -139,32 +157,38 @@ def match_day(
     network = build_network(
         schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
     )
+    min_s = float(profile.trips.breakdown_stop_min_s.value)
     n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
-    batches = batch_vehicles(pings, n_batches) if pings.height else []
-    if workers > 1 and len(batches) > 1:
+    batch_of = batch_codes(pings, n_batches)
+    if workers > 1 and n_batches > 1:
         # "spawn", not "fork": forking a process whose Polars/DuckDB thread pools hold locks
         # deadlocks the children (seen with `pontual demo`).
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options)
+            workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options, min_s)
         ) as pool:
-            results = list(pool.map(_work, batches))
+            results = list(pool.map(_work, batch_vehicles(pings, n_batches)))
     else:
-        results = [match_vehicles(b, network, options) for b in batches]
+        # batches stream: each is cut out, matched and released before the next, so memory
+        # holds one batch's working frames (plus the small runs, tracks and stands kept)
+        results = [
+            match_vehicles(pings.filter(batch_of == b), network, options, min_s)
+            for b in range(n_batches)
+            if pings.height
+        ]
     if results:
         runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
         track = pl.concat([r[1] for r in results])
-        clean = pl.concat([r[2] for r in results], how="diagonal_relaxed")
+        stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
     else:
-        empty = match_vehicles(pings.clear(), network, options)
-        runs, track, clean = empty
-    return assemble_day(runs, track, clean, schedule, network, incidents, profile, options)
+        runs, track, stands = match_vehicles(pings.clear(), network, options, min_s)
+    return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
 
 
 def assemble_day(
     runs: pl.DataFrame,
     track: pl.DataFrame,
-    clean: pl.DataFrame,
+    stands: pl.DataFrame,
     schedule: Schedule,
     network: Network,
     incidents: pl.DataFrame,
@@ -176,9 +200,7 @@ def assemble_day(
     runs = match_runs_to_trips(runs, trips, options)
     runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
     visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
-    bds = find_breakdowns(
-        clean, runs, incidents, network, options, float(profile.trips.breakdown_stop_min_s.value)
-    )
+    bds = find_breakdowns(stands, runs, incidents, options)
     outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
     heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
     fill = {
