@@ -1,5 +1,7 @@
 """Dashboard speed: time to a rendered page in headless Chromium for every page, on a store
-holding one year of a 300-bus city. Prints seconds per page (target < 2 s).
+holding one year of a 300-bus city. Prints seconds per page (target < 2 s): the first visit
+(empty caches), a cached page opened by its address (a new session: the whole front end
+boots), and a cached page reached through the sidebar menu (what a planner does).
 
 The year is written straight into the derived tables (trip outcomes for every scheduled trip
 of the year, stop visits, indicators per line and month, fleet days) with vectorised Polars,
@@ -11,6 +13,8 @@ so the figure measures the dashboard, not the pipeline that would fill them.
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import sys
 import tempfile
 import time
@@ -21,6 +25,7 @@ import numpy as np
 import polars as pl
 
 TARGET_S = 2.0
+SETTLE_S = 0.5
 TRIPS_PER_VEHICLE_DAY = 12
 VEHICLES_PER_LINE = 6
 
@@ -103,17 +108,128 @@ def build_year_store(path: Path, n_vehicles: int, n_days: int) -> dict[str, int]
             for k in names
         ]
     )
+    crowding = build_crowding(frame, rng)
+    fleet_days = build_fleet_days(days, n_vehicles)
     with Store.open(path) as store:
         write(store, "trip_outcomes", frame)
         write(store, "indicators", indicators)
+        for name, table in (*crowding.items(), ("fleet_days", fleet_days)):
+            write(store, name, table)
         store.publish_snapshot()
-        return {"trip_outcomes": store.count("trip_outcomes"), "indicators": indicators.height}
+        tables = ("trip_outcomes", "trip_crowding", "crowding_summary", "trip_loads", "fleet_days")
+        return {t: store.count(t) for t in tables} | {"indicators": indicators.height}
+
+
+def build_crowding(outcomes: pl.DataFrame, rng: np.random.Generator) -> dict[str, pl.DataFrame]:
+    """`trip_crowding` for every run trip, `crowding_summary` per line, direction and hour,
+    and `trip_loads` (20 stops a run) for the last day: the crowding job's tables at the size a
+    year of the city gives them."""
+    run = outcomes.filter(pl.col("outcome") != "suppressed")
+    n = run.height
+    max_load = rng.gamma(4.0, 12.0, size=n)
+    standees = np.maximum(0.0, max_load - 38.0) / 6.0
+    trips = run.select(
+        "service_date",
+        "vehicle_id",
+        "run_index",
+        "trip_id",
+        "route_id",
+        "direction_id",
+        pl.col("actual_start_at").fill_null(pl.col("planned_start_at")).alias("departure_at"),
+    ).with_columns(
+        pl.col("departure_at").dt.truncate("1h").alias("hour_at"),
+        pl.Series("max_load", max_load),
+        pl.Series("max_standees_per_m2", standees),
+        pl.Series("is_over_limit", standees > 4.0),
+        pl.lit(2, dtype=pl.Int32).alias("max_load_stop_sequence"),
+        pl.lit("S2").alias("max_load_stop_id"),
+        pl.lit(38, dtype=pl.Int32).alias("n_seats"),
+        pl.lit(6.0).alias("standing_area_m2"),
+        pl.lit("register").alias("capacity_source"),
+        pl.lit("taps").alias("count_source"),
+    )
+    # Runs of one vehicle are numbered in departure order (the trip_crowding key).
+    trips = trips.sort("service_date", "vehicle_id", "departure_at").with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int32).over("service_date", "vehicle_id").alias("run_index")
+    )
+    summary = (
+        trips.group_by("service_date", "route_id", "direction_id", "hour_at")
+        .agg(
+            pl.len().cast(pl.Int32).alias("n_trips"),
+            pl.col("is_over_limit").sum().cast(pl.Int32).alias("n_over_limit"),
+            pl.col("max_load").max(),
+            pl.col("max_standees_per_m2").max(),
+            pl.col("max_load").sum().alias("peak_segment_load"),
+        )
+        .with_columns(
+            (pl.col("n_over_limit") / pl.col("n_trips")).alias("over_limit_share"),
+            pl.lit(62.0).alias("capacity_at_limit"),
+            pl.lit("S2").alias("worst_from_stop_id"),
+            pl.lit("S3").alias("worst_to_stop_id"),
+        )
+        .with_columns(
+            (pl.col("n_over_limit") > 0).alias("is_action_required"),
+            (pl.col("peak_segment_load") / 62.0).ceil().cast(pl.Int32).alias("n_trips_needed"),
+        )
+        .with_columns(
+            (pl.col("n_trips_needed") - pl.col("n_trips"))
+            .clip(0)
+            .cast(pl.Int32)
+            .alias("extra_trips_needed")
+        )
+    )
+    last = trips.filter(pl.col("service_date") == pl.col("service_date").max())
+    loads = (
+        last.select("service_date", "vehicle_id", "run_index", "trip_id", "route_id", "max_load")
+        .join(pl.DataFrame({"stop_sequence": np.arange(1, 21, dtype=np.int32)}), how="cross")
+        .with_columns(
+            pl.format("S{}", pl.col("stop_sequence")).alias("stop_id"),
+            (pl.col("max_load") * (1 - ((pl.col("stop_sequence") - 10).abs() / 10.0))).alias(
+                "load_after"
+            ),
+            pl.lit(0.0).alias("n_boardings"),
+            pl.lit(0.0).alias("n_alightings"),
+            pl.lit(38, dtype=pl.Int32).alias("n_seats"),
+            pl.lit(6.0).alias("standing_area_m2"),
+            pl.lit("taps").alias("count_source"),
+        )
+        .with_columns(
+            ((pl.col("load_after") - 38).clip(0) / 6.0).alias("standees_per_m2"),
+        )
+        .with_columns((pl.col("standees_per_m2") > 4.0).alias("is_over_limit"))
+        .drop("max_load")
+    )
+    return {"trip_crowding": trips, "crowding_summary": summary, "trip_loads": loads}
+
+
+def build_fleet_days(days: pl.Series, n_vehicles: int) -> pl.DataFrame:
+    """Operator totals of `fleet_days`: two operators sharing the fleet, every day."""
+    required = int(n_vehicles * 0.45)
+    return (
+        pl.DataFrame({"service_date": days})
+        .join(pl.DataFrame({"operator_id": ["OP1", "OP2"]}), how="cross")
+        .with_columns(
+            pl.lit("*").alias("route_id"),
+            pl.lit(required, dtype=pl.Int32).alias("n_vehicles_required"),
+            pl.lit(required - 1, dtype=pl.Int32).alias("n_vehicles_operated"),
+            pl.lit(1 / required).alias("cut_ratio"),
+            pl.lit(False).alias("is_cut_over_limit"),
+            pl.lit(0, dtype=pl.Int32).alias("n_cut_days_consecutive"),
+            pl.lit(False).alias("is_grave_cut"),
+            pl.lit(n_vehicles // 2, dtype=pl.Int32).alias("n_vehicles_registered"),
+            pl.lit(n_vehicles // 2 - required, dtype=pl.Int32).alias("n_reserve"),
+            pl.lit(-(-required // 10), dtype=pl.Int32).alias("n_reserve_min"),
+            pl.lit((n_vehicles // 2 - required) / required).alias("reserve_ratio"),
+            pl.lit(True).alias("is_reserve_ok"),
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vehicles", type=int, default=300)
     parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--repeat", type=int, default=3, help="cached visits per page (median)")
     args = parser.parse_args(argv)
     from dashboard.browser import Browser
     from dashboard.pages import PAGES, page_url
@@ -129,19 +245,35 @@ def main(argv: list[str] | None = None) -> int:
         url = f"http://127.0.0.1:{port}"
         try:
             wait_until_ready(url, 60, process)
+            # A page is drawn when its title is up and no script runs, and stays so for
+            # SETTLE_S (the time counted is until it was first so).
+            wait = {"timeout_s": 60.0, "settle_s": SETTLE_S}
             with Browser() as browser:
-                print(f"{'page':<18} {'cold s':>7} {'warm s':>7}")
+                cold: dict[str, float] = {}
+                reload: dict[str, list[float]] = {slug: [] for _p, _t, slug, _i in PAGES}
+                click: dict[str, list[float]] = {slug: [] for _p, _t, slug, _i in PAGES}
+                for _path, _title, slug, _icon in PAGES:  # first visits: nothing cached yet
+                    state = browser.open(f"{url}/{page_url(slug)}", **wait)
+                    cold[slug] = state["ready_after_s"]
+                for _ in range(args.repeat):
+                    for _path, _title, slug, _icon in PAGES:  # a page opened by its address
+                        state = browser.open(f"{url}/{page_url(slug)}", **wait)
+                        reload[slug].append(state["ready_after_s"])
+                    for _path, title, slug, _icon in [*PAGES[1:], PAGES[0]]:  # menu clicks
+                        state = browser.click_page(page_url(slug), title, **wait)
+                        click[slug].append(state["ready_after_s"])
+                print(f"load average (1 min) during the run: {os.getloadavg()[0]:.1f}")
+                print(f"{'page':<18} {'first s':>8} {'reload s':>9} {'menu s':>7}")
                 worst = 0.0
                 for _path, _title, slug, _icon in PAGES:
-                    timings = []
-                    for _ in range(2):  # cold (cache empty), then warm (cached reads)
-                        t = time.perf_counter()
-                        browser.open(f"{url}/{page_url(slug)}", timeout_s=60, settle_s=0.0)
-                        timings.append(time.perf_counter() - t)
-                    worst = max(worst, timings[1])
-                    print(f"{slug:<18} {timings[0]:>7.2f} {timings[1]:>7.2f}")
+                    r, c = statistics.median(reload[slug]), statistics.median(click[slug])
+                    worst = max(worst, r, c)
+                    print(f"{slug:<18} {cold[slug]:>8.2f} {r:>9.2f} {c:>7.2f}")
                 verdict = "met" if worst < TARGET_S else "NOT met"
-                print(f"slowest warm page {worst:.2f} s; target < {TARGET_S:g} s {verdict}")
+                print(
+                    f"slowest cached page (median of {args.repeat}) {worst:.2f} s; "
+                    f"target < {TARGET_S:g} s {verdict}"
+                )
         finally:
             process.terminate()
             process.wait(timeout=10)

@@ -124,20 +124,43 @@ class Browser:
 
     def open(self, url: str, timeout_s: float = 30.0, settle_s: float = 0.3) -> dict[str, Any]:
         """Navigate to `url` and wait until Streamlit has drawn the page and stopped running
-        (stable for `settle_s`). Returns the page state: ready, title, exceptions, errors."""
+        (stable for `settle_s`). Returns the page state: ready, title, exceptions, errors, and
+        `ready_after_s` (seconds from the call until the page was drawn for good)."""
         self.send("Page.navigate", url=url)
         return self.wait_ready(timeout_s, settle_s)
 
-    def wait_ready(self, timeout_s: float = 30.0, settle_s: float = 0.3) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout_s
+    def click_page(
+        self, url_path: str, title: str, timeout_s: float = 30.0, settle_s: float = 0.3
+    ) -> dict[str, Any]:
+        """Go to another page through the sidebar menu, as a planner does (no page reload:
+        the same session reruns with the other page script), and wait until it is drawn."""
+        href = json.dumps("/" + url_path)
+        clicked = self.evaluate(
+            "(() => { const a = [...document.querySelectorAll("
+            "'[data-testid=\"stSidebarNavLink\"]')].find(a => new URL(a.href).pathname"
+            f".replace(/\\/$/, '') === {href}.replace(/\\/$/, '') || "
+            f"(({href} === '/') && new URL(a.href).pathname === '/'));"
+            " if (a) { a.click(); return true; } return false; })()"
+        )
+        if not clicked:
+            raise PontualError(f"no sidebar link to /{url_path}")
+        return self.wait_ready(timeout_s, settle_s, title=title)
+
+    def wait_ready(
+        self, timeout_s: float = 30.0, settle_s: float = 0.3, title: str | None = None
+    ) -> dict[str, Any]:
+        started = time.monotonic()
+        deadline = started + timeout_s
         ready_since: float | None = None
         state: dict[str, Any] = {}
         while time.monotonic() < deadline:
             state = json.loads(self.evaluate(PAGE_STATE_JS) or "{}")
             now = time.monotonic()
-            if state.get("ready"):
+            if state.get("ready") and (title is None or state.get("title") == title):
                 ready_since = ready_since or now
                 if now - ready_since >= settle_s:
+                    # When it became ready (and then stayed so for settle_s), from the call.
+                    state["ready_after_s"] = ready_since - started
                     return state
             else:
                 ready_since = None

@@ -16,6 +16,7 @@ import polars as pl
 
 from core.profile import Profile
 from core.store import Store
+from dashboard.data import read_outcome_months
 from dashboard.reports.annual import build_annual_dossier, read_annual_scopes
 from dashboard.reports.model import ReportData
 from dashboard.reports.monthly import build_monthly_report
@@ -71,20 +72,10 @@ def compute_report_offers(store: Store, year: int) -> list[ReportOffer]:
         for scope in ("operator", "lot")
         for scope_id in read_annual_scopes(store, year, scope)
     ]
-    months: list[str] = []
     has_outcomes = not store.query(
         "SELECT 1 FROM information_schema.tables WHERE table_name = 'trip_outcomes'"
     ).is_empty()
-    if has_outcomes:
-        months = (
-            store.query(
-                "SELECT DISTINCT strftime(service_date, '%Y-%m') AS month FROM trip_outcomes "
-                "WHERE year(service_date) = ? ORDER BY month",
-                [year],
-            )
-            .get_column("month")
-            .to_list()
-        )
+    months = read_outcome_months(store, year) if has_outcomes else []
     halves = sorted({f"{year}-{1 if int(m[5:]) <= 6 else 2}" for m in months})
     offers += [ReportOffer("semester", h) for h in halves]
     offers += [ReportOffer("monthly", m) for m in months]

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import streamlit as st
 
 from core.profile import Profile, load_profile
 from core.settings import Settings
-from core.store import open_snapshot
-from dashboard import data, downloads
+from core.store import Store, open_snapshot
+from dashboard import data
 from dashboard.format import to_period
+
+if TYPE_CHECKING:  # the report builders (ReportLab) load only when a report is asked for
+    from dashboard import downloads
 
 DIRECTIONS = {"Ambos os sentidos": None, "Ida (0)": 0, "Volta (1)": 1}
 
@@ -45,11 +48,25 @@ def profile() -> Profile:
     return load_profile(settings().profile_id)
 
 
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _snapshot(store_path: str, mtime: float) -> Store:
+    """One open read-only connection per published snapshot (opening one costs 20-200 ms;
+    the pipeline replaces the file by an atomic rename, so an open one keeps reading the
+    snapshot it opened). `mtime` is only part of the key."""
+    return open_snapshot(store_path)
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
 def _cached(name: str, store_path: str, mtime: float, args: tuple[Any, ...]) -> Any:
-    # `mtime` is only part of the key: a new snapshot is a new cache entry.
-    with open_snapshot(store_path) as store:
-        return getattr(data, name)(store, *args)
+    # `mtime` is only part of the key: a new snapshot is a new cache entry. Each read runs on
+    # its own cursor of the shared connection: sessions run in threads, and a DuckDB
+    # connection is not to be shared across threads, its cursors are.
+    shared = _snapshot(store_path, mtime)
+    cursor = shared.con.cursor()
+    try:
+        return getattr(data, name)(Store(shared.path, cursor, read_only=True), *args)
+    finally:
+        cursor.close()
 
 
 def load(name: str, *args: Any) -> Any:
@@ -62,8 +79,15 @@ def load(name: str, *args: Any) -> Any:
 def _report_bytes(
     store_path: str, mtime: float, profile_id: str, offer: downloads.ReportOffer, fmt: str
 ) -> bytes:
-    with open_snapshot(store_path) as store:
+    from dashboard import downloads
+
+    shared = _snapshot(store_path, mtime)
+    cursor = shared.con.cursor()
+    try:
+        store = Store(shared.path, cursor, read_only=True)
         report = downloads.build_offered_report(store, offer, load_profile(profile_id))
+    finally:
+        cursor.close()
     return downloads.to_report_bytes(report, fmt)
 
 

@@ -59,10 +59,10 @@ if actions.is_empty():
             f"passa de {to_percent(share_max.value, 0)} ({share_max.source or 'perfil'})."
         )
 else:
-    n_days = actions["service_date"].n_unique()
-    extra = int(actions["extra_trips_needed"].fill_null(0).sum())
+    n_days = int(actions["n_action_days"][0])
+    extra = int(actions["extra_trips_total"][0])
     c1, c2, c3 = st.columns(3)
-    c1.metric("Faixas linha × hora com reforço exigido", to_integer(actions.height))
+    c1.metric("Faixas linha × hora com reforço exigido", to_integer(actions["n_actions"][0]))
     c2.metric("Viagens extras no período", to_integer(extra))
     c3.metric("Viagens extras por dia (média)", to_number(extra / n_days if n_days else None, 1))
     st.caption(
@@ -107,6 +107,10 @@ else:
         "Veículo maior",
     )
     st.dataframe(shown, hide_index=True, width="stretch")
+    if actions["n_actions"][0] > actions.height:
+        st.caption(
+            f"As {to_integer(actions.height)} faixas mais graves de {to_integer(actions['n_actions'][0])}."
+        )
 
 st.subheader("Perfil de carga de uma viagem")
 crowded: pl.DataFrame = state.load("read_crowded_trips", start, end, route_ids, f.direction)
