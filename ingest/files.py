@@ -25,11 +25,13 @@ from ingest.olhovivo import OLHO_VIVO_TZ, is_olho_vivo, read_olho_vivo
 from ingest.options import IngestOptions
 from ingest.records import (
     IngestCounts,
+    JudgedBatch,
+    compute_avl_judged,
+    compute_fare_judged,
+    compute_judged,
     input_columns,
     read_network_context,
-    write_avl_records,
-    write_fare_records,
-    write_records,
+    write_judged,
 )
 from ingest.registers import (
     compute_count_checks,
@@ -162,30 +164,34 @@ def ingest_file(
     source = str(path.resolve())
     sha = compute_file_sha256(path)
     ctx = read_network_context(store) if kind in ("avl", "fares") else None
+    if kind == "fares" and key is None:
+        raise ValueError("fares need the card-hashing key")  # programming error
+
+    def judge(chunk: pl.DataFrame) -> JudgedBatch:
+        if kind == "avl":
+            assert ctx is not None
+            return compute_avl_judged(chunk, ctx, source=source, options=opts)
+        if kind == "fares":
+            assert ctx is not None and key is not None
+            return compute_fare_judged(chunk, ctx, source=source, key=key, options=opts)
+        return compute_judged(
+            chunk,
+            target=KIND_TABLES[kind],
+            source=source,
+            options=opts,
+            checks=_table_checks(kind, profile, opts),
+        )
+
     total = IngestCounts()
     for chunk in chunks:
-        if kind == "avl":
-            counts = write_avl_records(
-                store, chunk, source=source, options=opts, source_sha256=sha, context=ctx
-            )
-        elif kind == "fares":
-            if key is None:
-                raise ValueError("fares need the card-hashing key")  # programming error
-            counts = write_fare_records(
-                store, chunk, source=source, key=key, options=opts, source_sha256=sha, context=ctx
-            )
-        else:
-            counts = write_records(
-                store,
-                chunk,
-                target=KIND_TABLES[kind],
-                source=source,
-                run_kind=kind,
-                options=opts,
-                checks=_table_checks(kind, profile, opts),
-                source_sha256=sha,
-                upsert=kind == "vehicles",
-            )
+        counts = write_judged(
+            store,
+            judge(chunk),
+            source=source,
+            run_kind=kind,
+            source_sha256=sha,
+            upsert=kind == "vehicles",
+        )
         total = total + counts
         if on_chunk is not None:
             on_chunk(counts)

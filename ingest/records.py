@@ -601,22 +601,32 @@ def _upsert(store: Store, decl: Table, rows: pl.DataFrame) -> tuple[int, int]:
     return changed.height, rows.height - changed.height
 
 
-def write_records(
-    store: Store,
+@dataclass(frozen=True)
+class JudgedBatch:
+    """A validated batch, ready to write: the accepted rows (typed, in the target's columns
+    plus helpers that the append drops), the quarantine rows, how many records were read, when
+    its validation started (ingest and quarantine time) and notes on skipped rules."""
+
+    target: str
+    accepted: pl.DataFrame
+    quarantined: pl.DataFrame
+    n_read: int
+    started_at: datetime
+    notes: tuple[str, ...] = ()
+
+
+def compute_judged(
     raw: pl.DataFrame,
     *,
     target: str,
     source: str,
-    run_kind: str,
     options: IngestOptions | None = None,
     checks: Sequence[Check] = (),
     notes: Sequence[str] = (),
     prepare: pl.Expr | None = None,
-    source_sha256: str | None = None,
-    upsert: bool = False,
     columns: Sequence[Column] | None = None,
-) -> IngestCounts:
-    """Validate `raw` against table `target` and write it (see the module docstring).
+) -> JudgedBatch:
+    """Validate `raw` against table `target` (see the module docstring); touches no store.
 
     `checks` are the table's rules after parsing; `prepare` is an optional list of expressions
     applied to the typed frame before the rules (e.g. lower-casing a vocabulary column).
@@ -644,18 +654,67 @@ def write_records(
     quarantined = to_quarantine(
         bad, [c.name for c in cols_in], source=source, target=target, at=started_at
     )
+    return JudgedBatch(target, good, quarantined, raw.height, started_at, tuple(notes))
+
+
+def write_judged(
+    store: Store,
+    batch: JudgedBatch,
+    *,
+    source: str,
+    run_kind: str,
+    source_sha256: str | None = None,
+    upsert: bool = False,
+) -> IngestCounts:
+    """Write a validated batch: rows, quarantine and the run's row, in one transaction."""
     return write_batch(
         store,
-        good,
-        quarantined,
-        target=target,
+        batch.accepted,
+        batch.quarantined,
+        target=batch.target,
         source=source,
         run_kind=run_kind,
-        started_at=started_at,
-        n_read=raw.height,
+        started_at=batch.started_at,
+        n_read=batch.n_read,
         source_sha256=source_sha256,
         upsert=upsert,
+        notes=batch.notes,
+    )
+
+
+def write_records(
+    store: Store,
+    raw: pl.DataFrame,
+    *,
+    target: str,
+    source: str,
+    run_kind: str,
+    options: IngestOptions | None = None,
+    checks: Sequence[Check] = (),
+    notes: Sequence[str] = (),
+    prepare: pl.Expr | None = None,
+    source_sha256: str | None = None,
+    upsert: bool = False,
+    columns: Sequence[Column] | None = None,
+) -> IngestCounts:
+    """Validate `raw` against table `target` and write it (`compute_judged`, `write_judged`)."""
+    batch = compute_judged(
+        raw,
+        target=target,
+        source=source,
+        options=options,
+        checks=checks,
         notes=notes,
+        prepare=prepare,
+        columns=columns,
+    )
+    return write_judged(
+        store,
+        batch,
+        source=source,
+        run_kind=run_kind,
+        source_sha256=source_sha256,
+        upsert=upsert,
     )
 
 
@@ -663,6 +722,26 @@ def _with_record_key(raw: pl.DataFrame) -> pl.DataFrame:
     if RECORD_KEY in raw.columns:
         return raw.with_columns(pl.col(RECORD_KEY).cast(pl.String))
     return raw.with_row_index(RECORD_KEY, offset=1).with_columns(pl.col(RECORD_KEY).cast(pl.String))
+
+
+def compute_avl_judged(
+    raw: pl.DataFrame,
+    ctx: NetworkContext,
+    *,
+    source: str,
+    options: IngestOptions | None = None,
+) -> JudgedBatch:
+    """Validate raw AVL pings against `vehicle_locations` (see `write_avl_records`)."""
+    options = options or IngestOptions()
+    checks, notes = compute_avl_checks(ctx, options, datetime.now(UTC), SNAPSHOT_AT in raw.columns)
+    return compute_judged(
+        raw,
+        target="vehicle_locations",
+        source=source,
+        options=options,
+        checks=checks,
+        notes=notes,
+    )
 
 
 def write_avl_records(
@@ -682,19 +761,42 @@ def write_avl_records(
     reported_occupancy, operator_id; any may be strings), `record_key`, optionally `raw_record`
     and `snapshot_at` (the stale-fix rule). `context` saves a store read per call when given.
     """
-    options = options or IngestOptions()
     ctx = context or read_network_context(store)
-    checks, notes = compute_avl_checks(ctx, options, datetime.now(UTC), SNAPSHOT_AT in raw.columns)
-    return write_records(
-        store,
-        raw,
-        target="vehicle_locations",
+    batch = compute_avl_judged(raw, ctx, source=source, options=options)
+    return write_judged(store, batch, source=source, run_kind=run_kind, source_sha256=source_sha256)
+
+
+def compute_fare_judged(
+    raw: pl.DataFrame,
+    ctx: NetworkContext,
+    *,
+    source: str,
+    key: bytes,
+    options: IngestOptions | None = None,
+) -> JudgedBatch:
+    """Hash card ids and validate raw taps against `fare_transactions` (see
+    `write_fare_records`)."""
+    options = options or IngestOptions()
+    raw = _with_record_key(raw)
+    absent = [
+        c.name for c in input_columns(table("fare_transactions")) if c.name not in raw.columns
+    ]
+    raw = raw.with_columns(pl.lit(None, dtype=pl.String).alias(name) for name in absent)
+    hashed = compute_card_hashes(raw, key)
+    checks, notes = compute_fare_checks(ctx, options, datetime.now(UTC))
+    columns = input_columns(table("fare_transactions"))
+    columns = [
+        table("fare_transactions").column("card_hash") if c.name == CARD_ID else c for c in columns
+    ]
+    return compute_judged(
+        hashed,
+        target="fare_transactions",
         source=source,
-        run_kind=run_kind,
         options=options,
         checks=checks,
         notes=notes,
-        source_sha256=source_sha256,
+        prepare=pl.col("fare_class").str.to_lowercase(),
+        columns=columns,
     )
 
 
@@ -716,29 +818,6 @@ def write_fare_records(
     is `core.settings.hash_key(settings, create=True)`. The raw card id never reaches the store:
     it is replaced by its HMAC before validation, in quarantine's raw_record too.
     """
-    options = options or IngestOptions()
     ctx = context or read_network_context(store)
-    raw = _with_record_key(raw)
-    absent = [
-        c.name for c in input_columns(table("fare_transactions")) if c.name not in raw.columns
-    ]
-    raw = raw.with_columns(pl.lit(None, dtype=pl.String).alias(name) for name in absent)
-    hashed = compute_card_hashes(raw, key)
-    checks, notes = compute_fare_checks(ctx, options, datetime.now(UTC))
-    columns = input_columns(table("fare_transactions"))
-    columns = [
-        table("fare_transactions").column("card_hash") if c.name == CARD_ID else c for c in columns
-    ]
-    return write_records(
-        store,
-        hashed,
-        target="fare_transactions",
-        source=source,
-        run_kind=run_kind,
-        options=options,
-        checks=checks,
-        notes=notes,
-        prepare=pl.col("fare_class").str.to_lowercase(),
-        source_sha256=source_sha256,
-        columns=columns,
-    )
+    batch = compute_fare_judged(raw, ctx, source=source, key=key, options=options)
+    return write_judged(store, batch, source=source, run_kind=run_kind, source_sha256=source_sha256)
