@@ -27,6 +27,10 @@ from core.migrations import Migration, all_migrations, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
 
+# Key checks in memory read at most this many stored keys per batch row (and at least
+# _MIN_KEYS_IN_MEMORY per batch, for small batches); beyond, DuckDB anti-joins them.
+_MAX_STORED_KEYS_PER_ROW = 4
+_MIN_KEYS_IN_MEMORY = 250_000
 # Rows per Arrow batch handed to DuckDB: its row-group size, the unit of its parallel scans.
 _INSERT_BATCH_ROWS = 122_880
 
@@ -37,6 +41,21 @@ class AppendResult:
 
     n_inserted: int
     n_duplicate: int
+
+
+def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
+    """INSERT of the batch's rows whose key is not stored (the batch has no repeated key).
+
+    The stored side is bounded to the batch's time range, so DuckDB's zone maps skip the
+    row groups of other days.
+    """
+    match = " AND ".join(f't."{k}" = n."{k}"' for k in decl.primary_key)
+    tcol = f'"{decl.key_time_column}"'
+    return (
+        f'INSERT INTO "{decl.name}" ({columns}) SELECT {columns} FROM {view} n WHERE NOT EXISTS ('
+        f'SELECT 1 FROM "{decl.name}" t WHERE {match} AND t.{tcol} BETWEEN '
+        f"(SELECT min({tcol}) FROM {view}) AND (SELECT max({tcol}) FROM {view}))"
+    )
 
 
 def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> pl.DataFrame:
@@ -216,8 +235,13 @@ class Store:
             return AppendResult(0, 0)
         columns = ", ".join(f'"{c}"' for c in decl.insert_columns)
         n_given = frame.height
+        check_in_duckdb = False
         if decl.key_time_column is not None:
-            frame = compute_new_keys(decl, frame, self._stored_keys(decl, frame))
+            stored = self._stored_keys(decl, frame)
+            # Too many stored keys in the batch's range to hold in memory (a sparse backfill
+            # over a long period): DuckDB anti-joins them instead, out of core.
+            check_in_duckdb = stored is None
+            frame = compute_new_keys(decl, frame, pl.DataFrame() if stored is None else stored)
             if frame.height == 0:
                 return AppendResult(0, n_given)
         view = f"_append_{name}"
@@ -228,18 +252,21 @@ class Store:
         batches = arrow.to_batches(max_chunksize=_INSERT_BATCH_ROWS)
         self.con.register(view, pa.Table.from_batches(batches, schema=arrow.schema))
         try:
-            if decl.primary_key and decl.key_time_column is None:
-                verb = "INSERT OR IGNORE"
+            if check_in_duckdb:
+                rows = self._run(_anti_join_insert(decl, view, columns))
             else:
-                verb = "INSERT"
-            rows = self._run(f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}')
+                # Key-time tables: keys checked above; others: by their primary-key index.
+                by_index = decl.primary_key and decl.key_time_column is None
+                verb = "INSERT OR IGNORE" if by_index else "INSERT"
+                rows = self._run(f'{verb} INTO "{name}" ({columns}) SELECT {columns} FROM {view}')
         finally:
             self.con.unregister(view)
         inserted = int(rows[0][0]) if rows else 0
         return AppendResult(inserted, n_given - inserted)
 
-    def _stored_keys(self, decl: Table, frame: pl.DataFrame) -> pl.DataFrame:
-        """The stored keys of `decl` within the time range of `frame`'s key time column.
+    def _stored_keys(self, decl: Table, frame: pl.DataFrame) -> pl.DataFrame | None:
+        """The stored keys of `decl` within the time range of `frame`'s key time column, or
+        None when there are more than `_MAX_STORED_KEYS_PER_ROW` per batch row.
 
         Bounded to the batch's range, so DuckDB's zone maps skip the row groups of other days;
         a batch of new days (the usual case) reads nothing.
@@ -249,10 +276,12 @@ class Store:
         low, high = frame.select(
             pl.col(tcol).min().alias("lo"), pl.col(tcol).max().alias("hi")
         ).row(0)
+        in_range = f'FROM "{decl.name}" WHERE "{tcol}" BETWEEN $1 AND $2'
+        n_stored = self._run(f"SELECT count(*) {in_range}", [low, high])[0][0]
+        if n_stored > _MAX_STORED_KEYS_PER_ROW * max(frame.height, _MIN_KEYS_IN_MEMORY):
+            return None
         keys = ", ".join(f'"{k}"' for k in decl.primary_key)
-        stored = self.query(
-            f'SELECT {keys} FROM "{decl.name}" WHERE "{tcol}" BETWEEN $1 AND $2', [low, high]
-        )
+        stored = self.query(f"SELECT {keys} {in_range}", [low, high])
         # The same dtypes as the batch, so that equal keys hash equal.
         return stored.select(pl.col(k).cast(frame.schema[k]) for k in decl.primary_key)
 

@@ -9,6 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from core import store as store_module
 from core.errors import SchemaVersionError, StoreError
 from core.migrations import all_migrations, latest_version
 from core.store import Store, open_snapshot, snapshot_path
@@ -133,7 +134,13 @@ def test_store_file_is_a_real_duckdb_file(store_path: Path) -> None:
     con.close()
 
 
-def test_append_skips_stored_and_repeated_keys_in_a_partly_new_batch(store_path: Path) -> None:
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_append_skips_stored_and_repeated_keys_in_a_partly_new_batch(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: bool
+) -> None:
+    if not in_memory:  # as if the stored keys in the batch's range were too many to read
+        monkeypatch.setattr(store_module, "_MAX_STORED_KEYS_PER_ROW", 0)
+        monkeypatch.setattr(store_module, "_MIN_KEYS_IN_MEMORY", 0)
     with Store.open(store_path) as store:
         store.append("vehicle_locations", PINGS.head(2))
         # Row 0 and 1 are stored, row 2 is new, row 3 repeats row 2's key with another position.
