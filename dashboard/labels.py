@@ -126,3 +126,12 @@ def to_source_text(sources: pl.Series) -> pl.Series:
     for english, portuguese in SOURCE_PHRASES:
         out = out.str.replace_all(english, portuguese, literal=True)
     return out
+
+
+def to_source(text: str | None, default: str = "perfil") -> str:
+    """One `source` text as planners read it (`default` when there is none)."""
+    if not text:
+        return default
+    for english, portuguese in SOURCE_PHRASES:
+        text = text.replace(english, portuguese)
+    return text

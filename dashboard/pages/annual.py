@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from dashboard import data, downloads, state
+from dashboard import data, downloads, labels, state
 from dashboard.format import format_column, to_local, to_number
 
 f = state.filters()
@@ -21,7 +21,7 @@ st.caption(
     f"{quality.annual_weight_iqs.value:.1f} × IQS".replace(".", ",")
     + f"; cassação com conceito E em {quality.cassacao_consecutive_e_years.value} anos "
     f"consecutivos ou {quality.cassacao_total_e_years.value} no total "
-    f"({quality.cassacao_consecutive_e_years.source})."
+    f"({labels.to_source(quality.cassacao_consecutive_e_years.source)})."
 )
 
 grades: pl.DataFrame = state.load("read_annual_grades", f.operator_id, f.lot_id)

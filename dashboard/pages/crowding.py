@@ -10,7 +10,7 @@ from datetime import date
 import polars as pl
 import streamlit as st
 
-from dashboard import charts, data, state
+from dashboard import charts, data, labels, state
 from dashboard.format import format_column, to_date, to_integer, to_number, to_percent
 
 f = state.filters()
@@ -22,10 +22,17 @@ fill = f"pontual crowding --from {start} --to {end}"
 st.title("Lotação")
 st.caption(
     f"Limite de lotação: todos os assentos ocupados mais {to_number(limit.value, 1)} "
-    f"passageiros em pé por m² ({limit.source or 'perfil'}). Horários em {tz}."
+    f"passageiros em pé por m² ({labels.to_source(limit.source)}). Horários em {tz}."
 )
 lines: pl.DataFrame = state.load("read_lines")
 names = dict(zip(lines["route_id"].to_list(), lines["label"].to_list(), strict=True))
+short = dict(
+    zip(
+        lines["route_id"].to_list(),
+        lines["route_short_name"].fill_null(lines["route_id"]).to_list(),
+        strict=True,
+    )
+)
 route_ids = (f.route_id,) if f.route_id != data.ALL else f.route_ids
 
 st.subheader("Viagens acima do limite por linha e hora")
@@ -56,7 +63,7 @@ if actions.is_empty():
     else:
         st.success(
             "Nenhuma faixa horária exige reforço: a parcela de viagens acima do limite não "
-            f"passa de {to_percent(share_max.value, 0)} ({share_max.source or 'perfil'})."
+            f"passa de {to_percent(share_max.value, 0)} ({labels.to_source(share_max.source)})."
         )
 else:
     n_days = int(actions["n_action_days"][0])
@@ -67,7 +74,7 @@ else:
     c3.metric("Viagens extras por dia (média)", to_number(extra / n_days if n_days else None, 1))
     st.caption(
         "Reforço exigido quando a parcela de viagens acima do limite passa de "
-        f"{to_percent(share_max.value, 0)} ({share_max.source or 'perfil'}). Viagens "
+        f"{to_percent(share_max.value, 0)} ({labels.to_source(share_max.source)}). Viagens "
         "necessárias = passageiros no trecho mais carregado da hora ÷ capacidade no limite; "
         "quando bastam as viagens atuais, indica-se o veículo maior que resolve."
     )
@@ -126,20 +133,20 @@ keys = list(
     )
 )
 clocks = format_column(crowded["departure_at"], "clock", tz).str.slice(0, 5).to_list()
-labels = {
+trip_labels = {
     k: f"{to_date(k[0])} {c} · linha {r} · veículo {k[1]} · máx. {to_number(m, 0)} a bordo, "
     f"{to_number(s, 1)} em pé/m²"
     for k, c, r, m, s in zip(
         keys,
         clocks,
-        crowded["route_id"].to_list(),
+        [short.get(r, r) for r in crowded["route_id"].to_list()],
         crowded["max_load"].to_list(),
         crowded["max_standees_per_m2"].to_list(),
         strict=True,
     )
 }
 chosen: tuple[date, str, int] = st.selectbox(
-    "Viagem (as mais lotadas primeiro)", keys, format_func=labels.__getitem__, key="crowd_trip"
+    "Viagem (as mais lotadas primeiro)", keys, format_func=trip_labels.__getitem__, key="crowd_trip"
 )
 run = crowded.row(keys.index(chosen), named=True)
 loads: pl.DataFrame = state.load("read_trip_loads", *chosen)

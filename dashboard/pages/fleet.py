@@ -8,7 +8,7 @@ import polars as pl
 import streamlit as st
 
 from core.profile import load_fee_table
-from dashboard import charts, data, fleet, state
+from dashboard import charts, data, fleet, labels, state
 from dashboard.format import format_column, to_integer, to_number, to_percent
 
 f = state.filters()
@@ -65,7 +65,7 @@ else:
     st.metric(
         f"Maior sequência de dias com redução > {to_percent(cut.value, 0)}",
         f"{to_integer(longest)} dias",
-        help=f"Falta grave acima de {n_days.value} dias consecutivos ({n_days.source}).",
+        help=f"Falta grave acima de {n_days.value} dias consecutivos ({labels.to_source(n_days.source)}).",
     )
     grave = days.filter(pl.col("is_grave_cut"))
     if grave.height:
@@ -101,7 +101,7 @@ else:
     small_min = profile.fleet.reserve_small_fleet_min.value
     st.caption(
         f"Reserva = veículos cadastrados − veículos exigidos pela tabela horária para operar "
-        f"todas as linhas, no último dia do período. A lei ({ratio.source or 'perfil'}) exige "
+        f"todas as linhas, no último dia do período. A lei ({labels.to_source(ratio.source)}) exige "
         f"reserva de ao menos {to_percent(ratio.value, 0)} da frota necessária à operação de "
         f"todas as linhas, e {to_integer(small_min)} veículo quando essa frota tem menos de "
         f"{to_integer(small_below)}. A marcação 'reserva' do cadastro não entra na conta: "

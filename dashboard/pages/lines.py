@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboard import charts, data, state
+from dashboard import charts, data, labels, state
 from dashboard.format import format_column, to_date, to_number, to_period
 
 f = state.filters()
@@ -82,7 +82,7 @@ if headways.is_empty():
     st.info(
         "Linha sem observações de intervalo neste período: só as linhas frequentes, com "
         f"intervalo programado de até {to_number(frequent.value / 60, 0)} min, são avaliadas "
-        f"pela espera excedente (EWT; {frequent.source or 'perfil'})."
+        f"pela espera excedente (EWT; {labels.to_source(frequent.source)})."
     )
 else:
     ewt_s = headways["excess_wait_s"].drop_nulls().cast(pl.Float64).to_list()

@@ -9,7 +9,7 @@ import os
 import polars as pl
 import streamlit as st
 
-from dashboard import data, maps, state
+from dashboard import data, labels, maps, state
 from dashboard.format import format_column, to_integer, to_local
 
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
@@ -42,7 +42,7 @@ short = dict(
 legend = (
     f"Vermelho: atrasado (mais de {to_integer(late_s / 60)} min) · laranja: adiantado (mais de "
     f"{to_integer(early_s / 60)} min) · verde: no horário · cinza: sem previsão "
-    f"({profile.trips.late_departure_s.source or 'perfil'})."
+    f"({labels.to_source(profile.trips.late_departure_s.source)})."
     if colour_by == "delay"
     else "Do verde (muitos assentos livres) ao vermelho (lotado), pelo estado de ocupação "
     "GTFS-Realtime que o feed estima das validações; cinza: sem informação."
