@@ -13,6 +13,12 @@ the table (vectorised Polars expressions, each with its reason), appends the goo
 (idempotent on the table's key), puts every rejected row in `quarantine` with the first failing
 field and its reason, and records an `ingest_runs` row, all in one transaction per batch.
 `write_avl_records` and `write_fare_records` are the two entry points the MQTT listener uses.
+Validation (`compute_judged`, `compute_avl_judged`, `compute_fare_judged`) touches no store;
+`write_judged` writes its result.
+
+Cost (1 M clean pings, CPU seconds): parsing ~0.2 (Parquet) to ~0.35 (CSV, all text), the
+rules ~0.01, the store's key check ~0.04 and insert ~0.45; so each value is parsed once, over
+materialised columns, and a clean batch is never copied through a filter.
 """
 
 from __future__ import annotations
