@@ -4,7 +4,8 @@ Every reader (CSV, Parquet, JSON lines, GTFS-RT, Olho Vivo, GPX, MQTT) turns its
 frame of RAW records in the documented column set of the target table (strings or already typed
 values) plus two bookkeeping columns:
 
-- ``record_key``: where the record is in its source (line number, message id), a string;
+- ``record_key``: where the record is in its source (line number, message id): a string,
+  or an integer row or line number;
 - ``raw_record``: the original text (optional: when absent, the record's fields as JSON are kept
   for the rejected rows only, which keeps large clean files fast).
 
@@ -725,9 +726,11 @@ def write_records(
 
 
 def _with_record_key(raw: pl.DataFrame) -> pl.DataFrame:
+    """`raw` with a `record_key` (its row number from 1 when it has none). Keys may be
+    integers: `to_quarantine` writes them as text, for the rejected records only."""
     if RECORD_KEY in raw.columns:
-        return raw.with_columns(pl.col(RECORD_KEY).cast(pl.String))
-    return raw.with_row_index(RECORD_KEY, offset=1).with_columns(pl.col(RECORD_KEY).cast(pl.String))
+        return raw
+    return raw.with_row_index(RECORD_KEY, offset=1)
 
 
 def compute_avl_judged(
