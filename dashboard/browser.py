@@ -7,6 +7,7 @@ networking.
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
 import subprocess
@@ -75,8 +76,11 @@ class Browser:
             stderr=subprocess.DEVNULL,
         )
         self._ids = itertools.count(1)
-        self.ws: ClientConnection = connect(
-            self._page_socket(), max_size=64 * 1024 * 1024, open_timeout=10
+        # The connection is a context manager (websockets >= 17 warns otherwise); it is left
+        # in close().
+        self._exits = contextlib.ExitStack()
+        self.ws: ClientConnection = self._exits.enter_context(
+            connect(self._page_socket(), max_size=64 * 1024 * 1024, open_timeout=10)
         )
         self.send("Page.enable")
         self.send("Runtime.enable")
@@ -176,7 +180,7 @@ class Browser:
 
     def close(self) -> None:
         try:
-            self.ws.close()
+            self._exits.close()
         finally:
             self.process.terminate()
             try:
