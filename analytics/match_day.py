@@ -149,7 +149,7 @@ def match_day(
     options: MatchOptions,
     *,
     workers: int = 1,
-    batch_pings: int = 400_000,
+    batch_pings: int = 100_000,
 ) -> DayResult:
     """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon."""
     if "x_m" not in pings.columns:
