@@ -1,10 +1,11 @@
 """Assign runs to scheduled trips: one run per trip and one trip per run, across all vehicles.
 
 Candidates are the trips of the run's shape (or of an identical shape) whose planned start,
-moved to where the run began, lies within `match_window_s` of the run's departure. The cost is
-the departure deviation (early seconds weigh `early_cost_factor` times more), less a bonus for
-the trip the device reported and for trips of the block the vehicle is running (block
-continuity, from a first pass). An optimal assignment (Hungarian method, scipy) per connected
+moved to where the run began, lies within `match_window_s` of the run's departure, and that
+the run did not cover implausibly fast (`min_duration_ratio` of the planned time: deadheads).
+The cost is the departure deviation (early seconds weigh `early_cost_factor` times more), less
+a bonus for the trip the device reported and for trips of the block the vehicle is running
+(weighted by the share of its other first-pass trips in that block). An optimal assignment (Hungarian method, scipy) per connected
 group of runs and trips makes it exclusive: of two vehicles on one trip only one counts.
 """
 

@@ -1,12 +1,15 @@
 """Cut a vehicle's trace into runs: stretches of forward progress along one shape.
 
-For every shape the vehicle comes near, each ping is *on* the shape (within the buffer),
+Only shapes the vehicle made sustained progress along are considered (a grid city's crossings
+drop out first). For each of them, each ping is *on* the shape (within the buffer),
 *at a terminal* (on it and inside the geofence of its first or last point), or *off*. A run is
 a maximal stretch of on-shape pings between terminals, broken by a step backwards (wrong
 direction, short-turn) or by an off-shape or silent stretch longer than `detour_max_s`; shorter
 off-shape stretches that rejoin ahead are detours inside the run. The terminal ping just before
-a run shows it departed from the origin; the one just after shows it arrived. Runs along a
-shared corridor lose to the run of the same vehicle, at the same time, that went further.
+a run shows it departed from the origin; the one just after shows it arrived. A run's distance
+counts only progress made on its shape (detours and other lines' touch points cover nothing);
+a run needs real observed progress and a few pings to exist. Runs along a shared corridor lose
+to the run of the same vehicle, at the same time, that covered more of its own itinerary.
 """
 
 from __future__ import annotations
