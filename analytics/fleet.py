@@ -354,12 +354,12 @@ def compute_register_indicators(
                         "years",
                         limits.mean_age_max_years.citation,
                     ),
-                    IndicatorSpec(f"vehicles_over_max_age_{area}", "n_over", "n", "vehicles", src),
+                    IndicatorSpec(f"vehicles_over_max_age_{area}", "n_over", "n", "ratio", src),
                     IndicatorSpec(
                         f"vehicles_entry_over_age_{area}",
                         "n_entry_over",
                         "n",
-                        "vehicles",
+                        "ratio",
                         limits.entry_age_max_years.citation,
                     ),
                 ),
@@ -384,10 +384,8 @@ def compute_register_indicators(
             to_indicator_rows(
                 wide,
                 (
-                    IndicatorSpec(
-                        f"inspections_overdue_band_{i}", "n_overdue", "n", "vehicles", src
-                    ),
-                    IndicatorSpec(f"inspections_due_band_{i}", "n_due", "n", "vehicles", src),
+                    IndicatorSpec(f"inspections_overdue_band_{i}", "n_overdue", "n", "ratio", src),
+                    IndicatorSpec(f"inspections_due_band_{i}", "n_due", "n", "ratio", src),
                 ),
                 period,
             )
