@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import format_datetime
 from typing import Any, Protocol
@@ -67,6 +68,19 @@ def to_feed_bodies(feed: Any) -> tuple[bytes, bytes]:
     return encode_feed(feed), json.dumps(json_format.MessageToDict(feed)).encode()
 
 
+@dataclass
+class _Encoded:
+    """One feed encoded for one view: the message, its protobuf body and, once asked for,
+    its JSON body."""
+
+    key: int
+    feed: Any
+    pb: bytes
+    etag: str
+    modified: str
+    js: bytes | None = None
+
+
 class FeedCache:
     """Encoded feeds per engine view version (state: the last encodings)."""
 
@@ -74,7 +88,7 @@ class FeedCache:
         self.engine = engine
         # one lock per feed: encoding the trip updates must not hold up the positions
         self._locks = {name: threading.Lock() for name in BUILDERS}
-        self._cache: dict[str, tuple[int, bytes, bytes, str, str]] = {}
+        self._cache: dict[str, _Encoded] = {}
 
     def warm(self, names: tuple[str, ...] = ()) -> None:
         """Encode feeds of the current view (all by default; called by the updating threads,
@@ -88,22 +102,27 @@ class FeedCache:
         # positions change with every batch; trip updates and alerts with each refresh only
         key = view.version if name == "vehicle-positions" else view.state_version
         hit = self._cache.get(name)
-        if hit is None or hit[0] != key:
+        if hit is None or hit.key != key:
             with self._locks[name]:
                 hit = self._cache.get(name)
-                if hit is None or hit[0] != key:
+                if hit is None or hit.key != key:
                     feed = BUILDERS[name](view)
-                    pb, js = to_feed_bodies(feed)
-                    etag = hashlib.blake2b(pb, digest_size=12).hexdigest()
-                    modified = format_datetime(
-                        datetime.fromtimestamp(view.updated_at_s, UTC), usegmt=True
+                    pb = encode_feed(feed)
+                    hit = _Encoded(
+                        key,
+                        feed,
+                        pb,
+                        hashlib.blake2b(pb, digest_size=12).hexdigest(),
+                        format_datetime(
+                            datetime.fromtimestamp(view.updated_at_s, UTC), usegmt=True
+                        ),
                     )
-                    hit = (key, pb, js, etag, modified)
                     self._cache[name] = hit
-        _, pb, js, etag, modified = hit
         if fmt == "json":
-            return js, f'"{etag}-j"', modified
-        return pb, f'"{etag}"', modified
+            if hit.js is None:  # JSON only when someone asks (protobuf -> dict is slow)
+                hit.js = to_feed_bodies(hit.feed)[1]
+            return hit.js, f'"{hit.etag}-j"', hit.modified
+        return hit.pb, f'"{hit.etag}"', hit.modified
 
 
 def _vehicle_positions(view: LiveView) -> Any:

@@ -167,6 +167,7 @@ class LiveEngine:
         self.last_fix = pl.DataFrame(schema=PING_SCHEMA)
         self._pending_vehicles = pl.DataFrame(schema={"vehicle_id": pl.String})
         self._pending_fares: list[pl.DataFrame] = []
+        self._pending_pings: list[pl.DataFrame] = []
         self._ingest_lock = threading.Lock()  # pings, last fixes, pending work
         self._refresh_lock = threading.Lock()  # one refresh at a time
         self._view_lock = threading.Lock()  # view versions
@@ -178,8 +179,25 @@ class LiveEngine:
             0.0,
             time.time(),
             pl.DataFrame(schema=VEHICLE_SCHEMA),
-            pl.DataFrame(),
-            pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS}),
+            pl.DataFrame(
+                schema={
+                    "vehicle_id": pl.String,
+                    "trip_id": pl.String,
+                    "t_s": pl.Float64,
+                    "dist_m": pl.Float64,
+                    "delay_s": pl.Float64,
+                }
+            ),
+            pl.DataFrame(
+                schema={
+                    c: pl.String
+                    if c in ("vehicle_id", "trip_id", "stop_id")
+                    else pl.Int32
+                    if c in ("stop_sequence", "block_order")
+                    else pl.Float64
+                    for c in PREDICTION_COLUMNS
+                }
+            ),
             pl.DataFrame(schema={"trip_id": pl.String}),
             self.descriptors,
             self.reference.incidents,
@@ -234,8 +252,11 @@ class LiveEngine:
                     if self._pending_fares
                     else pl.DataFrame()
                 )
+                pending = self._pending_pings
                 self._pending_vehicles = changed.clear()
                 self._pending_fares = []
+                self._pending_pings = []
+            self._merge_pings(pending)
             timings: dict[str, float] = {}
             t1 = time.perf_counter()
             if changed.height:
@@ -279,19 +300,26 @@ class LiveEngine:
         self.clock_s = max(self.clock_s, float(new["t_s"].max()))  # type: ignore[arg-type]
         if self.first_clock_s is None:
             self.first_clock_s = float(new["t_s"].min())  # type: ignore[arg-type]
-        keep_after = self.clock_s - self.options.window_s
         fresh = new.with_columns(ids.alias("ping_id")).select(list(PING_SCHEMA))
-        self.pings = (
-            pl.concat([self.pings, fresh])
-            .filter(pl.col("t_s") >= keep_after)
-            .unique(["vehicle_id", "event_at"], keep="first", maintain_order=True)
-        )
+        # the trace window is consolidated by `refresh`; here only the latest fixes move
+        self._pending_pings.append(fresh)
         self.last_fix = (
             pl.concat([self.last_fix, fresh])
             .sort("t_s", maintain_order=True)
             .group_by("vehicle_id", maintain_order=True)
             .last()
             .select(list(PING_SCHEMA))
+        )
+
+    def _merge_pings(self, pending: list[pl.DataFrame]) -> None:
+        """Add the pending fixes to the trace window (last `window_s`, duplicates dropped)."""
+        if not pending:
+            return
+        keep_after = self.clock_s - self.options.window_s
+        self.pings = (
+            pl.concat([self.pings, *pending])
+            .filter(pl.col("t_s") >= keep_after)
+            .unique(["vehicle_id", "event_at"], keep="first", maintain_order=True)
         )
 
     def _refresh_runs(self, changed: pl.DataFrame) -> None:

@@ -34,7 +34,9 @@ def trip_descriptor_columns(trips: pl.DataFrame, service_date: date) -> pl.DataF
     """Per scheduled trip: the GTFS-RT trip descriptor fields.
 
     Output: trip_id (the day's trip), feed_trip_id (GTFS trip id), route_id, direction_id,
-    start_date (YYYYMMDD), start_time (HH:MM:SS after the service-day reference, may pass 24).
+    start_date (YYYYMMDD of the trip's own service day: the day before for a trip running
+    past midnight; `service_date` where the frame has no service_date column), start_time
+    (HH:MM:SS after the service-day reference, may pass 24).
     """
     s = pl.col("planned_start_s")
     hms = pl.format(
@@ -48,7 +50,11 @@ def trip_descriptor_columns(trips: pl.DataFrame, service_date: date) -> pl.DataF
         pl.col("template_trip_id").alias("feed_trip_id"),
         "route_id",
         "direction_id",
-        pl.lit(service_date.strftime("%Y%m%d")).alias("start_date"),
+        (
+            pl.col("service_date").dt.strftime("%Y%m%d")
+            if "service_date" in trips.columns
+            else pl.lit(service_date.strftime("%Y%m%d"))
+        ).alias("start_date"),
         hms.alias("start_time"),
     )
 

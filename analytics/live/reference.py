@@ -17,6 +17,7 @@ from analytics.live.options import LiveOptions
 from analytics.live.traveltimes import build_segment_times, build_trip_stop_times
 from analytics.network import Network, build_network
 from analytics.options import MatchOptions
+from core.errors import InputError
 from core.profile import Profile
 from core.store import Store
 
@@ -40,6 +41,34 @@ class LiveReference:
     incidents: pl.DataFrame
     stops: pl.DataFrame
     n_segments_learned: int
+
+
+OVERNIGHT_SEPARATOR = "~"
+
+
+def build_overnight_trips(
+    previous: pl.DataFrame, service_date: date, timezone: str
+) -> pl.DataFrame:
+    """The previous service day's trips still running when `service_date` begins.
+
+    `previous`: scheduled_trips of the day before. A trip is kept when its planned_end_at is
+    after local midnight of `service_date` (GTFS times past 24:00). Its trip_id becomes
+    `<trip_id>~<YYYYMMDD of its service day>`, so it cannot collide with the same GTFS trip
+    of the new day; template_trip_id and service_date still tell the feed's descriptor.
+    """
+    midnight = (
+        pl.lit(service_date)
+        .cast(pl.Datetime("us"))
+        .dt.replace_time_zone(timezone)
+        .dt.convert_time_zone("UTC")
+    )
+    return previous.filter(pl.col("planned_end_at") > midnight).with_columns(
+        pl.concat_str(
+            "trip_id",
+            pl.lit(OVERNIGHT_SEPARATOR),
+            pl.col("service_date").dt.strftime("%Y%m%d"),
+        ).alias("trip_id")
+    )
 
 
 def build_live_reference(
@@ -89,6 +118,24 @@ def read_live_reference(
     feed_id = str(trips["feed_id"][0]) if trips.height else ""
     stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])
     feed = store.query("SELECT timezone, crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
+    # trips of the previous service day that run past midnight are still on the road
+    try:
+        before = read_schedule_from_store(store, service_date - timedelta(days=1))
+    except InputError:  # no feed in force the day before: nothing runs over
+        before = (trips.clear(), stop_times.clear(), shapes.clear())
+    overnight = build_overnight_trips(before[0], service_date, str(feed["timezone"][0]))
+    if overnight.height:
+        used = overnight.select("template_trip_id", "shape_id")
+        trips = pl.concat([overnight, trips], how="vertical_relaxed")
+        stop_times = pl.concat(
+            [
+                stop_times,
+                before[1].join(used, left_on="trip_id", right_on="template_trip_id", how="semi"),
+            ]
+        ).unique(["trip_id", "stop_sequence"], maintain_order=True)
+        shapes = pl.concat([shapes, before[2].join(used, on="shape_id", how="semi")]).unique(
+            ["shape_id", "shape_pt_sequence"], maintain_order=True
+        )
     since = service_date - timedelta(days=options.history_days)
     history = store.read(
         "stop_visits", "service_date >= ? AND service_date < ?", [since, service_date]

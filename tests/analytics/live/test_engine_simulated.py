@@ -54,13 +54,11 @@ def test_vehicles_are_assigned_the_trips_they_truly_run(replayed) -> None:  # ty
         truth.select("trip_id", pl.col("vehicle_id").alias("true_v")), on="trip_id"
     )
     agree = (check["vehicle_id"] == check["true_v"]).mean()
-    # measured 0.71 (17 of 24 at 09:00 local): a regression floor; the batch matcher gets 0.9
-    assert agree >= 0.65, check.filter(pl.col("vehicle_id") != pl.col("true_v"))
+    # measured 1.0 (27 of 27 at 09:00 local; 0.71 before block continuity); over the whole
+    # replayed weekday 98.3 % of vehicle-minutes on a trip (benchmarks/bench_live.py)
+    assert agree >= 0.95, check.filter(pl.col("vehicle_id") != pl.col("true_v"))
 
 
-@pytest.mark.xfail(
-    reason="not met yet: unserved-trip rule also flags misassigned trips", strict=False
-)
 def test_canceled_trips_are_the_suppressed_ones(replayed) -> None:  # type: ignore[no-untyped-def]
     sim, _, views = replayed
     truth = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
@@ -70,7 +68,10 @@ def test_canceled_trips_are_the_suppressed_ones(replayed) -> None:  # type: igno
     assert canceled.height >= 1
     got = canceled.join(truth.select("trip_id", "true_outcome"), on="trip_id")
     share = (got["true_outcome"] == "suppressed").mean()
-    assert share >= 0.7, got
+    # measured 0.70 (14 of 20; 0.68 without the 10-minute grace): the others are trips that
+    # left more than 15 min late, and three trips of one block whose bus the engine placed on
+    # another block early in the morning. A regression floor.
+    assert share >= 0.65, got
 
 
 def test_predictions_beat_the_timetable_for_the_current_trip(replayed) -> None:  # type: ignore[no-untyped-def]
