@@ -83,7 +83,13 @@ def _trip_evidence(tz: str) -> pl.Expr:
 def _trip_facts(trips: pl.DataFrame, item: str, what: str, tz: str) -> pl.DataFrame:
     """Group trips into one fact per operator, line and day."""
     if trips.height == 0:
-        return pl.DataFrame(schema={c: pl.String for c in FACT_COLUMNS})
+        # typed as the non-empty facts: an all-String empty part would turn the dates of the
+        # other parts into strings when they are concatenated
+        dtypes: dict[str, pl.DataType] = {
+            "occurred_on": pl.Date(),
+            "occurred_at": pl.Datetime("us", "UTC"),
+        }
+        return pl.DataFrame(schema={c: dtypes.get(c, pl.String) for c in FACT_COLUMNS})
     return (
         trips.sort("planned_start_at")
         .with_columns(

@@ -155,6 +155,23 @@ def test_a_line_that_ran_nothing_is_lxiv() -> None:
     assert got["route_id"].to_list() == ["D50"] and got["trip_ids"][0] == "d01,d02"
 
 
+def test_a_month_whose_only_fact_is_lxiv_keeps_its_dates() -> None:
+    # no late, early or broken trip: the empty trip-fact parts must not turn dates into text
+    f = fixture_frames()
+    scopes = compute_line_scopes(f["routes"], f["outcomes"], f["vehicles"])
+    outcomes = attach_scopes(f["outcomes"], scopes).with_columns(
+        pl.when(pl.col("route_id") == "D50")
+        .then(pl.lit("suppressed"))
+        .otherwise(pl.lit("on_time"))
+        .alias("outcome")
+    )
+    got = match_trip_facts(outcomes, None, BG)
+    assert got["item"].to_list() == ["LXIV"]
+    assert got.schema["occurred_on"] == pl.Date
+    rows = compute_suggested_infractions(got, None, BG)
+    assert rows["occurred_on"].to_list() == got["occurred_on"].to_list()
+
+
 def test_fleet_and_grade_facts() -> None:
     fleet_days = pl.DataFrame(
         {
