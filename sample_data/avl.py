@@ -16,6 +16,12 @@ from sample_data.network import Paths, to_wgs84
 from sample_data.options import SimulationOptions
 
 
+def _key_span(time_range_s: float) -> float:
+    """Width of a piece's slot in a (piece, time) sort key: 4e5 s, or more when the times of
+    the run span more (so pieces of later days do not overlap the next piece's slot)."""
+    return max(4.0e5, time_range_s + 1.0)
+
+
 def build_true_pings(
     pieces: pl.DataFrame, legs: pl.DataFrame, paths: Paths, interval_s: int, seed: int
 ) -> pl.DataFrame:
@@ -38,9 +44,10 @@ def build_true_pings(
     lp = lg["piece"].to_numpy()
     t0, t1 = lg["t0"].to_numpy(), lg["t1"].to_numpy()
     path, d0, d1 = lg["path"].to_numpy(), lg["d0"].to_numpy(), lg["d1"].to_numpy()
-    # one sorted key for (piece, time): pieces never last 4e5 s
-    span = 4.0e5
+    # one sorted key for (piece, time): the time part must stay below `span` for every piece,
+    # so it grows with the run's time range (a week, a sampled year), 4e5 s at least
     base = float(np.min(on)) - 1.0
+    span = _key_span(float(np.max(t, initial=base)) - base)
     leg_key = lp * span + (t0 - base)
     ping_key = piece * span + (t - base)
     i = np.searchsorted(leg_key, ping_key, side="right") - 1
@@ -95,8 +102,9 @@ def to_reported_pings(
     if len(out_piece):
         order = np.lexsort((o_start, out_piece))
         out_piece, o_start, o_end = out_piece[order], o_start[order], o_end[order]
-        key_o = out_piece * 4.0e5 + (o_start - t.min())
-        key_p = piece * 4.0e5 + (t - t.min())
+        span = _key_span(float(max(t.max(), o_start.max())) - float(t.min()))
+        key_o = out_piece * span + (o_start - t.min())
+        key_p = piece * span + (t - t.min())
         j = np.searchsorted(key_o, key_p, side="right") - 1
         jj = np.maximum(j, 0)
         inside = (j >= 0) & (out_piece[jj] == piece) & (t < o_end[jj])

@@ -17,6 +17,10 @@ class SimulationOptions:
 
     start: date = date(2026, 3, 2)
     days: int = 7
+    # Explicit service dates (sorted, distinct) instead of `days` consecutive ones from `start`,
+    # e.g. a sampled year (`sampled_year_dates`). Day-indexed options (`text_days`,
+    # `fleet_cut_start_day`, `fleet_cut_days`) count these simulated days, not calendar days.
+    dates: tuple[date, ...] | None = None
     seed: int = 1
     # Target number of vehicles in service at the peak. Up to `grid_city_above_vehicles` the
     # built-in fictional city is used (its headways scaled to the target); above it a synthetic

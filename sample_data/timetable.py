@@ -10,6 +10,7 @@ frequencies.txt with trips named '<template>@HH:MM:SS'.
 
 from __future__ import annotations
 
+import calendar
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -222,5 +223,21 @@ def service_ids_on(day: date) -> str:
     return "SAT" if day.weekday() == 5 else "WD"
 
 
-def service_dates(start: date, days: int) -> list[date]:
+def service_dates(start: date, days: int, dates: tuple[date, ...] | None = None) -> list[date]:
+    """The simulated service days: `dates` when given, else `days` days from `start`."""
+    if dates is not None:
+        return list(dates)
     return [start + timedelta(days=i) for i in range(days)]
+
+
+def sampled_year_dates(year: int, days_per_month: int) -> tuple[date, ...]:
+    """A sampled year: `days_per_month` working days (Monday-Friday, not a holiday) of each
+    month, spread evenly over the month's working days (one a month: the middle one)."""
+    picked: list[date] = []
+    for month in range(1, 13):
+        n_days = calendar.monthrange(year, month)[1]
+        days = (date(year, month, d) for d in range(1, n_days + 1))
+        working = [d for d in days if service_ids_on(d) == "WD"]
+        n = min(days_per_month, len(working))
+        picked += [working[(2 * k + 1) * len(working) // (2 * n)] for k in range(n)]
+    return tuple(picked)

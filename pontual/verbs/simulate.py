@@ -12,6 +12,7 @@ from core.errors import ConfigError
 from pontual.context import Context
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
+from sample_data.timetable import sampled_year_dates
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,6 +29,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--start", default=d.start.isoformat(), help=f"first service date (default {d.start})"
     )
     p.add_argument("--days", type=int, default=d.days, help=f"number of days (default {d.days})")
+    p.add_argument(
+        "--year",
+        type=int,
+        help="simulate a sampled year instead of --start/--days: --days-per-month working days "
+        "of each month of YEAR",
+    )
+    p.add_argument(
+        "--days-per-month",
+        type=int,
+        default=1,
+        help="with --year: working days simulated in each month, spread over it (default 1)",
+    )
     p.add_argument("--seed", type=int, default=d.seed, help="random seed (same seed -> same files)")
     p.add_argument(
         "--vehicles",
@@ -63,10 +76,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise ConfigError(
             "--vehicles and --ping-interval must be positive", hint="e.g. --vehicles 40"
         )
+    dates = None
+    if args.year is not None:
+        if not 1 <= args.days_per_month <= 20 or not 1900 <= args.year <= 2999:
+            raise ConfigError(
+                f"--year {args.year} --days-per-month {args.days_per_month}: expected a year "
+                "YYYY and 1 to 20 working days a month",
+                where="--year / --days-per-month",
+                hint="e.g. --year 2026 --days-per-month 1",
+            )
+        dates = sampled_year_dates(args.year, args.days_per_month)
     opts = replace(
         SimulationOptions(),
         start=start,
         days=args.days,
+        dates=dates,
         seed=args.seed,
         n_vehicles=args.vehicles,
         ping_interval_s=args.ping_interval,

@@ -17,6 +17,7 @@ from core.profile import load_profile
 from sample_data.network import from_wgs84
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
+from sample_data.timetable import sampled_year_dates
 
 PROFILE = load_profile("bento-goncalves-2021")
 # Monday and Tuesday: the fleet cut starts on the second day.
@@ -394,3 +395,53 @@ def test_cli_simulate_writes_the_folder(tmp_path: Path) -> None:
     assert main(["--quiet", "simulate", "--days", "1", "--seed", "3", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "README.md").read_text().startswith("# Simulated operation 2026-03-02")
     assert pl.read_parquet(tmp_path / "truth" / "trips.parquet")["service_date"].n_unique() == 1
+
+
+def test_sampled_year_dates_are_working_days_spread_over_each_month() -> None:
+    one = sampled_year_dates(2025, 1)
+    assert [d.month for d in one] == list(range(1, 13))
+    assert one[0] == date(2025, 1, 16) and one[3] == date(2025, 4, 15)  # 21 April is a holiday
+    two = sampled_year_dates(2025, 2)
+    assert len(two) == 24 and two[:2] == (date(2025, 1, 8), date(2025, 1, 24))
+    assert all(d.weekday() < 5 and d != date(2025, 4, 21) for d in one + two)
+
+
+def test_cli_sampled_year_one_day_a_month(tmp_path: Path) -> None:
+    """A sampled year: the 12 days only, with pings where the truth puts the buses on every
+    one of them (a sort key once assumed a run shorter than 4.6 days and scrambled later days),
+    and the day-indexed fleet cut on simulated days 2 to 5."""
+    from pontual.cli import main
+
+    argv = ["--quiet", "simulate", "--year", "2025", "--days-per-month", "1", "--vehicles", "10"]
+    assert main([*argv, "--seed", "3", "--out", str(tmp_path)]) == 0
+    dates = sampled_year_dates(2025, 1)
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith("# Simulated operation 2025-01-16 .. 2025-12-16")
+    assert "A sampled operation: 12 service days" in readme
+    truth = pl.read_parquet(tmp_path / "truth" / "trips.parquet")
+    assert tuple(truth["service_date"].unique().sort()) == dates
+    cut = truth.filter(pl.col("injected") == "fleet_cut")["service_date"].unique().sort()
+    assert tuple(cut) == dates[1:5]
+    pings = pl.read_parquet(tmp_path / "avl.parquet")
+    assert set(pings["event_at"].dt.convert_time_zone("America/Sao_Paulo").dt.date()) <= set(dates)
+    skewed = pl.read_parquet(tmp_path / "truth" / "avl_units.parquet")["vehicle_id"]
+    pings = pings.filter(~pl.col("vehicle_id").is_in(skewed.implode()))
+    x, y = from_wgs84(pings["lat"].to_numpy(), pings["lon"].to_numpy())
+    pings = pings.with_columns(x=pl.Series(x), y=pl.Series(y))
+    visits = (
+        pl.read_parquet(tmp_path / "truth" / "stop_visits.parquet")
+        .filter((pl.col("departed_at") - pl.col("arrived_at")).dt.total_seconds() >= 45)
+        .join(_stop_xy(tmp_path), on="stop_id")
+    )
+    joined = pings.join_where(
+        visits.select("vehicle_id", "arrived_at", "departed_at", "sx", "sy").rename(
+            {"vehicle_id": "v"}
+        ),
+        pl.col("vehicle_id") == pl.col("v"),
+        pl.col("event_at") >= pl.col("arrived_at"),
+        pl.col("event_at") <= pl.col("departed_at"),
+    )
+    assert joined.height > 200
+    assert joined["arrived_at"].dt.date().n_unique() == 12
+    d = np.hypot((joined["x"] - joined["sx"]).to_numpy(), (joined["y"] - joined["sy"]).to_numpy())
+    assert 7.0 < np.median(d) < 12.0
