@@ -154,9 +154,15 @@ def match_block_continuations(
     )
     own = pl.col("started_s") - pl.col("plan_start_s")
     own_cost = pl.when(own < 0).then(-own * options.early_cost_factor).otherwise(own)
-    out = out.join(best_other, on="vehicle_id", how="left").filter(
-        (own_cost - options.block_bonus_s <= pl.col("_best_other"))
-        | pl.col("_best_other").is_null()
+    out = (
+        out.join(best_other, on="vehicle_id", how="left")
+        .filter(
+            (own_cost - options.block_bonus_s <= pl.col("_best_other"))
+            | pl.col("_best_other").is_null()
+        )
+        # two vehicles expected on one trip (a block handed over): the better departure wins
+        .sort(own_cost, "vehicle_id")
+        .unique("trip_id", keep="first", maintain_order=True)
     )
     return out.select(
         "vehicle_id",
