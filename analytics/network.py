@@ -156,17 +156,52 @@ def locate_trip_stops(
     departure_offset_s (planned seconds after the trip's first departure).
     """
     tmpl = trips.select("template_trip_id", "shape_id").unique("template_trip_id")
+    key = ["template_trip_id", "stop_sequence"]
     st = (
         stop_times.rename({"trip_id": "template_trip_id"})
         .join(tmpl, on="template_trip_id")
-        .join(stops.select("stop_id", "stop_x_m", "stop_y_m"), on="stop_id", how="left")
-        .sort("template_trip_id", "stop_sequence")
+        .sort(key)
     )
+    # trips of one shape calling at the same stops share their positions: locate each stop
+    # pattern once (a feed may have one template per trip: millions of stop times)
+    pattern = (
+        st.group_by("template_trip_id", maintain_order=True)
+        .agg(pl.col("shape_id").first(), pl.col("stop_id").str.join("|").alias("_stops"))
+        .with_columns(pl.col("template_trip_id").min().over("shape_id", "_stops").alias("_rep"))
+        .select("template_trip_id", "_rep")
+    )
+    reps = pattern.filter(pl.col("template_trip_id") == pl.col("_rep")).select("template_trip_id")
+    located = _locate_patterns(
+        points,
+        st.join(reps, on="template_trip_id").join(
+            stops.select("stop_id", "stop_x_m", "stop_y_m"), on="stop_id", how="left"
+        ),
+    ).rename({"template_trip_id": "_rep"})
+    dep = pl.coalesce("departure_time_s", "arrival_time_s")
+    arr = pl.coalesce("arrival_time_s", "departure_time_s")
+    first_dep = dep.first().over("template_trip_id", order_by="stop_sequence")
+    return (
+        st.join(pattern, on="template_trip_id")
+        .join(located, on=["_rep", "stop_sequence"], how="left")
+        .select(
+            *key,
+            "stop_id",
+            pl.col("stop_dist_m").fill_null(0.0),
+            (arr - first_dep).alias("arrival_offset_s"),
+            (dep - first_dep).alias("departure_offset_s"),
+        )
+        .sort(key)
+    )
+
+
+def _locate_patterns(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
+    """Stop positions along the shape (`stop_dist_m`) for the given templates' stop times
+    (template_trip_id, stop_sequence, shape_id, stop_x_m, stop_y_m, sorted)."""
     key = ["template_trip_id", "stop_sequence"]
     pairs = _stop_passes(points, st.select(*key, "shape_id", "stop_x_m", "stop_y_m"))
     nearest = pairs.join(pairs.group_by(key).agg(pl.col("dist_m").min().alias("first_m")), on=key)
     nearest = nearest.group_by(key).agg(pl.col("first_m").first().alias("nearest_m"))
-    st = st.join(nearest, on=key, how="left")
+    st = st.join(nearest, on=key, how="left").sort(key)
     # floor: the previous stops' positions (a stop never lies behind them)
     st = st.with_columns(
         pl.col("nearest_m")
@@ -183,16 +218,7 @@ def locate_trip_stops(
         .agg(pl.col("dist_m").min().alias("ahead_m"))
     )
     st = st.join(ahead, on=key, how="left")
-    dep = pl.coalesce("departure_time_s", "arrival_time_s")
-    arr = pl.coalesce("arrival_time_s", "departure_time_s")
-    first_dep = dep.first().over("template_trip_id", order_by="stop_sequence")
-    return st.select(
-        *key,
-        "stop_id",
-        pl.coalesce("ahead_m", "nearest_m", pl.lit(0.0)).alias("stop_dist_m"),
-        (arr - first_dep).alias("arrival_offset_s"),
-        (dep - first_dep).alias("departure_offset_s"),
-    ).sort(key)
+    return st.select(*key, pl.coalesce("ahead_m", "nearest_m", pl.lit(0.0)).alias("stop_dist_m"))
 
 
 def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
@@ -210,8 +236,14 @@ def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
     shift = 1e7 * pts["_sid"].cast(pl.Float64).to_numpy()
     px, py, pd = pts["x_m"].to_numpy(), pts["y_m"].to_numpy(), pts["dist_m"].to_numpy()
     tree = cKDTree(np.c_[px + shift, py])
-    q = st.join(ids, on="shape_id", how="left").with_row_index("_q")
-    q = q.filter(pl.col("_sid").is_not_null() & pl.col("stop_x_m").is_not_null())
+    # one query per (shape, stop place): every trip of a shape shares its stops' passes
+    place = ["_sid", "stop_x_m", "stop_y_m"]
+    q = (
+        st.join(ids, on="shape_id", how="left")
+        .filter(pl.col("_sid").is_not_null() & pl.col("stop_x_m").is_not_null())
+        .select(place)
+        .unique(maintain_order=True)
+    )
     empty = pl.DataFrame(
         schema={
             "template_trip_id": pl.String,
@@ -229,22 +261,32 @@ def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
     n_hit = np.fromiter((len(h) for h in hits), dtype=np.int64, count=len(hits))
     idx = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
     qrow = np.repeat(np.arange(q.height), n_hit)
-    cand = pl.DataFrame({"_qi": qrow, "dist_m": pd[idx]})
-    cand = cand.join(q.select(*key).with_row_index("_qi").cast({"_qi": pl.Int64}), on="_qi")
-    cand = cand.with_columns(
-        pl.Series("gap_m", np.hypot(px[idx] + shift[idx] - qx[qrow], py[idx] - qy[qrow]))
+    cand = pl.DataFrame(
+        {
+            "_qi": qrow,
+            "dist_m": pd[idx],
+            "gap_m": np.hypot(px[idx] + shift[idx] - qx[qrow], py[idx] - qy[qrow]),
+        }
     )
     # passes: points of one stop more than 200 m apart along the shape are separate passes
-    return (
-        cand.sort(*key, "dist_m")
+    passes = (
+        cand.sort("_qi", "dist_m")
         .with_columns(
-            (pl.col("dist_m").diff().over(key) > 200.0)
+            (pl.col("dist_m").diff().over("_qi") > 200.0)
             .fill_null(False)
             .cum_sum()
-            .over(key)
+            .over("_qi")
             .alias("_pass")
         )
         .sort("gap_m")
-        .group_by(*key, "_pass")
+        .group_by("_qi", "_pass")
         .agg(pl.col("dist_m").first())
+    )
+    places = q.with_row_index("_qi").cast({"_qi": pl.Int64})
+    return (
+        st.join(ids, on="shape_id")
+        .join(places, on=place)
+        .select(*key, "_qi")
+        .join(passes, on="_qi")
+        .select(*key, "_pass", "dist_m")
     )
