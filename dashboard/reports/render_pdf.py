@@ -176,6 +176,9 @@ def build_chart(chart: Chart, table: ReportTable, width: float) -> Flowable:
     plot.valueAxis.valueMin = min(0.0, *[min(s) for s in series])
     decimals = 0 if max(max(s) for s in series) >= 100 else 2
     fmt: Callable[[float], str] = lambda v: to_number(v, decimals)  # noqa: E731
+    if {c.kind for c in table.columns if c.name in chart.ys} == {"percent"}:
+        # ratios (0-1) read as the tables show them: 80 %, not 0,80
+        fmt = lambda v: to_percent(v, 0)  # noqa: E731
     plot.valueAxis.labelTextFormat = fmt
     for i in range(len(series)):
         color = PALETTE[i % len(PALETTE)]

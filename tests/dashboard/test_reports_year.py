@@ -311,6 +311,10 @@ def test_annual_dossier_equals_the_grades_and_the_monthly_icv(
         want = [to_percent(row["icv_fulfilment"]), to_number(row["icv_score"])]
         icv_rows = [w for w in shown if " ".join(w[1:3]) == want[0]]
         assert len(icv_rows) == 1 and icv_rows[0][-1] == want[1], (label, shown)
+    # the chart of fulfilment and punctuality reads its axis in percent, as the table does
+    chart = text.split("Cumprimento e pontualidade por mês", 1)[1].split("Qualidade", 1)[0]
+    assert any(ln.split()[:2] == ["80", "%"] for ln in chart.splitlines())
+    assert "0,80" not in chart
     assert report.input_hash in text
 
 
