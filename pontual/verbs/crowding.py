@@ -19,24 +19,18 @@ from analytics.boardings import TRACE_REASONS, UNPLACED_REASONS
 from analytics.crowding import CrowdingResult, run_crowding
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.verbs.arguments import service_date
 
 # Line-hours listed in the "worst" table.
 MAX_SHOWN = 10
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "crowding", help="place taps, infer alightings, compute loads and crowding (art. 59)"
     )
-    p.add_argument("--from", dest="date_from", type=_date, required=True, help="YYYY-MM-DD")
-    p.add_argument("--to", dest="date_to", type=_date, help="YYYY-MM-DD (default: --from)")
+    p.add_argument("--from", dest="date_from", type=service_date, required=True, help="YYYY-MM-DD")
+    p.add_argument("--to", dest="date_to", type=service_date, help="YYYY-MM-DD (default: --from)")
     p.set_defaults(func=run)
 
 

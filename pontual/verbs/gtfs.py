@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from datetime import date
 
 from rich.table import Table
 
@@ -21,16 +20,10 @@ from gtfs.read import read_feed
 from gtfs.validate import validate_feed
 from ingest.gtfs_feed import load_gtfs, materialise_schedule
 from pontual.context import Context
+from pontual.verbs.arguments import service_date
 
 # Issues printed in the table before "... and N more" (the full list: `gtfs validate`).
 MAX_SHOWN = 40
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,8 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     load = verbs.add_parser("load", help="validate a feed (zip or folder) and load it")
     load.add_argument("path", help="GTFS .zip or folder of .txt files")
-    load.add_argument("--from", dest="date_from", type=_date, help="first service day to schedule")
-    load.add_argument("--to", dest="date_to", type=_date, help="last service day to schedule")
+    load.add_argument(
+        "--from", dest="date_from", type=service_date, help="first service day to schedule"
+    )
+    load.add_argument(
+        "--to", dest="date_to", type=service_date, help="last service day to schedule"
+    )
     load.set_defaults(func=run_load)
 
     check = verbs.add_parser("validate", help="check a feed and list its errors and warnings")
@@ -50,8 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check.set_defaults(func=run_validate)
 
     sched = verbs.add_parser("schedule", help="materialise scheduled trips for a date range")
-    sched.add_argument("--from", dest="date_from", type=_date, required=True, help="YYYY-MM-DD")
-    sched.add_argument("--to", dest="date_to", type=_date, required=True, help="YYYY-MM-DD")
+    sched.add_argument(
+        "--from", dest="date_from", type=service_date, required=True, help="YYYY-MM-DD"
+    )
+    sched.add_argument("--to", dest="date_to", type=service_date, required=True, help="YYYY-MM-DD")
     sched.set_defaults(func=run_schedule)
 
 

@@ -7,16 +7,13 @@ Runs until SIGTERM or SIGINT (then: commit the pending batch, acknowledge it, di
 from __future__ import annotations
 
 import argparse
-import os
 import signal
-from pathlib import Path
 from types import FrameType
 
 from core.settings import hash_key
 from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
 from pontual.context import Context
-
-PASSWORD_ENV = "PONTUAL_MQTT_PASSWORD"
+from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,16 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "persistent session and write the messages to the store in batches; a message is "
         "acknowledged only after its batch is committed.",
     )
-    p.add_argument("--host", help="broker host (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="broker port (default 1883)")
-    p.add_argument("--username", help="broker account of the listener")
-    p.add_argument("--password", help=f"its password (better: env {PASSWORD_ENV})")
-    p.add_argument("--tls-ca", type=Path, help="CA certificate file: connect with TLS")
-    p.add_argument("--tls-cert", type=Path, help="client certificate (mutual TLS)")
-    p.add_argument("--tls-key", type=Path, help="client private key (mutual TLS)")
-    p.add_argument("--tls-insecure", action="store_true", help="do not check the host name")
-    p.add_argument("--client-id", help="fixed client id naming the session (pontual-listener)")
-    p.add_argument("--topic-root", help="first topic level (default pontual)")
+    add_broker_arguments(p)
     p.add_argument("--shared-group", help="MQTT 5 shared subscription group (several listeners)")
     p.add_argument("--batch-size", type=int, help="commit every N messages (default 5000)")
     p.add_argument("--batch-interval-s", type=float, help="or every S seconds (default 1.0)")
@@ -50,16 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     options = build_listener_options(
-        host=args.host,
-        port=args.port,
-        username=args.username,
-        password=args.password or os.environ.get(PASSWORD_ENV),
-        tls_ca_path=args.tls_ca,
-        tls_cert_path=args.tls_cert,
-        tls_key_path=args.tls_key,
-        tls_insecure=args.tls_insecure or None,
-        client_id=args.client_id,
-        topic_root=args.topic_root,
+        **broker_values(args),
         shared_group=args.shared_group,
         batch_size=args.batch_size,
         batch_interval_s=args.batch_interval_s,

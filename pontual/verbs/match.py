@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from datetime import date, timedelta
+from datetime import timedelta
 
 from rich.table import Table
 
@@ -16,13 +16,7 @@ from analytics.match_day import DERIVED_TABLES, run_match_day
 from analytics.options import MatchOptions
 from core.errors import ConfigError
 from pontual.context import Context
-
-
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
+from pontual.verbs.arguments import service_date
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,9 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "match", help="match AVL pings to scheduled trips: outcomes, stop visits, breakdowns"
     )
     p.add_argument(
-        "--from", dest="start", type=_day, required=True, help="first service day (YYYY-MM-DD)"
+        "--from",
+        dest="start",
+        type=service_date,
+        required=True,
+        help="first service day (YYYY-MM-DD)",
     )
-    p.add_argument("--to", dest="end", type=_day, help="last service day (default: --from)")
+    p.add_argument("--to", dest="end", type=service_date, help="last service day (default: --from)")
     p.add_argument(
         "--workers",
         type=int,

@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
-from pathlib import Path
 from types import FrameType
 from zoneinfo import ZoneInfo
 
@@ -47,8 +45,7 @@ from core.store import Store
 from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
 from pontual.context import Context
 from pontual.feed_server import FeedCache, build_app
-
-PASSWORD_ENV = "PONTUAL_MQTT_PASSWORD"
+from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -59,13 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "keep the live state of every vehicle, and serve GTFS-Realtime VehiclePositions, "
         "TripUpdates and Alerts, a JSON stop-arrivals API and /health over HTTP.",
     )
-    p.add_argument("--host", help="broker host (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="broker port (default 1883)")
-    p.add_argument("--username", help="broker account of the listener")
-    p.add_argument("--password", help=f"its password (better: env {PASSWORD_ENV})")
-    p.add_argument("--tls-ca", type=Path, help="CA certificate file: connect with TLS")
-    p.add_argument("--client-id", help="client id naming the session (pontual-listener)")
-    p.add_argument("--topic-root", help="first topic level (default pontual)")
+    add_broker_arguments(p)
     p.add_argument(
         "--batch-interval-s", type=float, default=0.25, help="commit and update every S s (0.25)"
     )
@@ -108,13 +99,7 @@ def resolve_service_date(store: Store, given: str | None) -> date:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     options = build_listener_options(
-        host=args.host,
-        port=args.port,
-        username=args.username,
-        password=args.password or os.environ.get(PASSWORD_ENV),
-        tls_ca_path=args.tls_ca,
-        client_id=args.client_id,
-        topic_root=args.topic_root,
+        **broker_values(args),
         batch_size=args.batch_size,
         batch_interval_s=args.batch_interval_s,
         snapshot_interval_s=args.snapshot_interval_s,

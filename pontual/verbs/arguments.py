@@ -1,0 +1,48 @@
+"""Command-line arguments shared by several verbs: service dates and the MQTT broker connection."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from datetime import date
+from pathlib import Path
+
+PASSWORD_ENV = "PONTUAL_MQTT_PASSWORD"
+
+
+def service_date(text: str) -> date:
+    """argparse type for a service day written YYYY-MM-DD."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
+
+
+def add_broker_arguments(p: argparse.ArgumentParser) -> None:
+    """Broker address, account, TLS and session options of `listen` and `serve`."""
+    p.add_argument("--host", help="broker host (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="broker port (default 1883)")
+    p.add_argument("--username", help="broker account of the listener")
+    p.add_argument("--password", help=f"its password (better: env {PASSWORD_ENV})")
+    p.add_argument("--tls-ca", type=Path, help="CA certificate file: connect with TLS")
+    p.add_argument("--tls-cert", type=Path, help="client certificate (mutual TLS)")
+    p.add_argument("--tls-key", type=Path, help="client private key (mutual TLS)")
+    p.add_argument("--tls-insecure", action="store_true", help="do not check the host name")
+    p.add_argument("--client-id", help="fixed client id naming the session (pontual-listener)")
+    p.add_argument("--topic-root", help="first topic level (default pontual)")
+
+
+def broker_values(args: argparse.Namespace) -> dict[str, object]:
+    """The broker arguments as `ingest.mqtt.build_listener_options` keywords."""
+    return {
+        "host": args.host,
+        "port": args.port,
+        "username": args.username,
+        "password": args.password or os.environ.get(PASSWORD_ENV),
+        "tls_ca_path": args.tls_ca,
+        "tls_cert_path": args.tls_cert,
+        "tls_key_path": args.tls_key,
+        "tls_insecure": args.tls_insecure or None,
+        "client_id": args.client_id,
+        "topic_root": args.topic_root,
+    }
