@@ -35,12 +35,6 @@ def next_in_group(x: pl.Expr) -> pl.Expr:
     return pl.when(~pl.col("_gs").shift(-1).fill_null(True)).then(x.shift(-1))
 
 
-def group_cum_sum(x: pl.Expr) -> pl.Expr:
-    """Cumulative sum of `x` restarting at each group start; see `prev_in_group`."""
-    total = x.cum_sum()
-    return total - pl.when(pl.col("_gs")).then(total - x).forward_fill()
-
-
 def build_track(run_pings: pl.DataFrame, key: list[str]) -> pl.DataFrame:
     """Add per-ping step speeds to a track: `v_prev_m_s`, `v_next_m_s`, `t_prev_s`, `t_next_s`.
 

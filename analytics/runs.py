@@ -19,7 +19,6 @@ import polars as pl
 from analytics.crossings import (
     build_track,
     compute_crossings,
-    group_cum_sum,
     group_start,
     next_in_group,
     prev_in_group,
@@ -47,18 +46,32 @@ def build_runs(
     """
     shapes = network.shapes
     vs = _sustained_shapes(pings, cand, options)
-    cand = (
-        cand.join(pings.select("row", "vehicle_id"), on="row")
-        .join(vs, on=["vehicle_id", "shape_idx"])
-        .drop("vehicle_id")
-    )
     # windows on frames sorted by group, as shifts masked at group starts: Polars' `over` on
     # thousands of (vehicle, shape) groups costs several times more
-    pings = pings.with_columns(pl.col("vehicle_id").rank("dense").cast(pl.Int64).alias("_v"))
-    grid = (
-        pings.select("row", "_v", "vehicle_id", "ping_id", "t_s", "x_m", "y_m")
-        .join(vs, on="vehicle_id")
-        .join(cand.select("row", "shape_idx", "dist_m"), on=["row", "shape_idx"], how="left")
+    t = pl.col("t_s")
+    same_prev = pl.col("_v") == pl.col("_v").shift(1)
+    same_next = pl.col("_v") == pl.col("_v").shift(-1)
+    pings = (
+        pings.sort("row")
+        .with_columns(pl.col("vehicle_id").rank("dense").cast(pl.Int64).alias("_v"))
+        .with_columns(
+            # time to the vehicle's neighbouring pings, on the shape or not (a detour's ends)
+            pl.when(same_prev).then(t - t.shift(1)).alias("_dt_in"),
+            pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
+        )
+    )
+    # only the on-shape pings of each kept (vehicle, shape): a ping between two of them is off
+    # that shape by definition, so their row gap counts the off-shape pings (rows number each
+    # vehicle's pings consecutively in time)
+    g = (
+        cand.select("row", "shape_idx", "dist_m")
+        .join(
+            pings.select(
+                "row", "_v", "vehicle_id", "ping_id", "t_s", "x_m", "y_m", "_dt_in", "_dt_out"
+            ),
+            on="row",
+        )
+        .join(vs, on=["vehicle_id", "shape_idx"])
         .join(
             shapes.select(
                 "shape_idx",
@@ -76,45 +89,22 @@ def build_runs(
         .with_columns(group_start("shape_idx", "_v").alias("_gs"))
     )
     r = options.terminal_radius_m
-    on = pl.col("dist_m").is_not_null()
-    t = pl.col("t_s")
-    grid = grid.with_columns(
-        (
-            on
-            & (
-                (
-                    (pl.col("x_m") - pl.col("start_x_m")).pow(2)
-                    + (pl.col("y_m") - pl.col("start_y_m")).pow(2)
-                )
-                <= r * r
-            )
-        ).alias("at_start"),
-        (
-            on
-            & (
-                (
-                    (pl.col("x_m") - pl.col("end_x_m")).pow(2)
-                    + (pl.col("y_m") - pl.col("end_y_m")).pow(2)
-                )
-                <= r * r
-            )
-        ).alias("at_end"),
-        group_cum_sum((~on).cast(pl.Int32)).alias("_n_off"),
-        # time to the neighbouring pings, on the shape or not (how long a detour's ends lasted)
-        (t - prev_in_group(t)).alias("_dt_in"),
-        (next_in_group(t) - t).alias("_dt_out"),
+    near_start = (
+        (pl.col("x_m") - pl.col("start_x_m")).pow(2) + (pl.col("y_m") - pl.col("start_y_m")).pow(2)
+    ) <= r * r
+    near_end = (
+        (pl.col("x_m") - pl.col("end_x_m")).pow(2) + (pl.col("y_m") - pl.col("end_y_m")).pow(2)
+    ) <= r * r
+    g = g.with_columns(near_start.alias("at_start"), near_end.alias("at_end")).with_columns(
+        (pl.col("at_start") | pl.col("at_end")).alias("is_term")
     )
     seq = ["vehicle_id", "shape_idx"]
-    g = grid.filter(on).with_columns(
-        (pl.col("at_start") | pl.col("at_end")).alias("is_term"),
-        group_start("shape_idx", "_v").alias("_gs"),
-    )
     prev_term = prev_in_group(pl.col("is_term"))
     dt = t - prev_in_group(t)
     dd = pl.col("dist_m") - prev_in_group(pl.col("dist_m"))
     g = g.with_columns(
         dt.alias("dt_s"),
-        (pl.col("_n_off") - prev_in_group(pl.col("_n_off"))).alias("n_off_before"),
+        (pl.col("row") - prev_in_group(pl.col("row")) - 1).cast(pl.Int32).alias("n_off_before"),
         (
             prev_term.fill_null(True)
             | (dt > options.detour_max_s).fill_null(True)
