@@ -49,7 +49,7 @@ demo: venv
 	$(BIN)/pontual demo
 
 bench: venv
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(ONLY)
 
 clean:
 	rm -rf $(VENV) data .mypy_cache .ruff_cache .pytest_cache

@@ -1,6 +1,7 @@
 """Run every benchmark: each ``benchmarks/bench_*.py`` module's ``main()`` in turn.
 
-Run: ``.venv/bin/python -m benchmarks`` (``make bench``).
+Run: ``.venv/bin/python -m benchmarks`` (``make bench``); ``python -m benchmarks gtfs matching``
+(``make bench ONLY="gtfs matching"``) runs only those.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from pathlib import Path
 
 def main() -> int:
     failed = []
+    only = set(sys.argv[1:])
     for path in sorted(Path(__file__).parent.glob("bench_*.py")):
+        if only and path.stem.removeprefix("bench_") not in only:
+            continue
         name = f"benchmarks.{path.stem}"
         print(f"== {name}", flush=True)
         sys.argv = [name]  # each benchmark parses its own (default) options
