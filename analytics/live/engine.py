@@ -216,6 +216,7 @@ class LiveEngine:
         per batch, so a ping reaches the positions feed while `refresh` runs elsewhere."""
         t0 = time.perf_counter()
         new = read_avl_batch(avl_raw, self.transformer)
+        new = new.filter(pl.col("t_s") <= time.time() + self.options.future_skew_s)
         if self.known_vehicles.height:
             new = new.join(self.known_vehicles, on="vehicle_id", how="semi")
         with self._ingest_lock:

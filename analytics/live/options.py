@@ -10,6 +10,10 @@ from dataclasses import dataclass
 class LiveOptions:
     """How much recent trace the engine keeps and how it predicts."""
 
+    future_skew_s: float = 120.0
+    """a fix stamped further than this past the wall clock is ignored (a unit with a wrong
+    clock would otherwise move the engine's clock ahead and empty the feed; ingest
+    quarantines such fixes with the same allowance)"""
     window_s: float = 7200.0
     """pings kept per vehicle: the current run is cut from this window with the batch rules
     (two hours covers the longest trip of a city network with its layover)"""

@@ -107,3 +107,27 @@ def test_feed_frames_use_gtfs_ids(replayed, tmp_path: Path) -> None:  # type: ig
     frequency = vp.filter(pl.col("trip_id").str.contains("@"))
     # a frequency-based trip is told by its template id and start time
     assert (frequency["feed_trip_id"] == frequency["trip_id"].str.split("@").list.get(0)).all()
+
+
+def test_a_fix_stamped_in_the_future_does_not_move_the_clock(replayed) -> None:  # type: ignore[no-untyped-def]
+    sim, _, _ = replayed
+    profile = load_profile(PROFILE_ID)
+    with Store.open(sim.store_path, read_only=True) as store:
+        ref = read_live_reference(store, LIVE_DAY, profile, LiveOptions(), MatchOptions())
+    engine = LiveEngine(ref, profile)
+    pings = (
+        pl.read_ndjson(sim.sim_dir / "avl_mqtt.jsonl", infer_schema_length=None)
+        .unnest("payload")
+        .filter(
+            pl.col("event_at").is_between(
+                pl.lit("2026-03-03T09:00:00Z"), pl.lit("2026-03-03T09:01:00Z")
+            )
+        )
+        .with_columns(pl.all().cast(pl.String))
+    )
+    engine.update(pings, pl.DataFrame())
+    clock = engine.clock_s
+    wrong = pings.head(1).with_columns(pl.lit("2099-01-01T00:00:00Z").alias("event_at"))
+    engine.update(wrong, pl.DataFrame())
+    assert engine.clock_s == clock
+    assert engine.view.vehicles.height > 0
