@@ -17,18 +17,19 @@ from pontual.verbs import (
     simulate,
 )
 
+# In pipeline order, as `pontual --help` lists them.
 VERB_MODULES = (
     init,
     profiles,
-    listen,
+    simulate,
     gtfs,
     ingest,
-    crowding,
-    simulate,
+    listen,
     match,
+    crowding,
     indices,
-    dashboard,
-    demo,
     report,
     serve,
+    dashboard,
+    demo,
 )
