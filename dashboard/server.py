@@ -39,6 +39,9 @@ def build_command(port: int, address: str, headless: bool) -> list[str]:
         "false",
         "--theme.base",
         "light",
+        # planners need no "Deploy" button or developer menu
+        "--client.toolbarMode",
+        "viewer",
     ]
 
 
