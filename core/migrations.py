@@ -20,6 +20,7 @@ class Migration:
     sql: tuple[str, ...] = ()
 
 
+# Migration 1 names its tables literally: a shipped migration is a frozen record.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,

@@ -22,6 +22,7 @@ import polars as pl
 from core import __version__
 from core.errors import InputError
 from core.store import Store
+from core.tables.reference import GTFS_TABLE_NAMES
 from gtfs.calendar import compute_validity
 from gtfs.errors import GtfsError, GtfsIssue, errors_of, warnings_of
 from gtfs.read import Feed, read_feed
@@ -38,17 +39,7 @@ from gtfs.validate import validate_feed
 # schedule --from --to` materialises other ranges.
 DEFAULT_MATERIALISE_DAYS = 400
 
-GTFS_TABLES = (
-    "gtfs_agency",
-    "gtfs_routes",
-    "gtfs_stops",
-    "gtfs_trips",
-    "gtfs_stop_times",
-    "gtfs_calendar",
-    "gtfs_calendar_dates",
-    "gtfs_shapes",
-    "gtfs_frequencies",
-)
+GTFS_TABLES = GTFS_TABLE_NAMES
 
 
 @dataclass(frozen=True)

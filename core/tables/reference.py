@@ -260,6 +260,22 @@ VEHICLES = Table(
     primary_key=("vehicle_id",),
 )
 
+# The tables holding a feed's own files, in the order they load.
+GTFS_TABLE_NAMES = tuple(
+    t.name
+    for t in (
+        GTFS_AGENCY,
+        GTFS_ROUTES,
+        GTFS_STOPS,
+        GTFS_TRIPS,
+        GTFS_STOP_TIMES,
+        GTFS_CALENDAR,
+        GTFS_CALENDAR_DATES,
+        GTFS_SHAPES,
+        GTFS_FREQUENCIES,
+    )
+)
+
 register(
     FEED_VERSIONS,
     GTFS_AGENCY,
