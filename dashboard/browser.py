@@ -10,6 +10,8 @@ import base64
 import contextlib
 import itertools
 import json
+import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -52,7 +54,10 @@ class Browser:
     """One headless Chromium with one tab, driven over CDP. Use as a context manager."""
 
     def __init__(self, width: int = 1400, height: int = 1000) -> None:
-        self._profile = tempfile.TemporaryDirectory(prefix="pontual-chromium-")
+        # Chromium's helper processes may still write to the profile while it is removed.
+        self._profile = tempfile.TemporaryDirectory(
+            prefix="pontual-chromium-", ignore_cleanup_errors=True
+        )
         self.process = subprocess.Popen(
             [
                 CHROMIUM,
@@ -74,6 +79,7 @@ class Browser:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: close() ends every helper too
         )
         self._ids = itertools.count(1)
         # The connection is a context manager (websockets >= 17 warns otherwise); it is left
@@ -182,11 +188,14 @@ class Browser:
         try:
             self._exits.close()
         finally:
-            self.process.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
             self._profile.cleanup()
 
     def __enter__(self) -> Browser:
