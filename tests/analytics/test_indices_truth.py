@@ -68,34 +68,12 @@ def test_truth_indices_equal_plain_counts(sim: Path) -> None:
 
 @pytest.mark.slow
 def test_matched_indices_within_half_a_point_of_truth(sim: Path) -> None:
-    from analytics.match_day import Schedule, match_day
+    from analytics.match_day import match_day
     from analytics.options import MatchOptions
-    from core.tables.observed import INCIDENTS
-    from gtfs.read import read_feed
-    from gtfs.schedule import build_geometry, build_scheduled_trips
+    from tests.analytics.simulated_day import read_simulated_day
 
-    feed = read_feed(sim / "gtfs")
-    geometry = build_geometry(feed)
     truth = truth_outcomes(sim)
-    day = truth["service_date"][0]
-    trips = build_scheduled_trips(feed, day, day, geometry=geometry)
-    stop_times = geometry.stop_times.rename(
-        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
-    )
-    schedule = Schedule(day, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
-    pings = (
-        pl.read_parquet(sim / "avl.parquet")
-        .with_row_index("ping_id")
-        .with_columns(pl.col("ping_id").cast(pl.Int64))
-    )
-    raw = pl.read_csv(sim / "incidents.csv", infer_schema_length=0)
-    incidents = INCIDENTS.conform(
-        raw.with_columns(
-            pl.col("starts_at", "ends_at").str.to_datetime(time_zone="UTC"),
-            pl.col("is_justified") == "true",
-            pl.lit("simulator").alias("source"),
-        ).with_columns(pl.col("starts_at").alias("ingested_at"))
-    )
+    schedule, pings, incidents = read_simulated_day(sim, truth["service_date"][0])
     matched = match_day(pings, schedule, incidents, PROFILE, MatchOptions()).trip_outcomes
     want, got = system_icv(truth), system_icv(matched)
     assert abs(got["fulfilment"] - want["fulfilment"]) <= 0.005

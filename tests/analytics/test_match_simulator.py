@@ -19,41 +19,19 @@ import polars as pl
 import pytest
 
 from analytics.disagreements import compare_outcomes, compute_agreement
-from analytics.match_day import DayResult, Schedule, match_day
+from analytics.match_day import DayResult, match_day
 from analytics.options import MatchOptions
 from core.profile import load_profile
-from core.tables.observed import INCIDENTS
-from gtfs.read import read_feed
-from gtfs.schedule import build_geometry, build_scheduled_trips
 from sample_data.simulate import default_options, simulate
+from tests.analytics.simulated_day import read_simulated_day
 
 Simulated = tuple[DayResult, pl.DataFrame]
 
 
 def _simulate_and_match(out: Path, **changes: object) -> Simulated:
     simulate(default_options(days=1, write_text_avl=False, **changes), out)
-    feed = read_feed(out / "gtfs")
-    geometry = build_geometry(feed)
     truth = pl.read_parquet(out / "truth" / "trips.parquet")
-    day = truth["service_date"][0]
-    trips = build_scheduled_trips(feed, day, day, geometry=geometry)
-    stop_times = geometry.stop_times.rename(
-        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
-    )
-    schedule = Schedule(day, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
-    pings = (
-        pl.read_parquet(out / "avl.parquet")
-        .with_row_index("ping_id")
-        .with_columns(pl.col("ping_id").cast(pl.Int64))
-    )
-    raw = pl.read_csv(out / "incidents.csv", infer_schema_length=0)
-    incidents = INCIDENTS.conform(
-        raw.with_columns(
-            pl.col("starts_at", "ends_at").str.to_datetime(time_zone="UTC"),
-            pl.col("is_justified") == "true",
-            pl.lit("simulator").alias("source"),
-        ).with_columns(pl.col("starts_at").alias("ingested_at"))
-    )
+    schedule, pings, incidents = read_simulated_day(out, truth["service_date"][0])
     result = match_day(
         pings, schedule, incidents, load_profile("bento-goncalves-2021"), MatchOptions()
     )
