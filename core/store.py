@@ -233,7 +233,6 @@ class Store:
         frame = decl.conform(df, fill=dict(fill or {}))
         if frame.height == 0:
             return AppendResult(0, 0)
-        columns = ", ".join(f'"{c}"' for c in decl.insert_columns)
         n_given = frame.height
         check_in_duckdb = False
         if decl.key_time_column is not None:
@@ -245,8 +244,15 @@ class Store:
             if frame.height == 0:
                 return AppendResult(0, n_given)
         view = f"_append_{name}"
+        written = decl.insert_columns
+        if decl.identity is not None and decl.identity not in frame.columns:
+            # Ids drawn as one block and written as a column: the table's per-row
+            # `DEFAULT nextval(...)` would serialise the insert on one thread (2x slower).
+            frame = frame.with_columns(self._reserve_ids(decl, frame.height))
+            written = [decl.identity, *written]
+        columns = ", ".join(f'"{c}"' for c in written)
         # String views and the newest Arrow layout: DuckDB reads Polars' buffers without a copy.
-        arrow = frame.select(decl.insert_columns).to_arrow(compat_level=pl.CompatLevel.newest())
+        arrow = frame.select(written).to_arrow(compat_level=pl.CompatLevel.newest())
         # Batches of a row group each (zero-copy slices): DuckDB scans batches in parallel, one
         # 1M-row batch would be one thread's work.
         batches = arrow.to_batches(max_chunksize=_INSERT_BATCH_ROWS)
@@ -263,6 +269,19 @@ class Store:
             self.con.unregister(view)
         inserted = int(rows[0][0]) if rows else 0
         return AppendResult(inserted, n_given - inserted)
+
+    def _reserve_ids(self, decl: Table, n: int) -> pl.Series:
+        """`n` fresh values of `decl`'s identity sequence, in order, as its identity column.
+
+        One statement draws them (the store has one writer, so they are consecutive); a
+        rolled-back batch leaves a gap, as `nextval` does.
+        """
+        assert decl.identity is not None
+        last = int(
+            self._run(f"SELECT max(nextval('{decl.sequence_name}')) FROM range($1)", [n])[0][0]
+        )
+        dtype = decl.column(decl.identity).dtype
+        return pl.int_range(last - n + 1, last + 1, dtype=dtype, eager=True).alias(decl.identity)
 
     def _stored_keys(self, decl: Table, frame: pl.DataFrame) -> pl.DataFrame | None:
         """The stored keys of `decl` within the time range of `frame`'s key time column, or

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -162,7 +163,11 @@ def ingest_file(
     fmt = options.time_format or (used.time_format if used else None)
     opts = options.model_copy(update={"source_tz": tz, "time_format": fmt})
     source = str(path.resolve())
-    sha = compute_file_sha256(path)
+    # The file's digest is computed beside the ingest (hashlib releases the GIL); the first
+    # chunk's run row waits for it.
+    hashing = ThreadPoolExecutor(max_workers=1)
+    sha_future = hashing.submit(compute_file_sha256, path)
+    hashing.shutdown(wait=False)
     ctx = read_network_context(store) if kind in ("avl", "fares") else None
     if kind == "fares" and key is None:
         raise ValueError("fares need the card-hashing key")  # programming error
@@ -189,7 +194,7 @@ def ingest_file(
             judge(chunk),
             source=source,
             run_kind=kind,
-            source_sha256=sha,
+            source_sha256=sha_future.result(),
             upsert=kind == "vehicles",
         )
         total = total + counts

@@ -24,8 +24,10 @@ materialised columns, and a clean batch is never copied through a filter.
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -178,15 +180,32 @@ def _cast_with_offset(text: pl.Series) -> pl.Series:
     """ISO 8601 texts that end in an offset or Z, cast by DuckDB (3x faster than Polars'
     strptime on a million rows); null for every other text."""
     has_offset = text.str.contains(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")
-    con = duckdb.connect()
-    try:
+    with _scratch() as con:
         con.execute("SET TimeZone = 'UTC'").fetchall()
         con.register("texts", pl.DataFrame({"v": text}).to_arrow())
         cast = con.sql("SELECT try_cast(v AS TIMESTAMPTZ) AS t FROM texts").pl()["t"]
-    finally:
-        con.close()
     cast = cast.cast(UTC_INSTANT)
     return pl.select(pl.when(has_offset).then(cast)).to_series().alias(text.name)
+
+
+_SCRATCH_DB: duckdb.DuckDBPyConnection | None = None
+_SCRATCH_LOCK = threading.Lock()
+
+
+@contextmanager
+def _scratch() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A fresh connection to a process-wide in-memory DuckDB (a cursor costs ~0.3 ms, a new
+    database ~15 ms: a tenth of a 5 000-record MQTT batch). Each call has its own connection,
+    so registered views and settings stay private to it and threads do not share one."""
+    global _SCRATCH_DB
+    with _SCRATCH_LOCK:
+        if _SCRATCH_DB is None:
+            _SCRATCH_DB = duckdb.connect()
+        con = _SCRATCH_DB.cursor()
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def _localize(naive: pl.Series, source_tz: str) -> pl.Series:
@@ -473,8 +492,7 @@ def compute_card_hashes(df: pl.DataFrame, key: bytes) -> pl.DataFrame:
     block = block.ljust(64, b"\0")
     ipad = bytes(b ^ 0x36 for b in block).hex()
     opad = bytes(b ^ 0x5C for b in block).hex()
-    con = duckdb.connect()
-    try:
+    with _scratch() as con:
         frame = df.with_columns(
             pl.col(CARD_ID).cast(pl.String).str.strip_chars().replace("", None).alias(CARD_ID)
         )
@@ -502,8 +520,6 @@ def compute_card_hashes(df: pl.DataFrame, key: bytes) -> pl.DataFrame:
             f"AS card_hash FROM taps) SELECT {selects} FROM h"
         )
         out = con.sql(sql, params={"opad": opad, "ipad": ipad}).pl()
-    finally:
-        con.close()
     return out
 
 
