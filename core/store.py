@@ -280,8 +280,8 @@ class Store:
         last = int(
             self._run(f"SELECT max(nextval('{decl.sequence_name}')) FROM range($1)", [n])[0][0]
         )
-        dtype = decl.column(decl.identity).dtype
-        return pl.int_range(last - n + 1, last + 1, dtype=dtype, eager=True).alias(decl.identity)
+        ids = pl.int_range(last - n + 1, last + 1, dtype=pl.Int64, eager=True)
+        return ids.cast(decl.column(decl.identity).dtype).alias(decl.identity)
 
     def _stored_keys(self, decl: Table, frame: pl.DataFrame) -> pl.DataFrame | None:
         """The stored keys of `decl` within the time range of `frame`'s key time column, or
