@@ -179,13 +179,17 @@ def parse_instant(values: pl.Series, source_tz: str, time_format: str | None = N
 def _cast_with_offset(text: pl.Series) -> pl.Series:
     """ISO 8601 texts that end in an offset or Z, cast by DuckDB (3x faster than Polars'
     strptime on a million rows); null for every other text."""
-    has_offset = text.str.contains(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")
+    # The offset test runs in the same parallel scan; `suffix` first, as most feeds write Z.
+    sql = (
+        "SELECT CASE WHEN suffix(v, 'Z') OR regexp_matches(v, '(?:[Zz]|[+-]\\d{2}:?\\d{2})$') "
+        "THEN try_cast(v AS TIMESTAMPTZ) END AS t FROM texts"
+    )
     with _scratch() as con:
         con.execute("SET TimeZone = 'UTC'").fetchall()
-        con.register("texts", pl.DataFrame({"v": text}).to_arrow())
-        cast = con.sql("SELECT try_cast(v AS TIMESTAMPTZ) AS t FROM texts").pl()["t"]
-    cast = cast.cast(UTC_INSTANT)
-    return pl.select(pl.when(has_offset).then(cast)).to_series().alias(text.name)
+        frame = pl.DataFrame({"v": text})
+        con.register("texts", frame.to_arrow(compat_level=pl.CompatLevel.newest()))
+        cast = con.sql(sql).pl()["t"]
+    return cast.cast(UTC_INSTANT).alias(text.name)
 
 
 _SCRATCH_DB: duckdb.DuckDBPyConnection | None = None
