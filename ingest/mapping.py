@@ -32,7 +32,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import ConfigError, InputError
-from ingest.records import RAW_RECORD, RECORD_KEY, SNAPSHOT_AT
+from ingest.records import RAW_RECORD, READ_ERROR, RECORD_KEY, SNAPSHOT_AT
 
 KINDS = ("avl", "fares", "vehicles", "incidents", "surveys", "counts")
 
@@ -106,7 +106,7 @@ def read_mapping(name_or_path: str | Path) -> Mapping:
 def to_documented(raw: pl.DataFrame, mapping: Mapping, *, source: str) -> pl.DataFrame:
     """`raw` (vendor columns, as strings) renamed and recoded to the documented columns.
 
-    Keeps `record_key`, `raw_record` and `snapshot_at` when present. A source column the file
+    Keeps `record_key`, `raw_record`, `read_error` and `snapshot_at` when present. A source column the file
     lacks is an InputError naming it.
     """
     missing = [c for c in mapping.source_columns if c not in raw.columns]
@@ -135,7 +135,9 @@ def to_documented(raw: pl.DataFrame, mapping: Mapping, *, source: str) -> pl.Dat
             )
         exprs.append(expr.alias(target))
     exprs += [pl.lit(v).alias(k) for k, v in mapping.constants.items() if k not in mapping.columns]
-    keep = [pl.col(c) for c in (RECORD_KEY, RAW_RECORD, SNAPSHOT_AT) if c in raw.columns]
+    keep = [
+        pl.col(c) for c in (RECORD_KEY, RAW_RECORD, READ_ERROR, SNAPSHOT_AT) if c in raw.columns
+    ]
     return raw.select(*keep, *exprs)
 
 

@@ -41,6 +41,9 @@ from ingest.options import IngestOptions
 
 RECORD_KEY = "record_key"
 RAW_RECORD = "raw_record"
+# Optional column a reader sets when it could not read a record at all (e.g. a JSON-lines line
+# that is not JSON): the reason, naming the line; null for records it read.
+READ_ERROR = "read_error"
 # Optional AVL column: the instant of the snapshot a fix was published in (Olho Vivo `hr`).
 SNAPSHOT_AT = "snapshot_at"
 # Optional fares column: the raw card id, replaced by `card_hash` before anything is written.
@@ -100,9 +103,9 @@ class IngestCounts:
 class Check:
     """A rule: rows where `bad` is true are rejected with `reason`, blaming `field`."""
 
-    field: str
+    field: str | None
     bad: pl.Expr
-    reason: str
+    reason: str | pl.Expr  # an expression: a reason per row
 
 
 # -- the documented input column sets -------------------------------------------------------
@@ -320,7 +323,7 @@ def compute_typed(
         if kind is not None:
             checks.append(Check(col.name, pl.col(flag), f"cannot read {col.name} as {kind}"))
     # A per-record `source` (the MQTT topic of each message) travels with the record.
-    extra = [c for c in (RECORD_KEY, RAW_RECORD, "source") if c in raw.columns]
+    extra = [c for c in (RECORD_KEY, RAW_RECORD, READ_ERROR, "source") if c in raw.columns]
     if SNAPSHOT_AT in raw.columns:
         parsed.append(pl.lit(parse_instant(raw[SNAPSHOT_AT], tz)).alias(SNAPSHOT_AT))
     keep = [pl.col(c) for c in extra]
@@ -345,11 +348,18 @@ def compute_rejections(typed: pl.DataFrame, checks: Sequence[Check]) -> pl.DataF
             pl.lit(None, dtype=pl.String).alias("_field"),
             pl.lit(None, dtype=pl.String).alias("_reason"),
         )
-    field_expr: Any = pl.when(checks[0].bad).then(pl.lit(checks[0].field))
-    reason_expr: Any = pl.when(checks[0].bad).then(pl.lit(checks[0].reason))
+
+    def field_of(check: Check) -> pl.Expr:
+        return pl.lit(check.field, dtype=pl.String)
+
+    def reason_of(check: Check) -> pl.Expr:
+        return check.reason if isinstance(check.reason, pl.Expr) else pl.lit(check.reason)
+
+    field_expr: Any = pl.when(checks[0].bad).then(field_of(checks[0]))
+    reason_expr: Any = pl.when(checks[0].bad).then(reason_of(checks[0]))
     for check in checks[1:]:
-        field_expr = field_expr.when(check.bad).then(pl.lit(check.field))
-        reason_expr = reason_expr.when(check.bad).then(pl.lit(check.reason))
+        field_expr = field_expr.when(check.bad).then(field_of(check))
+        reason_expr = reason_expr.when(check.bad).then(reason_of(check))
     return typed.with_columns(field_expr.alias("_field"), reason_expr.alias("_reason"))
 
 
@@ -666,7 +676,13 @@ def compute_judged(
     typed, parse_checks = compute_typed(raw, cols_in, options)
     if prepare is not None:
         typed = typed.with_columns(prepare)
-    judged = compute_rejections(typed, [*parse_checks, *checks])
+    # A record its reader could not read is reported as such, not as its missing fields.
+    unread = (
+        [Check(None, pl.col(READ_ERROR).is_not_null(), pl.col(READ_ERROR))]
+        if READ_ERROR in typed.columns
+        else []
+    )
+    judged = compute_rejections(typed, [*unread, *parse_checks, *checks])
     if judged["_reason"].null_count() == judged.height:
         # A clean batch (the usual case): no copy of the accepted rows, an empty quarantine.
         good, bad = judged, judged.clear()

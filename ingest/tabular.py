@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from core.errors import InputError
-from ingest.records import RAW_RECORD, RECORD_KEY
+from ingest.records import RAW_RECORD, READ_ERROR, RECORD_KEY
 
 JSON_LINE_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -59,8 +59,9 @@ def read_json_lines_chunks(
 ) -> Iterator[pl.DataFrame]:
     """A JSON-lines file (one object a line) in chunks: one text column per name in `fields`.
 
-    A line that is not a JSON object yields nulls (its fields are then reported missing) and
-    keeps its text in `raw_record`; blank lines are skipped.
+    Every line keeps its text in `raw_record`; a line that is not a JSON object has nulls in
+    its fields and its reason in `read_error` (naming the line), so that it is quarantined as
+    such; blank lines are skipped.
     """
     lf = (
         pl.scan_lines(path, name=RAW_RECORD, row_index_name=RECORD_KEY, row_index_offset=1)
@@ -75,11 +76,37 @@ def read_json_lines_chunks(
         )
     )
     try:
-        yield from lf.collect_batches(chunk_size=chunk_rows)
+        for batch in lf.collect_batches(chunk_size=chunk_rows):
+            yield compute_json_read_errors(batch, fields)
     except (pl.exceptions.ComputeError, OSError) as exc:
         raise InputError(
             f"cannot read as JSON lines: {exc}".splitlines()[0], where=str(path)
         ) from exc
+
+
+def compute_json_read_errors(batch: pl.DataFrame, fields: Sequence[str]) -> pl.DataFrame:
+    """`batch` with `read_error`: why its `raw_record` line is not one JSON object, or null.
+
+    A line whose fields were all absent is the only suspect (a line that yielded a field was
+    parsed), so only those few lines are parsed again as a whole.
+    """
+    suspect = (
+        pl.all_horizontal(pl.col(name).is_null() for name in fields) if fields else pl.lit(True)
+    )
+    doc = pl.col(RAW_RECORD).str.json_path_match("$")
+    line = pl.col(RECORD_KEY).cast(pl.String)
+    reason = (
+        pl.when(doc.is_null())
+        .then(pl.lit("not valid JSON (line ") + line + pl.lit("): expected one JSON object a line"))
+        .when(~doc.str.starts_with("{"))
+        .then(pl.lit("not a JSON object (line ") + line + pl.lit("): expected one object a line"))
+    )
+    index = batch.select(pl.arg_where(suspect)).to_series()
+    if index.len() == 0:
+        return batch.with_columns(pl.lit(None, dtype=pl.String).alias(READ_ERROR))
+    found = batch[index].select(reason).to_series()
+    errors = pl.repeat(None, batch.height, dtype=pl.String, eager=True).scatter(index, found)
+    return batch.with_columns(errors.alias(READ_ERROR))
 
 
 def read_json_line_keys(path: Path, n_lines: int = 100) -> list[str]:

@@ -174,7 +174,7 @@ def test_vehicle_register_upserts_by_vehicle_id(store_path: Path) -> None:
         ),
         ("iqs_surveys.csv", "surveys", 3, ["score outside 0..100"]),
         ("passenger_counts.csv", "counts", 1, ["n_alightings negative"]),
-        ("avl_lines.jsonl", "avl", 2, ["missing vehicle_id", "cannot read lat as a number"]),
+        ("avl_lines.jsonl", "avl", 2, ["not valid JSON (line 3)", "cannot read lat as a number"]),
     ],
 )
 def test_small_inputs(
@@ -186,6 +186,26 @@ def test_small_inputs(
         got = store.query("SELECT reason FROM quarantine ORDER BY record_key")["reason"].to_list()
         assert len(got) == len(reasons)
         assert all(g.startswith(r) for g, r in zip(got, reasons, strict=True))
+
+
+def test_json_lines_that_are_not_json_are_quarantined_as_such(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        counts = _ingest(store, "avl_lines_not_valid_json.jsonl", "avl")
+        assert (counts.n_read, counts.n_accepted, counts.n_quarantined) == (6, 2, 4)
+        q = store.query(
+            "SELECT record_key, field, reason, raw_record FROM quarantine ORDER BY record_key::INT"
+        )
+        assert q.select("record_key", "field", "reason").rows() == [
+            ("2", None, "not valid JSON (line 2): expected one JSON object a line"),
+            ("3", None, "not valid JSON (line 3): expected one JSON object a line"),
+            ("4", None, "not a JSON object (line 4): expected one object a line"),
+            # A JSON object without the field is read; its field is missing.
+            ("5", "vehicle_id", "missing vehicle_id"),
+        ]
+        assert q["raw_record"][1] == "vehicle_id=301;lat=-29.17"
+        again = _ingest(store, "avl_lines_not_valid_json.jsonl", "avl")
+        assert (again.n_accepted, again.n_duplicate, again.n_quarantined) == (0, 2, 4)
+        assert store.count("quarantine") == 4
 
 
 _text = st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["", "nan", "1e999", "-0"]))
