@@ -222,6 +222,7 @@ class MqttConsumer:
         self._last_snapshot = time.monotonic()
         self._stopping = False
         self._connected = False
+        self._answered = False
         self._subscribed = False
         self._resumed = False
         self._connect_error: str | None = None
@@ -266,6 +267,7 @@ class MqttConsumer:
         opt = self.options
         deadline = time.monotonic() + timeout_s
         self._connect_error = None
+        self._answered = False  # a CONNACK came (accepting or refusing)
         try:
             self.client.connect(
                 opt.host,
@@ -275,10 +277,14 @@ class MqttConsumer:
                 properties=self._connect_properties(),
             )
         except (OSError, ssl.SSLError) as exc:
+            untrusted = isinstance(exc, ssl.SSLCertVerificationError)
             raise InputError(
                 f"cannot reach the MQTT broker: {exc}",
                 where=f"{opt.host}:{opt.port}",
-                hint="check --host/--port, that Mosquitto is running, and the TLS options",
+                hint="the broker's certificate must be signed by the CA of --tls-ca and name "
+                "--host (or pass --tls-insecure to skip the name check)"
+                if untrusted
+                else "check --host/--port, that Mosquitto is running, and the TLS options",
             ) from exc
         # Wait for the CONNACK; in a new session also for the SUBACK (nothing is queued for a
         # new session, and a message published before the subscription would not be kept). A
@@ -294,10 +300,19 @@ class MqttConsumer:
                 )
             rc = self._step(0.1)
             if rc != mqtt.MQTT_ERR_SUCCESS and self._connect_error is None:
+                # A broker refusing an account answers with a reason; one that hangs up before
+                # answering most often got plain MQTT on a TLS listener.
+                hint = (
+                    "check the credentials and the broker log"
+                    if opt.uses_tls or self._answered
+                    else "if the port is a TLS listener, give --tls-ca (the CA that signed the "
+                    "broker's certificate); else check the credentials and the broker log"
+                )
                 raise InputError(
-                    "the MQTT broker closed the connection",
+                    "the MQTT broker closed the connection"
+                    + ("" if self._answered else " before answering"),
                     where=f"{opt.host}:{opt.port}",
-                    hint="check the credentials and the broker log",
+                    hint=hint,
                 )
         self._raise_if_refused()
 
@@ -311,6 +326,7 @@ class MqttConsumer:
             )
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _p: Any) -> None:
+        self._answered = True
         if reason.is_failure:
             self._connect_error = str(reason)
             return
@@ -332,7 +348,7 @@ class MqttConsumer:
 
     def _on_disconnect(self, _c: Any, _ud: Any, _flags: Any, reason: Any, _p: Any) -> None:
         self._connected = False
-        if not self._stopping:
+        if not self._stopping and self._answered:  # (before a CONNACK, connect() reports)
             self.on_log(f"disconnected from the broker ({reason}); will reconnect")
         # Packet ids of the pending batch belong to the lost connection: commit the records (the
         # broker redelivers them anyway, and the store absorbs the duplicates) but never ack them.
