@@ -464,6 +464,48 @@ def _finish_runs(
     start = cross.filter(pl.col("end") == "start").select(
         *RUN_KEY, pl.col("leave_s").alias("_leave")
     )
+    # the departure is back-extrapolated from the first fix clear of the start at the run's
+    # mean speed, not at the speed of that fix's own next step: after a silence (lost pings)
+    # one noisy step over- or under-states the speed over hundreds of metres, while the
+    # stretch's mean (stops included) is what carried the bus from the start to that fix
+    bounds = stats.select(*RUN_KEY, "start_dist_m", "end_dist_m")
+    moving = (
+        track.join(bounds, on=RUN_KEY)
+        .filter(
+            (pl.col("prog_m") > pl.col("start_dist_m") + options.clearance_m)
+            & (pl.col("prog_m") < pl.col("end_dist_m") - options.clearance_m)
+        )
+        .group_by(RUN_KEY)
+        .agg(
+            (
+                (pl.col("prog_m").last() - pl.col("prog_m").first())
+                / (pl.col("t_s").last() - pl.col("t_s").first())
+            ).alias("_v_run")
+        )
+        .filter(pl.col("_v_run").is_finite())
+    )
+    first_clear = (
+        track.join(bounds, on=RUN_KEY)
+        .filter(pl.col("prog_m") > pl.col("start_dist_m") + options.clearance_m)
+        .group_by(RUN_KEY)
+        .agg(
+            pl.col("t_s").first().alias("_t_c"),
+            pl.col("prog_m").first().alias("_p_c"),
+            pl.col("t_prev_s").first().alias("_t_p"),
+            pl.col("start_dist_m").first().alias("_s_m"),
+        )
+    )
+    v = pl.col("_v_run").clip(options.stationary_speed_m_s, options.max_speed_m_s)
+    stretch_leave = (
+        (pl.col("_t_c") - (pl.col("_p_c") - pl.col("_s_m")) / v)
+        .clip(pl.coalesce("_t_p", "_t_c"), pl.col("_t_c"))
+        .alias("_stretch_leave")
+    )
+    start = (
+        start.join(first_clear, on=RUN_KEY, how="left")
+        .join(moving, on=RUN_KEY, how="left")
+        .select(*RUN_KEY, pl.coalesce(stretch_leave, "_leave").alias("_leave"))
+    )
     end = cross.filter(pl.col("end") == "end").select(*RUN_KEY, pl.col("arrive_s").alias("_arrive"))
     ev = track.group_by(RUN_KEY).agg(
         pl.col("ping_id").first().alias("first_ping_id"),

@@ -160,3 +160,20 @@ def test_breakdown_inferred_and_justified_delay() -> None:
     assert (bd["vehicle_id"], bd["source"], bd["trip_id"]) == ("V5", "inferred", "A3")
     b3 = outcome(day, "B3")
     assert (b3["outcome"], b3["is_justified"], b3["incident_id"]) == ("late", True, "INC-7")
+
+
+def test_departure_after_a_silence_back_extrapolated_at_the_stretch_speed() -> None:
+    # V7 departs A1 60 s late with pings every 60 s; its unit is silent from the minute before
+    # departure to 4 min after, and the fix after the first one back lags 250 m along the
+    # street (GPS error along the track, no spike): one slow step must not date the departure
+    dep = 8 * H + 60
+    pings = sy.drive("V7", [("S1", dep, None, 0)], interval_s=60.0, first_ping_id=70_000)
+    t = (pl.col("event_at") - sy.REF).dt.total_seconds()
+    pings = pings.filter(~t.is_between(dep - 59, dep + 239)).with_columns(
+        pl.when(t == dep + 300).then(pl.col("x_m") - 250).otherwise(pl.col("x_m")).alias("x_m")
+    )
+    a1 = outcome(_run(pings), "A1")
+    # the next step alone (170 m in 60 s) put the departure at the last fix at the terminal,
+    # 60 s early; the stretch's mean speed (stops included) carries it back to within seconds
+    assert a1["departure_delay_s"] == pytest.approx(60, abs=15)
+    assert a1["outcome"] == "on_time"
