@@ -8,6 +8,7 @@ from datetime import timedelta
 import polars as pl
 import pytest
 
+from analytics.assign import match_runs_to_trips
 from analytics.match_day import DayResult, Schedule, match_day
 from analytics.options import MatchOptions
 from core.profile import load_profile
@@ -177,3 +178,34 @@ def test_departure_after_a_silence_back_extrapolated_at_the_stretch_speed() -> N
     # 60 s early; the stretch's mean speed (stops included) carries it back to within seconds
     assert a1["departure_delay_s"] == pytest.approx(60, abs=15)
     assert a1["outcome"] == "on_time"
+
+
+def test_other_direction_of_the_line_is_not_an_alternative_itinerary() -> None:
+    # runs.py may list S2 (L1 back) as an alternative of a run on S1 (L1 out) when the two
+    # directions share the fixes around a turnaround; a run on S1 25 min late for A1 and 5 min
+    # early for B1 (S2) is A1, late: it never ran the other way
+    trips, _ = sy.schedule(TRIPS)
+    base = sy.REF.timestamp()
+    runs = pl.DataFrame(
+        {
+            "vehicle_id": ["V1", "V9"],
+            "run_id": [0, 0],
+            "shape_idx": [0, 1],
+            "shape_id": ["S1", "S2"],
+            "route_id": ["L1", "L1"],
+            "direction_id": [0, 1],
+            "alt_shapes": [[1], []],
+            "started_s": [base + 8 * H + 1500, base + 13 * H],
+            "ended_s": [base + 8 * H + 2400, base + 13 * H + 900],
+            "start_dist_m": [0.0, 0.0],
+            "end_dist_m": [5000.0, 5000.0],
+            "origin_dist_m": [0.0, 0.0],
+            "destination_dist_m": [5000.0, 5000.0],
+            "reported_trip_id": [None, None],
+            "coverage_ratio": [1.0, 1.0],
+        },
+        schema_overrides={"alt_shapes": pl.List(pl.Int32), "reported_trip_id": pl.String},
+    )
+    got = match_runs_to_trips(runs, trips, MatchOptions()).filter(pl.col("vehicle_id") == "V1")
+    assert got["trip_id"].to_list() == ["A1"]
+    assert got["departure_delay_s"].to_list() == [1500]
