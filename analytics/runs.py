@@ -449,7 +449,12 @@ def _finish_runs(
     network: Network,
     options: MatchOptions,
 ) -> pl.DataFrame:
-    """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run."""
+    """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run.
+
+    Also `silence_first_s` / `silence_last_s`: seconds of GPS silence (gaps longer than
+    `gap_s`) of the vehicle accumulated up to the run's first / last ping, so that the
+    difference between two runs is how long the unit was silent between them.
+    """
     targets = pl.concat(
         [
             stats.select(
@@ -527,6 +532,21 @@ def _finish_runs(
         )
         .with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
     )
+    # GPS silence (gaps longer than gap_s) of the vehicle accumulated up to the run's first and
+    # last ping: their difference between two runs is how long the unit was silent between them
+    silent = pings.sort("row").select(
+        "row",
+        pl.col("t_s")
+        .diff()
+        .over("vehicle_id")
+        .pipe(lambda dt: pl.when(dt > options.gap_s).then(dt).otherwise(0.0))
+        .cum_sum()
+        .over("vehicle_id")
+        .alias("_sil"),
+    )
+    runs = runs.join(
+        silent.rename({"row": "_row0", "_sil": "silence_first_s"}), on="_row0", how="left"
+    ).join(silent.rename({"row": "_row1", "_sil": "silence_last_s"}), on="_row1", how="left")
     # GPS completeness: minutes of the run with at least one of its pings
     minutes = track.group_by(RUN_KEY).agg((pl.col("t_s") // 60).n_unique().alias("_n_min"))
     runs = runs.join(minutes, on=RUN_KEY, how="left").with_columns(

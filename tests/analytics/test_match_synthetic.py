@@ -209,3 +209,22 @@ def test_other_direction_of_the_line_is_not_an_alternative_itinerary() -> None:
     got = match_runs_to_trips(runs, trips, MatchOptions()).filter(pl.col("vehicle_id") == "V1")
     assert got["trip_id"].to_list() == ["A1"]
     assert got["departure_delay_s"].to_list() == [1500]
+
+
+def test_trip_inside_a_gps_outage_inferred_from_block_continuity() -> None:
+    # V8 runs its block B1: A1, B1 and A2, each 60 s late; its unit is silent for 29 min
+    # while it runs B1 (planned 8:30, 805 s), between A1 and A2 that it ran in full view
+    legs = [("S1", 8 * H + 60, None, 0), ("S2", 8 * H + 1860, None, 0), ("S1", 9 * H + 60, None, 0)]
+    pings = sy.drive("V8", legs, first_ping_id=80_000)
+    t = (pl.col("event_at") - sy.REF).dt.total_seconds()
+    b1 = outcome(_run(pings.filter(~t.is_between(8 * H + 1000, 8 * H + 2700))), "B1")
+    assert (b1["outcome"], b1["vehicle_id"]) == ("on_time", "V8")
+    # bounds: A1's arrival (~8:14:25) to A2's departure less B1's planned time (~8:47:35);
+    # the midpoint is about 8:31, some 60 s late like the rest of the block
+    assert b1["departure_delay_s"] == pytest.approx(60, abs=45)
+    assert b1["reason"].startswith("viagem inferida: o veículo V8 fez as viagens A1 e A2")
+    assert "29 min sem sinal de GPS" in b1["reason"]
+    # the same block with the unit pinging while the bus stands at the terminal instead of
+    # running B1: no silence, so B1 was not run (suppressed), whatever the block says
+    stand = sy.drive("V8", [legs[0], legs[2]], first_ping_id=80_000)
+    assert outcome(_run(stand), "B1")["outcome"] == "suppressed"
