@@ -86,11 +86,15 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         "destination_dist_m",
         "reported_trip_id",
         "coverage_ratio",
+        pl.col("route_id").alias("_run_route"),
+        pl.col("direction_id").alias("_run_direction"),
     )
     t = trips.select(
         "trip_id",
         "shape_id",
         "block_id",
+        "route_id",
+        "direction_id",
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
         (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("plan_end_s"),
     )
@@ -113,6 +117,12 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .join(t, on="shape_id")
         .with_columns(delay.alias("departure_delay_s"))
         .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
+        # the other direction of the run's own line is never an equivalent itinerary: runs.py
+        # marks it as one when the two directions share the fixes of a turnaround
+        .filter(
+            (pl.col("route_id") != pl.col("_run_route")).fill_null(True)
+            | (pl.col("direction_id") == pl.col("_run_direction")).fill_null(True)
+        )
         .with_columns(
             (pl.col("reported_trip_id") == pl.col("trip_id")).fill_null(False).alias("_reported")
         )

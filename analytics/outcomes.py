@@ -5,6 +5,9 @@
 - `partial`: its run covered less than the profile's `partial_trip_min_ratio` of the itinerary;
 - `early` / `late` / `on_time`: by the departure delay at the origin against the profile's
   `early_departure_s` and `late_departure_s` windows.
+A trip with no run that lies between two trips of its block the same vehicle ran, while that
+vehicle's GPS was silent (`infer_trips_in_outages`), was run: its outcome comes from a departure
+estimated by block continuity, and its reason says it was inferred.
 An approved incident (BG art. 57 §1) of the trip, its line (or every line) or its vehicle whose
 window overlaps the trip's planned window marks a non-on-time outcome `is_justified`.
 """
@@ -36,6 +39,7 @@ def compute_trip_outcomes(
             "UTC"
         )
 
+    inferred = infer_trips_in_outages(trips, runs, options)
     matched = runs.filter(pl.col("trip_id").is_not_null()).select(
         "trip_id",
         "vehicle_id",
@@ -50,6 +54,20 @@ def compute_trip_outcomes(
         "first_ping_id",
         "last_ping_id",
         pl.col("n_pings").cast(pl.Int32),
+    )
+    matched = pl.concat(
+        [
+            matched,
+            inferred.select(
+                "trip_id",
+                "vehicle_id",
+                "departure_delay_s",
+                at("estimated_start_s").alias("actual_start_at"),
+                pl.lit(0, pl.Int32).alias("n_pings"),
+                "_inferred",
+            ),
+        ],
+        how="diagonal_relaxed",
     )
     broke = (
         breakdowns.filter(pl.col("trip_id").is_not_null())
@@ -89,6 +107,7 @@ def compute_trip_outcomes(
         .otherwise(pl.lit("on_time"))
     )
     pct = (cov * 100).round(0).cast(pl.Int64)
+    inferred_text = pl.when(pl.col("_inferred").is_not_null()).then(pl.col("_inferred") + "; ")
     reason = (
         pl.when(pl.col("vehicle_id").is_null())
         .then(pl.lit("nenhum veículo realizou esta viagem (nenhuma passagem casada com o horário)"))
@@ -123,9 +142,124 @@ def compute_trip_outcomes(
         )
         .otherwise(pl.format("partida no horário ({} s), veículo {}", d, "vehicle_id"))
     )
-    df = df.with_columns(outcome.alias("outcome"), reason.alias("reason"))
+    df = df.with_columns(
+        outcome.alias("outcome"),
+        pl.concat_str(inferred_text.otherwise(pl.lit("")), reason).alias("reason"),
+    )
     return _justify(df, incidents, options).drop(
-        "planned_end_at", "_bd_source", "_bd_evidence", "is_departed", "is_arrived"
+        "planned_end_at", "_bd_source", "_bd_evidence", "is_departed", "is_arrived", "_inferred"
+    )
+
+
+def infer_trips_in_outages(
+    trips: pl.DataFrame, runs: pl.DataFrame, options: MatchOptions
+) -> pl.DataFrame:
+    """Trips run inside a GPS outage, inferred by block continuity.
+
+    A vehicle ran trips k and n of a block (matched runs, consecutive among its matched runs);
+    the trips between them (k < j < n in the block's order) have no run at all; and the unit
+    was silent between the two runs for at least `outage_silence_ratio` of their planned time.
+    Then the vehicle ran them: it had to get from the end of k to the start of n, and a vehicle
+    that pings while standing (a suppressed trip) would have left no such silence. A renewal
+    board can check it against the ticketing taps of the trip (BG art. 57 §2).
+
+    Each trip's departure lies between the end of run k plus the planned time of the missing
+    trips before it (`earliest_s`) and the origin departure of run n less the planned time of
+    the missing trips from it on (`latest_s`); the estimate is their midpoint (epoch s). No trip
+    is inferred across a silence longer than `outage_max_silence_s` (the unit switched off), nor
+    when the time between the runs is too short to run the missing trips (`min_duration_ratio`).
+    Returns trip_id, vehicle_id, departure_delay_s (estimate - planned start, s, + late),
+    estimated_start_s, earliest_s, latest_s and `_inferred`: the reason text (pt-BR).
+    """
+    plan = trips.select(
+        "trip_id",
+        "block_id",
+        (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("_p0"),
+        (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("_p1"),
+    ).with_columns(
+        pl.int_range(pl.len()).sort_by("_p0").over("block_id").alias("_k"),
+        (pl.col("_p1") - pl.col("_p0")).alias("_dur"),
+    )
+    share = (
+        (pl.col("start_dist_m") - pl.col("origin_dist_m"))
+        / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+    ).clip(0.0, 1.0)
+    done = (
+        runs.filter(pl.col("trip_id").is_not_null())
+        .join(plan, on="trip_id")
+        .sort("vehicle_id", "started_s")
+        .select(
+            "vehicle_id",
+            "block_id",
+            pl.col("trip_id").alias("_prev"),
+            pl.col("_k").alias("_k0"),
+            pl.col("ended_s").alias("_end_s"),
+            pl.col("silence_last_s").alias("_sil0"),
+            pl.col("trip_id").shift(-1).over("vehicle_id").alias("_next"),
+            pl.col("block_id").shift(-1).over("vehicle_id").alias("_next_block"),
+            pl.col("_k").shift(-1).over("vehicle_id").alias("_k1"),
+            # the next run's origin departure: where it began, moved back at the planned pace
+            (pl.col("started_s") - share * pl.col("_dur"))
+            .shift(-1)
+            .over("vehicle_id")
+            .alias("_start_s"),
+            pl.col("silence_first_s").shift(-1).over("vehicle_id").alias("_sil1"),
+        )
+        .filter((pl.col("block_id") == pl.col("_next_block")) & (pl.col("_k1") - pl.col("_k0") > 1))
+    )
+    taken = runs.filter(pl.col("trip_id").is_not_null()).select("trip_id").unique()
+    gaps = (
+        done.join(plan.drop("trip_id").rename({"_k": "_j"}), on="block_id")
+        .filter((pl.col("_j") > pl.col("_k0")) & (pl.col("_j") < pl.col("_k1")))
+        .join(plan.select("block_id", pl.col("_k").alias("_j"), "trip_id"), on=["block_id", "_j"])
+        .join(taken.with_columns(pl.lit(True).alias("_taken")), on="trip_id", how="left")
+        .sort("vehicle_id", "_k0", "_j")
+    )
+    key = ["vehicle_id", "_k0", "block_id"]
+    silence = pl.col("_sil1") - pl.col("_sil0")
+    gaps = gaps.with_columns(
+        pl.col("_dur").sum().over(key).alias("_missing_s"),
+        pl.col("_taken").any().over(key).fill_null(False).alias("_any_taken"),
+        (pl.col("_dur").cum_sum().over(key) - pl.col("_dur")).alias("_before_s"),
+    ).filter(
+        ~pl.col("_any_taken")
+        & (silence >= options.outage_silence_ratio * pl.col("_missing_s"))
+        & (silence <= options.outage_max_silence_s)
+        # and the time between the two runs is enough to run the missing trips
+        & (
+            pl.col("_start_s") - pl.col("_end_s")
+            >= options.min_duration_ratio * pl.col("_missing_s")
+        )
+    )
+    earliest = pl.col("_end_s") + pl.col("_before_s")
+    latest = pl.col("_start_s") - (pl.col("_missing_s") - pl.col("_before_s"))
+    return (
+        gaps.with_columns(earliest.alias("earliest_s"), latest.alias("latest_s"))
+        .with_columns(
+            ((pl.col("earliest_s") + pl.col("latest_s")) / 2).alias("estimated_start_s"),
+        )
+        .select(
+            "trip_id",
+            "vehicle_id",
+            (pl.col("estimated_start_s") - pl.col("_p0"))
+            .round()
+            .cast(pl.Int32)
+            .alias("departure_delay_s"),
+            "estimated_start_s",
+            "earliest_s",
+            "latest_s",
+            pl.format(
+                "viagem inferida: o veículo {} fez as viagens {} e {} do bloco {} e ficou {} min sem "
+                "sinal de GPS entre elas; partida estimada entre {} s e {} s do horário",
+                "vehicle_id",
+                "_prev",
+                "_next",
+                "block_id",
+                (silence / 60).round(0).cast(pl.Int64),
+                (pl.col("earliest_s") - pl.col("_p0")).round(0).cast(pl.Int64),
+                (pl.col("latest_s") - pl.col("_p0")).round(0).cast(pl.Int64),
+            ).alias("_inferred"),
+        )
     )
 
 

@@ -449,7 +449,12 @@ def _finish_runs(
     network: Network,
     options: MatchOptions,
 ) -> pl.DataFrame:
-    """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run."""
+    """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run.
+
+    Also `silence_first_s` / `silence_last_s`: seconds of GPS silence (gaps longer than
+    `gap_s`) of the vehicle accumulated up to the run's first / last ping, so that the
+    difference between two runs is how long the unit was silent between them.
+    """
     targets = pl.concat(
         [
             stats.select(
@@ -463,6 +468,48 @@ def _finish_runs(
     cross = compute_crossings(track, targets, RUN_KEY, options.clearance_m)
     start = cross.filter(pl.col("end") == "start").select(
         *RUN_KEY, pl.col("leave_s").alias("_leave")
+    )
+    # the departure is back-extrapolated from the first fix clear of the start at the run's
+    # mean speed, not at the speed of that fix's own next step: after a silence (lost pings)
+    # one noisy step over- or under-states the speed over hundreds of metres, while the
+    # stretch's mean (stops included) is what carried the bus from the start to that fix
+    bounds = stats.select(*RUN_KEY, "start_dist_m", "end_dist_m")
+    moving = (
+        track.join(bounds, on=RUN_KEY)
+        .filter(
+            (pl.col("prog_m") > pl.col("start_dist_m") + options.clearance_m)
+            & (pl.col("prog_m") < pl.col("end_dist_m") - options.clearance_m)
+        )
+        .group_by(RUN_KEY)
+        .agg(
+            (
+                (pl.col("prog_m").last() - pl.col("prog_m").first())
+                / (pl.col("t_s").last() - pl.col("t_s").first())
+            ).alias("_v_run")
+        )
+        .filter(pl.col("_v_run").is_finite())
+    )
+    first_clear = (
+        track.join(bounds, on=RUN_KEY)
+        .filter(pl.col("prog_m") > pl.col("start_dist_m") + options.clearance_m)
+        .group_by(RUN_KEY)
+        .agg(
+            pl.col("t_s").first().alias("_t_c"),
+            pl.col("prog_m").first().alias("_p_c"),
+            pl.col("t_prev_s").first().alias("_t_p"),
+            pl.col("start_dist_m").first().alias("_s_m"),
+        )
+    )
+    v = pl.col("_v_run").clip(options.stationary_speed_m_s, options.max_speed_m_s)
+    stretch_leave = (
+        (pl.col("_t_c") - (pl.col("_p_c") - pl.col("_s_m")) / v)
+        .clip(pl.coalesce("_t_p", "_t_c"), pl.col("_t_c"))
+        .alias("_stretch_leave")
+    )
+    start = (
+        start.join(first_clear, on=RUN_KEY, how="left")
+        .join(moving, on=RUN_KEY, how="left")
+        .select(*RUN_KEY, pl.coalesce(stretch_leave, "_leave").alias("_leave"))
     )
     end = cross.filter(pl.col("end") == "end").select(*RUN_KEY, pl.col("arrive_s").alias("_arrive"))
     ev = track.group_by(RUN_KEY).agg(
@@ -485,6 +532,21 @@ def _finish_runs(
         )
         .with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
     )
+    # GPS silence (gaps longer than gap_s) of the vehicle accumulated up to the run's first and
+    # last ping: their difference between two runs is how long the unit was silent between them
+    silent = pings.sort("row").select(
+        "row",
+        pl.col("t_s")
+        .diff()
+        .over("vehicle_id")
+        .pipe(lambda dt: pl.when(dt > options.gap_s).then(dt).otherwise(0.0))
+        .cum_sum()
+        .over("vehicle_id")
+        .alias("_sil"),
+    )
+    runs = runs.join(
+        silent.rename({"row": "_row0", "_sil": "silence_first_s"}), on="_row0", how="left"
+    ).join(silent.rename({"row": "_row1", "_sil": "silence_last_s"}), on="_row1", how="left")
     # GPS completeness: minutes of the run with at least one of its pings
     minutes = track.group_by(RUN_KEY).agg((pl.col("t_s") // 60).n_unique().alias("_n_min"))
     runs = runs.join(minutes, on=RUN_KEY, how="left").with_columns(

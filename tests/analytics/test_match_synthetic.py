@@ -8,6 +8,7 @@ from datetime import timedelta
 import polars as pl
 import pytest
 
+from analytics.assign import match_runs_to_trips
 from analytics.match_day import DayResult, Schedule, match_day
 from analytics.options import MatchOptions
 from core.profile import load_profile
@@ -160,3 +161,70 @@ def test_breakdown_inferred_and_justified_delay() -> None:
     assert (bd["vehicle_id"], bd["source"], bd["trip_id"]) == ("V5", "inferred", "A3")
     b3 = outcome(day, "B3")
     assert (b3["outcome"], b3["is_justified"], b3["incident_id"]) == ("late", True, "INC-7")
+
+
+def test_departure_after_a_silence_back_extrapolated_at_the_stretch_speed() -> None:
+    # V7 departs A1 60 s late with pings every 60 s; its unit is silent from the minute before
+    # departure to 4 min after, and the fix after the first one back lags 250 m along the
+    # street (GPS error along the track, no spike): one slow step must not date the departure
+    dep = 8 * H + 60
+    pings = sy.drive("V7", [("S1", dep, None, 0)], interval_s=60.0, first_ping_id=70_000)
+    t = (pl.col("event_at") - sy.REF).dt.total_seconds()
+    pings = pings.filter(~t.is_between(dep - 59, dep + 239)).with_columns(
+        pl.when(t == dep + 300).then(pl.col("x_m") - 250).otherwise(pl.col("x_m")).alias("x_m")
+    )
+    a1 = outcome(_run(pings), "A1")
+    # the next step alone (170 m in 60 s) put the departure at the last fix at the terminal,
+    # 60 s early; the stretch's mean speed (stops included) carries it back to within seconds
+    assert a1["departure_delay_s"] == pytest.approx(60, abs=15)
+    assert a1["outcome"] == "on_time"
+
+
+def test_other_direction_of_the_line_is_not_an_alternative_itinerary() -> None:
+    # runs.py may list S2 (L1 back) as an alternative of a run on S1 (L1 out) when the two
+    # directions share the fixes around a turnaround; a run on S1 25 min late for A1 and 5 min
+    # early for B1 (S2) is A1, late: it never ran the other way
+    trips, _ = sy.schedule(TRIPS)
+    base = sy.REF.timestamp()
+    runs = pl.DataFrame(
+        {
+            "vehicle_id": ["V1", "V9"],
+            "run_id": [0, 0],
+            "shape_idx": [0, 1],
+            "shape_id": ["S1", "S2"],
+            "route_id": ["L1", "L1"],
+            "direction_id": [0, 1],
+            "alt_shapes": [[1], []],
+            "started_s": [base + 8 * H + 1500, base + 13 * H],
+            "ended_s": [base + 8 * H + 2400, base + 13 * H + 900],
+            "start_dist_m": [0.0, 0.0],
+            "end_dist_m": [5000.0, 5000.0],
+            "origin_dist_m": [0.0, 0.0],
+            "destination_dist_m": [5000.0, 5000.0],
+            "reported_trip_id": [None, None],
+            "coverage_ratio": [1.0, 1.0],
+        },
+        schema_overrides={"alt_shapes": pl.List(pl.Int32), "reported_trip_id": pl.String},
+    )
+    got = match_runs_to_trips(runs, trips, MatchOptions()).filter(pl.col("vehicle_id") == "V1")
+    assert got["trip_id"].to_list() == ["A1"]
+    assert got["departure_delay_s"].to_list() == [1500]
+
+
+def test_trip_inside_a_gps_outage_inferred_from_block_continuity() -> None:
+    # V8 runs its block B1: A1, B1 and A2, each 60 s late; its unit is silent for 29 min
+    # while it runs B1 (planned 8:30, 805 s), between A1 and A2 that it ran in full view
+    legs = [("S1", 8 * H + 60, None, 0), ("S2", 8 * H + 1860, None, 0), ("S1", 9 * H + 60, None, 0)]
+    pings = sy.drive("V8", legs, first_ping_id=80_000)
+    t = (pl.col("event_at") - sy.REF).dt.total_seconds()
+    b1 = outcome(_run(pings.filter(~t.is_between(8 * H + 1000, 8 * H + 2700))), "B1")
+    assert (b1["outcome"], b1["vehicle_id"]) == ("on_time", "V8")
+    # bounds: A1's arrival (~8:14:25) to A2's departure less B1's planned time (~8:47:35);
+    # the midpoint is about 8:31, some 60 s late like the rest of the block
+    assert b1["departure_delay_s"] == pytest.approx(60, abs=45)
+    assert b1["reason"].startswith("viagem inferida: o veículo V8 fez as viagens A1 e A2")
+    assert "29 min sem sinal de GPS" in b1["reason"]
+    # the same block with the unit pinging while the bus stands at the terminal instead of
+    # running B1: no silence, so B1 was not run (suppressed), whatever the block says
+    stand = sy.drive("V8", [legs[0], legs[2]], first_ping_id=80_000)
+    assert outcome(_run(stand), "B1")["outcome"] == "suppressed"
