@@ -273,13 +273,14 @@ class Store:
     def _reserve_ids(self, decl: Table, n: int) -> pl.Series:
         """`n` fresh values of `decl`'s identity sequence, in order, as its identity column.
 
-        One statement draws them (the store has one writer, so they are consecutive); a
-        rolled-back batch leaves a gap, as `nextval` does.
+        Drawn as one block (the next value, then the sequence set past the block), so that the
+        insert needs no per-row `nextval`. The store has one writer, so nothing draws between;
+        a rolled-back batch leaves a gap, as `nextval` does.
         """
         assert decl.identity is not None
-        last = int(
-            self._run(f"SELECT max(nextval('{decl.sequence_name}')) FROM range($1)", [n])[0][0]
-        )
+        seq = decl.sequence_name
+        sql = f"SELECT setval('{seq}', nextval('{seq}') + $1 - 1)"
+        last = int(self._run(sql, [n])[0][0])
         ids = pl.int_range(last - n + 1, last + 1, dtype=pl.Int64, eager=True)
         return ids.cast(decl.column(decl.identity).dtype).alias(decl.identity)
 

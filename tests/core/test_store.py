@@ -51,6 +51,32 @@ def test_append_is_idempotent_and_assigns_ping_ids(store_path: Path) -> None:
     assert stored.schema["event_at"] == pl.Datetime("us", "UTC")
 
 
+def test_ping_ids_follow_row_order_and_are_never_reused(store_path: Path) -> None:
+    later = PINGS.with_columns(pl.col("event_at").dt.offset_by("1h"))
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS)
+        with pytest.raises(RuntimeError), store.transaction():
+            store.append("vehicle_locations", later.head(2))  # ids 4, 5 drawn, then undone
+            raise RuntimeError("crash mid-ingest")
+        # A repeated key within the batch: one row, one id.
+        store.append("vehicle_locations", pl.concat([later, later.head(1)]))
+    with Store.open(store_path) as store:  # the sequence survives a reopen
+        store.append("vehicle_locations", PINGS.with_columns(vehicle_id=pl.lit("1003")).tail(2))
+        rows = store.query(
+            "SELECT ping_id, vehicle_id, hour(event_at) AS h FROM vehicle_locations ORDER BY 1"
+        ).rows()
+    assert rows == [
+        (1, "1001", 9),
+        (2, "1001", 9),
+        (3, "1002", 9),
+        (6, "1001", 10),
+        (7, "1001", 10),
+        (8, "1002", 10),
+        (9, "1003", 9),
+        (10, "1003", 9),
+    ]
+
+
 def test_failed_transaction_leaves_the_store_unchanged(store_path: Path) -> None:
     with Store.open(store_path) as store:
         store.append("vehicle_locations", PINGS.head(1))
