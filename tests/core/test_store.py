@@ -178,3 +178,5 @@ def test_append_skips_stored_and_repeated_keys_in_a_partly_new_batch(
         ).rows()
         # The first of repeated rows is kept.
         assert rows == [("1001", -29.17), ("1001", -29.171), ("1002", -29.18)]
+        ids = store.query("SELECT ping_id FROM vehicle_locations ORDER BY ping_id")["ping_id"]
+        assert ids.to_list()[:2] == [1, 2] and ids.n_unique() == 3
