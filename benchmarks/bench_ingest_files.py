@@ -12,12 +12,15 @@ Run: ``.venv/bin/python -m benchmarks.bench_ingest_files [N_ROWS]`` (default 1 0
 Measured 2026-11-30 on the 2-core shared machine (1 M pings; each line's 1-minute load beside
 it; another engineer's jobs kept one core busy most of the time):
 
-- load ~1.5 (second core mostly free): Parquet 2.05-2.4 M rows/s (0.42-0.48 s), re-ingest
-  2.4-2.9 M/s; CSV 1.0-1.6 M/s; the typed-rows append alone 3.4 M/s.
-- load 2.4-3.0 (one core for us): Parquet 1.27-1.43 M/s, CSV 0.87-1.5 M/s; the typed-rows
-  append alone 1.85 M/s, so the target cannot be met on one core whatever the parsing costs.
+- load 1.1-1.5 (second core mostly free): Parquet 2.15-2.28 M rows/s (0.44-0.47 s; target
+  met), re-ingest 2.9-3.5 M/s; CSV 1.0-1.5 M/s; the typed-rows append alone 3.4 M/s.
+- load 2.0-3.0 (about one core for us): Parquet 1.23-1.43 M/s, CSV 0.78-1.5 M/s; the
+  typed-rows append alone 1.83-1.93 M/s, so on one core the target cannot be met whatever the
+  reading and parsing cost.
 - CPU s by stage (Parquet): read 0.07, parse 0.12, validate 0.01, key check 0.04, insert
   0.45 (two threads), file hash 0.02 (on its own thread, beside the rest).
+- write_avl_records, 5 000-record batches: 140-185 k records/s (was 95-104 k: the time parse
+  and the card hash opened a new DuckDB database per call, ~15 ms; now a cursor).
 
 Before (1.28-1.35 M/s at any load) the insert ran on one thread: the identity column's
 `DEFAULT nextval(...)` serialises DuckDB's insert; the store now reserves the ids as one block.
@@ -25,7 +28,7 @@ Measured and not kept: DuckDB reading the Parquet file itself in one INSERT ... 
 0.57 s vs 0.45-0.48 s from Arrow: the insert is the cost, not the read), one 1 M-row Arrow batch
 (0.51 s vs 0.45 s), preserve_insertion_order=false, threads=1, disabling compression methods
 and an older storage version (all within noise). DuckDB's storage write costs ~25 ms of CPU per
-million values even for an all-null column, so the seven columns a plain AVL file leaves empty
+million values even for an all-null column, so the six columns a plain AVL file leaves empty
 cost about a third of the insert.
 """
 
