@@ -5,17 +5,16 @@ moved to where the run began, lies within `match_window_s` of the run's departur
 the run did not cover implausibly fast (`min_duration_ratio` of the planned time: deadheads).
 The cost is the departure deviation (early seconds weigh `early_cost_factor` times more), less
 a bonus for the trip the device reported and for trips of the block the vehicle is running
-(weighted by the share of its other first-pass trips in that block). An optimal assignment (Hungarian method, scipy) per connected
-group of runs and trips makes it exclusive: of two vehicles on one trip only one counts.
+(weighted by the share of its other first-pass trips in that block). An optimal assignment (sparse LAPJV, scipy) over the day's runs
+and trips makes it exclusive: of two vehicles on one trip only one counts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from analytics.options import MatchOptions
 
@@ -157,28 +156,29 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     nt = int(pairs["_t"].max()) + 1  # type: ignore[arg-type]
     ri = pairs["_r"].to_numpy()
     ti = pairs["_t"].to_numpy()
-    graph = coo_matrix((np.ones(len(ri)), (ri, nr + ti)), shape=(nr + nt, nr + nt))
-    _, label = connected_components(graph, directed=False)
-    pairs = pairs.with_columns(pl.Series("_comp", label[ri]))
-    chosen: list[pl.DataFrame] = []
-    # one small dense problem per connected group (a shape's runs and trips of the day)
-    for part in pairs.partition_by("_comp"):
-        rr = part["_r"].rank("dense").cast(pl.Int64).to_numpy() - 1
-        tt = part["_t"].rank("dense").cast(pl.Int64).to_numpy() - 1
-        big = float(np.abs(part["cost"].to_numpy()).max()) * 10 + 1e6
-        n_r, n_t = rr.max() + 1, tt.max() + 1
-        # one "unmatched" column per run: without it the solver would rather shift a whole
-        # chain of runs to wrong trips than leave one stray run without a trip
-        m = np.full((n_r, n_t + n_r), big)
-        m[rr, tt] = part["cost"].to_numpy()
-        unmatched = np.zeros(n_r)
-        unmatched[rr] = part["_unmatched"].to_numpy()
-        m[np.arange(n_r), n_t + np.arange(n_r)] = unmatched
-        a, b = linear_sum_assignment(m)
-        ok = (b < n_t) & (m[a, b] < big)
-        width = m.shape[1]
-        mask = np.isin(rr * width + tt, a[ok] * width + b[ok])
-        chosen.append(part.filter(pl.Series(mask)))
-    return pl.concat(chosen).select(
-        *RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method"
+    cost = pairs["cost"].to_numpy()
+    # one "unmatched" column per run: without it the solver would rather shift a whole chain
+    # of runs to wrong trips than leave one stray run without a trip
+    unmatched = np.zeros(nr)
+    unmatched[ri] = pairs["_unmatched"].to_numpy()
+    # every run is matched exactly once (to a trip or its own unmatched column), so shifting
+    # all weights by one constant keeps the optimum; it makes them non-zero, which the sparse
+    # solver needs (a zero is no edge)
+    shift = 1.0 - min(float(cost.min()), float(unmatched.min()), 0.0)
+    graph = coo_matrix(
+        (
+            np.r_[cost + shift, unmatched + shift],
+            (np.r_[ri, np.arange(nr)], np.r_[ti, nt + np.arange(nr)]),
+        ),
+        shape=(nr, nt + nr),
+    ).tocsr()
+    # sparse LAPJV over the whole day at once: the runs of a busy corridor form one group of
+    # thousands, where a dense Hungarian per group is cubic
+    a, b = min_weight_full_bipartite_matching(graph)
+    ok = b < nt
+    chosen = pairs.join(
+        pl.DataFrame({"_r": a[ok].astype(np.int64), "_t": b[ok].astype(np.int64)}),
+        on=["_r", "_t"],
+        how="semi",
     )
+    return chosen.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
