@@ -151,7 +151,13 @@ def _choose_pass(
     cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray, speed_m_s: float
 ) -> pl.DataFrame:
     """Keep one candidate per (ping, shape): the pass nearest the closest unambiguous ping."""
-    cand = cand.with_columns(pl.len().over("row", "shape_idx").alias("n_pass"))
+    # candidates come by ping, then along the shapes: a (ping, shape)'s passes are adjacent
+    row, shp = cand["row"].to_numpy(), cand["shape_idx"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (shp[1:] != shp[:-1])])
+    if len(starts) == cand.height:
+        return cand
+    n_pass = np.repeat(np.diff(np.r_[starts, cand.height]), np.diff(np.r_[starts, cand.height]))
+    cand = cand.with_columns(pl.Series("n_pass", n_pass))
     if cand["n_pass"].max() == 1:
         return cand.drop("n_pass")
     cand = cand.with_columns(

@@ -19,6 +19,7 @@ import polars as pl
 from analytics.crossings import (
     build_track,
     compute_crossings,
+    cum_max_in_group,
     group_start,
     next_in_group,
     prev_in_group,
@@ -85,7 +86,9 @@ def build_runs(
             ),
             on="shape_idx",
         )
-        .sort("shape_idx", "_v", "row")
+        # rows number each vehicle's pings consecutively, so (shape, row) order is (shape,
+        # vehicle, time) order; one integer key sorts about twice as fast as two columns
+        .sort(_shape_row_key())
         .with_columns(group_start("shape_idx", "_v").alias("_gs"))
     )
     r = options.terminal_radius_m
@@ -236,7 +239,9 @@ def build_runs(
         )
         .join(ids, on=seg_key)
         .sort("vehicle_id", "run_id", "t_s")
-        .with_columns(pl.col("prog_m").cum_max().over(RUN_KEY))
+        .with_columns(group_start(*RUN_KEY).alias("_gs"))
+        .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
+        .drop("_gs")
     )
     track = build_track(
         track.drop(
@@ -254,6 +259,11 @@ def build_runs(
     return runs, track
 
 
+def _shape_row_key() -> pl.Expr:
+    """One integer sort key for (shape_idx, row)."""
+    return pl.col("shape_idx").cast(pl.Int64) * (1 << 40) + pl.col("row")
+
+
 def _sustained_shapes(
     pings: pl.DataFrame, cand: pl.DataFrame, options: MatchOptions
 ) -> pl.DataFrame:
@@ -268,7 +278,7 @@ def _sustained_shapes(
     c = (
         cand.select("row", "shape_idx", "dist_m")
         .join(pings.select("row", "vehicle_id", "t_s"), on="row")
-        .sort("shape_idx", "row")
+        .sort(_shape_row_key())
     )
     prev_ok = (
         (pl.col("row") - pl.col("row").shift(1) == 1)
@@ -337,7 +347,7 @@ def _on_shape_distance(
     steps = (
         pts.sort("_seg", "t_s")
         .with_columns(group_start("_seg").alias("_gs"))
-        .with_columns(prog.cum_max().over("_seg").alias("_p"))
+        .with_columns(cum_max_in_group(prog).alias("_p"))
         .with_columns(
             (pl.col("_p") - prev_in_group(pl.col("_p"))).fill_null(0.0).alias("_step"),
             (pl.col("t_s") - prev_in_group(pl.col("t_s"))).fill_null(0.0).alias("_dt"),
