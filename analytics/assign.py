@@ -5,20 +5,23 @@ moved to where the run began, lies within `match_window_s` of the run's departur
 the run did not cover implausibly fast (`min_duration_ratio` of the planned time: deadheads).
 The cost is the departure deviation (early seconds weigh `early_cost_factor` times more), less
 a bonus for the trip the device reported and for trips of the block the vehicle is running
-(weighted by the share of its other first-pass trips in that block). An optimal assignment (sparse LAPJV, scipy) over the day's runs
-and trips makes it exclusive: of two vehicles on one trip only one counts.
+(weighted by the share of its other first-pass trips in that block). An optimal assignment (scipy; dense or sparse by group size) of the
+day's runs and trips makes it exclusive: of two vehicles on one trip only one counts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite_matching
 
 from analytics.options import MatchOptions
 
 RUN_KEY = ["vehicle_id", "run_id"]
+# groups up to this many (runs x columns) cells are solved dense (Hungarian), larger sparse
+_DENSE_MAX_CELLS = 250_000
 
 
 def match_runs_to_trips(
@@ -141,6 +144,37 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     )
 
 
+def _solve_components(
+    er: np.ndarray, ec: np.ndarray, ew: np.ndarray, comp: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum-weight assignment of every row (run) to one column, per connected group of rows
+    and columns: a dense Hungarian for small groups (most: a shape's runs and trips of a few
+    hours), sparse LAPJV for large ones (a busy corridor), whose dense matrix is quadratic in
+    memory and cubic in time; one sparse problem over a whole day would be slower than both."""
+    order = np.argsort(comp, kind="stable")
+    er, ec, ew, comp = er[order], ec[order], ew[order], comp[order]
+    bounds = np.flatnonzero(np.r_[True, comp[1:] != comp[:-1], True])
+    rows_out: list[np.ndarray] = []
+    cols_out: list[np.ndarray] = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        r_ids, rr = np.unique(er[lo:hi], return_inverse=True)
+        c_ids, cc = np.unique(ec[lo:hi], return_inverse=True)
+        w = ew[lo:hi]
+        if len(r_ids) * len(c_ids) <= _DENSE_MAX_CELLS:
+            m = np.full((len(r_ids), len(c_ids)), np.inf)
+            m[rr, cc] = w
+            a, b = linear_sum_assignment(m)
+        else:
+            # every row is matched exactly once, so one constant shift keeps the optimum; it
+            # makes the weights non-zero, which the sparse solver needs (a zero is no edge)
+            shift = 1.0 - min(float(w.min()), 0.0)
+            graph = coo_matrix((w + shift, (rr, cc)), shape=(len(r_ids), len(c_ids))).tocsr()
+            a, b = min_weight_full_bipartite_matching(graph)
+        rows_out.append(r_ids[a])
+        cols_out.append(c_ids[b])
+    return np.concatenate(rows_out), np.concatenate(cols_out)
+
+
 def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Minimum-cost exclusive assignment of candidate pairs (runs x trips)."""
     if pairs.height == 0:
@@ -161,20 +195,15 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     # of runs to wrong trips than leave one stray run without a trip
     unmatched = np.zeros(nr)
     unmatched[ri] = pairs["_unmatched"].to_numpy()
-    # every run is matched exactly once (to a trip or its own unmatched column), so shifting
-    # all weights by one constant keeps the optimum; it makes them non-zero, which the sparse
-    # solver needs (a zero is no edge)
-    shift = 1.0 - min(float(cost.min()), float(unmatched.min()), 0.0)
-    graph = coo_matrix(
-        (
-            np.r_[cost + shift, unmatched + shift],
-            (np.r_[ri, np.arange(nr)], np.r_[ti, nt + np.arange(nr)]),
-        ),
-        shape=(nr, nt + nr),
-    ).tocsr()
-    # sparse LAPJV over the whole day at once: the runs of a busy corridor form one group of
-    # thousands, where a dense Hungarian per group is cubic
-    a, b = min_weight_full_bipartite_matching(graph)
+    # edges: each candidate pair, and each run to its own unmatched column
+    er = np.r_[ri, np.arange(nr)]
+    ec = np.r_[ti, nt + np.arange(nr)]
+    ew = np.r_[cost, unmatched]
+    _, comp = connected_components(
+        coo_matrix((np.ones(len(er)), (er, nr + ec)), shape=(2 * nr + nt, 2 * nr + nt)),
+        directed=False,
+    )
+    a, b = _solve_components(er, ec, ew, comp[er])
     ok = b < nt
     chosen = pairs.join(
         pl.DataFrame({"_r": a[ok].astype(np.int64), "_t": b[ok].astype(np.int64)}),
