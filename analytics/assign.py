@@ -114,9 +114,30 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     too_fast = (pl.col("ended_s") - pl.col("started_s")) < options.min_duration_ratio * (
         planned_here_s
     )
-    pairs = (
+    # only trips whose start can lie within the window: the run began at most one planned
+    # duration of its shape after the trip's start (plus the window), so a join on time
+    # buckets of one window keeps the pairs to a few per run, not every trip of the shape
+    w = options.match_window_s
+    t = t.with_columns(
+        (pl.col("plan_end_s") - pl.col("plan_start_s")).max().over("shape_id").alias("_dur"),
+        (pl.col("plan_start_s") // w).cast(pl.Int64).alias("_bucket"),
+    )
+    dur = t.group_by("shape_id").agg(pl.col("_dur").first())
+    runs_b = (
         run_shapes.join(r, on=RUN_KEY)
-        .join(t, on="shape_id")
+        .join(dur, on="shape_id")
+        .with_columns(
+            pl.int_ranges(
+                ((pl.col("started_s") - w - pl.col("_dur")) // w).cast(pl.Int64),
+                ((pl.col("started_s") + w) // w).cast(pl.Int64) + 1,
+            ).alias("_bucket")
+        )
+        .explode("_bucket")
+        .drop("_dur")
+    )
+    pairs = (
+        runs_b.join(t.drop("_dur"), on=["shape_id", "_bucket"])
+        .drop("_bucket")
         .with_columns(delay.alias("departure_delay_s"))
         .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
         # the other direction of the run's own line is never an equivalent itinerary: runs.py
