@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 import numpy as np
@@ -113,10 +113,8 @@ def match_vehicles(
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(schedule: Schedule, options: MatchOptions, min_s: float) -> None:
-    _WORKER["network"] = build_network(
-        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-    )
+def _init_worker(network: Network, options: MatchOptions, min_s: float) -> None:
+    _WORKER["network"] = network
     _WORKER["options"] = options
     _WORKER["min_s"] = min_s
 
@@ -165,7 +163,11 @@ def match_day(
         # deadlocks the children (seen with `pontual demo`).
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options, min_s)
+            workers,
+            mp_context=ctx,
+            initializer=_init_worker,
+            # the partition steps need the network's geometry, not its stop table
+            initargs=(replace(network, trip_stops=network.trip_stops.clear()), options, min_s),
         ) as pool:
             results = list(pool.map(_work, batch_vehicles(pings, n_batches)))
     else:
