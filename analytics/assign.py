@@ -11,6 +11,8 @@ day's runs and trips makes it exclusive: of two vehicles on one trip only one co
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
@@ -177,7 +179,7 @@ def _solve_components(
     bounds = np.flatnonzero(np.r_[True, comp[1:] != comp[:-1], True])
     rows_out: list[np.ndarray] = []
     cols_out: list[np.ndarray] = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+    for lo, hi in itertools.pairwise(bounds):
         r_ids, rr = np.unique(er[lo:hi], return_inverse=True)
         c_ids, cc = np.unique(ec[lo:hi], return_inverse=True)
         w = ew[lo:hi]
