@@ -5,21 +5,25 @@ moved to where the run began, lies within `match_window_s` of the run's departur
 the run did not cover implausibly fast (`min_duration_ratio` of the planned time: deadheads).
 The cost is the departure deviation (early seconds weigh `early_cost_factor` times more), less
 a bonus for the trip the device reported and for trips of the block the vehicle is running
-(weighted by the share of its other first-pass trips in that block). An optimal assignment (Hungarian method, scipy) per connected
-group of runs and trips makes it exclusive: of two vehicles on one trip only one counts.
+(weighted by the share of its other first-pass trips in that block). An optimal assignment (scipy; dense or sparse by group size) of the
+day's runs and trips makes it exclusive: of two vehicles on one trip only one counts.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite_matching
 
 from analytics.options import MatchOptions
 
 RUN_KEY = ["vehicle_id", "run_id"]
+# groups up to this many (runs x columns) cells are solved dense (Hungarian), larger sparse
+_DENSE_MAX_CELLS = 250_000
 
 
 def match_runs_to_trips(
@@ -112,9 +116,30 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     too_fast = (pl.col("ended_s") - pl.col("started_s")) < options.min_duration_ratio * (
         planned_here_s
     )
-    pairs = (
+    # only trips whose start can lie within the window: the run began at most one planned
+    # duration of its shape after the trip's start (plus the window), so a join on time
+    # buckets of one window keeps the pairs to a few per run, not every trip of the shape
+    w = options.match_window_s
+    t = t.with_columns(
+        (pl.col("plan_end_s") - pl.col("plan_start_s")).max().over("shape_id").alias("_dur"),
+        (pl.col("plan_start_s") // w).cast(pl.Int64).alias("_bucket"),
+    )
+    dur = t.group_by("shape_id").agg(pl.col("_dur").first())
+    runs_b = (
         run_shapes.join(r, on=RUN_KEY)
-        .join(t, on="shape_id")
+        .join(dur, on="shape_id")
+        .with_columns(
+            pl.int_ranges(
+                ((pl.col("started_s") - w - pl.col("_dur")) // w).cast(pl.Int64),
+                ((pl.col("started_s") + w) // w).cast(pl.Int64) + 1,
+            ).alias("_bucket")
+        )
+        .explode("_bucket")
+        .drop("_dur")
+    )
+    pairs = (
+        runs_b.join(t.drop("_dur"), on=["shape_id", "_bucket"])
+        .drop("_bucket")
         .with_columns(delay.alias("departure_delay_s"))
         .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
         # the other direction of the run's own line is never an equivalent itinerary: runs.py
@@ -142,6 +167,37 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     )
 
 
+def _solve_components(
+    er: np.ndarray, ec: np.ndarray, ew: np.ndarray, comp: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum-weight assignment of every row (run) to one column, per connected group of rows
+    and columns: a dense Hungarian for small groups (most: a shape's runs and trips of a few
+    hours), sparse LAPJV for large ones (a busy corridor), whose dense matrix is quadratic in
+    memory and cubic in time; one sparse problem over a whole day would be slower than both."""
+    order = np.argsort(comp, kind="stable")
+    er, ec, ew, comp = er[order], ec[order], ew[order], comp[order]
+    bounds = np.flatnonzero(np.r_[True, comp[1:] != comp[:-1], True])
+    rows_out: list[np.ndarray] = []
+    cols_out: list[np.ndarray] = []
+    for lo, hi in itertools.pairwise(bounds):
+        r_ids, rr = np.unique(er[lo:hi], return_inverse=True)
+        c_ids, cc = np.unique(ec[lo:hi], return_inverse=True)
+        w = ew[lo:hi]
+        if len(r_ids) * len(c_ids) <= _DENSE_MAX_CELLS:
+            m = np.full((len(r_ids), len(c_ids)), np.inf)
+            m[rr, cc] = w
+            a, b = linear_sum_assignment(m)
+        else:
+            # every row is matched exactly once, so one constant shift keeps the optimum; it
+            # makes the weights non-zero, which the sparse solver needs (a zero is no edge)
+            shift = 1.0 - min(float(w.min()), 0.0)
+            graph = coo_matrix((w + shift, (rr, cc)), shape=(len(r_ids), len(c_ids))).tocsr()
+            a, b = min_weight_full_bipartite_matching(graph)
+        rows_out.append(r_ids[a])
+        cols_out.append(c_ids[b])
+    return np.concatenate(rows_out), np.concatenate(cols_out)
+
+
 def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Minimum-cost exclusive assignment of candidate pairs (runs x trips)."""
     if pairs.height == 0:
@@ -157,28 +213,24 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     nt = int(pairs["_t"].max()) + 1  # type: ignore[arg-type]
     ri = pairs["_r"].to_numpy()
     ti = pairs["_t"].to_numpy()
-    graph = coo_matrix((np.ones(len(ri)), (ri, nr + ti)), shape=(nr + nt, nr + nt))
-    _, label = connected_components(graph, directed=False)
-    pairs = pairs.with_columns(pl.Series("_comp", label[ri]))
-    chosen: list[pl.DataFrame] = []
-    # one small dense problem per connected group (a shape's runs and trips of the day)
-    for part in pairs.partition_by("_comp"):
-        rr = part["_r"].rank("dense").cast(pl.Int64).to_numpy() - 1
-        tt = part["_t"].rank("dense").cast(pl.Int64).to_numpy() - 1
-        big = float(np.abs(part["cost"].to_numpy()).max()) * 10 + 1e6
-        n_r, n_t = rr.max() + 1, tt.max() + 1
-        # one "unmatched" column per run: without it the solver would rather shift a whole
-        # chain of runs to wrong trips than leave one stray run without a trip
-        m = np.full((n_r, n_t + n_r), big)
-        m[rr, tt] = part["cost"].to_numpy()
-        unmatched = np.zeros(n_r)
-        unmatched[rr] = part["_unmatched"].to_numpy()
-        m[np.arange(n_r), n_t + np.arange(n_r)] = unmatched
-        a, b = linear_sum_assignment(m)
-        ok = (b < n_t) & (m[a, b] < big)
-        width = m.shape[1]
-        mask = np.isin(rr * width + tt, a[ok] * width + b[ok])
-        chosen.append(part.filter(pl.Series(mask)))
-    return pl.concat(chosen).select(
-        *RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method"
+    cost = pairs["cost"].to_numpy()
+    # one "unmatched" column per run: without it the solver would rather shift a whole chain
+    # of runs to wrong trips than leave one stray run without a trip
+    unmatched = np.zeros(nr)
+    unmatched[ri] = pairs["_unmatched"].to_numpy()
+    # edges: each candidate pair, and each run to its own unmatched column
+    er = np.r_[ri, np.arange(nr)]
+    ec = np.r_[ti, nt + np.arange(nr)]
+    ew = np.r_[cost, unmatched]
+    _, comp = connected_components(
+        coo_matrix((np.ones(len(er)), (er, nr + ec)), shape=(2 * nr + nt, 2 * nr + nt)),
+        directed=False,
     )
+    a, b = _solve_components(er, ec, ew, comp[er])
+    ok = b < nt
+    chosen = pairs.join(
+        pl.DataFrame({"_r": a[ok].astype(np.int64), "_t": b[ok].astype(np.int64)}),
+        on=["_r", "_t"],
+        how="semi",
+    )
+    return chosen.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")

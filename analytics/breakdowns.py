@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from analytics.crossings import group_start, prev_in_group
 from analytics.network import Network
 from analytics.options import MatchOptions
 
@@ -139,13 +140,16 @@ def find_breakdowns(
 def _inferred(
     pings: pl.DataFrame, network: Network, options: MatchOptions, min_s: float
 ) -> pl.DataFrame:
-    step = ((pl.col("x_m").diff().pow(2) + pl.col("y_m").diff().pow(2)).sqrt()).over("vehicle_id")
-    p = pings.sort("vehicle_id", "t_s").with_columns(
-        (step > options.stationary_radius_m)
-        .fill_null(True)
-        .cum_sum()
-        .over("vehicle_id")
-        .alias("_still")
+    x, y = pl.col("x_m"), pl.col("y_m")
+    step = ((x - prev_in_group(x)).pow(2) + (y - prev_in_group(y)).pow(2)).sqrt()
+    # a stand is a stretch of pings within the radius of the previous one; numbered across the
+    # whole vehicle-sorted frame (a vehicle's first ping always starts one), without windows
+    p = (
+        pings.sort("vehicle_id", "t_s")
+        .with_columns(group_start("vehicle_id").alias("_gs"))
+        .with_columns(
+            (step > options.stationary_radius_m).fill_null(True).cum_sum().alias("_still")
+        )
     )
     stands = (
         p.group_by("vehicle_id", "_still")

@@ -35,6 +35,21 @@ def next_in_group(x: pl.Expr) -> pl.Expr:
     return pl.when(~pl.col("_gs").shift(-1).fill_null(True)).then(x.shift(-1))
 
 
+def cum_max_in_group(x: pl.Expr) -> pl.Expr:
+    """Running maximum of `x` (metres) within each group (needs `_gs`, see `prev_in_group`).
+
+    One global running maximum of the millimetres lifted by a step per group larger than their
+    span (exact integers: no group sees the one before it) finds the row holding each running
+    maximum; its own value is carried forward, so results are values of `x` itself (equal
+    positions stay equal: ties between identical itineraries and anchors placed exactly at a
+    terminal decide runs). A fraction of the cost of a windowed `cum_max().over()`."""
+    mm = (x * 1000.0).round().cast(pl.Int64)
+    lo = mm.min()
+    lifted = mm - lo + pl.col("_gs").cast(pl.Int64).cum_sum() * (mm.max() - lo + 1)
+    held = pl.when(lifted == lifted.cum_max()).then(x).forward_fill()
+    return pl.when(x.is_not_null()).then(held)
+
+
 def build_track(run_pings: pl.DataFrame, key: list[str]) -> pl.DataFrame:
     """Add per-ping step speeds to a track: `v_prev_m_s`, `v_next_m_s`, `t_prev_s`, `t_next_s`.
 

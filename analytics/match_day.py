@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 import numpy as np
@@ -113,10 +113,8 @@ def match_vehicles(
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(schedule: Schedule, options: MatchOptions, min_s: float) -> None:
-    _WORKER["network"] = build_network(
-        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-    )
+def _init_worker(network: Network, options: MatchOptions, min_s: float) -> None:
+    _WORKER["network"] = network
     _WORKER["options"] = options
     _WORKER["min_s"] = min_s
 
@@ -165,7 +163,11 @@ def match_day(
         # deadlocks the children (seen with `pontual demo`).
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=_init_worker, initargs=(schedule, options, min_s)
+            workers,
+            mp_context=ctx,
+            initializer=_init_worker,
+            # the partition steps need the network's geometry, not its stop table
+            initargs=(replace(network, trip_stops=network.trip_stops.clear()), options, min_s),
         ) as pool:
             results = list(pool.map(_work, batch_vehicles(pings, n_batches)))
     else:
@@ -182,7 +184,9 @@ def match_day(
         stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
     else:
         runs, track, stands = match_vehicles(pings.clear(), network, options, min_s)
-    return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
+    return assemble_day(
+        runs, track, stands, schedule, network, incidents, profile, options, batch_pings
+    )
 
 
 def assemble_day(
@@ -194,12 +198,13 @@ def assemble_day(
     incidents: pl.DataFrame,
     profile: Profile,
     options: MatchOptions,
+    batch_pings: int = 100_000,
 ) -> DayResult:
     """The day-level steps after the partitions: assignment, stop visits, outcomes, ..."""
     trips = schedule.trips
     runs = match_runs_to_trips(runs, trips, options)
     runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
-    visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
+    visits = _stop_visits_by_batch(runs, track, trips, network, options, 10 * batch_pings)
     bds = find_breakdowns(stands, runs, incidents, options)
     outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
     heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
@@ -233,6 +238,35 @@ def assemble_day(
         breakdowns=table("breakdowns").conform(bd, fill=fill),
         headway_observations=table("headway_observations").conform(heads, fill=fill),
         track=track,
+    )
+
+
+def _stop_visits_by_batch(
+    runs: pl.DataFrame,
+    track: pl.DataFrame,
+    trips: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+    batch_rows: int,
+) -> pl.DataFrame:
+    """Stop visits computed for a batch of vehicles (about `batch_rows` track rows) at a time (a run's visits need only its own
+    track), so the (stop x ping) working frames of a large day never exist all at once."""
+    n_batches = max(1, int(np.ceil(track.height / batch_rows)))
+    if n_batches == 1:
+        return compute_stop_visits(runs, track, trips, network.trip_stops, options)
+    run_batch = batch_codes(runs, n_batches)
+    track_batch = batch_codes(track, n_batches)
+    return pl.concat(
+        [
+            compute_stop_visits(
+                runs.filter(run_batch == b),
+                track.filter(track_batch == b),
+                trips,
+                network.trip_stops,
+                options,
+            )
+            for b in range(n_batches)
+        ]
     )
 
 

@@ -26,6 +26,8 @@ class MatchOptions:
     """spacing of the points the shapes are densified into for the nearest-neighbour index"""
     index_neighbours: int = 24
     """densified points looked up per ping; covers about four shape passes within the buffer"""
+    index_workers: int = -1
+    """threads of the nearest-neighbour lookup (-1: all cores)"""
     typical_speed_m_s: float = 6.0
     """speed used to extrapolate the position along a shape that passes a point twice"""
     on_route_buffer_m: float = 60.0

@@ -15,6 +15,10 @@ import polars as pl
 from analytics.network import Network
 from analytics.options import MatchOptions
 
+# distance bits of the packed sort key: centimetres up to 2**16 - 1 (655 m, beyond any reach)
+_D_BITS = 16
+_D_MASK = (1 << _D_BITS) - 1
+
 
 def project_pings(
     x_m: np.ndarray,
@@ -43,21 +47,64 @@ def project_pings(
     )
     if n == 0:
         return empty
-    k = options.index_neighbours
     buffer = options.on_route_buffer_m
-    reach = buffer + options.densify_step_m
-    dist, idx = network.tree.query(np.c_[x_m, y_m], k=k, distance_upper_bound=reach)
-    # order each ping's neighbours along the shapes (point indices run shape by shape, then
-    # along each shape), so passes are runs of close indices; missing neighbours sort last
-    by_point = np.argsort(idx, axis=1, kind="stable")
-    idx = np.take_along_axis(idx, by_point, axis=1)
-    dist = np.take_along_axis(dist, by_point, axis=1)
-    ok = np.isfinite(dist)
-    rows = np.broadcast_to(np.arange(n)[:, None], dist.shape)[ok]
-    pts = idx[ok]
-    pair_d = dist[ok]
+    rows, pts, shape = _nearest_passes(x_m, y_m, network, options)
     if rows.size == 0:
         return empty
+    dist_m, offset_m = _refine(x_m[rows], y_m[rows], pts, network)
+    keep = offset_m <= buffer
+    cand = pl.DataFrame(
+        {
+            "row": rows[keep].astype(np.int64),
+            "shape_idx": shape[keep].astype(np.int32),
+            "dist_m": dist_m[keep],
+            "offset_m": offset_m[keep],
+        }
+    )
+    return _choose_pass(cand, t_s, group, options.typical_speed_m_s)
+
+
+def _nearest_passes(
+    x_m: np.ndarray, y_m: np.ndarray, network: Network, options: MatchOptions
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, point, shape) of the nearest densified point of every shape pass within reach of
+    each ping, by ping then along the shapes."""
+    n = len(x_m)
+    n_points = len(network.points_x)
+    none = np.empty(0, np.int64)
+    if n == 0:
+        return none, none, none
+    step = 1 << 20
+    if n > step:  # bounded (n x k) lookup arrays: project in slices
+        parts = [
+            _nearest_passes(x_m[i : i + step], y_m[i : i + step], network, options)
+            for i in range(0, n, step)
+        ]
+        return (
+            np.concatenate([p[0] + i for p, i in zip(parts, range(0, n, step), strict=True)]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+        )
+    k = options.index_neighbours
+    reach = options.on_route_buffer_m + options.densify_step_m
+    dist, idx = network.tree.query(
+        np.c_[x_m, y_m], k=k, distance_upper_bound=reach, workers=options.index_workers
+    )
+    ok = np.isfinite(dist)
+    if not ok.any():
+        return none, none, none
+    # each ping's neighbours ordered along the shapes (point indices run shape by shape, then
+    # along each shape), so a pass is a run of close indices: one row-wise sort of the point
+    # index packed with the distance in centimetres (cheaper than an argsort and two gathers;
+    # a missing neighbour has index n_points and sorts last)
+    d_cm = np.minimum(np.rint(np.where(ok, dist, 0.0) * 100.0), _D_MASK).astype(np.int64)
+    packed = (idx.astype(np.int64) << _D_BITS) | np.where(ok, d_cm, _D_MASK)
+    packed.sort(axis=1)
+    pts = packed >> _D_BITS
+    ok = pts < n_points
+    rows = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], packed.shape)[ok]
+    pair_d = packed[ok] & _D_MASK
+    pts = pts[ok]
     shape = network.points_shape[pts]
     jump = 2 + int(2 * reach / options.densify_step_m)
     new = np.r_[
@@ -70,17 +117,7 @@ def project_pings(
     at_min = np.flatnonzero(pair_d == best[pass_id])
     sel = at_min[np.r_[True, pass_id[at_min][1:] != pass_id[at_min][:-1]]]
     rows, pts, shape = rows[sel], pts[sel], shape[sel]
-    dist_m, offset_m = _refine(x_m[rows], y_m[rows], pts, network)
-    keep = offset_m <= buffer
-    cand = pl.DataFrame(
-        {
-            "row": rows[keep].astype(np.int64),
-            "shape_idx": shape[keep].astype(np.int32),
-            "dist_m": dist_m[keep],
-            "offset_m": offset_m[keep],
-        }
-    )
-    return _choose_pass(cand, t_s, group, options.typical_speed_m_s)
+    return rows, pts, shape
 
 
 def _refine(
@@ -114,7 +151,13 @@ def _choose_pass(
     cand: pl.DataFrame, t_s: np.ndarray, group: np.ndarray, speed_m_s: float
 ) -> pl.DataFrame:
     """Keep one candidate per (ping, shape): the pass nearest the closest unambiguous ping."""
-    cand = cand.with_columns(pl.len().over("row", "shape_idx").alias("n_pass"))
+    # candidates come by ping, then along the shapes: a (ping, shape)'s passes are adjacent
+    row, shp = cand["row"].to_numpy(), cand["shape_idx"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (shp[1:] != shp[:-1])])
+    if len(starts) == cand.height:
+        return cand
+    n_pass = np.repeat(np.diff(np.r_[starts, cand.height]), np.diff(np.r_[starts, cand.height]))
+    cand = cand.with_columns(pl.Series("n_pass", n_pass))
     if cand["n_pass"].max() == 1:
         return cand.drop("n_pass")
     cand = cand.with_columns(

@@ -19,6 +19,7 @@ import polars as pl
 from analytics.crossings import (
     build_track,
     compute_crossings,
+    cum_max_in_group,
     group_start,
     next_in_group,
     prev_in_group,
@@ -45,7 +46,6 @@ def build_runs(
     prog_m (monotone position along the shape, metres).
     """
     shapes = network.shapes
-    vs = _sustained_shapes(pings, cand, options)
     # windows on frames sorted by group, as shifts masked at group starts: Polars' `over` on
     # thousands of (vehicle, shape) groups costs several times more
     t = pl.col("t_s")
@@ -60,33 +60,27 @@ def build_runs(
             pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
         )
     )
+    # the candidates sorted once: rows number each vehicle's pings consecutively in time (and
+    # are positions in `pings`), so (shape, row) order is (shape, vehicle, time) order, and
+    # ping and shape columns are gathered by position instead of joined
+    c = cand.select("row", "shape_idx", "dist_m").sort(_shape_row_key())
+    c = c.with_columns(pings["_v"].gather(c["row"]), pings["t_s"].gather(c["row"]))
+    vs = _sustained_shapes(c, options)
     # only the on-shape pings of each kept (vehicle, shape): a ping between two of them is off
-    # that shape by definition, so their row gap counts the off-shape pings (rows number each
-    # vehicle's pings consecutively in time)
-    g = (
-        cand.select("row", "shape_idx", "dist_m")
-        .join(
-            pings.select(
-                "row", "_v", "vehicle_id", "ping_id", "t_s", "x_m", "y_m", "_dt_in", "_dt_out"
-            ),
-            on="row",
-        )
-        .join(vs, on=["vehicle_id", "shape_idx"])
-        .join(
-            shapes.select(
-                "shape_idx",
-                "start_x_m",
-                "start_y_m",
-                "end_x_m",
-                "end_y_m",
-                "origin_dist_m",
-                "destination_dist_m",
-                "length_m",
-            ),
-            on="shape_idx",
-        )
-        .sort("shape_idx", "_v", "row")
-        .with_columns(group_start("shape_idx", "_v").alias("_gs"))
+    # that shape by definition, so their row gap counts the off-shape pings
+    g = c.join(vs, on=["_v", "shape_idx"], how="semi", maintain_order="left")
+    at_ping = pings.select("vehicle_id", "ping_id", "x_m", "y_m", "_dt_in", "_dt_out")[g["row"]]
+    at_shape = shapes.select(
+        "start_x_m",
+        "start_y_m",
+        "end_x_m",
+        "end_y_m",
+        "origin_dist_m",
+        "destination_dist_m",
+        "length_m",
+    )[g["shape_idx"]]
+    g = pl.concat([g, at_ping, at_shape], how="horizontal").with_columns(
+        group_start("shape_idx", "_v").alias("_gs")
     )
     r = options.terminal_radius_m
     near_start = (
@@ -236,7 +230,9 @@ def build_runs(
         )
         .join(ids, on=seg_key)
         .sort("vehicle_id", "run_id", "t_s")
-        .with_columns(pl.col("prog_m").cum_max().over(RUN_KEY))
+        .with_columns(group_start(*RUN_KEY).alias("_gs"))
+        .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
+        .drop("_gs")
     )
     track = build_track(
         track.drop(
@@ -254,10 +250,14 @@ def build_runs(
     return runs, track
 
 
-def _sustained_shapes(
-    pings: pl.DataFrame, cand: pl.DataFrame, options: MatchOptions
-) -> pl.DataFrame:
-    """The (vehicle_id, shape_idx) pairs worth cutting into runs.
+def _shape_row_key() -> pl.Expr:
+    """One integer sort key for (shape_idx, row)."""
+    return pl.col("shape_idx").cast(pl.Int64) * (1 << 40) + pl.col("row")
+
+
+def _sustained_shapes(c: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
+    """The (`_v` vehicle rank, shape_idx) pairs worth cutting into runs; `c` holds the
+    candidates sorted by shape and row, with `_v` and `t_s`.
 
     A shape is kept for a vehicle only when the vehicle made at least `run_min_progress_m` of
     forward progress along it between consecutive pings (at most `gap_s` apart) both on it: the
@@ -265,21 +265,16 @@ def _sustained_shapes(
     crossings never chain two on-shape pings moving along them, so they drop out here, before
     the (ping x shape) work.
     """
-    c = (
-        cand.select("row", "shape_idx", "dist_m")
-        .join(pings.select("row", "vehicle_id", "t_s"), on="row")
-        .sort("shape_idx", "row")
-    )
     prev_ok = (
         (pl.col("row") - pl.col("row").shift(1) == 1)
         & (pl.col("shape_idx") == pl.col("shape_idx").shift(1))
-        & (pl.col("vehicle_id") == pl.col("vehicle_id").shift(1))
+        & (pl.col("_v") == pl.col("_v").shift(1))
         & (pl.col("t_s") - pl.col("t_s").shift(1) <= options.gap_s)
     )
     step = pl.col("dist_m") - pl.col("dist_m").shift(1)
     return (
         c.with_columns(pl.when(prev_ok & (step > 0)).then(step).otherwise(0.0).alias("_fwd"))
-        .group_by("vehicle_id", "shape_idx")
+        .group_by("_v", "shape_idx")
         .agg(pl.col("_fwd").sum())
         .filter(pl.col("_fwd") >= options.run_min_progress_m)
         .drop("_fwd")
@@ -312,7 +307,11 @@ def _on_shape_distance(
     pts = pl.concat(
         [
             dep_anchor.select(
-                *seg_key, *cols, pl.lit(0, pl.Int32).alias("_noff"), pl.lit(True).alias("_anchor")
+                *seg_key,
+                *cols,
+                pl.lit(0, pl.Int32).alias("_noff"),
+                pl.lit(True).alias("_anchor"),
+                pl.lit(0, pl.Int64).alias("_kind"),
             ),
             mid.select(
                 *seg_key,
@@ -324,20 +323,24 @@ def _on_shape_distance(
                 "destination_dist_m",
                 pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
                 pl.lit(False).alias("_anchor"),
+                pl.lit(1, pl.Int64).alias("_kind"),
             ),
             arr_anchor.select(
                 *seg_key,
                 *cols,
                 pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
                 pl.lit(True).alias("_anchor"),
+                pl.lit(2, pl.Int64).alias("_kind"),
             ),
         ]
     )
     prog = pl.col("prog_m").clip(pl.col("origin_dist_m"), pl.col("destination_dist_m"))
     steps = (
-        pts.sort("_seg", "t_s")
+        # the stretch's departure anchor, its pings (already in time order) and its arrival
+        # anchor: one stable integer sort instead of a sort on (stretch, time)
+        pts.sort(pl.col("_seg").cast(pl.Int64) * 3 + pl.col("_kind"), maintain_order=True)
         .with_columns(group_start("_seg").alias("_gs"))
-        .with_columns(prog.cum_max().over("_seg").alias("_p"))
+        .with_columns(cum_max_in_group(prog).alias("_p"))
         .with_columns(
             (pl.col("_p") - prev_in_group(pl.col("_p"))).fill_null(0.0).alias("_step"),
             (pl.col("t_s") - prev_in_group(pl.col("t_s"))).fill_null(0.0).alias("_dt"),
