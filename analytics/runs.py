@@ -125,6 +125,7 @@ def build_runs(
         & (pl.col("_dt_next") <= options.detour_max_s)
     ).select(
         *seq,
+        "_v",
         pl.col("_seg_next").alias("_seg"),
         "row",
         "ping_id",
@@ -143,6 +144,7 @@ def build_runs(
         & (pl.col("dt_s") <= options.detour_max_s)
     ).select(
         *seq,
+        "_v",
         pl.col("_seg_prev").alias("_seg"),
         "row",
         "ping_id",
@@ -154,8 +156,10 @@ def build_runs(
         "origin_dist_m",
         "destination_dist_m",
     )
-    seg_key = [*seq, "_seg"]
-    stats = mid.group_by(seg_key).agg(
+    # a stretch number is unique across the frame (one vehicle, one shape): groups and joins
+    # on it alone are much cheaper than on (vehicle_id text, shape, stretch)
+    stats = mid.group_by("_seg").agg(
+        *[pl.col(c).first() for c in seq],
         pl.len().alias("n_mid"),
         pl.col("dist_m").first().alias("first_dist_m"),
         pl.col("dist_m").max().alias("max_dist_m"),
@@ -174,9 +178,9 @@ def build_runs(
     )
     stats = (
         stats.join(
-            dep_anchor.select(*seg_key, pl.lit(True).alias("is_departed")), on=seg_key, how="left"
+            dep_anchor.select("_seg", pl.lit(True).alias("is_departed")), on="_seg", how="left"
         )
-        .join(arr_anchor.select(*seg_key, pl.lit(True).alias("is_arrived")), on=seg_key, how="left")
+        .join(arr_anchor.select("_seg", pl.lit(True).alias("is_arrived")), on="_seg", how="left")
         .with_columns(pl.col("is_departed", "is_arrived").fill_null(False))
         .with_columns(
             pl.when(pl.col("is_departed"))
@@ -190,7 +194,7 @@ def build_runs(
         )
         .join(
             _on_shape_distance(dep_anchor, mid, arr_anchor, options.gap_s),
-            on=seg_key,
+            on="_seg",
             how="left",
         )
         .with_columns(pl.col("distance_run_m", "_observed_m").fill_null(0.0))
@@ -207,13 +211,14 @@ def build_runs(
     stats = stats.sort("vehicle_id", "first_s").with_columns(
         pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
     )
-    ids = stats.select(*seg_key, "run_id")
+    ids = stats.select("_seg", "run_id")
     track = (
         pl.concat(
             [
                 dep_anchor,
                 mid.select(
                     *seq,
+                    "_v",
                     "_seg",
                     "row",
                     "ping_id",
@@ -228,8 +233,10 @@ def build_runs(
                 arr_anchor,
             ]
         )
-        .join(ids, on=seg_key)
-        .sort("vehicle_id", "run_id", "t_s")
+        .join(ids, on="_seg")
+        # (vehicle, run, time) order on integers: `_v` ranks the vehicle ids, and rows number
+        # each vehicle's pings in time order
+        .sort("_v", "run_id", "row")
         .with_columns(group_start(*RUN_KEY).alias("_gs"))
         .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
         .drop("_gs")
@@ -237,6 +244,7 @@ def build_runs(
     track = build_track(
         track.drop(
             "shape_idx",
+            "_v",
             "_seg",
             "n_off_before",
             "_dt_in",
@@ -302,7 +310,7 @@ def _on_shape_distance(
     gap from the origin, as far as the stretch's mean speed carries it in the silence. `_observed_m` counts only steps between pings at most `gap_s` apart, with
     no silence credit: a run must show that much real progress to exist at all.
     """
-    seg_key = ["vehicle_id", "shape_idx", "_seg"]
+    seg_key = ["_seg"]  # unique across the frame: one vehicle, one shape
     cols = ["t_s", "prog_m", "_dt_in", "_dt_out", "origin_dist_m", "destination_dist_m"]
     pts = pl.concat(
         [
