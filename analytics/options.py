@@ -19,7 +19,11 @@ class MatchOptions:
     spike_m: float = 250.0
     """a fix whose detour via it exceeds the straight line between its neighbours by more than
     this is a jump (GPS multipath), whatever the ping interval: a bus does not go 250 m out
-    and back between two fixes except at a turnaround, where losing one fix costs nothing"""
+    and back between two fixes except at a turnaround, where losing one fix costs nothing (the
+    runs on either side then share the fixes around the terminal and both are kept, see
+    `turnaround_reach_m`). Measured on the stress simulation: sparing fixes near terminals
+    gains nothing (99.5 % agreement against 99.6 %), sparing spikes at plausible speeds lets
+    the 60 s jumps through (98.3 %)"""
     gap_s: float = 180.0
     """a silence longer than this between two pings is a GPS gap (noted on the ping after it)"""
     densify_step_m: float = 20.0
@@ -52,6 +56,11 @@ class MatchOptions:
     dominance_coverage_margin: float = 0.1
     """between overlapping runs, the one covering more of its own itinerary by this share wins;
     within it, the one that went further"""
+    turnaround_reach_m: float = 1000.0
+    """runs of one vehicle overlapping only at a turnaround are consecutive, not concurrent,
+    when the first ends within this of its shape's end and the second starts within this of
+    its own start (the fixes around a terminal none of which fell inside the geofence: the
+    stress simulation's lie 100 to 550 m from it, a stub street and a lost 60 s fix or two)"""
     min_duration_ratio: float = 0.6
     """a run faster than this share of the planned time for the stretch it covered cannot be
     that trip (a deadhead between terminals, or fixes that only touch the shape's ends)"""

@@ -207,7 +207,7 @@ def build_runs(
         )
         .drop("_observed_m")
     )
-    stats = _drop_dominated(stats, options.dominance_overlap_s, options.dominance_coverage_margin)
+    stats = _drop_dominated(stats, mid, shapes, options)
     stats = stats.sort("vehicle_id", "first_s").with_columns(
         pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
     )
@@ -395,14 +395,29 @@ def _on_shape_distance(
     )
 
 
-def _drop_dominated(stats: pl.DataFrame, overlap_s: float, margin: float) -> pl.DataFrame:
-    """Drop runs overlapped in time (a quarter of the shorter one, or `overlap_s`) by a better
-    run of the same vehicle: one that covered a larger share of its own itinerary (by more than
-    `margin`), or about the same share and further. A complete run of a short line beats the
-    partial run of a long line sharing its corridor; a long line beats a short one it contains.
+def _drop_dominated(
+    stats: pl.DataFrame, mid: pl.DataFrame, shapes: pl.DataFrame, options: MatchOptions
+) -> pl.DataFrame:
+    """Drop runs overlapped in time (a quarter of the shorter one, or `dominance_overlap_s`) by
+    a better run of the same vehicle: one that covered a larger share of its own itinerary (by
+    more than `dominance_coverage_margin`), or about the same share and further. A complete run
+    of a short line beats the partial run of a long line sharing its corridor; a long line
+    beats a short one it contains.
+
+    Runs that only share the fixes of a turnaround are consecutive, not concurrent, and
+    neither dominates the other: one run starts and ends before the other, the end of the
+    first one's shape and the start of the second one's lie at the same terminal (their
+    `terminal_radius_m` geofences touch), the first run ends and the second starts within
+    `turnaround_reach_m` of it along their shapes, and one of them progressed no more than
+    `backward_break_m` during the overlap (see `_plateaus`). When no fix of the turnaround
+    falls inside the geofence (lost, or the layover spot lies outside it), the fixes around it
+    are on both directions' shapes (steps backwards shorter than `backward_break_m` do not
+    break a run) and both runs hold them. Runs sharing a corridor progress together during
+    their overlap, so they stay concurrent.
 
     A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
     alternative of the winner (identical itineraries under two shape ids).
+    `mid`: the stretches' pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
     """
     key = ["vehicle_id", "shape_idx", "_seg"]
     s = stats.with_row_index("_rid").with_columns(
@@ -411,37 +426,69 @@ def _drop_dominated(stats: pl.DataFrame, overlap_s: float, margin: float) -> pl.
             / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
         ).alias("_cov")
     )
-    pairs = (
-        s.select("_rid", "vehicle_id", "first_s", "last_s", "distance_run_m", "_cov", "shape_idx")
-        .join(
-            s.select(
-                pl.col("_rid").alias("_o"),
-                "vehicle_id",
-                pl.col("first_s").alias("o_first"),
-                pl.col("last_s").alias("o_last"),
-                pl.col("distance_run_m").alias("o_dist"),
-                pl.col("_cov").alias("o_cov"),
-                pl.col("shape_idx").alias("o_shape"),
-            ),
-            on="vehicle_id",
-        )
-        .filter(pl.col("_rid") != pl.col("_o"))
-    )
-    overlap = pl.min_horizontal("last_s", "o_last") - pl.max_horizontal("first_s", "o_first")
+    # each run's shape ends, gathered by position (shape_idx is the row of `shapes`)
+    ends = shapes.select("start_x_m", "start_y_m", "end_x_m", "end_y_m")[s["shape_idx"]]
+    s = pl.concat([s, ends], how="horizontal")
+    # pairs overlapping in time first, on the times alone; their other columns are then
+    # gathered by row (`_rid` is the row of `s`)
+    times = s.select("_rid", "vehicle_id", "first_s", "last_s")
+    pairs = times.join(
+        times.select(
+            pl.col("_rid").alias("_o"),
+            "vehicle_id",
+            pl.col("first_s").alias("o_first_s"),
+            pl.col("last_s").alias("o_last_s"),
+        ),
+        on="vehicle_id",
+    ).filter(pl.col("_rid") != pl.col("_o"))
+    overlap = pl.min_horizontal("last_s", "o_last_s") - pl.max_horizontal("first_s", "o_first_s")
     shorter = pl.min_horizontal(
-        pl.col("last_s") - pl.col("first_s"), pl.col("o_last") - pl.col("o_first")
+        pl.col("last_s") - pl.col("first_s"), pl.col("o_last_s") - pl.col("o_first_s")
     )
-    further = (pl.col("o_dist") > pl.col("distance_run_m")) | (
-        (pl.col("o_dist") == pl.col("distance_run_m")) & (pl.col("o_shape") < pl.col("shape_idx"))
+    pairs = pairs.filter(
+        ((overlap > 0.25 * shorter) | (overlap >= options.dominance_overlap_s)) & (overlap > 0)
     )
+    side = s.select(
+        "_seg",
+        "shape_idx",
+        "distance_run_m",
+        "_cov",
+        "first_dist_m",
+        "max_dist_m",
+        "origin_dist_m",
+        "destination_dist_m",
+        *ends.columns,
+    )
+    pairs = pl.concat(
+        [
+            pairs,
+            side[pairs["_rid"]],
+            side[pairs["_o"]].rename(lambda c: f"o_{c.lstrip('_')}"),
+        ],
+        how="horizontal",
+    )
+    # turnarounds: the plateaus are measured only on the stretches of pairs meeting at one
+    meet = _meet("", "o_", options) | _meet("o_", "", options)
+    met = pairs.filter(meet)
+    segs = pl.concat([met["_seg"], met["o_seg"]]).unique()
+    plateaus = _plateaus(mid.filter(pl.col("_seg").is_in(segs.implode())), options)
+    pairs = (
+        pairs.join(plateaus, on="_seg", how="left")
+        .join(plateaus.rename(lambda c: f"o_{c.lstrip('_')}"), on="o_seg", how="left")
+        .filter(~(meet & (_still("", "o_") | _still("o_", ""))))
+    )
+    o_dist = pl.col("o_distance_run_m")
+    further = (o_dist > pl.col("distance_run_m")) | (
+        (o_dist == pl.col("distance_run_m")) & (pl.col("o_shape_idx") < pl.col("shape_idx"))
+    )
+    margin = options.dominance_coverage_margin
     beaten = (pl.col("o_cov") >= pl.col("_cov") + margin) | (
         (pl.col("o_cov") > pl.col("_cov") - margin) & further
     )
-    pairs = pairs.filter(((overlap > 0.25 * shorter) | (overlap >= overlap_s)) & (overlap > 0))
     losers = pairs.filter(beaten)
     winners = s.join(losers.select("_rid").unique(), on="_rid", how="anti")
     alts = (
-        losers.filter(pl.col("distance_run_m") >= 0.95 * pl.col("o_dist"))
+        losers.filter(pl.col("distance_run_m") >= 0.95 * o_dist)
         .join(winners.select(pl.col("_rid").alias("_o")), on="_o")
         .group_by("_o")
         .agg(pl.col("shape_idx").unique().alias("alt_shapes"))
@@ -450,7 +497,53 @@ def _drop_dominated(stats: pl.DataFrame, overlap_s: float, margin: float) -> pl.
     out = winners.join(alts, on="_rid", how="left").with_columns(
         pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
     )
-    return out.drop("_rid", "_cov").sort(key)
+    return out.drop("_rid", "_cov", *ends.columns).sort(key)
+
+
+def _meet(a: str, b: str, options: MatchOptions) -> pl.Expr:
+    """True where the runs of a pair whose columns are prefixed `a` and `b` ("" or "o_") meet
+    at a terminal, `a` first: `a` starts and ends before `b`, its shape ends where `b`'s
+    starts, and `a` ends and `b` starts within `turnaround_reach_m` of it."""
+
+    def c(prefix: str, name: str) -> pl.Expr:
+        return pl.col(prefix + name)
+
+    gap_m = (
+        (c(a, "end_x_m") - c(b, "start_x_m")).pow(2) + (c(a, "end_y_m") - c(b, "start_y_m")).pow(2)
+    ).sqrt()
+    return (
+        (c(a, "first_s") < c(b, "first_s"))
+        & (c(a, "last_s") < c(b, "last_s"))
+        # the two geofences touch: the same terminal, or its two sides of the street
+        & (gap_m <= 2 * options.terminal_radius_m)
+        # and the runs meet there (the two directions of an out-and-back line also meet at
+        # the other terminal, where the first one starts and the second one ends)
+        & (c(a, "destination_dist_m") - c(a, "max_dist_m") <= options.turnaround_reach_m)
+        & (c(b, "first_dist_m") - c(b, "origin_dist_m") <= options.turnaround_reach_m)
+    )
+
+
+def _still(a: str, b: str) -> pl.Expr:
+    """True where, of a pair meeting at a terminal (`a` first, see `_meet`), one run made no
+    progress during the overlap: the vehicle ran at most one of them (on the two directions of
+    one street, progress on one is a step back on the other). A plateau without bound (`a`
+    never short of its end, `b` never moving on) holds the whole overlap."""
+    a_still = (pl.col(b + "first_s") > pl.col(a + "approach_s")).fill_null(True)
+    b_still = (pl.col(a + "last_s") < pl.col(b + "launch_s")).fill_null(True)
+    return a_still | b_still
+
+
+def _plateaus(mid: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
+    """Per stretch (`_seg`): `approach_s`, the time of its last ping more than
+    `backward_break_m` short of its furthest position (its end plateau follows), and
+    `launch_s`, the time of its first ping more than that past its first position (its start
+    plateau precedes): while on them it progressed no more than a step backwards it tolerates.
+    """
+    dist, tol = pl.col("dist_m"), options.backward_break_m
+    return mid.group_by("_seg").agg(
+        pl.col("t_s").filter(dist < dist.max() - tol).last().alias("approach_s"),
+        pl.col("t_s").filter(dist > dist.first() + tol).first().alias("launch_s"),
+    )
 
 
 def _finish_runs(
