@@ -184,6 +184,8 @@ def match_day(
         stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
     else:
         runs, track, stands = match_vehicles(pings.clear(), network, options, min_s)
+    # the projected copy of the pings and the batch codes are not needed past the partitions
+    del pings, batch_of, results
     return assemble_day(
         runs, track, stands, schedule, network, incidents, profile, options, batch_pings
     )
@@ -204,7 +206,7 @@ def assemble_day(
     trips = schedule.trips
     runs = match_runs_to_trips(runs, trips, options)
     runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
-    visits = _stop_visits_by_batch(runs, track, trips, network, options, 10 * batch_pings)
+    visits = _stop_visits_by_batch(runs, track, trips, network, options, 4 * batch_pings)
     bds = find_breakdowns(stands, runs, incidents, options)
     outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
     heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
