@@ -90,21 +90,22 @@ def _nearest_passes(
     dist, idx = network.tree.query(
         np.c_[x_m, y_m], k=k, distance_upper_bound=reach, workers=options.index_workers
     )
-    ok = np.isfinite(dist)
-    if not ok.any():
-        return none, none, none
     # each ping's neighbours ordered along the shapes (point indices run shape by shape, then
     # along each shape), so a pass is a run of close indices: one row-wise sort of the point
     # index packed with the distance in centimetres (cheaper than an argsort and two gathers;
-    # a missing neighbour has index n_points and sorts last)
-    d_cm = np.minimum(np.rint(np.where(ok, dist, 0.0) * 100.0), _D_MASK).astype(np.int64)
-    packed = (idx.astype(np.int64) << _D_BITS) | np.where(ok, d_cm, _D_MASK)
+    # a missing neighbour has index n_points and an infinite distance: it packs largest and
+    # sorts last)
+    np.multiply(dist, 100.0, out=dist)
+    np.minimum(dist, _D_MASK, out=dist)
+    packed = (idx.astype(np.int64) << _D_BITS) | np.rint(dist).astype(np.int64)
     packed.sort(axis=1)
-    pts = packed >> _D_BITS
-    ok = pts < n_points
-    rows = np.broadcast_to(np.arange(n, dtype=np.int64)[:, None], packed.shape)[ok]
-    pair_d = packed[ok] & _D_MASK
-    pts = pts[ok]
+    ok = packed < (n_points << _D_BITS)
+    if not ok.any():
+        return none, none, none
+    valid = packed[ok]
+    rows = np.repeat(np.arange(n, dtype=np.int64), ok.sum(axis=1))
+    pair_d = valid & _D_MASK
+    pts = valid >> _D_BITS
     shape = network.points_shape[pts]
     jump = 2 + int(2 * reach / options.densify_step_m)
     new = np.r_[
