@@ -10,7 +10,9 @@ per-run steps. `write_day` replaces the day's derived rows (idempotent re-runs).
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
@@ -128,15 +130,23 @@ def _work(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
     )
 
 
+def _map_bounded(
+    pool: ProcessPoolExecutor, batches: Iterator[pl.DataFrame], in_flight: int
+) -> list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]:
+    """`_work` over the batches in the pool, in order, with at most `in_flight` submitted."""
+    pending: deque[Future[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]] = deque()
+    results = []
+    for batch in batches:
+        pending.append(pool.submit(_work, batch))
+        if len(pending) >= in_flight:
+            results.append(pending.popleft().result())
+    results.extend(f.result() for f in pending)
+    return results
+
+
 def batch_codes(pings: pl.DataFrame, n_batches: int) -> pl.Series:
     """The batch (0 .. n_batches - 1) of each ping, by a hash of its vehicle (never split)."""
     return pings["vehicle_id"].hash() % max(n_batches, 1)
-
-
-def batch_vehicles(pings: pl.DataFrame, n_batches: int) -> list[pl.DataFrame]:
-    """Split pings into about `n_batches` frames, never splitting a vehicle."""
-    codes = batch_codes(pings, n_batches)
-    return [p.drop("_b") for p in pings.with_columns(pl.Series("_b", codes)).partition_by("_b")]
 
 
 def match_day(
@@ -169,7 +179,11 @@ def match_day(
             # the partition steps need the network's geometry, not its stop table
             initargs=(replace(network, trip_stops=network.trip_stops.clear()), options, min_s),
         ) as pool:
-            results = list(pool.map(_work, batch_vehicles(pings, n_batches)))
+            # at most two batches per worker in flight: each is cut out only when submitted,
+            # so the batches never exist all at once beside the day's pings
+            results = _map_bounded(
+                pool, (pings.filter(batch_of == b) for b in range(n_batches)), 2 * workers
+            )
     else:
         # batches stream: each is cut out, matched and released before the next, so memory
         # holds one batch's working frames (plus the small runs, tracks and stands kept)
