@@ -15,9 +15,9 @@ the feed parser's.
 Measured on the 2 shared cores, quiet machine (load about 1.4), 2026-11-30:
 - 11.2 M pings (7000 vehicles, 88.5 k scheduled trips, 1400 shapes), 1 worker: 69 s =
   162 k pings/s, 10.8x the floor (6.4 s this run; 5.0-6.4 s across runs, so 11-14x), peak
-  3.5 GB of which 1.9 GB is the inputs held. With 2 workers: 58 s = 193 k pings/s, but 5.0 GB
-  (each worker holds the network and its batch). At the start of the day: 127 s = 88 k
-  pings/s, 25.6x, 5.7 GB.
+  3.5 GB of which 1.9 GB is the inputs held. With 2 workers: 58-61 s = 184-193 k pings/s,
+  but 4.4 GB summed over the processes (each worker holds the network and its batch). At the
+  start of the day: 127 s = 88 k pings/s, 25.6x, 5.7 GB.
 - 300 vehicles (499 k pings): 2.4 s = 209 k pings/s, 12.7x the floor, 689 MB.
 Throughput targets not met: the work is about 9 CPU-us per ping over two cores, where
 500 k pings/s needs 4 (see the closing note of issue 5 for where it goes).
