@@ -37,6 +37,7 @@ import polars as pl
 
 from core.schema import UTC_INSTANT, Column, Table, table
 from core.store import Store
+from core.tables.observed import FARE_CLASSES
 from ingest.options import IngestOptions
 
 RECORD_KEY = "record_key"
@@ -52,18 +53,6 @@ CARD_ID = "card_id"
 # Store bookkeeping columns that no raw record supplies.
 _BOOKKEEPING = ("ping_id", "source", "ingested_at")
 
-# Vocabulary of fare_transactions.fare_class (the keys of the profiles' equivalent weights).
-FARE_CLASSES = (
-    "full",
-    "student",
-    "elderly",
-    "disabled",
-    "vale_transporte",
-    "integration",
-    "exempt",
-    "other",
-)
-INCIDENT_KINDS = ("obstruction", "detour", "breakdown", "accident", "weather", "other")
 _TRUE_WORDS = ("true", "t", "yes", "y", "sim", "s", "1")
 _FALSE_WORDS = ("false", "f", "no", "n", "nao", "não", "0")
 

@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 import polars as pl
 
 from core.profile import Profile
+from core.tables.observed import INCIDENT_KINDS
 from ingest.options import IngestOptions
-from ingest.records import INCIDENT_KINDS, Check, _future_check
+from ingest.records import Check, _future_check
 
 
 def _one_of(column: str, allowed: list[str] | tuple[str, ...], what: str) -> Check:

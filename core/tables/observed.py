@@ -35,6 +35,22 @@ VEHICLE_LOCATIONS = Table(
     key_time_column="event_at",
 )
 
+FARE_CLASSES = (
+    "full",
+    "student",
+    "elderly",
+    "disabled",
+    "vale_transporte",
+    "integration",
+    "exempt",
+    "other",
+)
+"""Vocabulary of `fare_transactions.fare_class` (the keys of the profiles' equivalent weights),
+in the order reports list them."""
+
+INCIDENT_KINDS = ("obstruction", "detour", "breakdown", "accident", "weather", "other")
+"""Vocabulary of `incidents.kind`."""
+
 FARE_TRANSACTIONS = Table(
     "fare_transactions",
     "Electronic-ticketing taps (BG art. 26, 49). Card ids are keyed hashes (LGPD), never raw.",
@@ -52,7 +68,7 @@ FARE_TRANSACTIONS = Table(
         (
             "fare_class",
             pl.String(),
-            "full, student, elderly, disabled, vale_transporte, integration, exempt, other",
+            ", ".join(FARE_CLASSES),
             False,
         ),
         ("amount", pl.Float64(), "amount charged, in the local currency"),
@@ -89,7 +105,7 @@ INCIDENTS = Table(
         ("route_id", pl.String(), "line affected (null: any)"),
         ("trip_id", pl.String(), "scheduled trip affected"),
         ("vehicle_id", pl.String(), "vehicle affected"),
-        ("kind", pl.String(), "obstruction, detour, breakdown, accident, weather, other", False),
+        ("kind", pl.String(), ", ".join(INCIDENT_KINDS), False),
         (
             "is_justified",
             pl.Boolean(),

@@ -12,6 +12,7 @@ from analytics.periods import parse_period
 from core.errors import ConfigError
 from core.profile import Profile
 from core.store import Store
+from core.tables.observed import FARE_CLASSES
 from dashboard.format import to_period
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_staff
@@ -23,7 +24,6 @@ from dashboard.reports.operation import (
 )
 from dashboard.reports.sources import (
     FARE_CLASS_LABELS,
-    FARE_CLASSES,
     compute_scopes,
     read_outcomes,
     read_routes,

@@ -14,7 +14,7 @@ from analytics.icv import compute_trip_flags
 from analytics.ridership import compute_ridership, match_integrations
 from analytics.scopes import UNKNOWN, attach_scopes
 from core.profile import Profile
-from dashboard.reports.sources import FARE_CLASSES
+from core.tables.observed import FARE_CLASSES
 
 LINE_LEVEL = (("line", "route_id"),)
 

@@ -14,18 +14,6 @@ import polars as pl
 from analytics.scopes import compute_line_scopes
 from core.store import Store
 
-FARE_CLASSES = (
-    "full",
-    "student",
-    "elderly",
-    "disabled",
-    "vale_transporte",
-    "integration",
-    "exempt",
-    "other",
-)
-"""Fare classes of `fare_transactions` in the order the reports list them."""
-
 FARE_CLASS_LABELS = {
     "full": "Inteira",
     "student": "Estudante",
