@@ -157,10 +157,8 @@ def _choose_pass(
     starts = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (shp[1:] != shp[:-1])])
     if len(starts) == cand.height:
         return cand
-    n_pass = np.repeat(np.diff(np.r_[starts, cand.height]), np.diff(np.r_[starts, cand.height]))
-    cand = cand.with_columns(pl.Series("n_pass", n_pass))
-    if cand["n_pass"].max() == 1:
-        return cand.drop("n_pass")
+    sizes = np.diff(np.r_[starts, cand.height])
+    cand = cand.with_columns(pl.Series("n_pass", np.repeat(sizes, sizes)))
     cand = cand.with_columns(
         pl.Series("t_s", t_s).gather(cand["row"]),
         pl.Series("group", group).gather(cand["row"]),
