@@ -34,6 +34,8 @@ from core import __version__
 from core.profile import Profile
 from core.schema import table
 from core.store import Store
+from gtfs.read import Feed
+from gtfs.schedule import build_geometry, build_scheduled_trips
 
 PING_OPTIONAL: dict[str, pl.DataType] = {
     "speed_m_s": pl.Float64(),
@@ -58,6 +60,17 @@ class Schedule:
     shapes: pl.DataFrame
     stops: pl.DataFrame
     crs_epsg: int
+
+
+def build_schedule(feed: Feed, service_date: date) -> Schedule:
+    """The schedule of one day straight from a GTFS feed (no store): simulator days, real
+    traces and benchmarks read this way; `read_day` reads the same from the store."""
+    geometry = build_geometry(feed)
+    trips = build_scheduled_trips(feed, service_date, service_date, geometry=geometry)
+    stop_times = geometry.stop_times.rename(
+        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
+    )
+    return Schedule(service_date, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
 
 
 @dataclass

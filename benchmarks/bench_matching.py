@@ -41,12 +41,11 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.match_day import Schedule, match_day, to_metres
+from analytics.match_day import Schedule, build_schedule, match_day, to_metres
 from analytics.options import MatchOptions
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
-from gtfs.schedule import build_geometry, build_scheduled_trips
 
 SIMULATE = (
     "import sys; from pathlib import Path; "
@@ -124,20 +123,13 @@ def _descendants(root: int) -> list[int]:
 
 def read_day(folder: Path) -> tuple[Schedule, pl.DataFrame]:
     """The simulated day's schedule and pings (ping_id added), as `pontual match` reads them."""
-    feed = read_feed(folder / "gtfs")
-    geometry = build_geometry(feed)
     pings = (
         pl.read_parquet(folder / "avl.parquet")
         .with_row_index("ping_id")
         .with_columns(pl.col("ping_id").cast(pl.Int64))
     )
     day = pings["event_at"].min().date()  # type: ignore[union-attr]
-    trips = build_scheduled_trips(feed, day, day, geometry=geometry)
-    stop_times = geometry.stop_times.rename(
-        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
-    )
-    schedule = Schedule(day, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
-    return schedule, pings
+    return build_schedule(read_feed(folder / "gtfs"), day), pings
 
 
 SCHEDULE_PARTS = ("trips", "stop_times", "shapes", "stops")

@@ -8,21 +8,14 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.match_day import Schedule
+from analytics.match_day import Schedule, build_schedule
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
-from gtfs.schedule import build_geometry, build_scheduled_trips
 
 
 def read_simulated_day(sim: Path, day: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
     """(schedule of `day`, every ping with a ping_id, the incidents) of a simulator folder."""
-    feed = read_feed(sim / "gtfs")
-    geometry = build_geometry(feed)
-    trips = build_scheduled_trips(feed, day, day, geometry=geometry)
-    stop_times = geometry.stop_times.rename(
-        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
-    )
-    schedule = Schedule(day, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
+    schedule = build_schedule(read_feed(sim / "gtfs"), day)
     pings = (
         pl.read_parquet(sim / "avl.parquet")
         .with_row_index("ping_id")

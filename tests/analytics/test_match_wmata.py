@@ -9,12 +9,11 @@ from datetime import date
 import polars as pl
 import pytest
 
-from analytics.match_day import DayResult, Schedule, match_day
+from analytics.match_day import DayResult, build_schedule, match_day
 from analytics.options import MatchOptions
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
-from gtfs.schedule import build_geometry, build_scheduled_trips
 from tests.conftest import shared_data
 
 DAY = date(2026, 2, 16)
@@ -39,13 +38,7 @@ def read_wmata_pings(path: object) -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def wmata() -> tuple[DayResult, pl.DataFrame]:
     folder = shared_data("avl_wmata_transittraj")
-    feed = read_feed(folder / "gtfs")
-    geometry = build_geometry(feed)
-    trips = build_scheduled_trips(feed, DAY, DAY, geometry=geometry)
-    stop_times = geometry.stop_times.rename(
-        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
-    )
-    schedule = Schedule(DAY, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
+    schedule = build_schedule(read_feed(folder / "gtfs"), DAY)
     pings = read_wmata_pings(folder / "wmata_gtfsrt_021626.csv")
     result = match_day(
         pings.drop("true_trip"),
