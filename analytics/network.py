@@ -1,4 +1,4 @@
-"""The day's network in metres: shapes densified into a nearest-neighbour index, terminals,
+"""The day's network in metres: shapes densified into a grid of points, terminals,
 and each trip's stops located along its shape.
 
 Built once per service day and shared (read-only) by every vehicle partition.
@@ -13,6 +13,7 @@ import polars as pl
 from scipy.spatial import cKDTree
 
 from analytics.options import MatchOptions
+from analytics.shape_grid import PointGrid, build_point_grid
 
 
 @dataclass
@@ -20,7 +21,8 @@ class Network:
     """State of one day's geometry (classes only hold state; functions do the work).
 
     `points` holds the densified shapes: one row per point with `shape_idx`, `x_m`, `y_m`,
-    `dist_m` (distance along its shape, metres); `tree` indexes those points. `shapes` has one
+    `dist_m` (distance along its shape, metres); `grid` buckets those points in cells of the
+    search reach (`on_route_buffer_m` + `densify_step_m`). `shapes` has one
     row per shape: `shape_idx`, `shape_id`, `length_m`, start/end coordinates, `origin_dist_m`
     and `destination_dist_m` (where the trips of that shape start and end, metres along it),
     `route_id` and `direction_id`.
@@ -31,7 +33,7 @@ class Network:
     points_y: np.ndarray
     points_dist: np.ndarray
     points_shape: np.ndarray
-    tree: cKDTree
+    grid: PointGrid
     stop_tree: cKDTree | None
     trip_stops: pl.DataFrame
 
@@ -138,7 +140,7 @@ def build_network(
         points_y=p_y,
         points_dist=p_dist,
         points_shape=p_shape,
-        tree=cKDTree(np.c_[p_x, p_y]),
+        grid=build_point_grid(p_x, p_y, options.on_route_buffer_m + options.densify_step_m),
         stop_tree=cKDTree(stop_xy) if len(stop_xy) else None,
         trip_stops=trip_stops,
     )

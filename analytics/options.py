@@ -27,11 +27,7 @@ class MatchOptions:
     gap_s: float = 180.0
     """a silence longer than this between two pings is a GPS gap (noted on the ping after it)"""
     densify_step_m: float = 20.0
-    """spacing of the points the shapes are densified into for the nearest-neighbour index"""
-    index_neighbours: int = 24
-    """densified points looked up per ping; covers about four shape passes within the buffer"""
-    index_workers: int = -1
-    """threads of the nearest-neighbour lookup (-1: all cores)"""
+    """spacing of the points the shapes are densified into for the grid search"""
     typical_speed_m_s: float = 6.0
     """speed used to extrapolate the position along a shape that passes a point twice"""
     on_route_buffer_m: float = 60.0

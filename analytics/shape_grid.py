@@ -1,0 +1,310 @@
+"""A uniform grid over the densified shape points, and the search of the shape passes near
+each ping on it.
+
+The cell side is the search reach (buffer plus densify step), so every point within reach of a
+ping lies in the 3 x 3 cells around the ping's cell. Each cell keeps that neighbourhood's points
+as one list sorted along the shapes (built once per day), so a ping costs one cell lookup and
+one scan of a sorted list: its passes (runs of one shape's points within reach) come out of the
+scan in order, with no per-ping sort. The search finds *all* passes, however many lines share a
+corridor (a k-nearest lookup with a fixed k silently drops passes where more shapes meet than k
+covers).
+
+The scans are compiled with numba and run in parallel over the pings: there is no vectorised
+form of "group this ping's few neighbours into passes" that does not first materialise every
+(ping x point) pair, about 60 per ping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+# distance resolution of the nearest-point choice: centimetres, capped (beyond any reach), so
+# ties between points at the same distance break the same way on every machine
+_CM_CAP = 65535.0
+# passes written per ping, on average over a chunk of pings, before the chunk falls back to
+# counting first (a grid city averages about 4; a busy real corridor about 10)
+_PASSES_PER_PING = 16
+_CHUNKS = 256
+# the eight neighbours of a cell and itself
+_NEIGHBOURS = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
+
+
+@dataclass(frozen=True)
+class PointGrid:
+    """Densified shape points bucketed in square cells of `cell_m` (state shared by workers).
+
+    Cells are counted from (`x0_m`, `y0_m`) and keyed `cx * n_rows + cy`. `keys`: the keys of
+    the cells within one cell of a point, sorted; `starts`: each one's first position in
+    `points` (one extra, closing entry); `points`: per cell, the indices of the points of its
+    3 x 3 neighbourhood, sorted (along the shapes). `slots`: an open-addressing hash table of
+    `keys` (position in `keys`, -1 when free; a power of two long, at least twice the keys): a
+    lookup costs a multiply and a probe or two, where a binary search costs about 80 ns and a
+    dense table of a metropolitan area's cells hundreds of MB.
+    """
+
+    x0_m: float
+    y0_m: float
+    cell_m: float
+    n_rows: int
+    keys: np.ndarray
+    starts: np.ndarray
+    points: np.ndarray
+    slots: np.ndarray
+
+
+def build_point_grid(x_m: np.ndarray, y_m: np.ndarray, cell_m: float) -> PointGrid:
+    """Bucket points (metres) in cells of `cell_m`, with each cell's neighbourhood list."""
+    if len(x_m) == 0:
+        empty = np.empty(0, np.int64)
+        return PointGrid(
+            0.0, 0.0, cell_m, 1, empty, np.zeros(1, np.int64), empty, np.full(1, -1, np.int64)
+        )
+    # one cell of margin on every side, so no neighbourhood wraps a row
+    x0, y0 = float(x_m.min()) - cell_m, float(y_m.min()) - cell_m
+    cx = np.floor((x_m - x0) / cell_m).astype(np.int64)
+    cy = np.floor((y_m - y0) / cell_m).astype(np.int64)
+    n_rows = int(cy.max()) + 2
+    own = cx * n_rows + cy
+    order = np.argsort(own, kind="stable")  # by cell, then by point index
+    own_sorted = own[order]
+    first = np.flatnonzero(np.r_[True, own_sorted[1:] != own_sorted[:-1]])
+    own_keys = own_sorted[first]
+    own_starts = np.r_[first, len(order)].astype(np.int64)
+    keys = np.unique(np.concatenate([own_keys + dx * n_rows + dy for dx, dy in _NEIGHBOURS]))
+    own_slots = _hash_table(own_keys)
+    sizes = np.zeros(len(keys), np.int64)
+    _near_lists(keys, n_rows, own_keys, own_slots, own_starts, order, sizes, np.empty(0, np.int64))
+    starts = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    points = np.empty(int(starts[-1]), np.int32)  # about nine entries a point: half the bytes
+    _near_lists(keys, n_rows, own_keys, own_slots, own_starts, order, starts, points)
+    return PointGrid(x0, y0, cell_m, n_rows, keys, starts, points, _hash_table(keys))
+
+
+def _hash_table(keys: np.ndarray) -> np.ndarray:
+    slots = np.full(1 << int(np.ceil(np.log2(max(2 * len(keys), 2)))), -1, np.int64)
+    _fill_slots(keys, slots)
+    return slots
+
+
+def find_shape_passes(
+    px: np.ndarray,
+    py: np.ndarray,
+    grid: PointGrid,
+    points_x: np.ndarray,
+    points_y: np.ndarray,
+    points_dist: np.ndarray,
+    points_shape: np.ndarray,
+    reach_m: float,
+    jump: int,
+    buffer_m: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every pass of a shape within `buffer_m` of each ping: (row, shape_idx, dist_m, offset_m),
+    by ping, then along the shapes.
+
+    A pass is a run of the shape's points within `reach_m` of the ping whose indices are at most
+    `jump` apart (a loop or an out-and-back street passes the same spot twice: two passes). Its
+    position is the ping projected on the two densified segments beside the pass's nearest
+    point (`dist_m`, metres along the shape; `offset_m`, metres from it).
+    """
+    n = len(px)
+    px = np.ascontiguousarray(px, dtype=np.float64)
+    py = np.ascontiguousarray(py, dtype=np.float64)
+    geometry = (
+        grid.x0_m,
+        grid.y0_m,
+        grid.cell_m,
+        grid.n_rows,
+        grid.keys,
+        grid.slots,
+        grid.starts,
+        grid.points,
+        points_x,
+        points_y,
+        points_dist,
+        points_shape.astype(np.int64, copy=False),
+        reach_m,
+        jump,
+        buffer_m,
+    )
+    n_chunks = max(1, min(n, _CHUNKS))
+    bounds = (np.arange(n_chunks + 1, dtype=np.int64) * n) // n_chunks
+    # each chunk writes its passes from its own region (room for `_PASSES_PER_PING` a ping)
+    base = bounds[:-1] * _PASSES_PER_PING
+    room = np.diff(bounds) * _PASSES_PER_PING
+    counts = np.zeros(n, np.int64)
+    shape = np.empty(n * _PASSES_PER_PING, np.int64)
+    dist = np.empty(n * _PASSES_PER_PING)
+    off = np.empty(n * _PASSES_PER_PING)
+    _passes(px, py, *geometry, bounds, base, room, counts, shape, dist, off)
+    written = np.add.reduceat(counts, bounds[:-1]) if n else np.zeros(0, np.int64)
+    if (written > room).any():
+        # a chunk ran out of room (a very busy corridor): count first, then write exactly
+        room = np.add.reduceat(counts, bounds[:-1])
+        base = np.r_[0, np.cumsum(room)[:-1]].astype(np.int64)
+        shape = np.empty(int(room.sum()), np.int64)
+        dist = np.empty(len(shape))
+        off = np.empty(len(shape))
+        _passes(px, py, *geometry, bounds, base, room, counts, shape, dist, off)
+    # the chunks' written prefixes, in order
+    take = np.repeat(base, written) + (
+        np.arange(int(written.sum())) - np.repeat(np.r_[0, np.cumsum(written)[:-1]], written)
+    )
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    return rows, shape[take], dist[take], off[take]
+
+
+@numba.njit(cache=True)
+def _slot(key, n_slots):  # pragma: no cover - compiled
+    """Home slot of a cell key: Fibonacci hashing (multiply, keep the high bits)."""
+    return ((key * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) % n_slots
+
+
+@numba.njit(cache=True)
+def _fill_slots(keys, slots):  # pragma: no cover - compiled
+    """Insert each key's position in `slots` (linear probing)."""
+    n_slots = slots.shape[0]
+    for c in range(keys.shape[0]):
+        h = _slot(keys[c], n_slots)
+        while slots[h] >= 0:
+            h = (h + 1) % n_slots
+        slots[h] = c
+
+
+@numba.njit(cache=True)
+def _cell(key, keys, slots):  # pragma: no cover - compiled
+    """Position of a cell key in `keys`, or -1 when the cell is not there."""
+    n_slots = slots.shape[0]
+    h = _slot(key, n_slots)
+    while slots[h] >= 0:
+        if keys[slots[h]] == key:
+            return slots[h]
+        h = (h + 1) % n_slots
+    return -1
+
+
+@numba.njit(cache=True)
+def _near_lists(
+    keys, n_rows, own_keys, own_slots, own_starts, own_points, starts, out
+):  # pragma: no cover - compiled
+    """Per cell of `keys`, the sorted points of the cells around it: their number into `starts`
+    (when `out` is empty), else the points into `out` from `starts`."""
+    fill = out.shape[0] > 0
+    for c in range(keys.shape[0]):
+        gx, gy = keys[c] // n_rows, keys[c] % n_rows
+        m = starts[c] if fill else 0
+        lo = m
+        for dx in range(-1, 2):
+            for dy in range(-1, 2):
+                o = _cell((gx + dx) * n_rows + gy + dy, own_keys, own_slots)
+                if o < 0:
+                    continue
+                for s in range(own_starts[o], own_starts[o + 1]):
+                    if fill:
+                        out[m] = own_points[s]
+                    m += 1
+        if fill:
+            out[lo:m].sort()
+        else:
+            starts[c] = m
+
+
+@numba.njit(cache=True, parallel=True, nogil=True)
+def _passes(  # pragma: no cover - compiled; tested through find_shape_passes
+    px,
+    py,
+    x0,
+    y0,
+    cell,
+    n_rows,
+    keys,
+    slots,
+    starts,
+    points,
+    ptx,
+    pty,
+    ptd,
+    pts,
+    reach,
+    jump,
+    buffer,
+    bounds,
+    base,
+    room,
+    counts,
+    out_shape,
+    out_dist,
+    out_off,
+):
+    """The passes of each ping (see `find_shape_passes`): their number into `counts`, and as
+    many as fit in its chunk's `room` from the chunk's `base`, chunks in parallel."""
+    last = ptx.shape[0] - 1
+    reach2 = reach * reach
+    for chunk in numba.prange(bounds.shape[0] - 1):
+        w = base[chunk]
+        end = base[chunk] + room[chunk]
+        for i in range(bounds[chunk], bounds[chunk + 1]):
+            x, y = px[i], py[i]
+            c = _cell(
+                int(np.floor((x - x0) / cell)) * n_rows + int(np.floor((y - y0) / cell)),
+                keys,
+                slots,
+            )
+            k = 0
+            if c >= 0:
+                # the neighbourhood's points come sorted along the shapes: a pass is a run of
+                # one shape's points within reach, at most `jump` apart; keep its first nearest
+                best = -1
+                best_cm = 0.0
+                prev = -1
+                cm = 0.0
+                for s in range(starts[c], starts[c + 1] + 1):
+                    p = points[s] if s < starts[c + 1] else -1
+                    if p >= 0:
+                        dx, dy = ptx[p] - x, pty[p] - y
+                        d2 = dx * dx + dy * dy
+                        if d2 > reach2:
+                            continue
+                        cm = np.rint(min(np.sqrt(d2) * 100.0, _CM_CAP))
+                        if best >= 0 and pts[p] == pts[prev] and p - prev <= jump:
+                            if cm < best_cm:
+                                best, best_cm = p, cm
+                            prev = p
+                            continue
+                    if best >= 0:  # the pass of `best` ended: refine and write it
+                        d_pass, off_pass = _refine(x, y, best, ptx, pty, ptd, pts, last)
+                        if off_pass <= buffer:
+                            if w < end:
+                                out_shape[w] = pts[best]
+                                out_dist[w] = d_pass
+                                out_off[w] = off_pass
+                            w += 1
+                            k += 1
+                    best, best_cm, prev = p, cm, p
+            counts[i] = k
+
+
+@numba.njit(cache=True, inline="always")
+def _refine(x, y, p, ptx, pty, ptd, pts, last):  # pragma: no cover - compiled
+    """(dist_m, offset_m) of (x, y) projected on the densified segments before and after point
+    `p` of its shape."""
+    d_best = np.nan
+    off_best = np.inf
+    for side in range(2):
+        sa = max(p - 1, 0) if side == 0 else p
+        sb = p if side == 0 else min(p + 1, last)
+        if pts[sa] != pts[sb] or sa == sb:
+            sa = p
+            sb = p
+        ax, ay = ptx[sa], pty[sa]
+        vx, vy = ptx[sb] - ax, pty[sb] - ay
+        seg2 = vx * vx + vy * vy
+        t = ((x - ax) * vx + (y - ay) * vy) / seg2 if seg2 > 0 else 0.0
+        t = min(max(t, 0.0), 1.0)
+        off = np.hypot(x - (ax + t * vx), y - (ay + t * vy))
+        if off < off_best:
+            off_best = off
+            d_best = ptd[sa] + t * (ptd[sb] - ptd[sa])
+    return d_best, off_best
