@@ -9,7 +9,8 @@ off-shape stretches that rejoin ahead are detours inside the run. The terminal p
 a run shows it departed from the origin; the one just after shows it arrived. A run's distance
 counts only progress made on its shape (detours and other lines' touch points cover nothing);
 a run needs real observed progress and a few pings to exist. Runs along a shared corridor lose
-to the run of the same vehicle, at the same time, that covered more of its own itinerary.
+to the run of the same vehicle, at the same time, that covered more of its own itinerary. The
+stretches and their distances are cut by `analytics.stretches` (compiled per-group passes).
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ from analytics.crossings import (
     compute_crossings,
     cum_max_in_group,
     group_start,
-    next_in_group,
-    prev_in_group,
 )
 from analytics.network import Network
 from analytics.options import MatchOptions
+from analytics.stretches import cut_stretches
 
 RUN_KEY = ["vehicle_id", "run_id"]
 
@@ -60,349 +60,33 @@ def build_runs(
             pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
         )
     )
-    # the candidates sorted once: rows number each vehicle's pings consecutively in time (and
-    # are positions in `pings`), so (shape, row) order is (shape, vehicle, time) order, and
-    # ping and shape columns are gathered by position instead of joined
-    c = cand.select("row", "shape_idx", "dist_m").sort(_shape_row_key())
-    c = c.with_columns(pings["_v"].gather(c["row"]), pings["t_s"].gather(c["row"]))
-    vs = _sustained_shapes(c, options)
-    # only the on-shape pings of each kept (vehicle, shape): a ping between two of them is off
-    # that shape by definition, so their row gap counts the off-shape pings
-    g = c.join(vs, on=["_v", "shape_idx"], how="semi", maintain_order="left")
-    at_ping = pings.select("vehicle_id", "ping_id", "x_m", "y_m", "_dt_in", "_dt_out")[g["row"]]
-    at_shape = shapes.select(
-        "start_x_m",
-        "start_y_m",
-        "end_x_m",
-        "end_y_m",
-        "origin_dist_m",
-        "destination_dist_m",
-        "length_m",
-    )[g["shape_idx"]]
-    g = pl.concat([g, at_ping, at_shape], how="horizontal").with_columns(
-        group_start("shape_idx", "_v").alias("_gs")
-    )
-    r = options.terminal_radius_m
-    near_start = (
-        (pl.col("x_m") - pl.col("start_x_m")).pow(2) + (pl.col("y_m") - pl.col("start_y_m")).pow(2)
-    ) <= r * r
-    near_end = (
-        (pl.col("x_m") - pl.col("end_x_m")).pow(2) + (pl.col("y_m") - pl.col("end_y_m")).pow(2)
-    ) <= r * r
-    g = g.with_columns(near_start.alias("at_start"), near_end.alias("at_end")).with_columns(
-        (pl.col("at_start") | pl.col("at_end")).alias("is_term")
-    )
-    seq = ["vehicle_id", "shape_idx"]
-    prev_term = prev_in_group(pl.col("is_term"))
-    dt = t - prev_in_group(t)
-    dd = pl.col("dist_m") - prev_in_group(pl.col("dist_m"))
-    g = g.with_columns(
-        dt.alias("dt_s"),
-        (pl.col("row") - prev_in_group(pl.col("row")) - 1).cast(pl.Int32).alias("n_off_before"),
-        (
-            prev_term.fill_null(True)
-            | (dt > options.detour_max_s).fill_null(True)
-            | (dd < -options.backward_break_m).fill_null(False)
-        ).alias("_break"),
-    )
-    # stretches between terminals, numbered across the whole frame (a group's first stretch
-    # always breaks, so numbers never span two groups)
-    mid_row = ~pl.col("is_term")
-    g = g.with_columns(
-        pl.when(mid_row).then((pl.col("_break") & mid_row).cast(pl.Int32).cum_sum()).alias("_seg")
-    )
-    # anchors: the on-shape ping just before and just after each stretch, if at a terminal
-    g = g.with_columns(
-        next_in_group(pl.col("_seg")).alias("_seg_next"),
-        prev_in_group(pl.col("_seg")).alias("_seg_prev"),
-        next_in_group(pl.col("dt_s")).alias("_dt_next"),
-    )
-    mid = g.filter(mid_row)
-    dep_anchor = g.filter(
-        pl.col("at_start")
-        & pl.col("_seg").is_null()
-        & pl.col("_seg_next").is_not_null()
-        & (pl.col("_dt_next") <= options.detour_max_s)
-    ).select(
-        *seq,
-        "_v",
-        pl.col("_seg_next").alias("_seg"),
-        "row",
-        "ping_id",
-        "t_s",
-        pl.col("origin_dist_m").alias("prog_m"),
-        "n_off_before",
-        "_dt_in",
-        "_dt_out",
-        "origin_dist_m",
-        "destination_dist_m",
-    )
-    arr_anchor = g.filter(
-        pl.col("at_end")
-        & pl.col("_seg").is_null()
-        & pl.col("_seg_prev").is_not_null()
-        & (pl.col("dt_s") <= options.detour_max_s)
-    ).select(
-        *seq,
-        "_v",
-        pl.col("_seg_prev").alias("_seg"),
-        "row",
-        "ping_id",
-        "t_s",
-        pl.col("destination_dist_m").alias("prog_m"),
-        "n_off_before",
-        "_dt_in",
-        "_dt_out",
-        "origin_dist_m",
-        "destination_dist_m",
-    )
-    # a stretch number is unique across the frame (one vehicle, one shape): groups and joins
-    # on it alone are much cheaper than on (vehicle_id text, shape, stretch)
-    stats = mid.group_by("_seg").agg(
-        *[pl.col(c).first() for c in seq],
-        pl.len().alias("n_mid"),
-        pl.col("dist_m").first().alias("first_dist_m"),
-        pl.col("dist_m").max().alias("max_dist_m"),
-        pl.col("t_s").first().alias("first_s"),
-        pl.col("t_s").last().alias("last_s"),
-        (pl.col("n_off_before") > 0).slice(1).sum().alias("n_off_route"),
-        pl.when(pl.col("n_off_before") > 0)
-        .then(pl.col("dt_s"))
-        .otherwise(0.0)
-        .slice(1)
-        .sum()
-        .alias("off_route_s"),
-        pl.col("origin_dist_m").first(),
-        pl.col("destination_dist_m").first(),
-        pl.col("length_m").first(),
-    )
-    stats = (
-        stats.join(
-            dep_anchor.select("_seg", pl.lit(True).alias("is_departed")), on="_seg", how="left"
-        )
-        .join(arr_anchor.select("_seg", pl.lit(True).alias("is_arrived")), on="_seg", how="left")
-        .with_columns(pl.col("is_departed", "is_arrived").fill_null(False))
-        .with_columns(
-            pl.when(pl.col("is_departed"))
-            .then(pl.col("origin_dist_m"))
-            .otherwise(pl.max_horizontal(pl.col("first_dist_m"), pl.col("origin_dist_m")))
-            .alias("start_dist_m"),
-            pl.when(pl.col("is_arrived"))
-            .then(pl.col("destination_dist_m"))
-            .otherwise(pl.min_horizontal(pl.col("max_dist_m"), pl.col("destination_dist_m")))
-            .alias("end_dist_m"),
-        )
-    )
-    # a stretch's observed progress never exceeds its end less its start position (steps of a
-    # running maximum telescope), so stretches that cannot reach `run_min_progress_m` (mostly
-    # touches of other lines' shapes) skip the costlier distance pass; 1 m spares rounding
-    able = stats.filter(
-        pl.col("end_dist_m") - pl.col("start_dist_m") >= options.run_min_progress_m - 1.0
-    ).select("_seg")
-    distance = _on_shape_distance(
-        dep_anchor.join(able, on="_seg", how="semi"),
-        mid.join(able, on="_seg", how="semi", maintain_order="left"),
-        arr_anchor.join(able, on="_seg", how="semi"),
-        options.gap_s,
-    )
-    stats = (
-        stats.join(distance, on="_seg", how="left")
-        .with_columns(pl.col("distance_run_m", "_observed_m").fill_null(0.0))
-        .filter(
-            (pl.col("_observed_m") >= options.run_min_progress_m)
-            & (
-                pl.col("n_mid") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
-                >= options.run_min_pings
-            )
-        )
-        .drop("_observed_m")
-    )
+    stats, points = cut_stretches(cand, pings, network, options)
+    stats = stats.filter(
+        pl.col("n_mid") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
+        >= options.run_min_pings
+    ).drop("_observed_m")
+    stats = stats.with_columns(pings["vehicle_id"].gather(stats["_row0"])).drop("_row0")
+    mid = points.filter(pl.col("_kind") == 1)
     stats = _drop_dominated(stats, mid, shapes, options)
     stats = stats.sort("vehicle_id", "first_s").with_columns(
         pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
     )
     ids = stats.select("_seg", "run_id")
+    at_ping = ["vehicle_id", "_v", "ping_id"]
     track = (
-        pl.concat(
-            [
-                dep_anchor,
-                mid.select(
-                    *seq,
-                    "_v",
-                    "_seg",
-                    "row",
-                    "ping_id",
-                    "t_s",
-                    pl.col("dist_m").alias("prog_m"),
-                    "n_off_before",
-                    "_dt_in",
-                    "_dt_out",
-                    "origin_dist_m",
-                    "destination_dist_m",
-                ),
-                arr_anchor,
-            ]
-        )
-        .join(ids, on="_seg")
+        points.join(ids, on="_seg")
+        .select("run_id", "row", "t_s", pl.col("dist_m").alias("prog_m"))
+        .pipe(lambda f: pl.concat([f, pings.select(at_ping)[f["row"]]], how="horizontal"))
         # (vehicle, run, time) order on integers: `_v` ranks the vehicle ids, and rows number
         # each vehicle's pings in time order
         .sort("_v", "run_id", "row")
         .with_columns(group_start(*RUN_KEY).alias("_gs"))
         .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
-        .drop("_gs")
+        .select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id")
     )
-    track = build_track(
-        track.drop(
-            "shape_idx",
-            "_v",
-            "_seg",
-            "n_off_before",
-            "_dt_in",
-            "_dt_out",
-            "origin_dist_m",
-            "destination_dist_m",
-        ),
-        RUN_KEY,
-    )
+    track = build_track(track, RUN_KEY)
     runs = _finish_runs(stats, track, pings, network, options)
     return runs, track
-
-
-def _shape_row_key() -> pl.Expr:
-    """One integer sort key for (shape_idx, row)."""
-    return pl.col("shape_idx").cast(pl.Int64) * (1 << 40) + pl.col("row")
-
-
-def _sustained_shapes(c: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
-    """The (`_v` vehicle rank, shape_idx) pairs worth cutting into runs; `c` holds the
-    candidates sorted by shape and row, with `_v` and `t_s`.
-
-    A shape is kept for a vehicle only when the vehicle made at least `run_min_progress_m` of
-    forward progress along it between consecutive pings (at most `gap_s` apart) both on it: the
-    least any of its runs must show. In a grid city a vehicle crosses dozens of shapes; those
-    crossings never chain two on-shape pings moving along them, so they drop out here, before
-    the (ping x shape) work.
-    """
-    prev_ok = (
-        (pl.col("row") - pl.col("row").shift(1) == 1)
-        & (pl.col("shape_idx") == pl.col("shape_idx").shift(1))
-        & (pl.col("_v") == pl.col("_v").shift(1))
-        & (pl.col("t_s") - pl.col("t_s").shift(1) <= options.gap_s)
-    )
-    step = pl.col("dist_m") - pl.col("dist_m").shift(1)
-    return (
-        c.with_columns(pl.when(prev_ok & (step > 0)).then(step).otherwise(0.0).alias("_fwd"))
-        .group_by("_v", "shape_idx")
-        .agg(pl.col("_fwd").sum())
-        .filter(pl.col("_fwd") >= options.run_min_progress_m)
-        .drop("_fwd")
-    )
-
-
-def _on_shape_distance(
-    dep_anchor: pl.DataFrame,
-    mid: pl.DataFrame,
-    arr_anchor: pl.DataFrame,
-    gap_s: float,
-) -> pl.DataFrame:
-    """Distance run *on* the itinerary per stretch: `distance_run_m` and `_observed_m`.
-
-    Progress between two consecutive on-shape pings counts when no off-shape ping lies between
-    them. Across an off-shape stretch only the progress the vehicle likely made on the shape
-    before leaving it and after rejoining it counts: half of the time to the first off-shape
-    ping and half of the time from the last one, at the stretch's mean on-shape speed. So a
-    detour skips the itinerary it bypasses (the law's km run and partial rule count the
-    itinerary actually served), and a vehicle of another line that touches a shape at a few
-    points (shared terminals, crossings) covers almost none of it.
-
-    Silence is not evidence of a partial trip: a stretch that ends into a GPS gap (no ping at
-    all for more than `gap_s`) is credited towards the destination, one that starts out of a
-    gap from the origin, as far as the stretch's mean speed carries it in the silence. `_observed_m` counts only steps between pings at most `gap_s` apart, with
-    no silence credit: a run must show that much real progress to exist at all.
-    """
-    seg_key = ["_seg"]  # unique across the frame: one vehicle, one shape
-    cols = ["t_s", "prog_m", "_dt_in", "_dt_out", "origin_dist_m", "destination_dist_m"]
-    pts = pl.concat(
-        [
-            dep_anchor.select(
-                *seg_key,
-                *cols,
-                pl.lit(0, pl.Int32).alias("_noff"),
-                pl.lit(True).alias("_anchor"),
-                pl.lit(0, pl.Int64).alias("_kind"),
-            ),
-            mid.select(
-                *seg_key,
-                pl.col("t_s"),
-                pl.col("dist_m").alias("prog_m"),
-                "_dt_in",
-                "_dt_out",
-                "origin_dist_m",
-                "destination_dist_m",
-                pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
-                pl.lit(False).alias("_anchor"),
-                pl.lit(1, pl.Int64).alias("_kind"),
-            ),
-            arr_anchor.select(
-                *seg_key,
-                *cols,
-                pl.col("n_off_before").cast(pl.Int32).alias("_noff"),
-                pl.lit(True).alias("_anchor"),
-                pl.lit(2, pl.Int64).alias("_kind"),
-            ),
-        ]
-    )
-    prog = pl.col("prog_m").clip(pl.col("origin_dist_m"), pl.col("destination_dist_m"))
-    steps = (
-        # the stretch's departure anchor, its pings (already in time order) and its arrival
-        # anchor: one stable integer sort instead of a sort on (stretch, time)
-        pts.sort(pl.col("_seg").cast(pl.Int64) * 3 + pl.col("_kind"), maintain_order=True)
-        .with_columns(group_start("_seg").alias("_gs"))
-        .with_columns(cum_max_in_group(prog).alias("_p"))
-        .with_columns(
-            (pl.col("_p") - prev_in_group(pl.col("_p"))).fill_null(0.0).alias("_step"),
-            (pl.col("t_s") - prev_in_group(pl.col("t_s"))).fill_null(0.0).alias("_dt"),
-            prev_in_group(pl.col("_dt_out")).alias("_dt_leave"),
-        )
-    )
-    on = pl.col("_noff") == 0
-    speed = (
-        pl.col("_step").filter(on).sum() / pl.col("_dt").filter(on).sum().clip(lower_bound=1.0)
-    ).over("_seg")
-    across = (
-        (speed * (pl.col("_dt_leave").fill_null(0.0) + pl.col("_dt_in").fill_null(0.0)) / 2)
-        .clip(upper_bound=pl.col("_step"))
-        .fill_null(0.0)
-    )
-    first, last = pl.first, pl.last
-    silent_start = ~first("_anchor") & (first("_dt_in") > gap_s).fill_null(False)
-    silent_end = ~last("_anchor") & (last("_dt_out") > gap_s).fill_null(False)
-    return (
-        steps.with_columns(
-            pl.when(on).then(pl.col("_step")).otherwise(across).alias("_credit"), speed.alias("_v")
-        )
-        .group_by(seg_key)
-        .agg(
-            (
-                pl.col("_credit").sum()
-                + pl.when(silent_start)
-                .then(
-                    pl.min_horizontal(
-                        first("_p") - first("origin_dist_m"), first("_dt_in") * first("_v")
-                    )
-                )
-                .otherwise(0.0)
-                + pl.when(silent_end)
-                .then(
-                    pl.min_horizontal(
-                        last("destination_dist_m") - last("_p"), last("_dt_out") * last("_v")
-                    )
-                )
-                .otherwise(0.0)
-            ).alias("distance_run_m"),
-            pl.col("_step").filter(on & (pl.col("_dt") <= gap_s)).sum().alias("_observed_m"),
-        )
-    )
 
 
 def _drop_dominated(
