@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from scipy.spatial import cKDTree
 
 from analytics.crossings import group_start, prev_in_group
 from analytics.network import Network
@@ -152,8 +153,10 @@ def _inferred(
         )
     )
     stands = (
-        p.group_by("vehicle_id", "_still")
+        # `_still` numbers stands across the frame: one vehicle each
+        p.group_by("_still")
         .agg(
+            pl.col("vehicle_id").first(),
             pl.col("t_s").first().alias("started_s"),
             pl.col("t_s").last().alias("ended_s"),
             pl.col("x_m").mean(),
@@ -173,12 +176,12 @@ def _inferred(
         far &= d > options.breakdown_clear_of_stop_m
     if len(xy):
         sh = network.shapes
-        for ex, ey in (("start_x_m", "start_y_m"), ("end_x_m", "end_y_m")):
-            tx, ty = sh[ex].to_numpy(), sh[ey].to_numpy()
-            dmin = np.sqrt((xy[:, 0:1] - tx[None, :]) ** 2 + (xy[:, 1:2] - ty[None, :]) ** 2).min(
-                axis=1
-            )
-            far &= dmin > options.terminal_radius_m
+        ends = np.r_[
+            sh.select("start_x_m", "start_y_m").to_numpy(),
+            sh.select("end_x_m", "end_y_m").to_numpy(),
+        ]
+        d, _ = cKDTree(ends).query(xy, k=1)
+        far &= d > options.terminal_radius_m
     return stands.filter(pl.Series(far)).with_columns(
         pl.lit("inferred").alias("source"),
         pl.lit(None, pl.String).alias("incident_id"),

@@ -15,6 +15,8 @@ stretches and their distances are cut by `analytics.stretches` (compiled per-gro
 
 from __future__ import annotations
 
+import numba
+import numpy as np
 import polars as pl
 
 from analytics.crossings import (
@@ -82,10 +84,13 @@ def build_runs(
         .sort("_v", "run_id", "row")
         .with_columns(group_start(*RUN_KEY).alias("_gs"))
         .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
-        .select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id")
     )
-    track = build_track(track, RUN_KEY)
-    runs = _finish_runs(stats, track, pings, network, options)
+    # each run's first row in the track; runs come in the order of `stats` (vehicle, run_id)
+    starts = np.flatnonzero(track["_gs"].to_numpy())
+    track = build_track(
+        track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id"), RUN_KEY
+    )
+    runs = _finish_runs(stats, track, starts, pings, network, options)
     return runs, track
 
 
@@ -243,120 +248,77 @@ def _plateaus(mid: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
 def _finish_runs(
     stats: pl.DataFrame,
     track: pl.DataFrame,
+    starts: np.ndarray,
     pings: pl.DataFrame,
     network: Network,
     options: MatchOptions,
 ) -> pl.DataFrame:
     """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run.
 
-    Also `silence_first_s` / `silence_last_s`: seconds of GPS silence (gaps longer than
-    `gap_s`) of the vehicle accumulated up to the run's first / last ping, so that the
-    difference between two runs is how long the unit was silent between them.
+    `track` holds the runs of `stats` in its order, each from its row in `starts`. Also
+    `silence_first_s` / `silence_last_s`: seconds of GPS silence (gaps longer than `gap_s`) of
+    the vehicle accumulated up to the run's first / last ping, so that the difference between
+    two runs is how long the unit was silent between them.
     """
+    n = stats.height
     targets = pl.concat(
         [
-            stats.select(
-                *RUN_KEY, pl.col("start_dist_m").alias("target_m"), pl.lit("start").alias("end")
-            ),
-            stats.select(
-                *RUN_KEY, pl.col("end_dist_m").alias("target_m"), pl.lit("end").alias("end")
-            ),
+            stats.select(*RUN_KEY, pl.col("start_dist_m").alias("target_m")),
+            stats.select(*RUN_KEY, pl.col("end_dist_m").alias("target_m")),
         ]
     )
+    # one row per target, in their order: the runs' starts, then their ends
     cross = compute_crossings(track, targets, RUN_KEY, options.clearance_m)
-    start = cross.filter(pl.col("end") == "start").select(
-        *RUN_KEY, pl.col("leave_s").alias("_leave")
+
+    def f64(frame: pl.DataFrame, name: str) -> np.ndarray:
+        return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy(writable=True)
+
+    t = f64(track, "t_s")
+    bounds = np.r_[starts, track.height].astype(np.int64)
+    stretch_leave, n_minutes = _run_facts(
+        bounds,
+        t,
+        f64(track, "prog_m"),
+        f64(track, "t_prev_s"),
+        f64(stats, "start_dist_m"),
+        f64(stats, "end_dist_m"),
+        options.clearance_m,
+        options.stationary_speed_m_s,
+        options.max_speed_m_s,
     )
-    # the departure is back-extrapolated from the first fix clear of the start at the run's
-    # mean speed, not at the speed of that fix's own next step: after a silence (lost pings)
-    # one noisy step over- or under-states the speed over hundreds of metres, while the
-    # stretch's mean (stops included) is what carried the bus from the start to that fix
-    bounds = stats.select(*RUN_KEY, "start_dist_m", "end_dist_m")
-    moving = (
-        track.join(bounds, on=RUN_KEY)
-        .filter(
-            (pl.col("prog_m") > pl.col("start_dist_m") + options.clearance_m)
-            & (pl.col("prog_m") < pl.col("end_dist_m") - options.clearance_m)
-        )
-        .group_by(RUN_KEY)
-        .agg(
-            (
-                (pl.col("prog_m").last() - pl.col("prog_m").first())
-                / (pl.col("t_s").last() - pl.col("t_s").first())
-            ).alias("_v_run")
-        )
-        .filter(pl.col("_v_run").is_finite())
-    )
-    first_clear = (
-        track.join(bounds, on=RUN_KEY)
-        .filter(pl.col("prog_m") > pl.col("start_dist_m") + options.clearance_m)
-        .group_by(RUN_KEY)
-        .agg(
-            pl.col("t_s").first().alias("_t_c"),
-            pl.col("prog_m").first().alias("_p_c"),
-            pl.col("t_prev_s").first().alias("_t_p"),
-            pl.col("start_dist_m").first().alias("_s_m"),
-        )
-    )
-    v = pl.col("_v_run").clip(options.stationary_speed_m_s, options.max_speed_m_s)
-    stretch_leave = (
-        (pl.col("_t_c") - (pl.col("_p_c") - pl.col("_s_m")) / v)
-        .clip(pl.coalesce("_t_p", "_t_c"), pl.col("_t_c"))
-        .alias("_stretch_leave")
-    )
-    start = (
-        start.join(first_clear, on=RUN_KEY, how="left")
-        .join(moving, on=RUN_KEY, how="left")
-        .select(*RUN_KEY, pl.coalesce(stretch_leave, "_leave").alias("_leave"))
-    )
-    end = cross.filter(pl.col("end") == "end").select(*RUN_KEY, pl.col("arrive_s").alias("_arrive"))
-    ev = track.group_by(RUN_KEY).agg(
-        pl.col("ping_id").first().alias("first_ping_id"),
-        pl.col("ping_id").last().alias("last_ping_id"),
-        pl.col("row").first().alias("_row0"),
-        pl.col("row").last().alias("_row1"),
-        pl.len().alias("n_pings"),
-    )
-    runs = (
-        stats.join(start, on=RUN_KEY, how="left")
-        .join(end, on=RUN_KEY, how="left")
-        .join(ev, on=RUN_KEY)
-        .with_columns(
-            pl.coalesce("_leave", "first_s").alias("started_s"),
-            pl.when(pl.col("is_arrived"))
-            .then(pl.coalesce("_arrive", "last_s"))
-            .otherwise(pl.col("last_s"))
-            .alias("ended_s"),
-        )
-        .with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
-    )
-    # GPS silence (gaps longer than gap_s) of the vehicle accumulated up to the run's first and
-    # last ping: their difference between two runs is how long the unit was silent between them
-    silent = pings.sort("row").select(
-        "row",
-        pl.col("t_s")
-        .diff()
-        .over("vehicle_id")
-        .pipe(lambda dt: pl.when(dt > options.gap_s).then(dt).otherwise(0.0))
-        .cum_sum()
-        .over("vehicle_id")
-        .alias("_sil"),
-    )
-    runs = runs.join(
-        silent.rename({"row": "_row0", "_sil": "silence_first_s"}), on="_row0", how="left"
-    ).join(silent.rename({"row": "_row1", "_sil": "silence_last_s"}), on="_row1", how="left")
-    # GPS completeness: minutes of the run with at least one of its pings
-    minutes = track.group_by(RUN_KEY).agg((pl.col("t_s") // 60).n_unique().alias("_n_min"))
-    runs = runs.join(minutes, on=RUN_KEY, how="left").with_columns(
+    first, last = bounds[:-1], bounds[1:] - 1
+    rows = track["row"].to_numpy()
+    silence = _silence(
+        f64(pings, "t_s"), pings["_v"].to_numpy().astype(np.int64), options.gap_s
+    )  # by row: `pings` is sorted by row
+    leave = np.where(np.isnan(stretch_leave), cross["leave_s"][:n].to_numpy(), stretch_leave)
+    runs = stats.with_columns(
+        pl.Series("_leave", leave, nan_to_null=True),
+        cross["arrive_s"][n:].alias("_arrive"),
+        track["ping_id"].gather(first).alias("first_ping_id"),
+        track["ping_id"].gather(last).alias("last_ping_id"),
+        pl.Series("_row1", rows[last]),
+        pl.Series("n_pings", (last - first + 1).astype(np.uint32)),
+        pl.Series("silence_first_s", silence[rows[first]]),
+        pl.Series("silence_last_s", silence[rows[last]]),
+        pl.Series("_n_min", n_minutes),
+    ).with_columns(
+        pl.coalesce("_leave", "first_s").alias("started_s"),
+        pl.when(pl.col("is_arrived"))
+        .then(pl.coalesce("_arrive", "last_s"))
+        .otherwise(pl.col("last_s"))
+        .alias("ended_s"),
+        # GPS completeness: minutes of the run with at least one of its pings
         (
             pl.col("_n_min")
             / ((pl.col("last_s") // 60) - (pl.col("first_s") // 60) + 1).clip(lower_bound=1)
         )
         .clip(upper_bound=1.0)
         .fill_null(0.0)
-        .alias("gps_completeness_ratio")
+        .alias("gps_completeness_ratio"),
     )
-    if "reported_trip_id" in pings.columns:
+    runs = runs.with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
+    if "reported_trip_id" in pings.columns and pings["reported_trip_id"].null_count() < len(pings):
         rep = (
             track.select(*RUN_KEY, "row")
             .join(pings.select("row", "reported_trip_id"), on="row")
@@ -367,9 +329,10 @@ def _finish_runs(
         runs = runs.join(rep, on=RUN_KEY, how="left")
     else:
         runs = runs.with_columns(pl.lit(None, pl.String).alias("reported_trip_id"))
-    shapes = network.shapes.select("shape_idx", "shape_id", "route_id", "direction_id")
+    # shape_idx is the row of `network.shapes`
+    shapes = network.shapes.select("shape_id", "route_id", "direction_id")[runs["shape_idx"]]
     return (
-        runs.join(shapes, on="shape_idx")
+        pl.concat([runs, shapes], how="horizontal")
         .with_columns(
             (
                 pl.col("distance_run_m")
@@ -380,5 +343,67 @@ def _finish_runs(
             pl.col("n_off_route").cast(pl.Int32),
             pl.col("off_route_s").round().cast(pl.Int32),
         )
-        .drop("_leave", "_arrive", "_row0", "_row1", "_n_min", "_seg", "n_mid")
+        .drop("_leave", "_arrive", "_row1", "_n_min", "_seg", "n_mid")
     )
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _run_facts(
+    bounds, t, prog, t_prev, start_m, end_m, clearance_m, v_min, v_max
+):  # pragma: no cover - compiled; tested through build_runs
+    """Per run (rows `bounds[k]` .. `bounds[k + 1]` - 1 of a track): the departure
+    back-extrapolated from its first fix clear of the start (NaN when it has none, or no mean
+    speed) and the number of distinct minutes with a ping.
+
+    The departure uses the run's mean speed between its first and last fix clear of both ends,
+    not the speed of that fix's own next step: after a silence (lost pings) one noisy step
+    over- or under-states the speed over hundreds of metres, while the stretch's mean (stops
+    included) is what carried the bus from the start to that fix. It is clipped between that
+    fix and the one before it.
+    """
+    n = bounds.shape[0] - 1
+    leave = np.full(n, np.nan)
+    minutes = np.zeros(n, np.int64)
+    for k in range(n):
+        lo, hi = bounds[k], bounds[k + 1]
+        clear_from = start_m[k] + clearance_m
+        clear_to = end_m[k] - clearance_m
+        c = -1
+        m0 = -1
+        m1 = -1
+        last_minute = np.nan
+        for j in range(lo, hi):
+            if c < 0 and prog[j] > clear_from:
+                c = j
+            if prog[j] > clear_from and prog[j] < clear_to:
+                if m0 < 0:
+                    m0 = j
+                m1 = j
+            minute = np.floor(t[j] / 60.0)
+            if minute != last_minute:
+                minutes[k] += 1
+                last_minute = minute
+        if c < 0 or m0 < 0:
+            continue
+        v = (prog[m1] - prog[m0]) / (t[m1] - t[m0])
+        if not np.isfinite(v):
+            continue
+        v = max(min(v, v_max), v_min)
+        floor = t_prev[c] if t_prev[c] == t_prev[c] else t[c]
+        leave[k] = max(min(t[c] - (prog[c] - start_m[k]) / v, t[c]), floor)
+    return leave, minutes
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _silence(t, vehicle, gap_s):  # pragma: no cover - compiled; tested through build_runs
+    """Per ping (sorted by vehicle and time): seconds of GPS silence (steps longer than `gap_s`)
+    of its vehicle up to it."""
+    out = np.zeros(t.shape[0])
+    total = 0.0
+    for i in range(t.shape[0]):
+        if i == 0 or vehicle[i] != vehicle[i - 1]:
+            total = 0.0
+        elif t[i] - t[i - 1] > gap_s:
+            total += t[i] - t[i - 1]
+        out[i] = total
+    return out

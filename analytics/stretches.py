@@ -132,16 +132,19 @@ def cut_stretches(
     # in frame order and their rows are consecutive
     roles = np.stack([arr, dep, seg], axis=1).ravel()
     at = np.flatnonzero(roles >= 0)
-    origin = shapes["origin_dist_m"].to_numpy()
-    destination = shapes["destination_dist_m"].to_numpy()
-    row = c_row[at // 3]
+    j, role = at // 3, at % 3
+    row = c_row[j]
+    dist = c_dist[j]
+    for r, ends_m in ((0, shapes["destination_dist_m"]), (1, shapes["origin_dist_m"])):
+        anchor = role == r
+        dist[anchor] = ends_m.to_numpy()[c_shape[j[anchor]]]
     points = pl.DataFrame(
         {
             "_seg": roles[at],
-            "_kind": np.array([2, 0, 1], np.int8)[at % 3],
+            "_kind": np.array([2, 0, 1], np.int8)[role],
             "row": row,
             "t_s": pings["t_s"].to_numpy()[row],
-            "dist_m": np.stack([destination[c_shape], origin[c_shape], c_dist], axis=1).ravel()[at],
+            "dist_m": dist,
         }
     )
     return stats.filter(pl.col("_observed_m") >= options.run_min_progress_m), points
@@ -153,7 +156,7 @@ def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:
     return series.cast(dtype).to_numpy(writable=True)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _cut(  # pragma: no cover - compiled; tested through build_runs
     c_row,
     c_shape,
@@ -250,7 +253,7 @@ def _cut(  # pragma: no cover - compiled; tested through build_runs
     return n_segs
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     n_segs,
     c_row,
