@@ -67,12 +67,18 @@ def build_runs(
         pl.col("n_mid") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
         >= options.run_min_pings
     ).drop("_observed_m")
-    stats = stats.with_columns(pings["vehicle_id"].gather(stats["_row0"])).drop("_row0")
+    stats = stats.with_columns(
+        pings["vehicle_id"].gather(stats["_row0"]), pings["_v"].gather(stats["_row0"])
+    ).drop("_row0")
     mid = points.filter(pl.col("_kind") == 1)
     stats = _drop_dominated(stats, mid, shapes, options)
-    stats = stats.sort("vehicle_id", "first_s").with_columns(
-        pl.int_range(pl.len()).over("vehicle_id").cast(pl.Int32).alias("run_id")
-    )
+    # runs numbered per vehicle in time order (the stretch number breaks ties: deterministic)
+    stats = stats.sort("_v", "first_s", "_seg")
+    v = stats["_v"].to_numpy()
+    first_of_vehicle = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+    sizes = np.diff(np.r_[first_of_vehicle, stats.height])
+    run_id = np.arange(stats.height) - np.repeat(first_of_vehicle, sizes)
+    stats = stats.with_columns(pl.Series("run_id", run_id, pl.Int32)).drop("_v")
     ids = stats.select("_seg", "run_id")
     at_ping = ["vehicle_id", "_v", "ping_id"]
     track = (
@@ -118,7 +124,7 @@ def _drop_dominated(
     alternative of the winner (identical itineraries under two shape ids).
     `mid`: the stretches' pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
     """
-    key = ["vehicle_id", "shape_idx", "_seg"]
+    key = ["_v", "shape_idx", "_seg"]
     s = stats.with_row_index("_rid").with_columns(
         (
             pl.col("distance_run_m")
@@ -130,15 +136,15 @@ def _drop_dominated(
     s = pl.concat([s, ends], how="horizontal")
     # pairs overlapping in time first, on the times alone; their other columns are then
     # gathered by row (`_rid` is the row of `s`)
-    times = s.select("_rid", "vehicle_id", "first_s", "last_s")
+    times = s.select("_rid", "_v", "first_s", "last_s")
     pairs = times.join(
         times.select(
             pl.col("_rid").alias("_o"),
-            "vehicle_id",
+            "_v",
             pl.col("first_s").alias("o_first_s"),
             pl.col("last_s").alias("o_last_s"),
         ),
-        on="vehicle_id",
+        on="_v",
     ).filter(pl.col("_rid") != pl.col("_o"))
     overlap = pl.min_horizontal("last_s", "o_last_s") - pl.max_horizontal("first_s", "o_first_s")
     shorter = pl.min_horizontal(
