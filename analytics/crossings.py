@@ -10,8 +10,6 @@ a stop left it some time between its last ping there and its first ping away.
 
 from __future__ import annotations
 
-import warnings
-
 import polars as pl
 
 MIN_SPEED_M_S = 1.0  # below this a step says nothing about when the crossing happened
@@ -80,10 +78,7 @@ def compute_crossings(
     Adds `arrive_s` and `leave_s` (epoch seconds, null when the track never got there) and
     `nearest_ping_m` (along-shape distance from the target to the nearest ping of the track).
     """
-    # the tracks are sorted by progress within each key; Polars cannot check that with `by`
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sortedness of columns cannot be checked")
-        return _crossings(track, targets, key, clearance_m)
+    return _crossings(track, targets, key, clearance_m)
 
 
 def _crossings(
@@ -101,6 +96,8 @@ def _crossings(
         by=key,
         strategy="backward",
         allow_exact_matches=False,
+        # sorted by progress within each key; Polars cannot check that with `by`
+        check_sortedness=False,
     ).select(
         "_target",
         # no ping beyond the target: the track never reached it
@@ -124,6 +121,8 @@ def _crossings(
         by=key,
         strategy="forward",
         allow_exact_matches=False,
+        # sorted by progress within each key; Polars cannot check that with `by`
+        check_sortedness=False,
     ).select(
         "_target",
         (
@@ -140,6 +139,7 @@ def _crossings(
         right_on="prog_m",
         by=key,
         strategy="nearest",
+        check_sortedness=False,
     ).select("_target", (pl.col("p_n") - pl.col("target_m")).abs().alias("nearest_ping_m"))
     out = (
         tg.join(before, on="_target", how="left")

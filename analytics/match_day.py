@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -126,6 +127,9 @@ def match_vehicles(
 
 
 _WORKER: dict[str, object] = {}
+BATCH_THREADS = 2
+"""batches matched at once in a process (threads): the partition steps are single-threaded
+for long stretches (small Polars steps, compiled kernels), so two keep two cores busy"""
 
 
 def _init_worker(network: Network, options: MatchOptions, min_s: float) -> None:
@@ -144,13 +148,16 @@ def _work(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
 
 
 def _map_bounded(
-    pool: ProcessPoolExecutor, batches: Iterator[pl.DataFrame], in_flight: int
+    pool: Executor,
+    work: Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]],
+    batches: Iterator[pl.DataFrame],
+    in_flight: int,
 ) -> list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]:
-    """`_work` over the batches in the pool, in order, with at most `in_flight` submitted."""
+    """`work` over the batches in the pool, in order, with at most `in_flight` submitted."""
     pending: deque[Future[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]] = deque()
     results = []
     for batch in batches:
-        pending.append(pool.submit(_work, batch))
+        pending.append(pool.submit(work, batch))
         if len(pending) >= in_flight:
             results.append(pending.popleft().result())
     results.extend(f.result() for f in pending)
@@ -195,16 +202,24 @@ def match_day(
             # at most two batches per worker in flight: each is cut out only when submitted,
             # so the batches never exist all at once beside the day's pings
             results = _map_bounded(
-                pool, (pings.filter(batch_of == b) for b in range(n_batches)), 2 * workers
+                pool, _work, (pings.filter(batch_of == b) for b in range(n_batches)), 2 * workers
+            )
+    elif pings.height:
+        # batches stream through threads: each is cut out, matched and released, so memory
+        # holds `BATCH_THREADS` batches' working frames (plus the small runs, tracks and stands
+        # kept). Polars and the compiled kernels release the GIL: while one batch is in a
+        # single-threaded step, another runs on the other core
+        with ThreadPoolExecutor(BATCH_THREADS) as threads:
+            results = _map_bounded(
+                threads,
+                partial(
+                    match_vehicles, network=network, options=options, breakdown_stop_min_s=min_s
+                ),
+                (pings.filter(batch_of == b) for b in range(n_batches)),
+                BATCH_THREADS,
             )
     else:
-        # batches stream: each is cut out, matched and released before the next, so memory
-        # holds one batch's working frames (plus the small runs, tracks and stands kept)
-        results = [
-            match_vehicles(pings.filter(batch_of == b), network, options, min_s)
-            for b in range(n_batches)
-            if pings.height
-        ]
+        results = []
     if results:
         runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
         track = pl.concat([r[1] for r in results])

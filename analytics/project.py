@@ -7,8 +7,6 @@ each pass's nearest point. No scan of every vertex per ping.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import polars as pl
 
@@ -93,18 +91,18 @@ def _choose_pass(
     )
     amb = cand.filter(pl.col("n_pass") > 1).sort("t_s")
     parts = []
-    with warnings.catch_warnings():  # sorted by time within each group; Polars cannot check it
-        warnings.filterwarnings("ignore", message="Sortedness of columns cannot be checked")
-        for strategy in ("backward", "forward"):
-            parts.append(
-                amb.join_asof(
-                    sure,
-                    left_on="t_s",
-                    right_on="t_ref",
-                    by=["group", "shape_idx"],
-                    strategy=strategy,
-                ).select("row", "shape_idx", "dist_m", "offset_m", "t_s", "t_ref", "d_ref")
-            )
+    for strategy in ("backward", "forward"):
+        parts.append(
+            amb.join_asof(
+                sure,
+                left_on="t_s",
+                right_on="t_ref",
+                by=["group", "shape_idx"],
+                strategy=strategy,
+                # sorted by time within each group; Polars cannot check it with `by`
+                check_sortedness=False,
+            ).select("row", "shape_idx", "dist_m", "offset_m", "t_s", "t_ref", "d_ref")
+        )
     # expected position: the reference moved on at a typical bus speed (before or after it),
     # so an out-and-back street or a closed loop picks the pass the vehicle is progressing on
     expected = pl.col("d_ref") + speed_m_s * (pl.col("t_s") - pl.col("t_ref"))

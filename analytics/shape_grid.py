@@ -9,9 +9,9 @@ scan in order, with no per-ping sort. The search finds *all* passes, however man
 corridor (a k-nearest lookup with a fixed k silently drops passes where more shapes meet than k
 covers).
 
-The scans are compiled with numba and run in parallel over the pings: there is no vectorised
-form of "group this ping's few neighbours into passes" that does not first materialise every
-(ping x point) pair, about 60 per ping.
+The scans are compiled with numba (releasing the GIL, so batches of pings run in threads):
+there is no vectorised form of "group this ping's few neighbours into passes" that does not
+first materialise every (ping x point) pair, about 60 per ping.
 """
 
 from __future__ import annotations
@@ -24,10 +24,6 @@ import numpy as np
 # distance resolution of the nearest-point choice: centimetres, capped (beyond any reach), so
 # ties between points at the same distance break the same way on every machine
 _CM_CAP = 65535.0
-# passes written per ping, on average over a chunk of pings, before the chunk falls back to
-# counting first (a grid city averages about 4; a busy real corridor about 10)
-_PASSES_PER_PING = 16
-_CHUNKS = 256
 # the eight neighbours of a cell and itself
 _NEIGHBOURS = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
 
@@ -129,31 +125,10 @@ def find_shape_passes(
         jump,
         buffer_m,
     )
-    n_chunks = max(1, min(n, _CHUNKS))
-    bounds = (np.arange(n_chunks + 1, dtype=np.int64) * n) // n_chunks
-    # each chunk writes its passes from its own region (room for `_PASSES_PER_PING` a ping)
-    base = bounds[:-1] * _PASSES_PER_PING
-    room = np.diff(bounds) * _PASSES_PER_PING
     counts = np.zeros(n, np.int64)
-    shape = np.empty(n * _PASSES_PER_PING, np.int64)
-    dist = np.empty(n * _PASSES_PER_PING)
-    off = np.empty(n * _PASSES_PER_PING)
-    _passes(px, py, *geometry, bounds, base, room, counts, shape, dist, off)
-    written = np.add.reduceat(counts, bounds[:-1]) if n else np.zeros(0, np.int64)
-    if (written > room).any():
-        # a chunk ran out of room (a very busy corridor): count first, then write exactly
-        room = np.add.reduceat(counts, bounds[:-1])
-        base = np.r_[0, np.cumsum(room)[:-1]].astype(np.int64)
-        shape = np.empty(int(room.sum()), np.int64)
-        dist = np.empty(len(shape))
-        off = np.empty(len(shape))
-        _passes(px, py, *geometry, bounds, base, room, counts, shape, dist, off)
-    # the chunks' written prefixes, in order
-    take = np.repeat(base, written) + (
-        np.arange(int(written.sum())) - np.repeat(np.r_[0, np.cumsum(written)[:-1]], written)
-    )
+    shape, dist, off = _passes(px, py, *geometry, counts)
     rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-    return rows, shape[take], dist[take], off[take]
+    return rows, shape, dist, off
 
 
 @numba.njit(cache=True)
@@ -211,7 +186,7 @@ def _near_lists(
             starts[c] = m
 
 
-@numba.njit(cache=True, parallel=True, nogil=True)
+@numba.njit(cache=True, nogil=True)
 def _passes(  # pragma: no cover - compiled; tested through find_shape_passes
     px,
     py,
@@ -230,60 +205,70 @@ def _passes(  # pragma: no cover - compiled; tested through find_shape_passes
     reach,
     jump,
     buffer,
-    bounds,
-    base,
-    room,
     counts,
-    out_shape,
-    out_dist,
-    out_off,
 ):
-    """The passes of each ping (see `find_shape_passes`): their number into `counts`, and as
-    many as fit in its chunk's `room` from the chunk's `base`, chunks in parallel."""
+    """The passes of each ping (see `find_shape_passes`): their number into `counts`; returns
+    their shape, position and offset, by ping (sequential: batches of pings run in threads,
+    and the kernel releases the GIL)."""
     last = ptx.shape[0] - 1
     reach2 = reach * reach
-    for chunk in numba.prange(bounds.shape[0] - 1):
-        w = base[chunk]
-        end = base[chunk] + room[chunk]
-        for i in range(bounds[chunk], bounds[chunk + 1]):
-            x, y = px[i], py[i]
-            c = _cell(
-                int(np.floor((x - x0) / cell)) * n_rows + int(np.floor((y - y0) / cell)),
-                keys,
-                slots,
-            )
-            k = 0
-            if c >= 0:
-                # the neighbourhood's points come sorted along the shapes: a pass is a run of
-                # one shape's points within reach, at most `jump` apart; keep its first nearest
-                best = -1
-                best_cm = 0.0
-                prev = -1
-                cm = 0.0
-                for s in range(starts[c], starts[c + 1] + 1):
-                    p = points[s] if s < starts[c + 1] else -1
-                    if p >= 0:
-                        dx, dy = ptx[p] - x, pty[p] - y
-                        d2 = dx * dx + dy * dy
-                        if d2 > reach2:
-                            continue
-                        cm = np.rint(min(np.sqrt(d2) * 100.0, _CM_CAP))
-                        if best >= 0 and pts[p] == pts[prev] and p - prev <= jump:
-                            if cm < best_cm:
-                                best, best_cm = p, cm
-                            prev = p
-                            continue
-                    if best >= 0:  # the pass of `best` ended: refine and write it
-                        d_pass, off_pass = _refine(x, y, best, ptx, pty, ptd, pts, last)
-                        if off_pass <= buffer:
-                            if w < end:
-                                out_shape[w] = pts[best]
-                                out_dist[w] = d_pass
-                                out_off[w] = off_pass
-                            w += 1
-                            k += 1
-                    best, best_cm, prev = p, cm, p
-            counts[i] = k
+    cap = max(16, 8 * px.shape[0])  # a grid city averages about 4 passes a ping
+    out_shape = np.empty(cap, np.int64)
+    out_dist = np.empty(cap)
+    out_off = np.empty(cap)
+    w = 0
+    for i in range(px.shape[0]):
+        x, y = px[i], py[i]
+        c = _cell(
+            int(np.floor((x - x0) / cell)) * n_rows + int(np.floor((y - y0) / cell)),
+            keys,
+            slots,
+        )
+        k = 0
+        if c >= 0:
+            # the neighbourhood's points come sorted along the shapes: a pass is a run of
+            # one shape's points within reach, at most `jump` apart; keep its first nearest
+            best = -1
+            best_cm = 0.0
+            prev = -1
+            cm = 0.0
+            for s in range(starts[c], starts[c + 1] + 1):
+                p = points[s] if s < starts[c + 1] else -1
+                if p >= 0:
+                    dx, dy = ptx[p] - x, pty[p] - y
+                    d2 = dx * dx + dy * dy
+                    if d2 > reach2:
+                        continue
+                    cm = np.rint(min(np.sqrt(d2) * 100.0, _CM_CAP))
+                    if best >= 0 and pts[p] == pts[prev] and p - prev <= jump:
+                        if cm < best_cm:
+                            best, best_cm = p, cm
+                        prev = p
+                        continue
+                if best >= 0:  # the pass of `best` ended: refine and write it
+                    d_pass, off_pass = _refine(x, y, best, ptx, pty, ptd, pts, last)
+                    if off_pass <= buffer:
+                        if w == cap:
+                            cap *= 2
+                            out_shape = _grown(out_shape, cap)
+                            out_dist = _grown(out_dist, cap)
+                            out_off = _grown(out_off, cap)
+                        out_shape[w] = pts[best]
+                        out_dist[w] = d_pass
+                        out_off[w] = off_pass
+                        w += 1
+                        k += 1
+                best, best_cm, prev = p, cm, p
+        counts[i] = k
+    return out_shape[:w].copy(), out_dist[:w].copy(), out_off[:w].copy()
+
+
+@numba.njit(cache=True)
+def _grown(a, cap):  # pragma: no cover - compiled
+    """`a` copied into a longer array of `cap` items."""
+    b = np.empty(cap, a.dtype)
+    b[: a.shape[0]] = a
+    return b
 
 
 @numba.njit(cache=True, inline="always")
