@@ -122,7 +122,8 @@ def _drop_dominated(
 
     A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
     alternative of the winner (identical itineraries under two shape ids).
-    `mid`: the stretches' pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
+    `stats` has `_v`, the vehicle's integer rank (pairs are joined on it). `mid`: the stretches'
+    pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
     """
     key = ["_v", "shape_idx", "_seg"]
     s = stats.with_row_index("_rid").with_columns(

@@ -268,6 +268,7 @@ def test_turnaround_needs_the_runs_to_meet_at_that_terminal() -> None:
         ).with_columns(pl.col("_seg", "shape_idx").cast(pl.Int32), pl.col("t_s").cast(pl.Float64))
         stats = mid.group_by("_seg", "shape_idx", maintain_order=True).agg(
             pl.lit("V").alias("vehicle_id"),
+            pl.lit(0, pl.Int64).alias("_v"),
             pl.col("t_s").first().alias("first_s"),
             pl.col("t_s").last().alias("last_s"),
             pl.col("dist_m").first().alias("first_dist_m"),
