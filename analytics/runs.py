@@ -137,22 +137,19 @@ def _drop_dominated(
     s = pl.concat([s, ends], how="horizontal")
     # pairs overlapping in time first, on the times alone; their other columns are then
     # gathered by row (`_rid` is the row of `s`)
-    times = s.select("_rid", "_v", "first_s", "last_s")
-    pairs = times.join(
-        times.select(
-            pl.col("_rid").alias("_o"),
-            "_v",
-            pl.col("first_s").alias("o_first_s"),
-            pl.col("last_s").alias("o_last_s"),
-        ),
-        on="_v",
-    ).filter(pl.col("_rid") != pl.col("_o"))
-    overlap = pl.min_horizontal("last_s", "o_last_s") - pl.max_horizontal("first_s", "o_first_s")
-    shorter = pl.min_horizontal(
-        pl.col("last_s") - pl.col("first_s"), pl.col("o_last_s") - pl.col("o_first_s")
+    v, first_s, last_s = (s[c].to_numpy() for c in ("_v", "first_s", "last_s"))
+    by_start = np.lexsort((first_s, v))
+    one, other = _overlapping_pairs(
+        v[by_start], first_s[by_start], last_s[by_start], options.dominance_overlap_s
     )
-    pairs = pairs.filter(
-        ((overlap > 0.25 * shorter) | (overlap >= options.dominance_overlap_s)) & (overlap > 0)
+    times = s.select("first_s", "last_s")
+    pairs = pl.concat(
+        [
+            pl.DataFrame({"_rid": by_start[one], "_o": by_start[other]}),
+            times[by_start[one]],
+            times[by_start[other]].rename(lambda c: f"o_{c}"),
+        ],
+        how="horizontal",
     )
     side = s.select(
         "_seg",
@@ -204,6 +201,28 @@ def _drop_dominated(
         pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
     )
     return out.drop("_rid", "_cov", *ends.columns).sort(key)
+
+
+@numba.njit(cache=True, nogil=True)
+def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover - compiled
+    """Both orders of each pair of runs of one vehicle (`v`) that overlap in time by more than
+    a quarter of the shorter one or by `min_overlap_s`, given the runs sorted by vehicle and
+    start: a sweep stops at the first run starting after the current one ends."""
+    one = []
+    other = []
+    n = v.shape[0]
+    for i in range(n):
+        j = i + 1
+        while j < n and v[j] == v[i] and first_s[j] < last_s[i]:
+            overlap = min(last_s[i], last_s[j]) - max(first_s[i], first_s[j])
+            shorter = min(last_s[i] - first_s[i], last_s[j] - first_s[j])
+            if (overlap > 0.25 * shorter or overlap >= min_overlap_s) and overlap > 0:
+                one.append(i)
+                other.append(j)
+                one.append(j)
+                other.append(i)
+            j += 1
+    return np.array(one, np.int64), np.array(other, np.int64)
 
 
 def _meet(a: str, b: str, options: MatchOptions) -> pl.Expr:
