@@ -7,11 +7,11 @@ reaches its destination. Each breakdown carries its evidence (ping ids, words).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import polars as pl
 from scipy.spatial import cKDTree
 
-from analytics.crossings import group_start, prev_in_group
 from analytics.network import Network
 from analytics.options import MatchOptions
 
@@ -141,37 +141,35 @@ def find_breakdowns(
 def _inferred(
     pings: pl.DataFrame, network: Network, options: MatchOptions, min_s: float
 ) -> pl.DataFrame:
-    x, y = pl.col("x_m"), pl.col("y_m")
-    step = ((x - prev_in_group(x)).pow(2) + (y - prev_in_group(y)).pow(2)).sqrt()
-    # a stand is a stretch of pings within the radius of the previous one; numbered across the
-    # whole vehicle-sorted frame (a vehicle's first ping always starts one), without windows
-    p = (
-        pings.sort("vehicle_id", "t_s")
-        .with_columns(group_start("vehicle_id").alias("_gs"))
-        .with_columns(
-            (step > options.stationary_radius_m).fill_null(True).cum_sum().alias("_still")
-        )
+    p = pings.sort("vehicle_id", "t_s")  # clean pings come so: a check, nearly free
+
+    def f64(name: str) -> np.ndarray:
+        return p[name].cast(pl.Float64).fill_null(np.nan).to_numpy(writable=True)
+
+    first, last, means = _stands(
+        p["vehicle_id"].cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy(),
+        f64("t_s"),
+        np.stack([f64("x_m"), f64("y_m"), f64("lat"), f64("lon")]),
+        options.stationary_radius_m,
+        min_s,
     )
-    stands = (
-        # `_still` numbers stands across the frame: one vehicle each
-        p.group_by("_still")
-        .agg(
-            pl.col("vehicle_id").first(),
-            pl.col("t_s").first().alias("started_s"),
-            pl.col("t_s").last().alias("ended_s"),
-            pl.col("x_m").mean(),
-            pl.col("y_m").mean(),
-            pl.col("lat").mean(),
-            pl.col("lon").mean(),
-            pl.col("ping_id").first().alias("first_ping_id"),
-            pl.col("ping_id").last().alias("last_ping_id"),
-            pl.len().alias("n"),
-        )
-        .filter(pl.col("ended_s") - pl.col("started_s") >= min_s)
+    stands = pl.DataFrame(
+        {
+            "vehicle_id": p["vehicle_id"].gather(first),
+            "started_s": p["t_s"].gather(first),
+            "ended_s": p["t_s"].gather(last),
+            **{
+                name: pl.Series(name, means[k], nan_to_null=True)
+                for k, name in enumerate(("x_m", "y_m", "lat", "lon"))
+            },
+            "first_ping_id": p["ping_id"].gather(first),
+            "last_ping_id": p["ping_id"].gather(last),
+            "n": pl.Series("n", last - first + 1, pl.UInt32),
+        }
     )
     xy = stands.select("x_m", "y_m").to_numpy()
     far = np.ones(len(xy), dtype=bool)
-    if len(xy) and network.stop_tree is not None:
+    if len(xy) and network.stop_tree is not None:  # a stand's position: its pings' mean
         d, _ = network.stop_tree.query(xy, k=1)
         far &= d > options.breakdown_clear_of_stop_m
     if len(xy):
@@ -191,3 +189,39 @@ def _inferred(
             "n",
         ).alias("evidence"),
     )
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _stands(vehicle, t, values, radius_m, min_s):  # pragma: no cover - compiled
+    """Stands in pings sorted by vehicle and time: stretches whose every step (from the
+    vehicle's previous ping) stays within `radius_m`, lasting at least `min_s`. Returns their
+    first and last ping and the mean of each row of `values` (x, y, lat, lon; NaN skipped)
+    over their pings."""
+    n = t.shape[0]
+    first = []
+    last = []
+    lo = 0
+    for i in range(1, n + 1):
+        if i < n and vehicle[i] == vehicle[i - 1]:
+            dx = values[0, i] - values[0, i - 1]
+            dy = values[1, i] - values[1, i - 1]
+            if not np.sqrt(dx * dx + dy * dy) > radius_m:
+                continue
+        if t[i - 1] - t[lo] >= min_s:
+            first.append(lo)
+            last.append(i - 1)
+        lo = i
+    a = np.array(first, np.int64)
+    b = np.array(last, np.int64)
+    means = np.full((values.shape[0], a.shape[0]), np.nan)
+    for k in range(a.shape[0]):
+        for r in range(values.shape[0]):
+            total = 0.0
+            count = 0
+            for i in range(a[k], b[k] + 1):
+                if values[r, i] == values[r, i]:
+                    total += values[r, i]
+                    count += 1
+            if count:
+                means[r, k] = total / count
+    return a, b, means
