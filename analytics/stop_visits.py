@@ -1,13 +1,23 @@
-"""Stop visits: arrival and departure at every stop of each matched run, with delays."""
+"""Stop visits: arrival and departure at every stop of each matched run, with delays.
+
+The crossing rule is `analytics.crossings` (arrive when progress reaches a stop, leave when it
+clears it by `clearance_m`, each instant extrapolated from the ping beyond the crossing and
+clipped between the two pings around it); here it is evaluated on arrays for a whole day at
+once: each run's pings are one slice of the track ordered by progress, and each stop finds its
+pings around it by a binary search within its run's slice. No (stop x ping) frame is built, so
+a large day needs no batching.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-from analytics.crossings import compute_crossings
+from analytics.crossings import MIN_SPEED_M_S, group_start
 from analytics.options import MatchOptions
 
 RUN_KEY = ["vehicle_id", "run_id"]
+TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
 
 
 def compute_stop_visits(
@@ -17,42 +27,61 @@ def compute_stop_visits(
     trip_stops: pl.DataFrame,
     options: MatchOptions,
 ) -> pl.DataFrame:
-    """One row per stop of every matched run (columns of `stop_visits`, times as UTC instants).
+    """One row per stop of every matched run (columns of `stop_visits`, times as UTC instants),
+    ordered by vehicle_id, run_index, stop_sequence.
 
     Times come from the run's pings around the stop's position along the shape (see
     `analytics.crossings`); a visit is `is_interpolated` when no ping lies within
     `stop_radius_m` of the stop along the shape. Stops the run never reached have null times.
     Planned times are the trip's planned start plus the template's offsets.
     """
-    matched = runs.filter(pl.col("trip_id").is_not_null()).select(
-        *RUN_KEY, "trip_id", "start_dist_m", "end_dist_m"
+    # `_run`: an integer key in output order, so nothing below joins or sorts on strings
+    matched = (
+        runs.filter(pl.col("trip_id").is_not_null())
+        .select(*RUN_KEY, "trip_id", "start_dist_m", "end_dist_m")
+        .sort(RUN_KEY)
+        .with_row_index("_run")
     )
     stops = (
         matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id")
         .join(trip_stops, on="template_trip_id")
         .rename({"stop_dist_m": "target_m"})
+        .sort("_run", "stop_sequence")
     )
-    cross = compute_crossings(track, stops, RUN_KEY, options.clearance_m)
+    cross = compute_run_crossings(
+        _track_slices(track, matched.select(*RUN_KEY, "_run")),
+        stops["_run"].to_numpy(),
+        stops["target_m"].to_numpy(),
+        options.clearance_m,
+    )
     # a stop beyond the run's end or before its start was not visited by this run
     reached = pl.col("target_m").is_between(
         pl.col("start_dist_m") - options.stop_radius_m, pl.col("end_dist_m") + options.stop_radius_m
     )
-    out = cross.with_columns(
-        pl.when(reached).then(pl.col("arrive_s")).alias("arrive_s"),
-        pl.when(reached).then(pl.col("leave_s")).alias("leave_s"),
-    ).with_columns(
-        (pl.col("planned_start_at") + pl.duration(seconds=pl.col("arrival_offset_s"))).alias(
-            "planned_arrival_at"
-        ),
-        (pl.col("planned_start_at") + pl.duration(seconds=pl.col("departure_offset_s"))).alias(
-            "planned_departure_at"
-        ),
-        pl.from_epoch((pl.col("arrive_s") * 1e6).round().cast(pl.Int64), "us")
-        .dt.replace_time_zone("UTC")
-        .alias("arrival_at"),
-        pl.from_epoch((pl.col("leave_s") * 1e6).round().cast(pl.Int64), "us")
-        .dt.replace_time_zone("UTC")
-        .alias("departure_at"),
+    out = (
+        pl.concat([stops, cross], how="horizontal")
+        .with_columns(
+            # the vehicle reached a stop no later than it left it
+            pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s")
+        )
+        .with_columns(
+            pl.when(reached).then(pl.col("arrive_s")).alias("arrive_s"),
+            pl.when(reached).then(pl.col("leave_s")).alias("leave_s"),
+        )
+        .with_columns(
+            (pl.col("planned_start_at") + pl.duration(seconds=pl.col("arrival_offset_s"))).alias(
+                "planned_arrival_at"
+            ),
+            (pl.col("planned_start_at") + pl.duration(seconds=pl.col("departure_offset_s"))).alias(
+                "planned_departure_at"
+            ),
+            pl.from_epoch((pl.col("arrive_s") * 1e6).round().cast(pl.Int64), "us")
+            .dt.replace_time_zone("UTC")
+            .alias("arrival_at"),
+            pl.from_epoch((pl.col("leave_s") * 1e6).round().cast(pl.Int64), "us")
+            .dt.replace_time_zone("UTC")
+            .alias("departure_at"),
+        )
     )
     return out.select(
         "vehicle_id",
@@ -75,4 +104,136 @@ def compute_stop_visits(
         (pl.col("nearest_ping_m").fill_null(float("inf")) > options.stop_radius_m).alias(
             "is_interpolated"
         ),
-    ).sort("vehicle_id", "run_index", "stop_sequence")
+    )
+
+
+def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.ndarray]:
+    """The track as arrays grouped by run and ordered by progress within each run.
+
+    `run_index`: vehicle_id, run_id, `_run` (0 .. n - 1). Returns the `TRACK_COLUMNS` arrays
+    (nulls as NaN, with `<column>_null` masks), and `lo`/`hi` per `_run`: the run's rows are
+    `lo[r]:hi[r]` (empty for a run without pings). A track whose runs are contiguous and in
+    progress order (as `build_runs` writes it) is used in place; any other is sorted first,
+    stably, so pings at equal progress keep their track order.
+    """
+    n_runs = run_index.height
+    if track.height == 0:
+        seg_start = np.zeros(0, np.int64)
+        seg_run = np.zeros(0, np.int64)
+    else:
+        seg_start = np.flatnonzero(track.select(group_start(*RUN_KEY)).to_series().to_numpy())
+        seg_run = (
+            track.select(RUN_KEY)[seg_start]
+            .join(run_index, on=RUN_KEY, how="left", maintain_order="left")["_run"]
+            .fill_null(-1)
+            .cast(pl.Int64)
+            .to_numpy()
+        )
+    seg_end = np.r_[seg_start[1:], track.height][: seg_start.size].astype(np.int64)
+    cols = track.select(TRACK_COLUMNS)
+    prog = cols["prog_m"].to_numpy()
+    step_back = prog[1:] < prog[:-1]
+    step_back[seg_start[1:] - 1] = False  # a new run may start behind the previous one
+    mine = seg_run >= 0
+    in_place = not step_back.any() and np.unique(seg_run[mine]).size == int(mine.sum())
+    lo = np.zeros(n_runs, np.int64)
+    hi = np.zeros(n_runs, np.int64)
+    if in_place:
+        lo[seg_run[mine]] = seg_start[mine]
+        hi[seg_run[mine]] = seg_end[mine]
+        order = None
+    else:
+        row_run = np.repeat(seg_run, seg_end - seg_start)
+        keep = np.flatnonzero(row_run >= 0)
+        order = keep[np.lexsort((prog[keep], row_run[keep]))]
+        sorted_run = row_run[order]
+        lo = np.searchsorted(sorted_run, np.arange(n_runs), side="left").astype(np.int64)
+        hi = np.searchsorted(sorted_run, np.arange(n_runs), side="right").astype(np.int64)
+    out: dict[str, np.ndarray] = {"lo": lo, "hi": hi}
+    for name in TRACK_COLUMNS:
+        s = cols[name] if order is None else cols[name].gather(order)
+        out[name] = s.fill_null(np.nan).to_numpy()
+        out[f"{name}_null"] = s.is_null().to_numpy()
+    return out
+
+
+def _search(
+    prog: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, right: bool
+) -> np.ndarray:
+    """Per query, the first index in `lo:hi` whose `prog` is > `x` (`right`) or >= `x` (else),
+    `hi` when none: `np.searchsorted` within each query's own slice, as a bisection over all
+    queries at once (log2 of the longest slice passes)."""
+    lo = lo.copy()
+    hi = hi.copy()
+    todo = np.flatnonzero(lo < hi)
+    while todo.size:
+        a, b = lo[todo], hi[todo]
+        mid = (a + b) >> 1
+        go = prog[mid] <= x[todo] if right else prog[mid] < x[todo]
+        a = np.where(go, mid + 1, a)
+        b = np.where(go, b, mid)
+        lo[todo] = a
+        hi[todo] = b
+        todo = todo[a < b]
+    return lo
+
+
+def compute_run_crossings(
+    track: dict[str, np.ndarray], run: np.ndarray, target_m: np.ndarray, clearance_m: float
+) -> pl.DataFrame:
+    """When each run arrived at and left each of its targets (`analytics.crossings` rule).
+
+    `track`: from `_track_slices`; `run`, `target_m`: per target, its `_run` and position along
+    the shape (metres). Returns, in target order, `arrive_s` and `leave_s` (epoch seconds,
+    null when the run never got there; `arrive_s` not yet capped by `leave_s`) and
+    `nearest_ping_m` (along-shape distance to the run's nearest ping, metres).
+    """
+    prog, t = track["prog_m"], track["t_s"]
+    lo, hi = track["lo"][run], track["hi"][run]
+    if prog.size == 0:  # no pings at all: every slice is empty, nothing below reads a row
+        track = {k: np.zeros(1, v.dtype) for k, v in track.items()}
+        prog, t = track["prog_m"], track["t_s"]
+
+    def speed(first: str, second: str, at: np.ndarray) -> np.ndarray:
+        # coalesce(first, second, MIN_SPEED_M_S) of the rows `at`
+        return np.where(
+            ~track[f"{first}_null"][at],
+            track[first][at],
+            np.where(~track[f"{second}_null"][at], track[second][at], MIN_SPEED_M_S),
+        )
+
+    # arrival: the last ping before the target (of equal progress, the last), moving on at
+    # its incoming speed; no ping beyond it (no next ping) means the run never reached it
+    first_at = _search(prog, lo, hi, target_m, right=False)
+    has_before = first_at > lo
+    b = np.where(has_before, first_at - 1, 0)
+    arrive_ok = has_before & ~track["t_next_s_null"][b]
+    arrive = t[b] + (target_m - prog[b]) / speed("v_prev_m_s", "v_next_m_s", b)
+    arrive = np.maximum(np.minimum(arrive, track["t_next_s"][b]), t[b])
+    # departure: the first ping clear of the target (of equal progress, the first),
+    # extrapolated back at its outgoing speed
+    after_at = _search(prog, lo, hi, target_m + clearance_m, right=True)
+    leave_ok = after_at < hi
+    a = np.where(leave_ok, after_at, 0)
+    leave = t[a] - (prog[a] - target_m) / speed("v_next_m_s", "v_prev_m_s", a)
+    t_prev = np.where(track["t_prev_s_null"][a], t[a], track["t_prev_s"][a])
+    leave = np.maximum(np.minimum(leave, t[a]), t_prev)
+    # nearest ping: the one just before the target or the first at or after it
+    has_after = first_at < hi
+    gap_before = np.where(has_before, target_m - prog[b], np.inf)
+    gap_after = np.where(has_after, prog[np.where(has_after, first_at, 0)] - target_m, np.inf)
+    nearest = np.minimum(gap_before, gap_after)
+    return pl.DataFrame(
+        {
+            "arrive_s": arrive,
+            "leave_s": leave,
+            "nearest_ping_m": nearest,
+            "_a": arrive_ok,
+            "_l": leave_ok,
+            "_n": has_before | has_after,
+        }
+    ).select(
+        pl.when("_a").then("arrive_s").alias("arrive_s"),
+        pl.when("_l").then("leave_s").alias("leave_s"),
+        pl.when("_n").then("nearest_ping_m").alias("nearest_ping_m"),
+    )
