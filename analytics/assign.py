@@ -11,8 +11,6 @@ day's runs and trips makes it exclusive: of two vehicles on one trip only one co
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
@@ -35,53 +33,79 @@ def match_runs_to_trips(
     `departure_delay_s` is the run's departure minus the planned time at the point where the run
     began (the origin departure for runs that left the terminal), seconds, + late.
     """
+    # integer keys, numbered in the order of the string keys they stand for (`_run` in
+    # vehicle_id, run_id order; `_trip` in trip_id order), so the pairs are joined, grouped
+    # and ranked on integers and the solver sees rows and columns in the same order
+    runs = runs.with_columns(
+        pl.struct(RUN_KEY).rank("ordinal").cast(pl.Int64).sub(1).alias("_run"),
+        pl.col("vehicle_id").rank("dense").cast(pl.Int64).alias("_veh"),
+    )
+    trips = trips.with_columns(
+        pl.col("trip_id").rank("dense").cast(pl.Int64).sub(1).alias("_trip"),
+        pl.col("block_id").rank("dense").cast(pl.Int64).alias("_block"),
+    )
     pairs = _candidates(runs, trips, options)
     first = _solve(pairs, options)
     # block continuity: a vehicle runs one block (or the rest of one, after a swap), so the
     # share of its other first-pass trips that belong to a trip's block is strong evidence;
     # a share, not "the neighbour's block", so two stray trips of another block cannot
     # reinforce each other
-    mine = first.group_by("vehicle_id", "block_id").agg(pl.len().alias("_n_block"))
-    total = first.group_by("vehicle_id").agg(pl.len().alias("_n_all"))
-    own = first.select(*RUN_KEY, pl.col("block_id").alias("_own_block"))
+    mine = first.group_by("_veh", "_block").agg(pl.len().alias("_n_block"))
+    total = first.group_by("_veh").agg(pl.len().alias("_n_all"))
+    own = first.select("_run", pl.col("_block").alias("_own_block"))
     share = (
         (
             pl.col("_n_block").fill_null(0)
-            - (pl.col("_own_block") == pl.col("block_id")).fill_null(False).cast(pl.Int64)
+            - (pl.col("_own_block") == pl.col("_block")).fill_null(False).cast(pl.Int64)
         )
         / (pl.col("_n_all").fill_null(0) - pl.col("_own_block").is_not_null().cast(pl.Int64)).clip(
             lower_bound=1
         )
     ).clip(0.0, 1.0)
     pairs = (
-        pairs.join(mine, on=["vehicle_id", "block_id"], how="left")
-        .join(total, on="vehicle_id", how="left")
-        .join(own, on=RUN_KEY, how="left")
+        pairs.join(mine, on=["_veh", "_block"], how="left")
+        .join(total, on="_veh", how="left")
+        .join(own, on="_run", how="left")
         .with_columns((pl.col("cost") - options.block_bonus_s * share).alias("cost"))
         .drop("_n_block", "_n_all", "_own_block")
     )
     chosen = _solve(pairs, options)
-    return runs.join(
-        chosen.select(*RUN_KEY, "trip_id", "departure_delay_s", "match_method"),
-        on=RUN_KEY,
-        how="left",
-    ).with_columns(pl.col("match_method").fill_null("inferred"))
+    return (
+        runs.join(
+            chosen.select("_run", "trip_id", "departure_delay_s", "match_method"),
+            on="_run",
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(pl.col("match_method").fill_null("inferred"))
+        .drop("_run", "_veh")
+    )
 
 
 def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
-    shapes = runs.select(*RUN_KEY, "shape_id", "alt_shapes")
+    """Candidate (run, trip) pairs with their cost. `runs` and `trips` carry the integer keys
+    of `match_runs_to_trips` (`_run`, `_veh`; `_trip`, `_block`)."""
+    # shapes as integers: those of the day's trips (a run's other shapes have no candidates)
+    shape_code = trips.select("shape_id").unique().with_row_index("_shape")
     idx_to_id = runs.select(
         pl.col("shape_idx").alias("alt_shapes"), pl.col("shape_id").alias("alt_id")
     ).unique()
     alts = (
-        shapes.explode("alt_shapes")
+        runs.select("_run", "alt_shapes")
+        .explode("alt_shapes")
         .drop_nulls("alt_shapes")
         .join(idx_to_id, on="alt_shapes")
-        .select(*RUN_KEY, pl.col("alt_id").alias("shape_id"))
+        .select("_run", pl.col("alt_id").alias("shape_id"))
     )
-    run_shapes = pl.concat([shapes.select(*RUN_KEY, "shape_id"), alts]).unique()
+    run_shapes = (
+        pl.concat([runs.select("_run", "shape_id"), alts])
+        .join(shape_code, on="shape_id")
+        .select("_run", "_shape")
+        .unique()
+    )
     r = runs.select(
-        *RUN_KEY,
+        "_run",
+        "_veh",
         "started_s",
         "ended_s",
         "start_dist_m",
@@ -93,10 +117,11 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         pl.col("route_id").alias("_run_route"),
         pl.col("direction_id").alias("_run_direction"),
     )
-    t = trips.select(
+    t = trips.join(shape_code, on="shape_id").select(
+        "_trip",
         "trip_id",
-        "shape_id",
-        "block_id",
+        "_shape",
+        "_block",
         "route_id",
         "direction_id",
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
@@ -121,13 +146,13 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     # buckets of one window keeps the pairs to a few per run, not every trip of the shape
     w = options.match_window_s
     t = t.with_columns(
-        (pl.col("plan_end_s") - pl.col("plan_start_s")).max().over("shape_id").alias("_dur"),
+        (pl.col("plan_end_s") - pl.col("plan_start_s")).max().over("_shape").alias("_dur"),
         (pl.col("plan_start_s") // w).cast(pl.Int64).alias("_bucket"),
     )
-    dur = t.group_by("shape_id").agg(pl.col("_dur").first())
+    dur = t.group_by("_shape").agg(pl.col("_dur").first())
     runs_b = (
-        run_shapes.join(r, on=RUN_KEY)
-        .join(dur, on="shape_id")
+        run_shapes.join(r, on="_run")
+        .join(dur, on="_shape")
         .with_columns(
             pl.int_ranges(
                 ((pl.col("started_s") - w - pl.col("_dur")) // w).cast(pl.Int64),
@@ -138,7 +163,7 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .drop("_dur")
     )
     pairs = (
-        runs_b.join(t.drop("_dur"), on=["shape_id", "_bucket"])
+        runs_b.join(t.drop("_dur"), on=["_shape", "_bucket"])
         .drop("_bucket")
         .with_columns(delay.alias("departure_delay_s"))
         .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
@@ -173,16 +198,30 @@ def _solve_components(
     """Minimum-weight assignment of every row (run) to one column, per connected group of rows
     and columns: a dense Hungarian for small groups (most: a shape's runs and trips of a few
     hours), sparse LAPJV for large ones (a busy corridor), whose dense matrix is quadratic in
-    memory and cubic in time; one sparse problem over a whole day would be slower than both."""
+    memory and cubic in time; one sparse problem over a whole day would be slower than both.
+
+    Groups of one row (most of a day's) are solved at once: the row takes its cheapest column,
+    the first in column order on a tie, which is what the Hungarian solver returns for them.
+    """
+    local_r, rows_of, r_start, n_rows = _local_numbers(er, comp)
+    local_c, cols_of, c_start, n_cols = _local_numbers(ec, comp)
     order = np.argsort(comp, kind="stable")
     er, ec, ew, comp = er[order], ec[order], ew[order], comp[order]
+    local_r, local_c = local_r[order], local_c[order]
     bounds = np.flatnonzero(np.r_[True, comp[1:] != comp[:-1], True])
-    rows_out: list[np.ndarray] = []
-    cols_out: list[np.ndarray] = []
-    for lo, hi in itertools.pairwise(bounds):
-        r_ids, rr = np.unique(er[lo:hi], return_inverse=True)
-        c_ids, cc = np.unique(ec[lo:hi], return_inverse=True)
-        w = ew[lo:hi]
+    lows = bounds[:-1]
+    single = n_rows[comp[lows]] == 1
+    one = _cheapest_columns(er, ec, ew, comp, n_rows[comp] == 1)
+    if one is None:  # weights the solver rejects, or a pair given twice: solve each group
+        single[:] = False
+        rows_out, cols_out = [np.zeros(0, er.dtype)], [np.zeros(0, ec.dtype)]
+    else:
+        rows_out, cols_out = [one[0]], [one[1]]
+    for lo, hi in zip(lows[~single], bounds[1:][~single], strict=True):
+        c = comp[lo]
+        r_ids = rows_of[r_start[c] : r_start[c] + n_rows[c]]
+        c_ids = cols_of[c_start[c] : c_start[c] + n_cols[c]]
+        rr, cc, w = local_r[lo:hi], local_c[lo:hi], ew[lo:hi]
         if len(r_ids) * len(c_ids) <= _DENSE_MAX_CELLS:
             m = np.full((len(r_ids), len(c_ids)), np.inf)
             m[rr, cc] = w
@@ -198,16 +237,55 @@ def _solve_components(
     return np.concatenate(rows_out), np.concatenate(cols_out)
 
 
+def _local_numbers(
+    ids: np.ndarray, comp: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Number the distinct `ids` of each group 0, 1, ... in ascending order (what `np.unique`
+    gives per group), for every group at once. Returns (each edge's local number, the distinct
+    ids of all groups one after the other, where each group's start in them, how many)."""
+    order = np.lexsort((ids, comp))
+    s_ids, s_comp = ids[order], comp[order]
+    new_comp = np.r_[True, s_comp[1:] != s_comp[:-1]]
+    new_id = new_comp | np.r_[True, s_ids[1:] != s_ids[:-1]]
+    number = np.cumsum(new_id) - 1
+    n_comp = int(comp.max()) + 1 if comp.size else 0
+    start = np.zeros(n_comp, np.int64)
+    count = np.zeros(n_comp, np.int64)
+    start[s_comp[new_comp]] = number[new_comp]
+    np.add.at(count, s_comp[new_id], 1)
+    local = np.empty(ids.size, np.int64)
+    local[order] = number - start[s_comp]
+    return local, s_ids[new_id], start, count
+
+
+def _cheapest_columns(
+    er: np.ndarray, ec: np.ndarray, ew: np.ndarray, comp: np.ndarray, single: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For the groups of one row (edges where `single`): the row and its cheapest column, the
+    lowest column on a tie. None when a weight is not finite or an edge repeats (the solver
+    rejects the first and keeps the last of the second: left to it)."""
+    er, ec, ew, comp = er[single], ec[single], ew[single], comp[single]
+    if not np.isfinite(ew).all():
+        return None
+    by_col = np.lexsort((ec, comp))
+    if ((np.diff(comp[by_col]) == 0) & (np.diff(ec[by_col]) == 0)).any():
+        return None
+    best = np.lexsort((ec, ew, comp))
+    first = best[np.r_[True, comp[best][1:] != comp[best][:-1]][: best.size]]
+    return er[first], ec[first]
+
+
 def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Minimum-cost exclusive assignment of candidate pairs (runs x trips)."""
+    keep = ["_run", "_veh", "_block", "trip_id", "departure_delay_s", "match_method"]
     if pairs.height == 0:
-        return pairs.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
+        return pairs.select(keep)
     pairs = pairs.with_columns(
         (
             options.unmatched_base_cost_s + options.unmatched_full_cost_s * pl.col("coverage_ratio")
         ).alias("_unmatched"),
-        pl.struct(RUN_KEY).rank("dense").cast(pl.Int64).sub(1).alias("_r"),
-        pl.col("trip_id").rank("dense").cast(pl.Int64).sub(1).alias("_t"),
+        pl.col("_run").rank("dense").cast(pl.Int64).sub(1).alias("_r"),
+        pl.col("_trip").rank("dense").cast(pl.Int64).sub(1).alias("_t"),
     )
     nr = int(pairs["_r"].max()) + 1  # type: ignore[arg-type]
     nt = int(pairs["_t"].max()) + 1  # type: ignore[arg-type]
@@ -233,4 +311,4 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
         on=["_r", "_t"],
         how="semi",
     )
-    return chosen.select(*RUN_KEY, "trip_id", "block_id", "departure_delay_s", "match_method")
+    return chosen.select(keep)
