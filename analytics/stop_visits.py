@@ -18,6 +18,7 @@ from analytics.options import MatchOptions
 
 RUN_KEY = ["vehicle_id", "run_id"]
 TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
+CROSSING_COLUMNS = ("arrive_s", "leave_s", "nearest_ping_m")
 
 
 def compute_stop_visits(
@@ -111,8 +112,9 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
     """The track as arrays grouped by run and ordered by progress within each run.
 
     `run_index`: vehicle_id, run_id, `_run` (0 .. n - 1). Returns the `TRACK_COLUMNS` arrays
-    (nulls as NaN, with `<column>_null` masks), and `lo`/`hi` per `_run`: the run's rows are
-    `lo[r]:hi[r]` (empty for a run without pings). A track whose runs are contiguous and in
+    (nulls as NaN, with `<column>_null` masks), `lo`/`hi` per `_run`: the run's rows are
+    `lo[r]:hi[r]` (empty for a run without pings), and the place of each row's slice among the
+    slices (`slice_of_row`) and of each run's (`slice_of_run`). A track whose runs are contiguous and in
     progress order (as `build_runs` writes it) is used in place; any other is sorted first,
     stably, so pings at equal progress keep their track order.
     """
@@ -142,6 +144,9 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
         lo[seg_run[mine]] = seg_start[mine]
         hi[seg_run[mine]] = seg_end[mine]
         order = None
+        slice_of_row = np.repeat(np.arange(seg_start.size), seg_end - seg_start)
+        slice_of_run = np.zeros(n_runs, np.int64)
+        slice_of_run[seg_run[mine]] = np.flatnonzero(mine)
     else:
         row_run = np.repeat(seg_run, seg_end - seg_start)
         keep = np.flatnonzero(row_run >= 0)
@@ -149,7 +154,14 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
         sorted_run = row_run[order]
         lo = np.searchsorted(sorted_run, np.arange(n_runs), side="left").astype(np.int64)
         hi = np.searchsorted(sorted_run, np.arange(n_runs), side="right").astype(np.int64)
-    out: dict[str, np.ndarray] = {"lo": lo, "hi": hi}
+        slice_of_row = sorted_run
+        slice_of_run = np.arange(n_runs)
+    out: dict[str, np.ndarray] = {
+        "lo": lo,
+        "hi": hi,
+        "slice_of_row": slice_of_row,
+        "slice_of_run": slice_of_run,
+    }
     for name in TRACK_COLUMNS:
         s = cols[name] if order is None else cols[name].gather(order)
         out[name] = s.fill_null(np.nan).to_numpy()
@@ -158,6 +170,53 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
 
 
 def _search(
+    track: dict[str, np.ndarray],
+    key: np.ndarray | None,
+    run: np.ndarray,
+    x: np.ndarray,
+    right: bool,
+) -> np.ndarray:
+    """Per query (its run, position `x`), the first row of the run's slice whose `prog_m` is
+    > `x` (`right`) or >= `x` (else), the slice's end when none.
+
+    `key` (see `_slice_keys`) lays every slice one after the other on one sorted axis, so one
+    `np.searchsorted` answers every query; the sums it is made of are rounded, so a query whose
+    key equals a row's is searched again exactly (`_bisect`). None: every query is bisected.
+    """
+    prog, lo, hi = track["prog_m"], track["lo"][run], track["hi"][run]
+    if key is None:
+        return _bisect(prog, lo, hi, x, right)
+    origin, width = track["key_origin"], track["key_width"]
+    fx = (x - origin) + track["slice_of_run"][run] * width
+    at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
+    last = key.size - 1
+    tie = ((at > lo) & (key[np.maximum(at - 1, 0)] == fx)) | (
+        (at < hi) & (key[np.minimum(at, last)] == fx)
+    )
+    if tie.any():
+        at[tie] = _bisect(prog, lo[tie], hi[tie], x[tie], right)
+    return at
+
+
+def _slice_keys(track: dict[str, np.ndarray]) -> np.ndarray | None:
+    """One sorted axis for all slices: `prog_m` - origin + the slice's place x a width wider
+    than any slice's span, so slices follow each other (queries beyond a slice's ends land
+    outside it and are clipped back). Sets `key_origin` and `key_width` in `track`. None when
+    a position is not finite or the axis is not sorted."""
+    prog = track["prog_m"]
+    if prog.size == 0 or not np.isfinite(prog).all():
+        return None
+    origin = float(prog.min())
+    width = 2.0 ** np.ceil(np.log2(float(prog.max()) - origin + 1.0)) * 2.0
+    key = (prog - origin) + track["slice_of_row"] * width
+    if not (key[1:] >= key[:-1]).all():
+        return None
+    track["key_origin"] = np.float64(origin)
+    track["key_width"] = np.float64(width)
+    return key
+
+
+def _bisect(
     prog: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, right: bool
 ) -> np.ndarray:
     """Per query, the first index in `lo:hi` whose `prog` is > `x` (`right`) or >= `x` (else),
@@ -190,9 +249,10 @@ def compute_run_crossings(
     """
     prog, t = track["prog_m"], track["t_s"]
     lo, hi = track["lo"][run], track["hi"][run]
-    if prog.size == 0:  # no pings at all: every slice is empty, nothing below reads a row
-        track = {k: np.zeros(1, v.dtype) for k, v in track.items()}
-        prog, t = track["prog_m"], track["t_s"]
+    if prog.size == 0:  # no pings at all: no run reached anything
+        return pl.DataFrame(
+            {c: pl.Series(c, [None] * run.size, pl.Float64) for c in CROSSING_COLUMNS}
+        )
 
     def speed(first: str, second: str, at: np.ndarray) -> np.ndarray:
         # coalesce(first, second, MIN_SPEED_M_S) of the rows `at`
@@ -202,9 +262,10 @@ def compute_run_crossings(
             np.where(~track[f"{second}_null"][at], track[second][at], MIN_SPEED_M_S),
         )
 
+    key = _slice_keys(track)
     # arrival: the last ping before the target (of equal progress, the last), moving on at
     # its incoming speed; no ping beyond it (no next ping) means the run never reached it
-    first_at = _search(prog, lo, hi, target_m, right=False)
+    first_at = _search(track, key, run, target_m, right=False)
     has_before = first_at > lo
     b = np.where(has_before, first_at - 1, 0)
     arrive_ok = has_before & ~track["t_next_s_null"][b]
@@ -212,7 +273,7 @@ def compute_run_crossings(
     arrive = np.maximum(np.minimum(arrive, track["t_next_s"][b]), t[b])
     # departure: the first ping clear of the target (of equal progress, the first),
     # extrapolated back at its outgoing speed
-    after_at = _search(prog, lo, hi, target_m + clearance_m, right=True)
+    after_at = _search(track, key, run, target_m + clearance_m, right=True)
     leave_ok = after_at < hi
     a = np.where(leave_ok, after_at, 0)
     leave = t[a] - (prog[a] - target_m) / speed("v_next_m_s", "v_prev_m_s", a)
