@@ -171,7 +171,7 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
 
 def _search(
     track: dict[str, np.ndarray],
-    key: np.ndarray | None,
+    axis: tuple[np.ndarray, float, float] | None,
     run: np.ndarray,
     x: np.ndarray,
     right: bool,
@@ -179,14 +179,14 @@ def _search(
     """Per query (its run, position `x`), the first row of the run's slice whose `prog_m` is
     > `x` (`right`) or >= `x` (else), the slice's end when none.
 
-    `key` (see `_slice_keys`) lays every slice one after the other on one sorted axis, so one
+    `axis` (see `_slice_axis`) lays every slice one after the other on one sorted axis, so one
     `np.searchsorted` answers every query; the sums it is made of are rounded, so a query whose
     key equals a row's is searched again exactly (`_bisect`). None: every query is bisected.
     """
     prog, lo, hi = track["prog_m"], track["lo"][run], track["hi"][run]
-    if key is None:
+    if axis is None:
         return _bisect(prog, lo, hi, x, right)
-    origin, width = track["key_origin"], track["key_width"]
+    key, origin, width = axis
     fx = (x - origin) + track["slice_of_run"][run] * width
     at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
     last = key.size - 1
@@ -198,22 +198,20 @@ def _search(
     return at
 
 
-def _slice_keys(track: dict[str, np.ndarray]) -> np.ndarray | None:
-    """One sorted axis for all slices: `prog_m` - origin + the slice's place x a width wider
-    than any slice's span, so slices follow each other (queries beyond a slice's ends land
-    outside it and are clipped back). Sets `key_origin` and `key_width` in `track`. None when
-    a position is not finite or the axis is not sorted."""
+def _slice_axis(track: dict[str, np.ndarray]) -> tuple[np.ndarray, float, float] | None:
+    """One sorted axis for all slices: key = `prog_m` - origin + the slice's place x a width
+    wider than any slice's span, so slices follow each other (queries beyond a slice's ends
+    land outside it and are clipped back). Returns (key per row, origin, width); None when a
+    position is not finite or the axis is not sorted."""
     prog = track["prog_m"]
     if prog.size == 0 or not np.isfinite(prog).all():
         return None
     origin = float(prog.min())
-    width = 2.0 ** np.ceil(np.log2(float(prog.max()) - origin + 1.0)) * 2.0
+    width = 2.0 ** float(np.ceil(np.log2(float(prog.max()) - origin + 1.0))) * 2.0
     key = (prog - origin) + track["slice_of_row"] * width
     if not (key[1:] >= key[:-1]).all():
         return None
-    track["key_origin"] = np.float64(origin)
-    track["key_width"] = np.float64(width)
-    return key
+    return key, origin, width
 
 
 def _bisect(
@@ -262,10 +260,10 @@ def compute_run_crossings(
             np.where(~track[f"{second}_null"][at], track[second][at], MIN_SPEED_M_S),
         )
 
-    key = _slice_keys(track)
+    axis = _slice_axis(track)
     # arrival: the last ping before the target (of equal progress, the last), moving on at
     # its incoming speed; no ping beyond it (no next ping) means the run never reached it
-    first_at = _search(track, key, run, target_m, right=False)
+    first_at = _search(track, axis, run, target_m, right=False)
     has_before = first_at > lo
     b = np.where(has_before, first_at - 1, 0)
     arrive_ok = has_before & ~track["t_next_s_null"][b]
@@ -273,7 +271,7 @@ def compute_run_crossings(
     arrive = np.maximum(np.minimum(arrive, track["t_next_s"][b]), t[b])
     # departure: the first ping clear of the target (of equal progress, the first),
     # extrapolated back at its outgoing speed
-    after_at = _search(track, key, run, target_m + clearance_m, right=True)
+    after_at = _search(track, axis, run, target_m + clearance_m, right=True)
     leave_ok = after_at < hi
     a = np.where(leave_ok, after_at, 0)
     leave = t[a] - (prog[a] - target_m) / speed("v_next_m_s", "v_prev_m_s", a)
