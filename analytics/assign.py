@@ -85,6 +85,10 @@ def match_runs_to_trips(
 def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Candidate (run, trip) pairs with their cost. `runs` and `trips` carry the integer keys
     of `match_runs_to_trips` (`_run`, `_veh`; `_trip`, `_block`)."""
+    # runs and trips in key order: a pair's columns are gathered by position, so the time
+    # buckets are joined on integers alone and only the pairs kept carry the rest
+    runs = runs.sort("_run")
+    trips = trips.sort("_trip")
     # shapes as integers: those of the day's trips (a run's other shapes have no candidates)
     shape_code = trips.select("shape_id").unique().with_row_index("_shape")
     idx_to_id = runs.select(
@@ -103,27 +107,9 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .select("_run", "_shape")
         .unique()
     )
-    r = runs.select(
-        "_run",
-        "_veh",
-        "started_s",
-        "ended_s",
-        "start_dist_m",
-        "end_dist_m",
-        "origin_dist_m",
-        "destination_dist_m",
-        "reported_trip_id",
-        "coverage_ratio",
-        pl.col("route_id").alias("_run_route"),
-        pl.col("direction_id").alias("_run_direction"),
-    )
     t = trips.join(shape_code, on="shape_id").select(
         "_trip",
-        "trip_id",
         "_shape",
-        "_block",
-        "route_id",
-        "direction_id",
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
         (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("plan_end_s"),
     )
@@ -150,23 +136,45 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         (pl.col("plan_start_s") // w).cast(pl.Int64).alias("_bucket"),
     )
     dur = t.group_by("_shape").agg(pl.col("_dur").first())
+    runs_b = run_shapes.join(dur, on="_shape")
     runs_b = (
-        run_shapes.join(r, on="_run")
-        .join(dur, on="_shape")
+        runs_b.with_columns(runs["started_s"].gather(runs_b["_run"]))
         .with_columns(
             pl.int_ranges(
                 ((pl.col("started_s") - w - pl.col("_dur")) // w).cast(pl.Int64),
                 ((pl.col("started_s") + w) // w).cast(pl.Int64) + 1,
             ).alias("_bucket")
         )
+        .select("_run", "_shape", "_bucket")
         .explode("_bucket")
-        .drop("_dur")
     )
+    pairs = runs_b.join(t.drop("_dur"), on=["_shape", "_bucket"]).select(
+        "_run", "_trip", "plan_start_s", "plan_end_s"
+    )
+    at_run = pairs["_run"]
     pairs = (
-        runs_b.join(t.drop("_dur"), on=["_shape", "_bucket"])
-        .drop("_bucket")
+        pairs.with_columns(
+            runs[n].gather(at_run)
+            for n in (
+                "started_s",
+                "ended_s",
+                "start_dist_m",
+                "end_dist_m",
+                "origin_dist_m",
+                "destination_dist_m",
+            )
+        )
         .with_columns(delay.alias("departure_delay_s"))
         .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
+    )
+    at_run, at_trip = pairs["_run"], pairs["_trip"]
+    pairs = (
+        pairs.with_columns(
+            *(runs[n].gather(at_run) for n in ("_veh", "reported_trip_id", "coverage_ratio")),
+            runs["route_id"].gather(at_run).alias("_run_route"),
+            runs["direction_id"].gather(at_run).alias("_run_direction"),
+            *(trips[n].gather(at_trip) for n in ("trip_id", "_block", "route_id", "direction_id")),
+        )
         # the other direction of the run's own line is never an equivalent itinerary: runs.py
         # marks it as one when the two directions share the fixes of a turnaround
         .filter(
@@ -243,7 +251,8 @@ def _local_numbers(
     """Number the distinct `ids` of each group 0, 1, ... in ascending order (what `np.unique`
     gives per group), for every group at once. Returns (each edge's local number, the distinct
     ids of all groups one after the other, where each group's start in them, how many)."""
-    order = np.lexsort((ids, comp))
+    # one integer key (group, id) sorts faster than a two-key lexsort
+    order = np.argsort(comp.astype(np.int64) * (int(ids.max()) + 1) + ids)
     s_ids, s_comp = ids[order], comp[order]
     new_comp = np.r_[True, s_comp[1:] != s_comp[:-1]]
     new_id = new_comp | np.r_[True, s_ids[1:] != s_ids[:-1]]
@@ -306,9 +315,6 @@ def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     )
     a, b = _solve_components(er, ec, ew, comp[er])
     ok = b < nt
-    chosen = pairs.join(
-        pl.DataFrame({"_r": a[ok].astype(np.int64), "_t": b[ok].astype(np.int64)}),
-        on=["_r", "_t"],
-        how="semi",
-    )
-    return chosen.select(keep)
+    trip_of = np.full(nr, -1, np.int64)
+    trip_of[a[ok]] = b[ok]
+    return pairs.filter(pl.Series(trip_of[ri] == ti)).select(keep)

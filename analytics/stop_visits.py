@@ -187,8 +187,13 @@ def _search(
     if axis is None:
         return _bisect(prog, lo, hi, x, right)
     key, origin, width = axis
-    fx = (x - origin) + track["slice_of_run"][run] * width
-    at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
+    place = track["slice_of_run"][run]
+    fx = (x - origin) + place * width
+    # queries in the axis' order walk it forward: far fewer cache misses than in run order
+    order = _axis_order(place)
+    at = np.empty(fx.size, np.int64)
+    at[order] = np.searchsorted(key, fx[order], side="right" if right else "left")
+    at = np.clip(at, lo, hi)
     last = key.size - 1
     tie = ((at > lo) & (key[np.maximum(at - 1, 0)] == fx)) | (
         (at < hi) & (key[np.minimum(at, last)] == fx)
@@ -196,6 +201,19 @@ def _search(
     if tie.any():
         at[tie] = _bisect(prog, lo[tie], hi[tie], x[tie], right)
     return at
+
+
+def _axis_order(place: np.ndarray) -> np.ndarray:
+    """The permutation that orders queries by their slice's place on the axis, keeping the
+    order of a run's queries (its stops, mostly ascending along the shape): each stretch of
+    queries of one run moves as a block."""
+    if place.size == 0:
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, place[1:] != place[:-1]])
+    sizes = np.diff(np.r_[starts, place.size])
+    by = np.argsort(place[starts], kind="stable")
+    size, start = sizes[by], starts[by]
+    return np.repeat(start - (np.cumsum(size) - size), size) + np.arange(place.size)
 
 
 def _slice_axis(track: dict[str, np.ndarray]) -> tuple[np.ndarray, float, float] | None:
