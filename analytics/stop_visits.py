@@ -43,12 +43,10 @@ def compute_stop_visits(
         .sort(RUN_KEY)
         .with_row_index("_run")
     )
-    stops = (
-        matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id")
-        .join(trip_stops, on="template_trip_id")
-        .rename({"stop_dist_m": "target_m"})
-        .sort("_run", "stop_sequence")
-    )
+    stops = _run_stops(
+        matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id"),
+        trip_stops,
+    ).rename({"stop_dist_m": "target_m"})
     cross = compute_run_crossings(
         _track_slices(track, matched.select(*RUN_KEY, "_run")),
         stops["_run"].to_numpy(),
@@ -108,6 +106,41 @@ def compute_stop_visits(
     )
 
 
+def _run_stops(runs: pl.DataFrame, trip_stops: pl.DataFrame) -> pl.DataFrame:
+    """Each run's row (with `_run` and `template_trip_id`) beside each stop of its template,
+    sorted by `_run`, stop_sequence.
+
+    `trip_stops` as `locate_trip_stops` writes it (each template's stops together, in
+    stop_sequence order) is cut by position: each template's stretch of rows is found once, not
+    by joining millions of rows on a string; in any other order it is joined and sorted."""
+    runs = runs.sort("_run")
+    ids = trip_stops["template_trip_id"]
+    stretch = ids.rle_id()
+    firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: ids.len()]
+    where = pl.DataFrame(
+        {
+            "template_trip_id": ids.gather(firsts),
+            "_lo": firsts.astype(np.int64),
+            "_hi": np.r_[firsts[1:], ids.len()].astype(np.int64),
+        }
+    )
+    if where["template_trip_id"].n_unique() == where.height:
+        at = runs.select("template_trip_id").join(
+            where, on="template_trip_id", how="left", maintain_order="left"
+        )
+        lo = at["_lo"].fill_null(0).to_numpy()
+        count = at["_hi"].fill_null(0).to_numpy() - lo
+        rows = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
+        seq = trip_stops["stop_sequence"].to_numpy()[rows]
+        run = np.repeat(np.arange(runs.height), count)
+        first = np.r_[True, run[1:] != run[:-1]][: run.size]
+        if (first[1:] | (seq[1:] > seq[:-1])).all():
+            return pl.concat(
+                [runs[run], trip_stops.drop("template_trip_id")[rows]], how="horizontal"
+            )
+    return runs.join(trip_stops, on="template_trip_id").sort("_run", "stop_sequence")
+
+
 def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.ndarray]:
     """The track as arrays grouped by run and ordered by progress within each run.
 
@@ -164,8 +197,12 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
     }
     for name in TRACK_COLUMNS:
         s = cols[name] if order is None else cols[name].gather(order)
-        out[name] = s.fill_null(np.nan).to_numpy()
-        out[f"{name}_null"] = s.is_null().to_numpy()
+        if s.null_count() == 0:  # positions and times: no copies
+            out[name] = s.to_numpy()
+            out[f"{name}_null"] = np.zeros(s.len(), bool)
+        else:
+            out[name] = s.fill_null(np.nan).to_numpy()
+            out[f"{name}_null"] = s.is_null().to_numpy()
     return out
 
 
@@ -177,7 +214,8 @@ def _search(
     right: bool,
 ) -> np.ndarray:
     """Per query (its run, position `x`), the first row of the run's slice whose `prog_m` is
-    > `x` (`right`) or >= `x` (else), the slice's end when none.
+    > `x` (`right`) or >= `x` (else), the slice's end when none. Fastest with the queries in
+    the axis' order (`_axis_order`).
 
     `axis` (see `_slice_axis`) lays every slice one after the other on one sorted axis, so one
     `np.searchsorted` answers every query; the sums it is made of are rounded, so a query whose
@@ -187,13 +225,8 @@ def _search(
     if axis is None:
         return _bisect(prog, lo, hi, x, right)
     key, origin, width = axis
-    place = track["slice_of_run"][run]
-    fx = (x - origin) + place * width
-    # queries in the axis' order walk it forward: far fewer cache misses than in run order
-    order = _axis_order(place)
-    at = np.empty(fx.size, np.int64)
-    at[order] = np.searchsorted(key, fx[order], side="right" if right else "left")
-    at = np.clip(at, lo, hi)
+    fx = (x - origin) + track["slice_of_run"][run] * width
+    at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
     last = key.size - 1
     tie = ((at > lo) & (key[np.maximum(at - 1, 0)] == fx)) | (
         (at < hi) & (key[np.minimum(at, last)] == fx)
@@ -264,11 +297,15 @@ def compute_run_crossings(
     `nearest_ping_m` (along-shape distance to the run's nearest ping, metres).
     """
     prog, t = track["prog_m"], track["t_s"]
-    lo, hi = track["lo"][run], track["hi"][run]
     if prog.size == 0:  # no pings at all: no run reached anything
         return pl.DataFrame(
             {c: pl.Series(c, [None] * run.size, pl.Float64) for c in CROSSING_COLUMNS}
         )
+    # targets in the track's order: the searches walk the axis forward and every gather
+    # below reads the track nearly in sequence (far fewer cache misses than in run order)
+    order = _axis_order(track["slice_of_run"][run])
+    run, target_m = run[order], target_m[order]
+    lo, hi = track["lo"][run], track["hi"][run]
 
     def speed(first: str, second: str, at: np.ndarray) -> np.ndarray:
         # coalesce(first, second, MIN_SPEED_M_S) of the rows `at`
@@ -300,14 +337,16 @@ def compute_run_crossings(
     gap_before = np.where(has_before, target_m - prog[b], np.inf)
     gap_after = np.where(has_after, prog[np.where(has_after, first_at, 0)] - target_m, np.inf)
     nearest = np.minimum(gap_before, gap_after)
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)  # to the targets' own order
     return pl.DataFrame(
         {
-            "arrive_s": arrive,
-            "leave_s": leave,
-            "nearest_ping_m": nearest,
-            "_a": arrive_ok,
-            "_l": leave_ok,
-            "_n": has_before | has_after,
+            "arrive_s": arrive[back],
+            "leave_s": leave[back],
+            "nearest_ping_m": nearest[back],
+            "_a": arrive_ok[back],
+            "_l": leave_ok[back],
+            "_n": (has_before | has_after)[back],
         }
     ).select(
         pl.when("_a").then("arrive_s").alias("arrive_s"),
