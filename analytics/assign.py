@@ -11,6 +11,8 @@ day's runs and trips makes it exclusive: of two vehicles on one trip only one co
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
@@ -45,7 +47,9 @@ def match_runs_to_trips(
         pl.col("block_id").rank("dense").cast(pl.Int64).alias("_block"),
     )
     pairs = _candidates(runs, trips, options)
-    first = _solve(pairs, options)
+    # both passes solve the same pairs, only their costs differ: one structure for both
+    problem = _problem(pairs, options) if pairs.height else None
+    first = _solve(pairs, problem)
     # block continuity: a vehicle runs one block (or the rest of one, after a swap), so the
     # share of its other first-pass trips that belong to a trip's block is strong evidence;
     # a share, not "the neighbour's block", so two stray trips of another block cannot
@@ -62,14 +66,15 @@ def match_runs_to_trips(
             lower_bound=1
         )
     ).clip(0.0, 1.0)
+    # joins on unique keys, in the pairs' order: `problem` refers to them by position
     pairs = (
-        pairs.join(mine, on=["_veh", "_block"], how="left")
-        .join(total, on="_veh", how="left")
-        .join(own, on="_run", how="left")
+        pairs.join(mine, on=["_veh", "_block"], how="left", maintain_order="left")
+        .join(total, on="_veh", how="left", maintain_order="left")
+        .join(own, on="_run", how="left", maintain_order="left")
         .with_columns((pl.col("cost") - options.block_bonus_s * share).alias("cost"))
         .drop("_n_block", "_n_all", "_own_block")
     )
-    chosen = _solve(pairs, options)
+    chosen = _solve(pairs, problem)
     return (
         runs.join(
             chosen.select("_run", "trip_id", "departure_delay_s", "match_method"),
@@ -200,36 +205,121 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
     )
 
 
-def _solve_components(
-    er: np.ndarray, ec: np.ndarray, ew: np.ndarray, comp: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class _Problem:
+    """The structure of the assignment, shared by its two passes (only the costs differ).
+
+    Rows are the runs of the candidate pairs, columns their trips (`ri`, `ti`: per pair, in
+    key order, `nr` x `nt`) plus one "unmatched" column per run (`nt + row`). Edges are the
+    pairs, then each run to its unmatched column, taken in `order` (by connected group); for
+    them, in that order: `er`, `ec`, `comp` and the local row and column numbers in their
+    group (`local_r`, `local_c`). Per group: its rows' and columns' global numbers
+    (`rows_of`/`cols_of` from `r_start`/`c_start`, `n_rows`/`n_cols` of them); `bounds`: where
+    each group's edges start. `single`: edges of one-row groups; `repeated`: whether an edge
+    is given twice."""
+
+    ri: np.ndarray
+    ti: np.ndarray
+    nr: int
+    nt: int
+    unmatched: np.ndarray
+    order: np.ndarray
+    er: np.ndarray
+    ec: np.ndarray
+    comp: np.ndarray
+    local_r: np.ndarray
+    local_c: np.ndarray
+    rows_of: np.ndarray
+    r_start: np.ndarray
+    n_rows: np.ndarray
+    cols_of: np.ndarray
+    c_start: np.ndarray
+    n_cols: np.ndarray
+    bounds: np.ndarray
+    single: np.ndarray
+    repeated: bool
+
+
+def _problem(pairs: pl.DataFrame, options: MatchOptions) -> _Problem:
+    """The assignment's structure for candidate pairs (at least one)."""
+    ri = pairs["_run"].rank("dense").cast(pl.Int64).to_numpy() - 1
+    ti = pairs["_trip"].rank("dense").cast(pl.Int64).to_numpy() - 1
+    nr, nt = int(ri.max()) + 1, int(ti.max()) + 1
+    # one "unmatched" column per run: without it the solver would rather shift a whole chain
+    # of runs to wrong trips than leave one stray run without a trip
+    unmatched = np.zeros(nr)
+    unmatched[ri] = (
+        options.unmatched_base_cost_s
+        + options.unmatched_full_cost_s * pairs["coverage_ratio"].cast(pl.Float64)
+    ).to_numpy()
+    # edges: each candidate pair, and each run to its own unmatched column
+    er = np.r_[ri, np.arange(nr)]
+    ec = np.r_[ti, nt + np.arange(nr)]
+    _, node_comp = connected_components(
+        coo_matrix((np.ones(len(er)), (er, nr + ec)), shape=(2 * nr + nt, 2 * nr + nt)),
+        directed=False,
+    )
+    comp = node_comp[er]
+    local_r, rows_of, r_start, n_rows = _local_numbers(er, comp)
+    local_c, cols_of, c_start, n_cols = _local_numbers(ec, comp)
+    order = np.argsort(comp, kind="stable")
+    er, ec, comp = er[order], ec[order], comp[order]
+    single = n_rows[comp] == 1
+    by_col = np.lexsort((ec[single], comp[single]))
+    repeated = bool(
+        ((np.diff(comp[single][by_col]) == 0) & (np.diff(ec[single][by_col]) == 0)).any()
+    )
+    return _Problem(
+        ri=ri,
+        ti=ti,
+        nr=nr,
+        nt=nt,
+        unmatched=unmatched,
+        order=order,
+        er=er,
+        ec=ec,
+        comp=comp,
+        local_r=local_r[order],
+        local_c=local_c[order],
+        rows_of=rows_of,
+        r_start=r_start,
+        n_rows=n_rows,
+        cols_of=cols_of,
+        c_start=c_start,
+        n_cols=n_cols,
+        bounds=np.flatnonzero(np.r_[True, comp[1:] != comp[:-1], True]),
+        single=single,
+        repeated=repeated,
+    )
+
+
+def _solve_components(p: _Problem, ew: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Minimum-weight assignment of every row (run) to one column, per connected group of rows
-    and columns: a dense Hungarian for small groups (most: a shape's runs and trips of a few
-    hours), sparse LAPJV for large ones (a busy corridor), whose dense matrix is quadratic in
-    memory and cubic in time; one sparse problem over a whole day would be slower than both.
+    and columns, for edge weights `ew` (in `p.order`): a dense Hungarian for small groups
+    (most: a shape's runs and trips of a few hours), sparse LAPJV for large ones (a busy
+    corridor), whose dense matrix is quadratic in memory and cubic in time; one sparse problem
+    over a whole day would be slower than both.
 
     Groups of one row (most of a day's) are solved at once: the row takes its cheapest column,
     the first in column order on a tie, which is what the Hungarian solver returns for them.
     """
-    local_r, rows_of, r_start, n_rows = _local_numbers(er, comp)
-    local_c, cols_of, c_start, n_cols = _local_numbers(ec, comp)
-    order = np.argsort(comp, kind="stable")
-    er, ec, ew, comp = er[order], ec[order], ew[order], comp[order]
-    local_r, local_c = local_r[order], local_c[order]
-    bounds = np.flatnonzero(np.r_[True, comp[1:] != comp[:-1], True])
-    lows = bounds[:-1]
-    single = n_rows[comp[lows]] == 1
-    one = _cheapest_columns(er, ec, ew, comp, n_rows[comp] == 1)
-    if one is None:  # weights the solver rejects, or a pair given twice: solve each group
+    lows, highs = p.bounds[:-1], p.bounds[1:]
+    single = p.n_rows[p.comp[lows]] == 1
+    if p.repeated or not np.isfinite(ew[p.single]).all():
+        # weights the solver rejects, or a pair given twice (the solver keeps the last):
+        # every group to the solver
         single[:] = False
-        rows_out, cols_out = [np.zeros(0, er.dtype)], [np.zeros(0, ec.dtype)]
+        rows_out, cols_out = [np.zeros(0, p.er.dtype)], [np.zeros(0, p.ec.dtype)]
     else:
-        rows_out, cols_out = [one[0]], [one[1]]
-    for lo, hi in zip(lows[~single], bounds[1:][~single], strict=True):
-        c = comp[lo]
-        r_ids = rows_of[r_start[c] : r_start[c] + n_rows[c]]
-        c_ids = cols_of[c_start[c] : c_start[c] + n_cols[c]]
-        rr, cc, w = local_r[lo:hi], local_c[lo:hi], ew[lo:hi]
+        er, ec, w, comp = p.er[p.single], p.ec[p.single], ew[p.single], p.comp[p.single]
+        best = np.lexsort((ec, w, comp))
+        first = best[np.r_[True, comp[best][1:] != comp[best][:-1]][: best.size]]
+        rows_out, cols_out = [er[first]], [ec[first]]
+    for lo, hi in zip(lows[~single], highs[~single], strict=True):
+        c = p.comp[lo]
+        r_ids = p.rows_of[p.r_start[c] : p.r_start[c] + p.n_rows[c]]
+        c_ids = p.cols_of[p.c_start[c] : p.c_start[c] + p.n_cols[c]]
+        rr, cc, w = p.local_r[lo:hi], p.local_c[lo:hi], ew[lo:hi]
         if len(r_ids) * len(c_ids) <= _DENSE_MAX_CELLS:
             m = np.full((len(r_ids), len(c_ids)), np.inf)
             m[rr, cc] = w
@@ -267,54 +357,16 @@ def _local_numbers(
     return local, s_ids[new_id], start, count
 
 
-def _cheapest_columns(
-    er: np.ndarray, ec: np.ndarray, ew: np.ndarray, comp: np.ndarray, single: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """For the groups of one row (edges where `single`): the row and its cheapest column, the
-    lowest column on a tie. None when a weight is not finite or an edge repeats (the solver
-    rejects the first and keeps the last of the second: left to it)."""
-    er, ec, ew, comp = er[single], ec[single], ew[single], comp[single]
-    if not np.isfinite(ew).all():
-        return None
-    by_col = np.lexsort((ec, comp))
-    if ((np.diff(comp[by_col]) == 0) & (np.diff(ec[by_col]) == 0)).any():
-        return None
-    best = np.lexsort((ec, ew, comp))
-    first = best[np.r_[True, comp[best][1:] != comp[best][:-1]][: best.size]]
-    return er[first], ec[first]
-
-
-def _solve(pairs: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
-    """Minimum-cost exclusive assignment of candidate pairs (runs x trips)."""
+def _solve(pairs: pl.DataFrame, problem: _Problem | None) -> pl.DataFrame:
+    """Minimum-cost exclusive assignment of candidate pairs (runs x trips) at their `cost`;
+    `problem`: `_problem` of these pairs, in this order (None when there are none)."""
     keep = ["_run", "_veh", "_block", "trip_id", "departure_delay_s", "match_method"]
-    if pairs.height == 0:
+    if problem is None:
         return pairs.select(keep)
-    pairs = pairs.with_columns(
-        (
-            options.unmatched_base_cost_s + options.unmatched_full_cost_s * pl.col("coverage_ratio")
-        ).alias("_unmatched"),
-        pl.col("_run").rank("dense").cast(pl.Int64).sub(1).alias("_r"),
-        pl.col("_trip").rank("dense").cast(pl.Int64).sub(1).alias("_t"),
-    )
-    nr = int(pairs["_r"].max()) + 1  # type: ignore[arg-type]
-    nt = int(pairs["_t"].max()) + 1  # type: ignore[arg-type]
-    ri = pairs["_r"].to_numpy()
-    ti = pairs["_t"].to_numpy()
-    cost = pairs["cost"].to_numpy()
-    # one "unmatched" column per run: without it the solver would rather shift a whole chain
-    # of runs to wrong trips than leave one stray run without a trip
-    unmatched = np.zeros(nr)
-    unmatched[ri] = pairs["_unmatched"].to_numpy()
-    # edges: each candidate pair, and each run to its own unmatched column
-    er = np.r_[ri, np.arange(nr)]
-    ec = np.r_[ti, nt + np.arange(nr)]
-    ew = np.r_[cost, unmatched]
-    _, comp = connected_components(
-        coo_matrix((np.ones(len(er)), (er, nr + ec)), shape=(2 * nr + nt, 2 * nr + nt)),
-        directed=False,
-    )
-    a, b = _solve_components(er, ec, ew, comp[er])
-    ok = b < nt
-    trip_of = np.full(nr, -1, np.int64)
+    p = problem
+    ew = np.r_[pairs["cost"].to_numpy(), p.unmatched][p.order]
+    a, b = _solve_components(p, ew)
+    ok = b < p.nt
+    trip_of = np.full(p.nr, -1, np.int64)
     trip_of[a[ok]] = b[ok]
-    return pairs.filter(pl.Series(trip_of[ri] == ti)).select(keep)
+    return pairs.filter(pl.Series(trip_of[p.ri] == p.ti)).select(keep)
