@@ -2,13 +2,17 @@
 
 The crossing rule is `analytics.crossings` (arrive when progress reaches a stop, leave when it
 clears it by `clearance_m`, each instant extrapolated from the ping beyond the crossing and
-clipped between the two pings around it); here it is evaluated on arrays for a whole day at
-once: each run's pings are one slice of the track ordered by progress, and each stop finds its
-pings around it by a binary search within its run's slice. No (stop x ping) frame is built, so
-a large day needs no batching.
+clipped between the two pings around it); here it is evaluated on arrays: each run's pings are
+one slice of the track ordered by progress, every slice lies on one sorted axis, and each stop
+finds the pings around it with one `np.searchsorted` for all stops at once. No (stop x ping)
+frame is built; the stops are taken a chunk of runs at a time so that their working columns
+stay small on a large day.
 """
 
 from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -19,6 +23,38 @@ from analytics.options import MatchOptions
 RUN_KEY = ["vehicle_id", "run_id"]
 TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
 CROSSING_COLUMNS = ("arrive_s", "leave_s", "nearest_ping_m")
+# stops per chunk of runs: bounds the working columns (a large day has millions of stops)
+CHUNK_STOPS = 500_000
+
+
+@dataclass(frozen=True)
+class TrackSlices:
+    """A day's track laid out for searching (state; see `build_track_slices`).
+
+    Each run's pings are one slice, in progress order: run `r` (its `_run`) holds positions
+    `lo[r]:hi[r]` (empty for a run without pings) of `prog_m`, and those positions are rows
+    `rows[lo[r]:hi[r]]` of `frame` (the track's columns; `rows` None: the same positions).
+    `key` lays the slices one after the other on one sorted axis: `prog_m - origin + place x
+    width`, `place` the slice's rank (`slice_of_run[r]`) and `width` wider than any slice's
+    span; None when that axis cannot be built (then every search bisects).
+    """
+
+    frame: pl.DataFrame
+    rows: np.ndarray | None
+    prog_m: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    slice_of_run: np.ndarray
+    key: np.ndarray | None
+    origin: float
+    width: float
+
+    def at(self, name: str, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Column `name` at slice positions `pos`: (values, null mask)."""
+        s = self.frame[name].gather(pos if self.rows is None else self.rows[pos])
+        if s.null_count() == 0:
+            return s.to_numpy(), np.zeros(s.len(), bool)
+        return s.fill_null(np.nan).to_numpy(), s.is_null().to_numpy()
 
 
 def compute_stop_visits(
@@ -43,15 +79,69 @@ def compute_stop_visits(
         .sort(RUN_KEY)
         .with_row_index("_run")
     )
-    stops = _run_stops(
-        matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id"),
-        trip_stops,
-    ).rename({"stop_dist_m": "target_m"})
+    slices = build_track_slices(track, matched.select(*RUN_KEY, "_run"))
+    run_trips = (
+        matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id")
+        .filter(pl.col("template_trip_id").is_not_null())
+        .sort("_run")
+    )
+    where = _template_rows(run_trips["template_trip_id"], trip_stops)
+    if where is None or run_trips.height == 0:
+        stops = run_trips.join(trip_stops, on="template_trip_id").sort("_run", "stop_sequence")
+        return _visits(stops, slices, options)
+    lo, count = where
+    # whole runs per chunk, about CHUNK_STOPS stops each
+    ends = np.cumsum(count)
+    cuts = np.searchsorted(ends, np.arange(CHUNK_STOPS, int(ends[-1]), CHUNK_STOPS), "right")
+    bounds = np.unique(np.r_[0, cuts, count.size])
+    stop_cols = trip_stops.drop("template_trip_id")
+    parts = []
+    for r0, r1 in itertools.pairwise(bounds):
+        n = count[r0:r1]
+        run = np.repeat(np.arange(r0, r1), n)
+        take = np.repeat(lo[r0:r1] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        stops = pl.concat([run_trips[run], stop_cols[take]], how="horizontal")
+        parts.append(_visits(stops, slices, options))
+    return pl.concat(parts)
+
+
+def _template_rows(
+    templates: pl.Series, trip_stops: pl.DataFrame
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each of `templates`: the first row of its stops in `trip_stops` and how many.
+
+    `trip_stops` as `locate_trip_stops` writes it (each template's stops together, in
+    stop_sequence order) is cut by position: each template's stretch of rows is found once, not
+    by joining millions of rows on a string. None when it is in any other order."""
+    ids = trip_stops["template_trip_id"]
+    stretch = ids.rle_id()
+    new = np.r_[True, np.diff(stretch.to_numpy()) != 0][: ids.len()]
+    seq = trip_stops["stop_sequence"].to_numpy()
+    if not (new[1:] | (seq[1:] > seq[:-1])).all():
+        return None
+    firsts = np.flatnonzero(new)
+    where = pl.DataFrame(
+        {
+            "template_trip_id": ids.gather(firsts),
+            "_lo": firsts.astype(np.int64),
+            "_hi": np.r_[firsts[1:], ids.len()][: firsts.size].astype(np.int64),
+        }
+    )
+    if where["template_trip_id"].n_unique() < where.height:
+        return None
+    at = templates.to_frame("template_trip_id").join(
+        where, on="template_trip_id", how="left", maintain_order="left"
+    )
+    lo = at["_lo"].fill_null(0).to_numpy()
+    return lo, at["_hi"].fill_null(0).to_numpy() - lo
+
+
+def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> pl.DataFrame:
+    """The visits of `stops` (a matched run's row beside each of its template's stops, sorted
+    by `_run`, stop_sequence)."""
+    stops = stops.rename({"stop_dist_m": "target_m"})
     cross = compute_run_crossings(
-        _track_slices(track, matched.select(*RUN_KEY, "_run")),
-        stops["_run"].to_numpy(),
-        stops["target_m"].to_numpy(),
-        options.clearance_m,
+        slices, stops["_run"].to_numpy(), stops["target_m"].to_numpy(), options.clearance_m
     )
     # a stop beyond the run's end or before its start was not visited by this run
     reached = pl.col("target_m").is_between(
@@ -106,51 +196,12 @@ def compute_stop_visits(
     )
 
 
-def _run_stops(runs: pl.DataFrame, trip_stops: pl.DataFrame) -> pl.DataFrame:
-    """Each run's row (with `_run` and `template_trip_id`) beside each stop of its template,
-    sorted by `_run`, stop_sequence.
-
-    `trip_stops` as `locate_trip_stops` writes it (each template's stops together, in
-    stop_sequence order) is cut by position: each template's stretch of rows is found once, not
-    by joining millions of rows on a string; in any other order it is joined and sorted."""
-    runs = runs.sort("_run")
-    ids = trip_stops["template_trip_id"]
-    stretch = ids.rle_id()
-    firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: ids.len()]
-    where = pl.DataFrame(
-        {
-            "template_trip_id": ids.gather(firsts),
-            "_lo": firsts.astype(np.int64),
-            "_hi": np.r_[firsts[1:], ids.len()].astype(np.int64),
-        }
-    )
-    if where["template_trip_id"].n_unique() == where.height:
-        at = runs.select("template_trip_id").join(
-            where, on="template_trip_id", how="left", maintain_order="left"
-        )
-        lo = at["_lo"].fill_null(0).to_numpy()
-        count = at["_hi"].fill_null(0).to_numpy() - lo
-        rows = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
-        seq = trip_stops["stop_sequence"].to_numpy()[rows]
-        run = np.repeat(np.arange(runs.height), count)
-        first = np.r_[True, run[1:] != run[:-1]][: run.size]
-        if (first[1:] | (seq[1:] > seq[:-1])).all():
-            return pl.concat(
-                [runs[run], trip_stops.drop("template_trip_id")[rows]], how="horizontal"
-            )
-    return runs.join(trip_stops, on="template_trip_id").sort("_run", "stop_sequence")
-
-
-def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.ndarray]:
-    """The track as arrays grouped by run and ordered by progress within each run.
-
-    `run_index`: vehicle_id, run_id, `_run` (0 .. n - 1). Returns the `TRACK_COLUMNS` arrays
-    (nulls as NaN, with `<column>_null` masks), `lo`/`hi` per `_run`: the run's rows are
-    `lo[r]:hi[r]` (empty for a run without pings), and the place of each row's slice among the
-    slices (`slice_of_row`) and of each run's (`slice_of_run`). A track whose runs are contiguous and in
-    progress order (as `build_runs` writes it) is used in place; any other is sorted first,
-    stably, so pings at equal progress keep their track order.
-    """
+def build_track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> TrackSlices:
+    """The track (key columns and `TRACK_COLUMNS`, each run's pings in time order, progress
+    monotone) laid out per run for searching; `run_index`: vehicle_id, run_id, `_run`
+    (0 .. n - 1). A track whose runs are contiguous and in progress order (as `build_runs`
+    writes it) is used in place; any other is sorted first, stably, so pings at equal progress
+    keep their track order."""
     n_runs = run_index.height
     if track.height == 0:
         seg_start = np.zeros(0, np.int64)
@@ -164,68 +215,53 @@ def _track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> dict[str, np.
             .cast(pl.Int64)
             .to_numpy()
         )
-    seg_end = np.r_[seg_start[1:], track.height][: seg_start.size].astype(np.int64)
-    cols = track.select(TRACK_COLUMNS)
-    prog = cols["prog_m"].to_numpy()
+    seg_len = np.diff(np.r_[seg_start, track.height]).astype(np.int64)
+    frame = track.select(TRACK_COLUMNS)
+    prog = frame["prog_m"].to_numpy()
     step_back = prog[1:] < prog[:-1]
     step_back[seg_start[1:] - 1] = False  # a new run may start behind the previous one
     mine = seg_run >= 0
-    in_place = not step_back.any() and np.unique(seg_run[mine]).size == int(mine.sum())
     lo = np.zeros(n_runs, np.int64)
     hi = np.zeros(n_runs, np.int64)
-    if in_place:
+    if not step_back.any() and np.unique(seg_run[mine]).size == int(mine.sum()):
+        rows = None
         lo[seg_run[mine]] = seg_start[mine]
-        hi[seg_run[mine]] = seg_end[mine]
-        order = None
-        slice_of_row = np.repeat(np.arange(seg_start.size), seg_end - seg_start)
+        hi[seg_run[mine]] = seg_start[mine] + seg_len[mine]
         slice_of_run = np.zeros(n_runs, np.int64)
         slice_of_run[seg_run[mine]] = np.flatnonzero(mine)
+        place = np.repeat(np.arange(seg_start.size), seg_len)
     else:
-        row_run = np.repeat(seg_run, seg_end - seg_start)
+        row_run = np.repeat(seg_run, seg_len)
         keep = np.flatnonzero(row_run >= 0)
-        order = keep[np.lexsort((prog[keep], row_run[keep]))]
-        sorted_run = row_run[order]
-        lo = np.searchsorted(sorted_run, np.arange(n_runs), side="left").astype(np.int64)
-        hi = np.searchsorted(sorted_run, np.arange(n_runs), side="right").astype(np.int64)
-        slice_of_row = sorted_run
+        rows = keep[np.lexsort((prog[keep], row_run[keep]))]
+        prog = prog[rows]
+        place = row_run[rows]
+        lo = np.searchsorted(place, np.arange(n_runs), side="left").astype(np.int64)
+        hi = np.searchsorted(place, np.arange(n_runs), side="right").astype(np.int64)
         slice_of_run = np.arange(n_runs)
-    out: dict[str, np.ndarray] = {
-        "lo": lo,
-        "hi": hi,
-        "slice_of_row": slice_of_row,
-        "slice_of_run": slice_of_run,
-    }
-    for name in TRACK_COLUMNS:
-        s = cols[name] if order is None else cols[name].gather(order)
-        if s.null_count() == 0:  # positions and times: no copies
-            out[name] = s.to_numpy()
-            out[f"{name}_null"] = np.zeros(s.len(), bool)
-        else:
-            out[name] = s.fill_null(np.nan).to_numpy()
-            out[f"{name}_null"] = s.is_null().to_numpy()
-    return out
+    key, origin, width = None, 0.0, 0.0
+    if prog.size and np.isfinite(prog).all():
+        origin = float(prog.min())
+        width = 2.0 ** float(np.ceil(np.log2(float(prog.max()) - origin + 1.0))) * 2.0
+        key = (prog - origin) + place * width
+        if not (key[1:] >= key[:-1]).all():  # rounding never unsorts it; checked all the same
+            key = None
+    return TrackSlices(frame, rows, prog, lo, hi, slice_of_run, key, origin, width)
 
 
-def _search(
-    track: dict[str, np.ndarray],
-    axis: tuple[np.ndarray, float, float] | None,
-    run: np.ndarray,
-    x: np.ndarray,
-    right: bool,
-) -> np.ndarray:
-    """Per query (its run, position `x`), the first row of the run's slice whose `prog_m` is
-    > `x` (`right`) or >= `x` (else), the slice's end when none. Fastest with the queries in
-    the axis' order (`_axis_order`).
+def _search(slices: TrackSlices, run: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
+    """Per query (its run, position `x`), the first position of the run's slice whose
+    `prog_m` is > `x` (`right`) or >= `x` (else), the slice's end when none. Fastest with the
+    queries in the axis' order (`_axis_order`).
 
-    `axis` (see `_slice_axis`) lays every slice one after the other on one sorted axis, so one
-    `np.searchsorted` answers every query; the sums it is made of are rounded, so a query whose
-    key equals a row's is searched again exactly (`_bisect`). None: every query is bisected.
-    """
-    prog, lo, hi = track["prog_m"], track["lo"][run], track["hi"][run]
-    if axis is None:
+    One `np.searchsorted` on the slices' axis answers every query; the sums the axis is made
+    of are rounded, so a query whose key equals a position's is searched again exactly
+    (`_bisect`)."""
+    prog, lo, hi = slices.prog_m, slices.lo[run], slices.hi[run]
+    if slices.key is None:
         return _bisect(prog, lo, hi, x, right)
-    key, origin, width = axis
-    fx = (x - origin) + track["slice_of_run"][run] * width
+    key = slices.key
+    fx = (x - slices.origin) + slices.slice_of_run[run] * slices.width
     at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
     last = key.size - 1
     tie = ((at > lo) & (key[np.maximum(at - 1, 0)] == fx)) | (
@@ -247,22 +283,6 @@ def _axis_order(place: np.ndarray) -> np.ndarray:
     by = np.argsort(place[starts], kind="stable")
     size, start = sizes[by], starts[by]
     return np.repeat(start - (np.cumsum(size) - size), size) + np.arange(place.size)
-
-
-def _slice_axis(track: dict[str, np.ndarray]) -> tuple[np.ndarray, float, float] | None:
-    """One sorted axis for all slices: key = `prog_m` - origin + the slice's place x a width
-    wider than any slice's span, so slices follow each other (queries beyond a slice's ends
-    land outside it and are clipped back). Returns (key per row, origin, width); None when a
-    position is not finite or the axis is not sorted."""
-    prog = track["prog_m"]
-    if prog.size == 0 or not np.isfinite(prog).all():
-        return None
-    origin = float(prog.min())
-    width = 2.0 ** float(np.ceil(np.log2(float(prog.max()) - origin + 1.0))) * 2.0
-    key = (prog - origin) + track["slice_of_row"] * width
-    if not (key[1:] >= key[:-1]).all():
-        return None
-    return key, origin, width
 
 
 def _bisect(
@@ -287,51 +307,51 @@ def _bisect(
 
 
 def compute_run_crossings(
-    track: dict[str, np.ndarray], run: np.ndarray, target_m: np.ndarray, clearance_m: float
+    slices: TrackSlices, run: np.ndarray, target_m: np.ndarray, clearance_m: float
 ) -> pl.DataFrame:
     """When each run arrived at and left each of its targets (`analytics.crossings` rule).
 
-    `track`: from `_track_slices`; `run`, `target_m`: per target, its `_run` and position along
-    the shape (metres). Returns, in target order, `arrive_s` and `leave_s` (epoch seconds,
-    null when the run never got there; `arrive_s` not yet capped by `leave_s`) and
-    `nearest_ping_m` (along-shape distance to the run's nearest ping, metres).
+    `run`, `target_m`: per target, its `_run` and position along the shape (metres). Returns,
+    in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never got
+    there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape distance
+    to the run's nearest ping, metres).
     """
-    prog, t = track["prog_m"], track["t_s"]
+    prog = slices.prog_m
     if prog.size == 0:  # no pings at all: no run reached anything
         return pl.DataFrame(
             {c: pl.Series(c, [None] * run.size, pl.Float64) for c in CROSSING_COLUMNS}
         )
     # targets in the track's order: the searches walk the axis forward and every gather
     # below reads the track nearly in sequence (far fewer cache misses than in run order)
-    order = _axis_order(track["slice_of_run"][run])
+    order = _axis_order(slices.slice_of_run[run])
     run, target_m = run[order], target_m[order]
-    lo, hi = track["lo"][run], track["hi"][run]
+    lo, hi = slices.lo[run], slices.hi[run]
 
     def speed(first: str, second: str, at: np.ndarray) -> np.ndarray:
-        # coalesce(first, second, MIN_SPEED_M_S) of the rows `at`
-        return np.where(
-            ~track[f"{first}_null"][at],
-            track[first][at],
-            np.where(~track[f"{second}_null"][at], track[second][at], MIN_SPEED_M_S),
-        )
+        # coalesce(first, second, MIN_SPEED_M_S) of the positions `at`
+        v1, null1 = slices.at(first, at)
+        v2, null2 = slices.at(second, at)
+        return np.where(~null1, v1, np.where(~null2, v2, MIN_SPEED_M_S))
 
-    axis = _slice_axis(track)
     # arrival: the last ping before the target (of equal progress, the last), moving on at
     # its incoming speed; no ping beyond it (no next ping) means the run never reached it
-    first_at = _search(track, axis, run, target_m, right=False)
+    first_at = _search(slices, run, target_m, right=False)
     has_before = first_at > lo
     b = np.where(has_before, first_at - 1, 0)
-    arrive_ok = has_before & ~track["t_next_s_null"][b]
-    arrive = t[b] + (target_m - prog[b]) / speed("v_prev_m_s", "v_next_m_s", b)
-    arrive = np.maximum(np.minimum(arrive, track["t_next_s"][b]), t[b])
+    t_b, _ = slices.at("t_s", b)
+    t_next, no_next = slices.at("t_next_s", b)
+    arrive_ok = has_before & ~no_next
+    arrive = t_b + (target_m - prog[b]) / speed("v_prev_m_s", "v_next_m_s", b)
+    arrive = np.maximum(np.minimum(arrive, t_next), t_b)
     # departure: the first ping clear of the target (of equal progress, the first),
     # extrapolated back at its outgoing speed
-    after_at = _search(track, axis, run, target_m + clearance_m, right=True)
+    after_at = _search(slices, run, target_m + clearance_m, right=True)
     leave_ok = after_at < hi
     a = np.where(leave_ok, after_at, 0)
-    leave = t[a] - (prog[a] - target_m) / speed("v_next_m_s", "v_prev_m_s", a)
-    t_prev = np.where(track["t_prev_s_null"][a], t[a], track["t_prev_s"][a])
-    leave = np.maximum(np.minimum(leave, t[a]), t_prev)
+    t_a, _ = slices.at("t_s", a)
+    t_prev, no_prev = slices.at("t_prev_s", a)
+    leave = t_a - (prog[a] - target_m) / speed("v_next_m_s", "v_prev_m_s", a)
+    leave = np.maximum(np.minimum(leave, t_a), np.where(no_prev, t_a, t_prev))
     # nearest ping: the one just before the target or the first at or after it
     has_after = first_at < hi
     gap_before = np.where(has_before, target_m - prog[b], np.inf)
