@@ -49,12 +49,17 @@ class TrackSlices:
     origin: float
     width: float
 
-    def at(self, name: str, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Column `name` at slice positions `pos`: (values, null mask)."""
-        s = self.frame[name].gather(pos if self.rows is None else self.rows[pos])
-        if s.null_count() == 0:
-            return s.to_numpy(), np.zeros(s.len(), bool)
-        return s.fill_null(np.nan).to_numpy(), s.is_null().to_numpy()
+    def at(self, pos: np.ndarray, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """Columns `names` at slice positions `pos` (one gather): values, and `<name>_null`
+        masks for those with nulls."""
+        rows = self.frame.select(names)[pos if self.rows is None else self.rows[pos]]
+        out = {}
+        for name in names:
+            s = rows[name]
+            nulls = s.null_count()
+            out[name] = s.fill_null(np.nan).to_numpy() if nulls else s.to_numpy()
+            out[f"{name}_null"] = s.is_null().to_numpy() if nulls else np.zeros(s.len(), bool)
+        return out
 
 
 def compute_stop_visits(
@@ -327,31 +332,34 @@ def compute_run_crossings(
     run, target_m = run[order], target_m[order]
     lo, hi = slices.lo[run], slices.hi[run]
 
-    def speed(first: str, second: str, at: np.ndarray) -> np.ndarray:
-        # coalesce(first, second, MIN_SPEED_M_S) of the positions `at`
-        v1, null1 = slices.at(first, at)
-        v2, null2 = slices.at(second, at)
-        return np.where(~null1, v1, np.where(~null2, v2, MIN_SPEED_M_S))
+    def speed(row: dict[str, np.ndarray], first: str, second: str) -> np.ndarray:
+        # coalesce(first, second, MIN_SPEED_M_S)
+        return np.where(
+            ~row[f"{first}_null"],
+            row[first],
+            np.where(~row[f"{second}_null"], row[second], MIN_SPEED_M_S),
+        )
 
+    speeds = ("v_prev_m_s", "v_next_m_s")
     # arrival: the last ping before the target (of equal progress, the last), moving on at
     # its incoming speed; no ping beyond it (no next ping) means the run never reached it
     first_at = _search(slices, run, target_m, right=False)
     has_before = first_at > lo
     b = np.where(has_before, first_at - 1, 0)
-    t_b, _ = slices.at("t_s", b)
-    t_next, no_next = slices.at("t_next_s", b)
-    arrive_ok = has_before & ~no_next
-    arrive = t_b + (target_m - prog[b]) / speed("v_prev_m_s", "v_next_m_s", b)
-    arrive = np.maximum(np.minimum(arrive, t_next), t_b)
+    before = slices.at(b, ("t_s", "t_next_s", *speeds))
+    arrive_ok = has_before & ~before["t_next_s_null"]
+    arrive = before["t_s"] + (target_m - prog[b]) / speed(before, "v_prev_m_s", "v_next_m_s")
+    arrive = np.maximum(np.minimum(arrive, before["t_next_s"]), before["t_s"])
     # departure: the first ping clear of the target (of equal progress, the first),
     # extrapolated back at its outgoing speed
     after_at = _search(slices, run, target_m + clearance_m, right=True)
     leave_ok = after_at < hi
     a = np.where(leave_ok, after_at, 0)
-    t_a, _ = slices.at("t_s", a)
-    t_prev, no_prev = slices.at("t_prev_s", a)
-    leave = t_a - (prog[a] - target_m) / speed("v_next_m_s", "v_prev_m_s", a)
-    leave = np.maximum(np.minimum(leave, t_a), np.where(no_prev, t_a, t_prev))
+    after = slices.at(a, ("t_s", "t_prev_s", *speeds))
+    t_a = after["t_s"]
+    leave = t_a - (prog[a] - target_m) / speed(after, "v_next_m_s", "v_prev_m_s")
+    t_prev = np.where(after["t_prev_s_null"], t_a, after["t_prev_s"])
+    leave = np.maximum(np.minimum(leave, t_a), t_prev)
     # nearest ping: the one just before the target or the first at or after it
     has_after = first_at < hi
     gap_before = np.where(has_before, target_m - prog[b], np.inf)
