@@ -260,8 +260,10 @@ def _problem(pairs: pl.DataFrame, options: MatchOptions) -> _Problem:
         directed=False,
     )
     comp = node_comp[er]
-    local_r, rows_of, r_start, n_rows = _local_numbers(er, comp)
-    local_c, cols_of, c_start, n_cols = _local_numbers(ec, comp)
+    n_comp = int(node_comp.max()) + 1
+    row_local, rows_of, r_start, n_rows = _local_numbers(node_comp[:nr], n_comp)
+    col_local, cols_of, c_start, n_cols = _local_numbers(node_comp[nr:], n_comp)
+    local_r, local_c = row_local[er], col_local[ec]
     order = np.argsort(comp, kind="stable")
     er, ec, comp = er[order], ec[order], comp[order]
     single = n_rows[comp] == 1
@@ -336,25 +338,18 @@ def _solve_components(p: _Problem, ew: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _local_numbers(
-    ids: np.ndarray, comp: np.ndarray
+    group: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Number the distinct `ids` of each group 0, 1, ... in ascending order (what `np.unique`
-    gives per group), for every group at once. Returns (each edge's local number, the distinct
-    ids of all groups one after the other, where each group's start in them, how many)."""
-    # one integer key (group, id) sorts faster than a two-key lexsort
-    order = np.argsort(comp.astype(np.int64) * (int(ids.max()) + 1) + ids)
-    s_ids, s_comp = ids[order], comp[order]
-    new_comp = np.r_[True, s_comp[1:] != s_comp[:-1]]
-    new_id = new_comp | np.r_[True, s_ids[1:] != s_ids[:-1]]
-    number = np.cumsum(new_id) - 1
-    n_comp = int(comp.max()) + 1 if comp.size else 0
-    start = np.zeros(n_comp, np.int64)
-    count = np.zeros(n_comp, np.int64)
-    start[s_comp[new_comp]] = number[new_comp]
-    np.add.at(count, s_comp[new_id], 1)
-    local = np.empty(ids.size, np.int64)
-    local[order] = number - start[s_comp]
-    return local, s_ids[new_id], start, count
+    """Number the nodes 0 .. n - 1 (rows, or columns) within their `group` 0, 1, ... in
+    ascending order (what `np.unique` of a group's ids gives), for every group at once.
+    Returns (each node's local number, the nodes grouped one group after the other, where each
+    group starts among them, how many)."""
+    members = np.argsort(group, kind="stable")
+    count = np.bincount(group, minlength=n_groups)
+    start = np.cumsum(count) - count
+    local = np.empty(group.size, np.int64)
+    local[members] = np.arange(group.size) - start[group[members]]
+    return local, members, start, count
 
 
 def _solve(pairs: pl.DataFrame, problem: _Problem | None) -> pl.DataFrame:
