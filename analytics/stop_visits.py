@@ -100,12 +100,13 @@ def compute_stop_visits(
     cuts = np.searchsorted(ends, np.arange(CHUNK_STOPS, int(ends[-1]), CHUNK_STOPS), "right")
     bounds = np.unique(np.r_[0, cuts, count.size])
     stop_cols = trip_stops.drop("template_trip_id")
+    run_cols = run_trips.drop("template_trip_id")
     parts = []
     for r0, r1 in itertools.pairwise(bounds):
         n = count[r0:r1]
         run = np.repeat(np.arange(r0, r1), n)
         take = np.repeat(lo[r0:r1] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
-        stops = pl.concat([run_trips[run], stop_cols[take]], how="horizontal")
+        stops = pl.concat([run_cols[run], stop_cols[take]], how="horizontal")
         parts.append(_visits(stops, slices, options))
     return pl.concat(parts)
 
