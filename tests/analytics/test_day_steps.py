@@ -22,8 +22,8 @@ T0_S = T0.timestamp()
 
 def _track() -> pl.DataFrame:
     """Run V1/0 stands at 200 m from 20 s to 40 s; run V2/0 moves steadily at 10 m/s."""
-    rows = [("V1", 0, t, p) for t, p in [(0, 0), (10, 100), (20, 200), (30, 200), (40, 200)]]
-    rows += [("V1", 0, 50, 300), *[("V2", 0, t, 10.0 * t) for t in range(0, 60, 10)]]
+    v1 = [(0, 0.0), (10, 100.0), (20, 200.0), (30, 200.0), (40, 200.0), (50, 300.0)]
+    rows = [("V1", 0, t, p) for t, p in v1] + [("V2", 0, t, 10.0 * t) for t in range(0, 60, 10)]
     raw = pl.DataFrame(
         {
             "vehicle_id": [r[0] for r in rows],
