@@ -66,7 +66,7 @@ def match_runs_to_trips(
             lower_bound=1
         )
     ).clip(0.0, 1.0)
-    # joins on unique keys, in the pairs' order: `problem` refers to them by position
+    # joins on the first pass' keys, in the pairs' order: `problem` refers to them by position
     pairs = (
         pairs.join(mine, on=["_veh", "_block"], how="left", maintain_order="left")
         .join(total, on="_veh", how="left", maintain_order="left")
@@ -74,6 +74,9 @@ def match_runs_to_trips(
         .with_columns((pl.col("cost") - options.block_bonus_s * share).alias("cost"))
         .drop("_n_block", "_n_all", "_own_block")
     )
+    if problem is not None and pairs.height != problem.ri.size:
+        # a run given two first-pass trips (a trip id listed twice) multiplies its pairs
+        problem = _problem(pairs, options)
     chosen = _solve(pairs, problem)
     return (
         runs.join(
@@ -90,10 +93,11 @@ def match_runs_to_trips(
 def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Candidate (run, trip) pairs with their cost. `runs` and `trips` carry the integer keys
     of `match_runs_to_trips` (`_run`, `_veh`; `_trip`, `_block`)."""
-    # runs and trips in key order: a pair's columns are gathered by position, so the time
-    # buckets are joined on integers alone and only the pairs kept carry the rest
+    # runs in key order (`_run` is a position then) and trips numbered by row (`_row`): a
+    # pair's columns are gathered by position, so the time buckets are joined on integers
+    # alone and only the pairs kept carry the rest
     runs = runs.sort("_run")
-    trips = trips.sort("_trip")
+    trips = trips.with_row_index("_row")
     # shapes as integers: those of the day's trips (a run's other shapes have no candidates)
     shape_code = trips.select("shape_id").unique().with_row_index("_shape")
     idx_to_id = runs.select(
@@ -113,6 +117,7 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .unique()
     )
     t = trips.join(shape_code, on="shape_id").select(
+        "_row",
         "_trip",
         "_shape",
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
@@ -154,7 +159,7 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .explode("_bucket")
     )
     pairs = runs_b.join(t.drop("_dur"), on=["_shape", "_bucket"]).select(
-        "_run", "_trip", "plan_start_s", "plan_end_s"
+        "_run", "_trip", "_row", "plan_start_s", "plan_end_s"
     )
     at_run = pairs["_run"]
     pairs = (
@@ -172,7 +177,7 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         .with_columns(delay.alias("departure_delay_s"))
         .filter((pl.col("departure_delay_s").abs() <= options.match_window_s) & ~too_fast)
     )
-    at_run, at_trip = pairs["_run"], pairs["_trip"]
+    at_run, at_trip = pairs["_run"], pairs["_row"]
     pairs = (
         pairs.with_columns(
             *(runs[n].gather(at_run) for n in ("_veh", "reported_trip_id", "coverage_ratio")),
