@@ -246,9 +246,7 @@ def match_day(
         runs, track, stands = match_vehicles(pings.clear(), network, options, min_s)
     # the projected copy of the pings and the batch order are not needed past the partitions
     del pings, batches, results
-    return assemble_day(
-        runs, track, stands, schedule, network, incidents, profile, options, batch_pings
-    )
+    return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
 
 
 def assemble_day(
@@ -260,13 +258,13 @@ def assemble_day(
     incidents: pl.DataFrame,
     profile: Profile,
     options: MatchOptions,
-    batch_pings: int = 100_000,
 ) -> DayResult:
     """The day-level steps after the partitions: assignment, stop visits, outcomes, ..."""
     trips = schedule.trips
     runs = match_runs_to_trips(runs, trips, options)
     runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
-    visits = _stop_visits_by_batch(runs, track, trips, network, options, 4 * batch_pings)
+    # one pass over the day: the crossings are searched on arrays, no (stop x ping) frame
+    visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
     bds = find_breakdowns(stands, runs, incidents, options)
     outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
     heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
@@ -300,35 +298,6 @@ def assemble_day(
         breakdowns=table("breakdowns").conform(bd, fill=fill),
         headway_observations=table("headway_observations").conform(heads, fill=fill),
         track=track,
-    )
-
-
-def _stop_visits_by_batch(
-    runs: pl.DataFrame,
-    track: pl.DataFrame,
-    trips: pl.DataFrame,
-    network: Network,
-    options: MatchOptions,
-    batch_rows: int,
-) -> pl.DataFrame:
-    """Stop visits computed for a batch of vehicles (about `batch_rows` track rows) at a time (a run's visits need only its own
-    track), so the (stop x ping) working frames of a large day never exist all at once."""
-    n_batches = max(1, int(np.ceil(track.height / batch_rows)))
-    if n_batches == 1:
-        return compute_stop_visits(runs, track, trips, network.trip_stops, options)
-    run_batch = batch_codes(runs, n_batches)
-    track_batch = batch_codes(track, n_batches)
-    return pl.concat(
-        [
-            compute_stop_visits(
-                runs.filter(run_batch == b),
-                track.filter(track_batch == b),
-                trips,
-                network.trip_stops,
-                options,
-            )
-            for b in range(n_batches)
-        ]
     )
 
 

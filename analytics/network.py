@@ -6,6 +6,7 @@ Built once per service day and shared (read-only) by every vehicle partition.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,140 +156,202 @@ def locate_trip_stops(
     densified point; when a shape passes near it twice (loops, out-and-back corridors) the
     earliest pass not behind the previous stop is taken, so stop order is kept.
     Output: template_trip_id, stop_sequence, stop_id, stop_dist_m, arrival_offset_s and
-    departure_offset_s (planned seconds after the trip's first departure).
+    departure_offset_s (planned seconds after the trip's first departure), sorted by
+    template_trip_id and stop_sequence.
     """
-    tmpl = trips.select("template_trip_id", "shape_id").unique("template_trip_id")
-    key = ["template_trip_id", "stop_sequence"]
-    st = (
-        stop_times.rename({"trip_id": "template_trip_id"})
-        .join(tmpl, on="template_trip_id")
-        .sort(key)
+    # templates numbered in id order (`_tk`): the day's stop times (millions on a large
+    # city) are then cut out, ordered, grouped and gathered on integers and positions
+    tmpl = (
+        trips.select("template_trip_id", "shape_id")
+        .unique("template_trip_id")
+        .sort("template_trip_id")
+        .with_row_index("_tk")
     )
+    st = _template_stop_times(stop_times, tmpl)
+    tk = st["_tk"].to_numpy().astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, tk[1:] != tk[:-1]])[: tk.size]
+    sizes = np.diff(np.r_[starts, tk.size])
+    row_start = np.repeat(starts, sizes)  # each row's template's first row
     # trips of one shape calling at the same stops share their positions: locate each stop
-    # pattern once (a feed may have one template per trip: millions of stop times)
-    pattern = (
-        st.group_by("template_trip_id", maintain_order=True)
-        .agg(pl.col("shape_id").first(), pl.col("stop_id").str.join("|").alias("_stops"))
-        .with_columns(pl.col("template_trip_id").min().over("shape_id", "_stops").alias("_rep"))
-        .select("template_trip_id", "_rep")
+    # pattern once (a feed may have one template per trip: millions of stop times); the
+    # pattern's template is its first in id order
+    rep = (
+        st.select(pl.col("_tk").set_sorted(), "stop_id")
+        .group_by("_tk", maintain_order=True)
+        .agg(pl.col("stop_id").str.join("|").alias("_stops"))
+        .join(tmpl.select("_tk", "shape_id"), on="_tk", how="left", maintain_order="left")
+        .select(pl.col("_tk").min().over("shape_id", "_stops"))
+        .to_series()
+        .to_numpy()
+        .astype(np.int64)
     )
-    reps = pattern.filter(pl.col("template_trip_id") == pl.col("_rep")).select("template_trip_id")
-    located = _locate_patterns(
-        points,
-        st.join(reps, on="template_trip_id").join(
-            stops.select("stop_id", "stop_x_m", "stop_y_m"), on="stop_id", how="left"
-        ),
-    ).rename({"template_trip_id": "_rep"})
+    # each row's counterpart in its pattern's template: same place in the stop list
+    template_of = np.zeros(len(tmpl), np.int64)
+    template_of[tk[starts]] = np.arange(starts.size)
+    rep_t = template_of[rep]
+    mirror = np.repeat(starts[rep_t], sizes) + np.arange(tk.size) - row_start
+    is_rep = np.repeat(rep_t == np.arange(starts.size), sizes)
+    reps = st.filter(pl.Series(is_rep)).join(
+        tmpl.select("_tk", "shape_id"), on="_tk", how="left", maintain_order="left"
+    )
+    reps = reps.join(
+        stops.select("stop_id", "stop_x_m", "stop_y_m"),
+        on="stop_id",
+        how="left",
+        maintain_order="left",
+    )
+    dist = np.full(tk.size, np.nan)
+    dist[is_rep] = _locate_patterns(points, reps)
+    seq = st["stop_sequence"].to_numpy()
+    if (sizes[rep_t] == sizes).all() and np.array_equal(seq[mirror], seq):
+        stop_dist = pl.Series("stop_dist_m", dist[mirror])
+    else:
+        # stop lists alike but numbered differently: by stop_sequence, as `stop_times` says
+        rep_rows = pl.DataFrame(
+            {"_tk": tk[is_rep], "stop_sequence": seq[is_rep], "stop_dist_m": dist[is_rep]}
+        )
+        stop_dist = (
+            pl.DataFrame({"_tk": np.repeat(rep, sizes), "stop_sequence": seq})
+            .join(rep_rows, on=["_tk", "stop_sequence"], how="left", maintain_order="left")[
+                "stop_dist_m"
+            ]
+            .fill_null(0.0)
+        )
     dep = pl.coalesce("departure_time_s", "arrival_time_s")
     arr = pl.coalesce("arrival_time_s", "departure_time_s")
-    first_dep = dep.first().over("template_trip_id", order_by="stop_sequence")
-    return (
-        st.join(pattern, on="template_trip_id")
-        .join(located, on=["_rep", "stop_sequence"], how="left")
-        .select(
-            *key,
-            "stop_id",
-            pl.col("stop_dist_m").fill_null(0.0),
-            (arr - first_dep).alias("arrival_offset_s"),
-            (dep - first_dep).alias("departure_offset_s"),
-        )
-        .sort(key)
+    first_dep = pl.col("_first_dep")
+    return st.with_columns(st.select(dep).to_series().gather(row_start).alias("_first_dep")).select(
+        tmpl["template_trip_id"].gather(st["_tk"]).alias("template_trip_id"),
+        "stop_sequence",
+        "stop_id",
+        stop_dist,
+        (arr - first_dep).alias("arrival_offset_s"),
+        (dep - first_dep).alias("departure_offset_s"),
     )
 
 
-def _locate_patterns(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
-    """Stop positions along the shape (`stop_dist_m`) for the given templates' stop times
-    (template_trip_id, stop_sequence, shape_id, stop_x_m, stop_y_m, sorted)."""
-    key = ["template_trip_id", "stop_sequence"]
-    pairs = _stop_passes(points, st.select(*key, "shape_id", "stop_x_m", "stop_y_m"))
-    nearest = pairs.join(pairs.group_by(key).agg(pl.col("dist_m").min().alias("first_m")), on=key)
-    nearest = nearest.group_by(key).agg(pl.col("first_m").first().alias("nearest_m"))
-    st = st.join(nearest, on=key, how="left").sort(key)
+def _template_stop_times(stop_times: pl.DataFrame, tmpl: pl.DataFrame) -> pl.DataFrame:
+    """The stop times of the day's templates: `_tk` (the template's number in `tmpl`),
+    stop_sequence, stop_id, arrival_time_s, departure_time_s; sorted by `_tk`, stop_sequence.
+
+    A feed lists each trip's stop times together, so each stretch of one trip id is looked up
+    once in `tmpl` (not every row), and rows already in order are not sorted again."""
+    sel = stop_times.select(
+        "trip_id", "stop_sequence", "stop_id", "arrival_time_s", "departure_time_s"
+    )
+    stretch = sel["trip_id"].rle_id()
+    firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: sel.height]
+    number = (
+        sel["trip_id"]
+        .gather(firsts)
+        .to_frame("template_trip_id")
+        .join(tmpl.select("template_trip_id", "_tk"), on="template_trip_id", how="left")
+    )
+    # a left join on a unique right key keeps the left rows in order
+    tk = number["_tk"].gather(stretch)
+    st = sel.drop("trip_id").with_columns(tk).filter(tk.is_not_null())
+    k = st["_tk"].to_numpy()
+    q = st["stop_sequence"].to_numpy()
+    if not np.all((k[1:] > k[:-1]) | ((k[1:] == k[:-1]) & (q[1:] > q[:-1]))):
+        st = st.sort("_tk", "stop_sequence")
+    return st
+
+
+def _locate_patterns(points: pl.DataFrame, st: pl.DataFrame) -> np.ndarray:
+    """Stop positions along the shape (metres, one per row of `st`) for the given templates'
+    stop times (`_tk`, stop_sequence, shape_id, stop_x_m, stop_y_m; sorted by `_tk`,
+    stop_sequence)."""
+    n = st.height
+    pair_row, pair_dist = _stop_passes(points, st)
+    # nearest: the earliest pass
+    nearest = np.full(n, np.inf)
+    np.minimum.at(nearest, pair_row, pair_dist)
+    has = np.zeros(n, bool)
+    has[pair_row] = True
     # floor: the previous stops' positions (a stop never lies behind them)
-    st = st.with_columns(
-        pl.col("nearest_m")
-        .shift(1)
-        .cum_max()
-        .over("template_trip_id")
-        .fill_null(0.0)
-        .alias("floor_m")
+    floor = (
+        pl.DataFrame({"_tk": st["_tk"], "nearest_m": pl.Series(nearest).set(~pl.Series(has), None)})
+        .select(pl.col("nearest_m").shift(1).cum_max().over("_tk").fill_null(0.0))
+        .to_series()
+        .to_numpy()
     )
-    ahead = (
-        pairs.join(st.select(*key, "floor_m"), on=key)
-        .filter(pl.col("dist_m") >= pl.col("floor_m") - 1.0)
-        .group_by(key)
-        .agg(pl.col("dist_m").min().alias("ahead_m"))
-    )
-    st = st.join(ahead, on=key, how="left")
-    return st.select(*key, pl.coalesce("ahead_m", "nearest_m", pl.lit(0.0)).alias("stop_dist_m"))
+    ok = pair_dist >= floor[pair_row] - 1.0
+    ahead = np.full(n, np.inf)
+    np.minimum.at(ahead, pair_row[ok], pair_dist[ok])
+    has_ahead = np.zeros(n, bool)
+    has_ahead[pair_row[ok]] = True
+    return np.where(has_ahead, ahead, np.where(has, nearest, 0.0))
 
 
-def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> pl.DataFrame:
-    """The passes of each stop's own shape near it: key columns, `_pass`, `dist_m` (metres).
+def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The passes of each stop's own shape near it: (row of `st`, `dist_m` of the pass along
+    the shape, metres), one pair per pass.
 
     Candidates are the densified points of the stop's shape nearly as close as the best one
-    (1.5x + 30 m), grouped into passes (runs of points along the shape). One k-d tree over
-    every shape, each shifted far apart along x, finds them without pairing a stop with every
-    point of its shape (that cross join held gigabytes on a large city).
+    (1.5x + 30 m), grouped into passes (runs of points along the shape); a pass sits at its
+    point closest to the stop. One k-d tree over every shape, each shifted far apart along x,
+    finds them without pairing a stop with every point of its shape (that cross join held
+    gigabytes on a large city).
     """
-    key = ["template_trip_id", "stop_sequence"]
-    ids = points.select("shape_id").unique(maintain_order=True).with_row_index("_sid")
-    pts = points.join(ids, on="shape_id", maintain_order="left")
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float64))
+    # shapes numbered in order of first appearance, each stretch of one shape looked up once
+    stretch = points["shape_id"].rle_id()
+    firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: points.height]
+    first_ids = points["shape_id"].gather(firsts)
+    ids = first_ids.unique(maintain_order=True).to_frame().with_row_index("_sid")
+    sid = (
+        first_ids.to_frame()
+        .join(ids, on="shape_id", how="left", maintain_order="left")["_sid"]
+        .gather(stretch)
+    )
     # shapes are shifted apart by more than any city's extent, so neighbours share a shape
-    shift = 1e7 * pts["_sid"].cast(pl.Float64).to_numpy()
-    px, py, pd = pts["x_m"].to_numpy(), pts["y_m"].to_numpy(), pts["dist_m"].to_numpy()
-    tree = cKDTree(np.c_[px + shift, py])
+    shift = 1e7 * sid.cast(pl.Float64).to_numpy()
+    px, py, pd = points["x_m"].to_numpy(), points["y_m"].to_numpy(), points["dist_m"].to_numpy()
     # one query per (shape, stop place): every trip of a shape shares its stops' passes
     place = ["_sid", "stop_x_m", "stop_y_m"]
-    q = (
-        st.join(ids, on="shape_id", how="left")
+    at = (
+        st.select("shape_id", "stop_x_m", "stop_y_m")
+        .join(ids, on="shape_id", how="left", maintain_order="left")
+        .with_row_index("_row")
         .filter(pl.col("_sid").is_not_null() & pl.col("stop_x_m").is_not_null())
-        .select(place)
-        .unique(maintain_order=True)
     )
-    empty = pl.DataFrame(
-        schema={
-            "template_trip_id": pl.String,
-            "stop_sequence": pl.Int32,
-            "_pass": pl.Int64,
-            "dist_m": pl.Float64,
-        }
-    )
+    q = at.select(place).unique(maintain_order=True)
     if q.height == 0:
-        return empty.cast({"stop_sequence": st.schema["stop_sequence"]})
+        return none
+    tree = cKDTree(np.c_[px + shift, py])
     qx = q["stop_x_m"].to_numpy() + 1e7 * q["_sid"].cast(pl.Float64).to_numpy()
     qy = q["stop_y_m"].to_numpy()
-    d0, _ = tree.query(np.c_[qx, qy], k=1)
-    hits = tree.query_ball_point(np.c_[qx, qy], r=d0 * 1.5 + 30.0, return_sorted=True)
+    d0, _ = tree.query(np.c_[qx, qy], k=1, workers=-1)
+    hits = tree.query_ball_point(np.c_[qx, qy], r=d0 * 1.5 + 30.0, return_sorted=True, workers=-1)
     n_hit = np.fromiter((len(h) for h in hits), dtype=np.int64, count=len(hits))
-    idx = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits])
+    idx = np.fromiter(itertools.chain.from_iterable(hits), dtype=np.int64, count=int(n_hit.sum()))
     qrow = np.repeat(np.arange(q.height), n_hit)
-    cand = pl.DataFrame(
-        {
-            "_qi": qrow,
-            "dist_m": pd[idx],
-            "gap_m": np.hypot(px[idx] + shift[idx] - qx[qrow], py[idx] - qy[qrow]),
-        }
-    )
+    dist = pd[idx]
+    gap = np.hypot(px[idx] + shift[idx] - qx[qrow], py[idx] - qy[qrow])
     # passes: points of one stop more than 200 m apart along the shape are separate passes
-    passes = (
-        cand.sort("_qi", "dist_m")
-        .with_columns(
-            (pl.col("dist_m").diff().over("_qi") > 200.0)
-            .fill_null(False)
-            .cum_sum()
-            .over("_qi")
-            .alias("_pass")
-        )
-        .sort("gap_m")
-        .group_by("_qi", "_pass")
-        .agg(pl.col("dist_m").first())
+    by_dist = np.lexsort((dist, qrow))
+    qrow, dist, gap = qrow[by_dist], dist[by_dist], gap[by_dist]
+    new_q = np.r_[True, qrow[1:] != qrow[:-1]][: qrow.size]
+    jump = np.r_[False, np.diff(dist) > 200.0][: qrow.size] & ~new_q
+    # pass numbers restart at each place; they only need to differ within one
+    npass = np.cumsum(jump)
+    # a pass sits at its closest point (on a tie, the earliest along the shape)
+    best = np.lexsort((np.arange(qrow.size), gap, npass, qrow))
+    first = best[
+        np.r_[True, (qrow[best][1:] != qrow[best][:-1]) | (npass[best][1:] != npass[best][:-1])][
+            : best.size
+        ]
+    ]
+    pass_q, pass_dist = qrow[first], dist[first]
+    # every stop time at a place gets that place's passes
+    place_of = at.join(q.with_row_index("_qi"), on=place, how="left", maintain_order="left").select(
+        "_row", pl.col("_qi").cast(pl.Int64)
     )
-    places = q.with_row_index("_qi").cast({"_qi": pl.Int64})
-    return (
-        st.join(ids, on="shape_id")
-        .join(places, on=place)
-        .select(*key, "_qi")
-        .join(passes, on="_qi")
-        .select(*key, "_pass", "dist_m")
-    )
+    lo = np.searchsorted(pass_q, np.arange(q.height), side="left")
+    n_pass = np.searchsorted(pass_q, np.arange(q.height), side="right") - lo
+    qi = place_of["_qi"].to_numpy()
+    rows = place_of["_row"].to_numpy().astype(np.int64)
+    k = n_pass[qi]
+    pair_row = np.repeat(rows, k)
+    pos = np.repeat(lo[qi] - np.cumsum(k) + k, k) + np.arange(int(k.sum()))
+    return pair_row, pass_dist[pos]
