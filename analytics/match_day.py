@@ -171,6 +171,17 @@ def batch_codes(pings: pl.DataFrame, n_batches: int) -> pl.Series:
 
 PING_COLUMNS = ("ping_id", "vehicle_id", "event_at", "x_m", "y_m", *PING_OPTIONAL)
 """the ping columns the partition steps read"""
+STORED_PING_COLUMNS = (
+    "ping_id",
+    "vehicle_id",
+    "event_at",
+    "lat",
+    "lon",
+    "event_code",
+    "reported_trip_id",
+)
+"""the columns of `vehicle_locations` matching reads (a day of a large city is ~10 M rows:
+the others would be a third of its memory)"""
 
 
 def cut_batches(pings: pl.DataFrame, n_batches: int) -> Iterator[pl.DataFrame]:
@@ -361,7 +372,9 @@ def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, 
     crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])  # type: ignore[attr-defined]
     schedule = Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
     lo, hi = day_window(trips)
-    pings = store.read("vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi])  # type: ignore[attr-defined]
+    pings = store.read(  # type: ignore[attr-defined]
+        "vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi], columns=STORED_PING_COLUMNS
+    )
     incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])  # type: ignore[attr-defined]
     return schedule, pings, incidents
 

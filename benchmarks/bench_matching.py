@@ -41,7 +41,13 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.match_day import Schedule, build_schedule, match_day, to_metres
+from analytics.match_day import (
+    STORED_PING_COLUMNS,
+    Schedule,
+    build_schedule,
+    match_day,
+    to_metres,
+)
 from analytics.options import MatchOptions
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
@@ -157,7 +163,10 @@ def read_inputs(inputs: Path) -> tuple[Schedule, pl.DataFrame]:
         frames["stops"],
         int(epsg),
     )
-    return schedule, pl.read_parquet(inputs / "pings.parquet")
+    # the columns `read_day` reads from the store (the simulator writes no reported trip)
+    path = inputs / "pings.parquet"
+    stored = pl.read_parquet_schema(path)
+    return schedule, pl.read_parquet(path, columns=[c for c in STORED_PING_COLUMNS if c in stored])
 
 
 def measure(inputs: Path, workers: int) -> None:

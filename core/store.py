@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -320,12 +320,23 @@ class Store:
         # DuckDB 2.x: a relation converts to Polars directly (a DB-API result has no `.pl()`).
         return self.con.sql(sql, params=params or None).pl()
 
-    def read(self, name: str, where_sql: str = "", params: list[Any] | None = None) -> pl.DataFrame:
-        """Read a table (optionally filtered) with its declared schema."""
+    def read(
+        self,
+        name: str,
+        where_sql: str = "",
+        params: list[Any] | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pl.DataFrame:
+        """Read a table (optionally filtered) with its declared schema, or only `columns` of
+        it (declared dtypes, in that order: a large read holds no column its reader ignores)."""
         decl: Table = table(name)
-        cols = ", ".join(f'"{c}"' for c in decl.column_names)
+        names = list(columns) if columns is not None else decl.column_names
+        cols = ", ".join(f'"{decl.column(c).name}"' for c in names)
         sql = f'SELECT {cols} FROM "{name}"' + (f" WHERE {where_sql}" if where_sql else "")
-        return decl.conform(self.query(sql, params))
+        df = self.query(sql, params)
+        if columns is None:
+            return decl.conform(df)
+        return df.select(pl.col(c).cast(decl.column(c).dtype) for c in names)
 
     def count(self, name: str) -> int:
         return int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
