@@ -51,6 +51,18 @@ def test_append_is_idempotent_and_assigns_ping_ids(store_path: Path) -> None:
     assert stored.schema["event_at"] == pl.Datetime("us", "UTC")
 
 
+def test_read_only_some_columns_keeps_their_order_and_dtypes(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS)
+        some = store.read(
+            "vehicle_locations", "lat IS NOT NULL", [], columns=["vehicle_id", "event_at", "lat"]
+        )
+        full = store.read("vehicle_locations", "lat IS NOT NULL", [])
+    assert some.columns == ["vehicle_id", "event_at", "lat"]
+    assert some.schema["event_at"] == pl.Datetime("us", "UTC")
+    assert some.sort("event_at").equals(full.select(some.columns).sort("event_at"))
+
+
 def test_ping_ids_follow_row_order_and_are_never_reused(store_path: Path) -> None:
     later = PINGS.with_columns(pl.col("event_at").dt.offset_by("1h"))
     with Store.open(store_path) as store:
