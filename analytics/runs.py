@@ -45,8 +45,9 @@ def build_runs(
     coverage_ratio, is_departed, is_arrived, started_s, ended_s (epoch seconds),
     first/last_ping_id, n_pings, n_off_route, off_route_s, gps_completeness_ratio,
     reported_trip_id (the most reported trip, if any), alt_shapes (shapes with an equivalent
-    run). `run_pings` has the pings of each run: vehicle_id, run_id, row, ping_id, t_s,
-    prog_m (monotone position along the shape, metres).
+    run). `run_pings` has the pings of each run: vehicle_id, run_id, ping_id, t_s, prog_m
+    (monotone position along the shape, metres), and the step speeds and neighbour times of
+    `build_track` (the batch-local `row` is dropped: a day holds millions of these rows).
     """
     shapes = network.shapes
     # windows on frames sorted by group, as shifts masked at group starts: Polars' `over` on
@@ -98,7 +99,7 @@ def build_runs(
         track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id"), RUN_KEY
     )
     runs = _finish_runs(stats, track, starts, pings, network, options)
-    return runs, track
+    return runs, track.drop("row")
 
 
 def _drop_dominated(
