@@ -98,13 +98,18 @@ def match_vehicles(
     network: Network,
     options: MatchOptions,
     breakdown_stop_min_s: float | None = None,
+    crs_epsg: int | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The partition step for a batch of vehicles: clean, reference on shapes, cut into runs.
 
     Returns (runs, track, stands): `stands` is the batch's breakdown evidence (`find_stands`;
     empty when `breakdown_stop_min_s` is None), so the batch's pings can be dropped after it.
-    `pings` needs ping_id, vehicle_id, event_at, x_m, y_m.
+    `pings` needs ping_id, vehicle_id, event_at, and x_m, y_m or lat, lon (projected here to
+    `crs_epsg`).
     """
+    if "x_m" not in pings.columns:
+        assert crs_epsg is not None, "pings without x_m/y_m need the CRS to project them to"
+        pings = to_metres(pings, crs_epsg)
     for name, dtype in PING_OPTIONAL.items():
         if name not in pings.columns:
             pings = pings.with_columns(pl.lit(None, dtype).alias(name))
@@ -132,10 +137,11 @@ BATCH_THREADS = 2
 for long stretches (small Polars steps, compiled kernels), so two keep two cores busy"""
 
 
-def _init_worker(network: Network, options: MatchOptions, min_s: float) -> None:
+def _init_worker(network: Network, options: MatchOptions, min_s: float, crs_epsg: int) -> None:
     _WORKER["network"] = network
     _WORKER["options"] = options
     _WORKER["min_s"] = min_s
+    _WORKER["crs_epsg"] = crs_epsg
 
 
 def _work(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -144,6 +150,7 @@ def _work(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame
         _WORKER["network"],  # type: ignore[arg-type]
         _WORKER["options"],  # type: ignore[arg-type]
         _WORKER["min_s"],  # type: ignore[arg-type]
+        _WORKER["crs_epsg"],  # type: ignore[arg-type]
     )
 
 
@@ -208,11 +215,11 @@ def match_day(
     options: MatchOptions,
     *,
     workers: int = 1,
-    batch_pings: int = 100_000,
+    batch_pings: int = 150_000,
 ) -> DayResult:
-    """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon."""
-    if "x_m" not in pings.columns:
-        pings = to_metres(pings, schedule.crs_epsg)
+    """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon (then
+    projected a batch at a time: the day never holds a projected copy)."""
+    epsg = schedule.crs_epsg
     network = build_network(
         schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
     )
@@ -228,7 +235,12 @@ def match_day(
             mp_context=ctx,
             initializer=_init_worker,
             # the partition steps need the network's geometry, not its stop table
-            initargs=(replace(network, trip_stops=network.trip_stops.clear()), options, min_s),
+            initargs=(
+                replace(network, trip_stops=network.trip_stops.clear()),
+                options,
+                min_s,
+                epsg,
+            ),
         ) as pool:
             # at most two batches per worker in flight: each is cut out only when submitted,
             # so the batches never exist all at once beside the day's pings
@@ -242,7 +254,11 @@ def match_day(
             results = _map_bounded(
                 threads,
                 partial(
-                    match_vehicles, network=network, options=options, breakdown_stop_min_s=min_s
+                    match_vehicles,
+                    network=network,
+                    options=options,
+                    breakdown_stop_min_s=min_s,
+                    crs_epsg=epsg,
                 ),
                 batches,
                 BATCH_THREADS,
@@ -254,8 +270,8 @@ def match_day(
         track = pl.concat([r[1] for r in results])
         stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
     else:
-        runs, track, stands = match_vehicles(pings.clear(), network, options, min_s)
-    # the projected copy of the pings and the batch order are not needed past the partitions
+        runs, track, stands = match_vehicles(pings.clear(), network, options, min_s, epsg)
+    # the batch order is not needed past the partitions
     del pings, batches, results
     return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
 
