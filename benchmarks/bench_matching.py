@@ -12,15 +12,20 @@ once; both are reused when present. The measurement runs in another child proces
 those inputs, so its memory is the matcher's plus the inputs it holds, not the simulator's or
 the feed parser's.
 
-Measured on the 2 shared cores, quiet machine (load about 1.4), 2026-11-30:
-- 11.2 M pings (7000 vehicles, 88.5 k scheduled trips, 1400 shapes), 1 worker: 69 s =
-  162 k pings/s, 10.8x the floor (6.4 s this run; 5.0-6.4 s across runs, so 11-14x), peak
-  3.5 GB of which 1.9 GB is the inputs held. With 2 workers: 58-61 s = 184-193 k pings/s,
-  but 4.4 GB summed over the processes (each worker holds the network and its batch). At the
-  start of the day: 127 s = 88 k pings/s, 25.6x, 5.7 GB.
-- 300 vehicles (499 k pings): 2.4 s = 209 k pings/s, 12.7x the floor, 689 MB.
-Throughput targets not met: the work is about 9 CPU-us per ping over two cores, where
-500 k pings/s needs 4 (see the closing note of issue 5 for where it goes).
+Measured on the 2 shared cores, quiet machine, 2026-11-30 (session 3):
+- 11.2 M pings (7000 vehicles, 88.5 k scheduled trips, 1400 shapes), 1 process (two batch
+  threads): 17.6-18.4 s = 610-636 k pings/s, 4.0-4.2x the floor (4.3-4.4 s), peak 3.6 GB
+  of which 1.7 GB is the inputs held. With 2 processes: 22 s = 509 k pings/s, 5.1x, 4.1 GB:
+  on two cores the threads of one process beat two processes.
+- Before this session: 69 s = 162 k pings/s, 10.8x, 3.5 GB; at the start of session 2:
+  127 s = 88 k pings/s, 25.6x, 5.7 GB.
+- 300 vehicles (499 k pings): 0.97 s = 512 k pings/s, 5.5x the floor (0.18 s; a small day
+  is dominated by building the day's network), 657 MB.
+Where the time went (issue 5's closing notes): the shape passes near each ping come from a grid
+of the densified points scanned by a compiled kernel (`analytics.shape_grid`), the stretches
+and their distances from one compiled pass per (shape, vehicle) (`analytics.stretches`), the
+runs' ends, evidence and silences from compiled per-run passes; batches are gathered by
+position, projected in their thread, and run two at a time in threads.
 
 Run: ``.venv/bin/python -m benchmarks.bench_matching [--vehicles N] [--workers N] [--data DIR]``.
 """
