@@ -29,13 +29,14 @@ def cut_stretches(
 
     Returns (stats, points). `stats`, one row per stretch that made at least
     `run_min_progress_m` of observed progress: `_seg` (stretch number, unique across the
-    frame), `_v`, `shape_idx`, `n_mid` (its pings off the terminals), `first_dist_m`,
-    `max_dist_m` (metres along the shape), `first_s`, `last_s` (epoch seconds of its first and
-    last ping), `n_off_route` / `off_route_s` (off-shape excursions inside it: count, seconds),
-    the shape's `origin_dist_m`, `destination_dist_m`, `length_m`, `is_departed` /
-    `is_arrived` (a terminal ping just before / after it), `start_dist_m` / `end_dist_m` (where
-    it starts and ends along the shape), `distance_run_m` (metres run on the itinerary) and
-    `_observed_m` (metres of progress between pings at most `gap_s` apart).
+    frame), `_row0` (the row of its first ping), `shape_idx`, `n_mid` (its pings off the
+    terminals), `first_dist_m`, `max_dist_m` (metres along the shape), `first_s`, `last_s`
+    (epoch seconds of its first and last ping), `n_off_route` / `off_route_s` (off-shape
+    excursions inside it: count, seconds), the shape's `origin_dist_m`, `destination_dist_m`,
+    `length_m`, `is_departed` / `is_arrived` (a terminal ping just before / after it),
+    `start_dist_m` / `end_dist_m` (where it starts and ends along the shape),
+    `distance_run_m` (metres run on the itinerary) and `_observed_m` (metres of progress
+    between pings at most `gap_s` apart).
     `points`: per stretch, its departure anchor, pings and arrival anchor (all stretches, also
     those left out of `stats`): `_seg`, `_kind` (0 departure anchor, 1 ping, 2 arrival
     anchor), `row`, `t_s`, `dist_m` (the ping's position; an anchor's is the shape's origin or
@@ -54,6 +55,7 @@ def cut_stretches(
     def col(frame: pl.DataFrame, name: str) -> np.ndarray:
         return _array(frame[name].fill_null(np.nan), pl.Float64)
 
+    t_s = col(pings, "t_s")
     n = len(c_row)
     seg = np.full(n, -1, np.int64)
     dep = np.full(n, -1, np.int64)
@@ -64,7 +66,7 @@ def cut_stretches(
         c_shape,
         c_dist,
         _array(pings["_v"], pl.Int64),
-        col(pings, "t_s"),
+        t_s,
         col(pings, "x_m"),
         col(pings, "y_m"),
         col(shapes, "start_x_m"),
@@ -90,7 +92,7 @@ def cut_stretches(
         dep,
         arr,
         noff,
-        col(pings, "t_s"),
+        t_s,
         col(pings, "_dt_in"),
         col(pings, "_dt_out"),
         col(shapes, "origin_dist_m"),
@@ -143,7 +145,7 @@ def cut_stretches(
             "_seg": roles[at],
             "_kind": np.array([2, 0, 1], np.int8)[role],
             "row": row,
-            "t_s": pings["t_s"].to_numpy()[row],
+            "t_s": t_s[row],
             "dist_m": dist,
         }
     )
