@@ -311,6 +311,9 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     dep_j = np.full(n_segs, -1, np.int64)
     arr_j = np.full(n_segs, -1, np.int64)
     n = c_row.shape[0]
+    # a stretch's steps: step (m), dt (s), its ping's row, on-shape (1/0), row in the group,
+    # position (m); one scratch for all stretches
+    steps = np.empty((6, n + 1))
     for j in range(n):
         k = seg[j]
         if k >= 0:
@@ -348,69 +351,33 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
         # terminal rows between them excluded), arrival anchor
         lo = dep_j[k] if dep_j[k] >= 0 else first_j[k]
         hi = arr_j[k] if arr_j[k] >= 0 else last_j[k]
-        # first pass: the stretch's mean speed over steps with no off-shape ping between
+        # its steps along the running maximum, then its mean speed over the steps with no
+        # off-shape ping between
+        m, held = _steps(k, lo, hi, dep_j[k], arr_j[k], seg, noff, c_row, c_dist, p_t, o, e, steps)
         sum_step = 0.0
         sum_dt = 0.0
-        held = 0.0
-        held_mm = 0.0
-        t_prev = 0.0
-        first = True
-        for j in range(lo, hi + 1):
-            prog, t, on = _point(
-                j, k, lo, hi, dep_j[k], arr_j[k], seg, noff, c_row, c_dist, p_t, o, e
-            )
-            if prog != prog:
-                continue
-            mm = np.rint(prog * 1000.0)
-            if first or mm >= held_mm:
-                step = 0.0 if first else prog - held
-                held, held_mm = prog, mm
-            else:
-                step = 0.0
-            dt = 0.0 if first else t - t_prev
-            if on:
-                sum_step += step
-                sum_dt += dt
-            t_prev = t
-            first = False
+        for i in range(m):
+            if steps[3, i] > 0:
+                sum_step += steps[0, i]
+                sum_dt += steps[1, i]
         speed = sum_step / max(sum_dt, 1.0)
-        # second pass: credit the steps (on-shape, or the likely share across an excursion)
+        # credit the steps: on-shape, or the likely share across an excursion
         total = 0.0
         seen = 0.0
-        first = True
-        dt_out_prev = np.nan
-        p_first = 0.0
-        j_first = -1
-        j_last = -1
-        for j in range(lo, hi + 1):
-            prog, t, on = _point(
-                j, k, lo, hi, dep_j[k], arr_j[k], seg, noff, c_row, c_dist, p_t, o, e
-            )
-            if prog != prog:
-                continue
-            mm = np.rint(prog * 1000.0)
-            if first or mm >= held_mm:
-                step = 0.0 if first else prog - held
-                held, held_mm = prog, mm
-            else:
-                step = 0.0
-            dt = 0.0 if first else t - t_prev
-            if first:
-                p_first = held
-                j_first = j
-            dt_in = p_dt_in[c_row[j]]
-            if on:
+        for i in range(m):
+            step, dt, row = steps[0, i], steps[1, i], int(steps[2, i])
+            if steps[3, i] > 0:
                 total += step
                 if dt <= gap_s:
                     seen += step
             else:
-                leave = 0.0 if first or dt_out_prev != dt_out_prev else dt_out_prev
-                into = 0.0 if dt_in != dt_in else dt_in
+                leave = 0.0 if i == 0 else p_dt_out[int(steps[2, i - 1])]
+                leave = 0.0 if leave != leave else leave
+                into = p_dt_in[row]
+                into = 0.0 if into != into else into
                 total += min(speed * (leave + into) / 2, step)
-            dt_out_prev = p_dt_out[c_row[j]]
-            t_prev = t
-            j_last = j
-            first = False
+        j_first, j_last = int(steps[4, 0]), int(steps[4, m - 1])
+        p_first = steps[5, 0]
         # silence is not evidence of a partial trip: credit it towards the terminal
         dt_in0 = p_dt_in[c_row[j_first]]
         if j_first != dep_j[k] and dt_in0 > gap_s:
@@ -435,6 +402,36 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
         distance,
         observed,
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def _steps(k, lo, hi, dj, aj, seg, noff, c_row, c_dist, p_t, o, e, out):  # pragma: no cover
+    """The points of stretch `k` (rows lo .. hi of the group: departure anchor, pings, arrival
+    anchor) as steps along the running maximum of their position clipped to the itinerary,
+    compared in whole millimetres (GPS noise at a standstill never moves it back): into `out`
+    (see `_stretch_stats`). Returns their number and the final running maximum."""
+    m = 0
+    held = 0.0
+    held_mm = 0.0
+    t_prev = 0.0
+    for j in range(lo, hi + 1):
+        prog, t, on = _point(j, k, lo, hi, dj, aj, seg, noff, c_row, c_dist, p_t, o, e)
+        if prog != prog:
+            continue
+        mm = np.rint(prog * 1000.0)
+        step = 0.0
+        if m == 0 or mm >= held_mm:
+            step = 0.0 if m == 0 else prog - held
+            held, held_mm = prog, mm
+        out[0, m] = step
+        out[1, m] = 0.0 if m == 0 else t - t_prev
+        out[2, m] = c_row[j]
+        out[3, m] = 1.0 if on else 0.0
+        out[4, m] = j
+        out[5, m] = held
+        t_prev = t
+        m += 1
+    return m, held
 
 
 @numba.njit(cache=True, inline="always")
