@@ -202,21 +202,9 @@ def locate_trip_stops(
     )
     dist = np.full(tk.size, np.nan)
     dist[is_rep] = _locate_patterns(points, reps)
-    seq = st["stop_sequence"].to_numpy()
-    if (sizes[rep_t] == sizes).all() and np.array_equal(seq[mirror], seq):
-        stop_dist = pl.Series("stop_dist_m", dist[mirror])
-    else:
-        # stop lists alike but numbered differently: by stop_sequence, as `stop_times` says
-        rep_rows = pl.DataFrame(
-            {"_tk": tk[is_rep], "stop_sequence": seq[is_rep], "stop_dist_m": dist[is_rep]}
-        )
-        stop_dist = (
-            pl.DataFrame({"_tk": np.repeat(rep, sizes), "stop_sequence": seq})
-            .join(rep_rows, on=["_tk", "stop_sequence"], how="left", maintain_order="left")[
-                "stop_dist_m"
-            ]
-            .fill_null(0.0)
-        )
+    # a pattern's templates call at the same stops in the same order: a stop sits where it
+    # sits in the pattern's template, however each template numbers its stop_sequence
+    stop_dist = pl.Series("stop_dist_m", dist[mirror])
     dep = pl.coalesce("departure_time_s", "arrival_time_s")
     arr = pl.coalesce("arrival_time_s", "departure_time_s")
     first_dep = pl.col("_first_dep")

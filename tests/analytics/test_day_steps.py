@@ -196,3 +196,14 @@ def test_trip_stops_located_once_per_pattern_in_any_order() -> None:
     assert got["departure_offset_s"].to_list() == [0, 60, 120] * 2 + [0, 87]
     shuffled = stop_times[np.random.default_rng(2).permutation(stop_times.height)]
     assert_frame_equal(locate_trip_stops(points, trips, shuffled, stops), got)
+    # TB numbers the same stops 10, 20, 30: same pattern, same positions (they used to be
+    # looked up by TA's numbers and fall back to 0 m)
+    renumbered = stop_times.with_columns(
+        pl.when(pl.col("trip_id") == "TB")
+        .then(pl.col("stop_sequence") * 10)
+        .otherwise(pl.col("stop_sequence"))
+        .alias("stop_sequence")
+    )
+    again = locate_trip_stops(points, trips, renumbered, stops)
+    assert again["stop_sequence"].to_list() == [1, 2, 3, 10, 20, 30, 1, 2]
+    assert again["stop_dist_m"].to_list() == got["stop_dist_m"].to_list()
