@@ -19,9 +19,9 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite_matching
 
+from analytics.crossings import RUN_KEY
 from analytics.options import MatchOptions
 
-RUN_KEY = ["vehicle_id", "run_id"]
 # groups up to this many (runs x columns) cells are solved dense (Hungarian), larger sparse
 _DENSE_MAX_CELLS = 250_000
 

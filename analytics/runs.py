@@ -20,17 +20,15 @@ import numpy as np
 import polars as pl
 
 from analytics.crossings import (
-    MAX_SPEED_M_S,
-    MIN_SPEED_M_S,
+    RUN_KEY,
     build_track,
     cum_max_in_group,
     group_start,
 )
 from analytics.network import Network
 from analytics.options import MatchOptions
+from analytics.stop_visits import build_track_slices, compute_run_crossings
 from analytics.stretches import cut_stretches
-
-RUN_KEY = ["vehicle_id", "run_id"]
 
 
 def build_runs(
@@ -305,18 +303,22 @@ def _finish_runs(
         options.stationary_speed_m_s,
         options.max_speed_m_s,
     )
-    # the crossings of the run's ends (`analytics.crossings` rules, on each run's own track:
-    # its progress never decreases, so the track is already in progress order)
-    cross_leave, cross_arrive = _run_ends(
-        bounds,
-        t,
-        f64(track, "prog_m"),
-        f64(stats, "start_dist_m"),
-        f64(stats, "end_dist_m"),
-        options.clearance_m,
-        MIN_SPEED_M_S,
-        MAX_SPEED_M_S,
+    # when each run left its start and arrived at its end (the rule of `analytics.crossings`,
+    # as stop visits cross their stops); an arrival is never later than a departure from
+    # the same target
+    n = stats.height
+    slices = build_track_slices(
+        track, stats.select(*RUN_KEY).with_columns(pl.int_range(n).alias("_run"))
     )
+    runs_twice = np.r_[np.arange(n), np.arange(n)].astype(np.int64)
+    cross = compute_run_crossings(
+        slices,
+        runs_twice,
+        np.r_[f64(stats, "start_dist_m"), f64(stats, "end_dist_m")],
+        options.clearance_m,
+    ).with_columns(pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s"))
+    cross_leave = cross["leave_s"][:n].fill_null(np.nan).to_numpy()
+    cross_arrive = cross["arrive_s"][n:]
     first, last = bounds[:-1], bounds[1:] - 1
     rows = track["row"].to_numpy()
     silence = _silence(
@@ -325,7 +327,7 @@ def _finish_runs(
     leave = np.where(np.isnan(stretch_leave), cross_leave, stretch_leave)
     runs = stats.with_columns(
         pl.Series("_leave", leave, nan_to_null=True),
-        pl.Series("_arrive", cross_arrive, nan_to_null=True),
+        cross_arrive.alias("_arrive"),
         track["ping_id"].gather(first).alias("first_ping_id"),
         track["ping_id"].gather(last).alias("last_ping_id"),
         pl.Series("_row1", rows[last]),
@@ -423,57 +425,6 @@ def _run_facts(
         floor = t_prev[c] if t_prev[c] == t_prev[c] else t[c]
         leave[k] = max(min(t[c] - (prog[c] - start_m[k]) / v, t[c]), floor)
     return leave, minutes
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _run_ends(
-    bounds, t, prog, start_m, end_m, clearance_m, v_min, v_max
-):  # pragma: no cover - compiled; tested through build_runs
-    """Per run (rows `bounds[k]` .. `bounds[k + 1]` - 1 of a track, progress non-decreasing):
-    when it left its start and arrived at its end (NaN when it never did), by the rules of
-    `analytics.crossings.compute_crossings`: the arrival from the last fix short of the target
-    moving on at its incoming speed (clipped to the next fix), the departure from the first fix
-    past the target's clearance, back at its outgoing speed (clipped to the fix before); an
-    arrival is never later than the departure from the same target."""
-    n = bounds.shape[0] - 1
-    leave = np.full(n, np.nan)
-    arrive = np.full(n, np.nan)
-    for k in range(n):
-        lo, hi = bounds[k], bounds[k + 1]
-        leave[k] = _leave(lo, hi, t, prog, start_m[k], clearance_m, v_min, v_max)
-        a = np.nan
-        target = end_m[k]
-        j = lo - 1
-        while j + 1 < hi and prog[j + 1] < target:
-            j += 1
-        if j >= lo and j + 1 < hi:
-            v = _speed(j, lo, hi, t, prog, v_min, v_max, True)
-            a = max(min(t[j] + (target - prog[j]) / v, t[j + 1]), t[j])
-        out = _leave(lo, hi, t, prog, target, clearance_m, v_min, v_max)
-        arrive[k] = a if out != out else (out if a != a else min(a, out))
-    return leave, arrive
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _leave(lo, hi, t, prog, target, clearance_m, v_min, v_max):  # pragma: no cover - compiled
-    """When a run's track (rows lo .. hi - 1) left `target`: see `_run_ends`."""
-    for j in range(lo, hi):
-        if prog[j] > target + clearance_m:
-            v = _speed(j, lo, hi, t, prog, v_min, v_max, False)
-            floor = t[j - 1] if j > lo else t[j]
-            return max(min(t[j] - (prog[j] - target) / v, t[j]), floor)
-    return np.nan
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _speed(j, lo, hi, t, prog, v_min, v_max, incoming):  # pragma: no cover - compiled
-    """Speed of fix `j`'s incoming step (else its outgoing one; the other when it has none;
-    `v_min` when it has neither), clipped to [v_min, v_max]."""
-    for side in (0, 1):
-        i = j if (side == 0) == incoming else j + 1
-        if lo < i < hi:
-            return max(min((prog[i] - prog[i - 1]) / (t[i] - t[i - 1]), v_max), v_min)
-    return v_min
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analytics.crossings import MIN_SPEED_M_S, group_start
+from analytics.crossings import MIN_SPEED_M_S, RUN_KEY, group_start
 from analytics.options import MatchOptions
 
-RUN_KEY = ["vehicle_id", "run_id"]
 TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
 CROSSING_COLUMNS = ("arrive_s", "leave_s", "nearest_ping_m")
 # stops per chunk of runs: bounds the working columns (a large day has millions of stops)
