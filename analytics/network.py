@@ -73,7 +73,8 @@ def build_network(
     d = shp["dist_m"].to_numpy()
     x = shp["shape_x_m"].to_numpy()
     y = shp["shape_y_m"].to_numpy()
-    # densify: for each shape, points every `densify_step_m` plus its own vertices
+    # densify: for each shape, points every `densify_step_m` along it and at its end (not its
+    # own vertices: a sharp corner is cut by at most half a step, well inside the buffer)
     step = options.densify_step_m
     bounds = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1], True])
     lengths = d[bounds[1:] - 1]
