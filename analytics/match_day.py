@@ -39,12 +39,17 @@ from gtfs.read import Feed
 from gtfs.schedule import build_geometry, build_scheduled_trips
 
 PING_OPTIONAL: dict[str, pl.DataType] = {
-    "speed_m_s": pl.Float64(),
     "event_code": pl.String(),
     "reported_trip_id": pl.String(),
     "lat": pl.Float64(),
     "lon": pl.Float64(),
 }
+"""ping columns the partition steps read when present (null when not)"""
+STORED_PING_COLUMNS = ("ping_id", "vehicle_id", "event_at", *PING_OPTIONAL)
+"""the columns of `vehicle_locations` matching reads (a day of a large city is ~10 M rows:
+the others would be a third of its memory)"""
+PING_COLUMNS = (*STORED_PING_COLUMNS, "x_m", "y_m")
+"""the ping columns the partition steps read (positions projected, or projected by them)"""
 
 
 @dataclass
@@ -176,21 +181,6 @@ def batch_codes(pings: pl.DataFrame, n_batches: int) -> pl.Series:
     return pings["vehicle_id"].hash() % max(n_batches, 1)
 
 
-PING_COLUMNS = ("ping_id", "vehicle_id", "event_at", "x_m", "y_m", *PING_OPTIONAL)
-"""the ping columns the partition steps read"""
-STORED_PING_COLUMNS = (
-    "ping_id",
-    "vehicle_id",
-    "event_at",
-    "lat",
-    "lon",
-    "event_code",
-    "reported_trip_id",
-)
-"""the columns of `vehicle_locations` matching reads (a day of a large city is ~10 M rows:
-the others would be a third of its memory)"""
-
-
 def cut_batches(pings: pl.DataFrame, n_batches: int) -> Iterator[pl.DataFrame]:
     """The pings of each batch (`batch_codes`), one at a time, rows in their input order.
 
@@ -245,11 +235,12 @@ def match_day(
             # at most two batches per worker in flight: each is cut out only when submitted,
             # so the batches never exist all at once beside the day's pings
             results = _map_bounded(pool, _work, batches, 2 * workers)
-    elif pings.height:
+    else:
         # batches stream through threads: each is cut out, matched and released, so memory
         # holds `BATCH_THREADS` batches' working frames (plus the small runs, tracks and stands
         # kept). Polars and the compiled kernels release the GIL: while one batch is in a
-        # single-threaded step, another runs on the other core
+        # single-threaded step, another runs on the other core. A day without pings is one
+        # empty batch
         with ThreadPoolExecutor(BATCH_THREADS) as threads:
             results = _map_bounded(
                 threads,
@@ -263,14 +254,9 @@ def match_day(
                 batches,
                 BATCH_THREADS,
             )
-    else:
-        results = []
-    if results:
-        runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
-        track = pl.concat([r[1] for r in results])
-        stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
-    else:
-        runs, track, stands = match_vehicles(pings.clear(), network, options, min_s, epsg)
+    runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
+    track = pl.concat([r[1] for r in results])
+    stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
     # the batch order is not needed past the partitions
     del pings, batches, results
     return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
