@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 from scipy.spatial import cKDTree
 
+from analytics.kernel_arrays import to_kernel_array
 from analytics.network import Network
 from analytics.options import MatchOptions
 
@@ -40,7 +41,8 @@ def find_stands(
     ('event_code'). Columns: vehicle_id, started_s, ended_s, source, incident_id, lat, lon,
     first/last_ping_id, evidence (pt-BR). Small: a batch's pings need not be kept for it.
 
-    `pings`: cleaned pings (vehicle_id, ping_id, t_s, x_m, y_m, lat, lon, event_code).
+    `pings`: cleaned pings in their order, by vehicle then time (vehicle_id, vehicle_rank,
+    ping_id, t_s, x_m, y_m, lat, lon, event_code; see `clean_pings`).
     """
     parts = [_inferred(pings, network, options, breakdown_stop_min_s).select(COLUMNS)]
     if "event_code" in pings.columns:
@@ -141,13 +143,11 @@ def find_breakdowns(
 def _inferred(
     pings: pl.DataFrame, network: Network, options: MatchOptions, min_s: float
 ) -> pl.DataFrame:
-    p = pings.sort("vehicle_id", "t_s")  # clean pings come so: a check, nearly free
-
     def f64(name: str) -> np.ndarray:
-        return p[name].cast(pl.Float64).fill_null(np.nan).to_numpy(writable=True)
+        return to_kernel_array(pings[name])
 
     first, last, means = _stands(
-        p["vehicle_id"].cast(pl.Categorical).to_physical().cast(pl.Int64).to_numpy(),
+        to_kernel_array(pings["vehicle_rank"], pl.Int64),
         f64("t_s"),
         np.stack([f64("x_m"), f64("y_m"), f64("lat"), f64("lon")]),
         options.stationary_radius_m,
@@ -155,15 +155,15 @@ def _inferred(
     )
     stands = pl.DataFrame(
         {
-            "vehicle_id": p["vehicle_id"].gather(first),
-            "started_s": p["t_s"].gather(first),
-            "ended_s": p["t_s"].gather(last),
+            "vehicle_id": pings["vehicle_id"].gather(first),
+            "started_s": pings["t_s"].gather(first),
+            "ended_s": pings["t_s"].gather(last),
             **{
                 name: pl.Series(name, means[k], nan_to_null=True)
                 for k, name in enumerate(("x_m", "y_m", "lat", "lon"))
             },
-            "first_ping_id": p["ping_id"].gather(first),
-            "last_ping_id": p["ping_id"].gather(last),
+            "first_ping_id": pings["ping_id"].gather(first),
+            "last_ping_id": pings["ping_id"].gather(last),
             "n": pl.Series("n", last - first + 1, pl.UInt32),
         }
     )

@@ -15,8 +15,10 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     """Return the pings deduplicated and ordered, with quality flags.
 
     Input: ping_id, vehicle_id, event_at, x_m, y_m (projected, metres) and any other columns.
-    Duplicates (same vehicle and event time) keep the lowest ping_id. Added columns:
-    `t_s` (event time as epoch seconds, float), `dt_s` (seconds since the previous ping),
+    Duplicates (same vehicle and event time) keep the lowest ping_id. Rows come by vehicle,
+    then time. Added columns: `vehicle_rank` (the vehicle id's rank among the input's, in the
+    ids' own order, from 0: an integer key for the steps downstream), `t_s` (event time as
+    epoch seconds, float), `dt_s` (seconds since the previous ping),
     `is_gap_before` (dt_s above `gap_s`), `is_outlier` (a jump: the implied speed to both the
     previous and the next ping exceeds `max_speed_m_s`, or the path through the fix is longer
     than the straight line between its neighbours by more than `spike_m`: it leaps away and
@@ -27,17 +29,16 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     # the row right after its first copy
     vehicles = pings["vehicle_id"].drop_nulls().unique().sort()
     df = pings.with_columns(
-        pl.col("vehicle_id").cast(pl.Enum(vehicles)).to_physical().alias("_v")
-    ).sort("_v", "event_at", "ping_id")
-    same = (pl.col("_v") == pl.col("_v").shift(1)) & (
-        pl.col("event_at") == pl.col("event_at").shift(1)
-    )
+        pl.col("vehicle_id").cast(pl.Enum(vehicles)).to_physical().alias("vehicle_rank")
+    ).sort("vehicle_rank", "event_at", "ping_id")
+    v = pl.col("vehicle_rank")
+    same = (v == v.shift(1)) & (pl.col("event_at") == pl.col("event_at").shift(1))
     df = df.filter(~same.fill_null(False)).with_columns(
         (pl.col("event_at").dt.epoch("us") / 1e6).alias("t_s")
     )
     # neighbours within the vehicle as shifts masked at its first and last ping (the frame is
     # sorted by vehicle): a windowed `over` per vehicle costs several times more
-    df = df.with_columns(group_start("_v").alias("_gs"))
+    df = df.with_columns(group_start("vehicle_rank").alias("_gs"))
     x, y, t = pl.col("x_m"), pl.col("y_m"), pl.col("t_s")
     dt_prev = t - prev_in_group(t)
     dt_next = next_in_group(t) - t
@@ -61,4 +62,4 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
         .fill_null(False)
         .alias("is_outlier"),
     )
-    return df.drop("_gs", "_v")
+    return df.drop("_gs")

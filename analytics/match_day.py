@@ -120,17 +120,26 @@ def match_vehicles(
             pings = pings.with_columns(pl.lit(None, dtype).alias(name))
     clean = clean_pings(pings, options).filter(~pl.col("is_outlier"))
     clean = clean.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
-    group = clean["vehicle_id"].cast(pl.Categorical).to_physical().to_numpy()
     cand = project_pings(
         clean["x_m"].to_numpy(),
         clean["y_m"].to_numpy(),
         clean["t_s"].to_numpy(),
-        group,
+        clean["vehicle_rank"].to_numpy(),
         network,
         options,
     )
     runs, track = build_runs(clean, cand, network, options)
-    keep = ["vehicle_id", "ping_id", "t_s", "x_m", "y_m", "lat", "lon", "event_code"]
+    keep = [
+        "vehicle_id",
+        "vehicle_rank",
+        "ping_id",
+        "t_s",
+        "x_m",
+        "y_m",
+        "lat",
+        "lon",
+        "event_code",
+    ]
     min_s = float("inf") if breakdown_stop_min_s is None else breakdown_stop_min_s
     stands = find_stands(clean.select(keep), network, options, min_s)
     return runs, track, stands

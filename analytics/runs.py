@@ -25,6 +25,7 @@ from analytics.crossings import (
     cum_max_in_group,
     group_start,
 )
+from analytics.kernel_arrays import to_kernel_array
 from analytics.network import Network
 from analytics.options import MatchOptions
 from analytics.stop_visits import build_track_slices, compute_run_crossings
@@ -34,9 +35,11 @@ from analytics.stretches import cut_stretches
 def build_runs(
     pings: pl.DataFrame, cand: pl.DataFrame, network: Network, options: MatchOptions
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Runs of the pings (rows in time order per vehicle) given their shape candidates.
+    """Runs of the pings given their shape candidates.
 
-    `pings`: row, vehicle_id, ping_id, t_s, x_m, y_m (and optional reported_trip_id).
+    `pings`: cleaned pings (`clean_pings`) numbered in their order by `row` (0 .. n - 1, by
+    vehicle then time): row, vehicle_id, vehicle_rank, ping_id, t_s, x_m, y_m (and optional
+    reported_trip_id).
     `cand`: row, shape_idx, dist_m, offset_m (see `project_pings`).
     Returns (runs, run_pings). `runs` has one row per run: vehicle_id, run_id, shape_idx,
     shape_id, route_id, direction_id, start/end_dist_m, distance_run_m, length_m,
@@ -53,14 +56,10 @@ def build_runs(
     t = pl.col("t_s")
     same_prev = pl.col("_v") == pl.col("_v").shift(1)
     same_next = pl.col("_v") == pl.col("_v").shift(-1)
-    pings = (
-        pings.sort("row")
-        .with_columns(pl.col("vehicle_id").rank("dense").cast(pl.Int64).alias("_v"))
-        .with_columns(
-            # time to the vehicle's neighbouring pings, on the shape or not (a detour's ends)
-            pl.when(same_prev).then(t - t.shift(1)).alias("_dt_in"),
-            pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
-        )
+    pings = pings.with_columns(pl.col("vehicle_rank").cast(pl.Int64).alias("_v")).with_columns(
+        # time to the vehicle's neighbouring pings, on the shape or not (a detour's ends)
+        pl.when(same_prev).then(t - t.shift(1)).alias("_dt_in"),
+        pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
     )
     stats, points = cut_stretches(cand, pings, network, options)
     stats = stats.filter(
@@ -288,7 +287,7 @@ def _finish_runs(
     """
 
     def f64(frame: pl.DataFrame, name: str) -> np.ndarray:
-        return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy(writable=True)
+        return to_kernel_array(frame[name])
 
     t = f64(track, "t_s")
     bounds = np.r_[starts, track.height].astype(np.int64)
@@ -322,7 +321,7 @@ def _finish_runs(
     first, last = bounds[:-1], bounds[1:] - 1
     rows = track["row"].to_numpy()
     silence = _silence(
-        f64(pings, "t_s"), pings["_v"].to_numpy().astype(np.int64), options.gap_s
+        f64(pings, "t_s"), to_kernel_array(pings["_v"], pl.Int64), options.gap_s
     )  # by row: `pings` is sorted by row
     leave = np.where(np.isnan(stretch_leave), cross_leave, stretch_leave)
     runs = stats.with_columns(

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 import polars as pl
 
+from analytics.kernel_arrays import to_kernel_array
 from analytics.network import Network
 from analytics.options import MatchOptions
 
@@ -43,9 +44,9 @@ def cut_stretches(
     destination).
     """
     shapes = network.shapes
-    c_row = _array(cand["row"], pl.Int64)
-    c_shape = _array(cand["shape_idx"], pl.Int64)
-    c_dist = _array(cand["dist_m"], pl.Float64)
+    c_row = to_kernel_array(cand["row"], pl.Int64)
+    c_shape = to_kernel_array(cand["shape_idx"], pl.Int64)
+    c_dist = to_kernel_array(cand["dist_m"], pl.Float64)
     # (shape, row) order: the candidates come by row, so a stable sort by shape (a radix sort
     # on 16-bit keys) does it
     narrow = np.int16 if len(network.shapes) < 2**15 else np.int32
@@ -53,7 +54,7 @@ def cut_stretches(
     c_row, c_shape, c_dist = c_row[order], c_shape[order], c_dist[order]
 
     def col(frame: pl.DataFrame, name: str) -> np.ndarray:
-        return _array(frame[name].fill_null(np.nan), pl.Float64)
+        return to_kernel_array(frame[name])
 
     t_s = col(pings, "t_s")
     n = len(c_row)
@@ -65,7 +66,7 @@ def cut_stretches(
         c_row,
         c_shape,
         c_dist,
-        _array(pings["_v"], pl.Int64),
+        to_kernel_array(pings["_v"], pl.Int64),
         t_s,
         col(pings, "x_m"),
         col(pings, "y_m"),
@@ -150,12 +151,6 @@ def cut_stretches(
         }
     )
     return stats.filter(pl.col("_observed_m") >= options.run_min_progress_m), points
-
-
-def _array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:
-    """A writable numpy copy of a column: the kernels are compiled for one array type, and a
-    read-only view (what a null-free column gives) would be a second one."""
-    return series.cast(dtype).to_numpy(writable=True)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

@@ -1,0 +1,18 @@
+"""Frame columns as the compiled (numba) kernels of matching take them.
+
+A kernel is compiled once per combination of argument types, and a read-only array (what a
+null-free column converts to without a copy) is another type than a writable one: every column
+goes in as a writable copy of one dtype, so each kernel compiles once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+
+def to_kernel_array(series: pl.Series, dtype: type[pl.DataType] = pl.Float64) -> np.ndarray:
+    """`series` as a writable numpy array of `dtype`; a float column's nulls become NaN."""
+    if dtype in (pl.Float64, pl.Float32):
+        series = series.cast(dtype).fill_null(np.nan)
+    return series.cast(dtype).to_numpy(writable=True)
