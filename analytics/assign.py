@@ -21,6 +21,7 @@ from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite
 
 from analytics.crossings import RUN_KEY
 from analytics.options import MatchOptions
+from analytics.runs import itinerary_share
 
 # groups up to this many (runs x columns) cells are solved dense (Hungarian), larger sparse
 _DENSE_MAX_CELLS = 250_000
@@ -123,16 +124,12 @@ def _candidates(runs: pl.DataFrame, trips: pl.DataFrame, options: MatchOptions) 
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("plan_start_s"),
         (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("plan_end_s"),
     )
-    share = (
-        (pl.col("start_dist_m") - pl.col("origin_dist_m"))
-        / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
-    ).clip(0.0, 1.0)
+    share = itinerary_share(pl.col("start_dist_m") - pl.col("origin_dist_m")).clip(0.0, 1.0)
     plan_here = pl.col("plan_start_s") + share * (pl.col("plan_end_s") - pl.col("plan_start_s"))
     delay = pl.col("started_s") - plan_here
     # time consistency: the planned time for the stretch the run covered, against its own
-    planned_here_s = (pl.col("plan_end_s") - pl.col("plan_start_s")) * (
-        (pl.col("end_dist_m") - pl.col("start_dist_m"))
-        / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+    planned_here_s = (pl.col("plan_end_s") - pl.col("plan_start_s")) * itinerary_share(
+        pl.col("end_dist_m") - pl.col("start_dist_m")
     )
     too_fast = (pl.col("ended_s") - pl.col("started_s")) < options.min_duration_ratio * (
         planned_here_s

@@ -17,6 +17,7 @@ from __future__ import annotations
 import polars as pl
 
 from analytics.options import MatchOptions
+from analytics.runs import itinerary_share
 from core.profile import Profile
 
 
@@ -180,10 +181,7 @@ def infer_trips_in_outages(
         pl.int_range(pl.len()).sort_by("_p0").over("block_id").alias("_k"),
         (pl.col("_p1") - pl.col("_p0")).alias("_dur"),
     )
-    share = (
-        (pl.col("start_dist_m") - pl.col("origin_dist_m"))
-        / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
-    ).clip(0.0, 1.0)
+    share = itinerary_share(pl.col("start_dist_m") - pl.col("origin_dist_m")).clip(0.0, 1.0)
     done = (
         runs.filter(pl.col("trip_id").is_not_null())
         .join(plan, on="trip_id")

@@ -125,12 +125,7 @@ def _drop_dominated(
     pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
     """
     key = ["_v", "shape_idx", "_seg"]
-    s = stats.with_row_index("_rid").with_columns(
-        (
-            pl.col("distance_run_m")
-            / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
-        ).alias("_cov")
-    )
+    s = stats.with_row_index("_rid").with_columns(_coverage().alias("_cov"))
     # each run's shape ends, gathered by position (shape_idx is the row of `shapes`)
     ends = shapes.select("start_x_m", "start_y_m", "end_x_m", "end_y_m")[s["shape_idx"]]
     s = pl.concat([s, ends], how="horizontal")
@@ -224,6 +219,18 @@ def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover -
     return np.array(one, np.int64), np.array(other, np.int64)
 
 
+def itinerary_share(length_m: pl.Expr) -> pl.Expr:
+    """A length along a run's shape (metres) as a share of its itinerary, from
+    `origin_dist_m` to `destination_dist_m` (a span of at least 1 m)."""
+    span = (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+    return length_m / span
+
+
+def _coverage() -> pl.Expr:
+    """The share of its itinerary a run covered."""
+    return itinerary_share(pl.col("distance_run_m"))
+
+
 def _meet(a: str, b: str, options: MatchOptions) -> pl.Expr:
     """True where the runs of a pair whose columns are prefixed `a` and `b` ("" or "o_") meet
     at a terminal, `a` first: `a` starts and ends before `b`, its shape ends where `b`'s
@@ -286,18 +293,17 @@ def _finish_runs(
     two runs is how long the unit was silent between them.
     """
 
-    def f64(frame: pl.DataFrame, name: str) -> np.ndarray:
-        return to_kernel_array(frame[name])
-
-    t = f64(track, "t_s")
+    t = to_kernel_array(track["t_s"])
+    start_m = to_kernel_array(stats["start_dist_m"])
+    end_m = to_kernel_array(stats["end_dist_m"])
     bounds = np.r_[starts, track.height].astype(np.int64)
     stretch_leave, n_minutes = _run_facts(
         bounds,
         t,
-        f64(track, "prog_m"),
-        f64(track, "t_prev_s"),
-        f64(stats, "start_dist_m"),
-        f64(stats, "end_dist_m"),
+        to_kernel_array(track["prog_m"]),
+        to_kernel_array(track["t_prev_s"]),
+        start_m,
+        end_m,
         options.clearance_m,
         options.stationary_speed_m_s,
         options.max_speed_m_s,
@@ -311,17 +317,14 @@ def _finish_runs(
     )
     runs_twice = np.r_[np.arange(n), np.arange(n)].astype(np.int64)
     cross = compute_run_crossings(
-        slices,
-        runs_twice,
-        np.r_[f64(stats, "start_dist_m"), f64(stats, "end_dist_m")],
-        options.clearance_m,
+        slices, runs_twice, np.r_[start_m, end_m], options.clearance_m
     ).with_columns(pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s"))
     cross_leave = cross["leave_s"][:n].fill_null(np.nan).to_numpy()
     cross_arrive = cross["arrive_s"][n:]
     first, last = bounds[:-1], bounds[1:] - 1
     rows = track["row"].to_numpy()
     silence = _silence(
-        f64(pings, "t_s"), to_kernel_array(pings["_v"], pl.Int64), options.gap_s
+        to_kernel_array(pings["t_s"]), to_kernel_array(pings["_v"], pl.Int64), options.gap_s
     )  # by row: `pings` is sorted by row
     leave = np.where(np.isnan(stretch_leave), cross_leave, stretch_leave)
     runs = stats.with_columns(
@@ -329,7 +332,6 @@ def _finish_runs(
         cross_arrive.alias("_arrive"),
         track["ping_id"].gather(first).alias("first_ping_id"),
         track["ping_id"].gather(last).alias("last_ping_id"),
-        pl.Series("_row1", rows[last]),
         pl.Series("n_pings", (last - first + 1).astype(np.uint32)),
         pl.Series("silence_first_s", silence[rows[first]]),
         pl.Series("silence_last_s", silence[rows[last]]),
@@ -366,16 +368,11 @@ def _finish_runs(
     return (
         pl.concat([runs, shapes], how="horizontal")
         .with_columns(
-            (
-                pl.col("distance_run_m")
-                / (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
-            )
-            .clip(0.0, 1.0)
-            .alias("coverage_ratio"),
+            _coverage().clip(0.0, 1.0).alias("coverage_ratio"),
             pl.col("n_off_route").cast(pl.Int32),
             pl.col("off_route_s").round().cast(pl.Int32),
         )
-        .drop("_leave", "_arrive", "_row1", "_n_min", "_seg", "n_mid")
+        .drop("_leave", "_arrive", "_n_min", "_seg", "n_mid")
     )
 
 
