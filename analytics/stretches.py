@@ -288,7 +288,7 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     observed progress counts only steps between pings at most `gap_s` apart, with no silence
     credit: a run must show that much real progress to exist at all.
     """
-    v = np.zeros(n_segs, np.int64)
+    row0 = np.zeros(n_segs, np.int64)
     shape = np.zeros(n_segs, np.int64)
     n_mid = np.zeros(n_segs, np.int64)
     first_d = np.zeros(n_segs)
@@ -306,15 +306,15 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     dep_j = np.full(n_segs, -1, np.int64)
     arr_j = np.full(n_segs, -1, np.int64)
     n = c_row.shape[0]
-    # a stretch's steps: step (m), dt (s), its ping's row, on-shape (1/0), row in the group,
-    # position (m); one scratch for all stretches
-    steps = np.empty((6, n + 1))
+    # a stretch's steps (m), their times (s) and whether each is on the shape (1/0): one
+    # scratch for all stretches
+    steps = np.empty((3, n + 1))
     for j in range(n):
         k = seg[j]
         if k >= 0:
             if first_j[k] < 0:
                 first_j[k] = j
-                v[k] = c_row[j]
+                row0[k] = c_row[j]
                 shape[k] = c_shape[j]
                 first_d[k] = c_dist[j]
                 max_d[k] = c_dist[j]
@@ -348,11 +348,12 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
         hi = arr_j[k] if arr_j[k] >= 0 else last_j[k]
         # its steps along the running maximum, then its mean speed over the steps with no
         # off-shape ping between
-        m, held = _steps(k, lo, hi, dep_j[k], arr_j[k], seg, noff, c_row, c_dist, p_t, o, e, steps)
+        m = hi - lo + 1
+        held = _steps(lo, hi, dep_j[k], arr_j[k], noff, c_row, c_dist, p_t, o, e, steps)
         sum_step = 0.0
         sum_dt = 0.0
         for i in range(m):
-            if steps[3, i] > 0:
+            if steps[2, i] > 0:
                 sum_step += steps[0, i]
                 sum_dt += steps[1, i]
         speed = sum_step / max(sum_dt, 1.0)
@@ -360,30 +361,28 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
         total = 0.0
         seen = 0.0
         for i in range(m):
-            step, dt, row = steps[0, i], steps[1, i], int(steps[2, i])
-            if steps[3, i] > 0:
+            step, dt = steps[0, i], steps[1, i]
+            if steps[2, i] > 0:
                 total += step
                 if dt <= gap_s:
                     seen += step
             else:
-                leave = 0.0 if i == 0 else p_dt_out[int(steps[2, i - 1])]
+                leave = 0.0 if i == 0 else p_dt_out[c_row[lo + i - 1]]
                 leave = 0.0 if leave != leave else leave
-                into = p_dt_in[row]
+                into = p_dt_in[c_row[lo + i]]
                 into = 0.0 if into != into else into
                 total += min(speed * (leave + into) / 2, step)
-        j_first, j_last = int(steps[4, 0]), int(steps[4, m - 1])
-        p_first = steps[5, 0]
         # silence is not evidence of a partial trip: credit it towards the terminal
-        dt_in0 = p_dt_in[c_row[j_first]]
-        if j_first != dep_j[k] and dt_in0 > gap_s:
-            total += min(p_first - o, dt_in0 * speed)
-        dt_out1 = p_dt_out[c_row[j_last]]
-        if j_last != arr_j[k] and dt_out1 > gap_s:
+        dt_in0 = p_dt_in[c_row[lo]]
+        if lo != dep_j[k] and dt_in0 > gap_s:
+            total += min(_clipped(lo, dep_j[k], arr_j[k], c_dist, o, e) - o, dt_in0 * speed)
+        dt_out1 = p_dt_out[c_row[hi]]
+        if hi != arr_j[k] and dt_out1 > gap_s:
             total += min(e - held, dt_out1 * speed)
         distance[k] = total
         observed[k] = seen
     return (
-        v,
+        row0,
         shape,
         n_mid,
         first_d,
@@ -400,45 +399,31 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
 
 
 @numba.njit(cache=True, nogil=True)
-def _steps(k, lo, hi, dj, aj, seg, noff, c_row, c_dist, p_t, o, e, out):  # pragma: no cover
-    """The points of stretch `k` (rows lo .. hi of the group: departure anchor, pings, arrival
-    anchor) as steps along the running maximum of their position clipped to the itinerary,
-    compared in whole millimetres (GPS noise at a standstill never moves it back): into `out`
-    (see `_stretch_stats`). Returns their number and the final running maximum."""
-    m = 0
+def _steps(lo, hi, dj, aj, noff, c_row, c_dist, p_t, o, e, out):  # pragma: no cover
+    """The points of a stretch (rows lo .. hi of its group: departure anchor `dj` if any, its
+    pings, arrival anchor `aj` if any) as steps along the running maximum of their position
+    clipped to the itinerary, compared in whole millimetres (GPS noise at a standstill never
+    moves it back): into `out` (see `_stretch_stats`). Returns the final running maximum."""
     held = 0.0
     held_mm = 0.0
-    t_prev = 0.0
-    for j in range(lo, hi + 1):
-        prog, t, on = _point(j, k, lo, hi, dj, aj, seg, noff, c_row, c_dist, p_t, o, e)
-        if prog != prog:
-            continue
+    for i in range(hi - lo + 1):
+        j = lo + i
+        prog = _clipped(j, dj, aj, c_dist, o, e)
         mm = np.rint(prog * 1000.0)
         step = 0.0
-        if m == 0 or mm >= held_mm:
-            step = 0.0 if m == 0 else prog - held
+        if i == 0 or mm >= held_mm:
+            step = 0.0 if i == 0 else prog - held
             held, held_mm = prog, mm
-        out[0, m] = step
-        out[1, m] = 0.0 if m == 0 else t - t_prev
-        out[2, m] = c_row[j]
-        out[3, m] = 1.0 if on else 0.0
-        out[4, m] = j
-        out[5, m] = held
-        t_prev = t
-        m += 1
-    return m, held
+        out[0, i] = step
+        out[1, i] = 0.0 if i == 0 else p_t[c_row[j]] - p_t[c_row[j - 1]]
+        # no off-shape ping before it (an anchor departs at once)
+        out[2, i] = 1.0 if j == dj or noff[j] == 0 else 0.0
+    return held
 
 
 @numba.njit(cache=True, inline="always")
-def _point(j, k, lo, hi, dj, aj, seg, noff, c_row, c_dist, p_t, o, e):  # pragma: no cover
-    """Row `j` of stretch `k` as a point of its distance: (position clipped to the itinerary,
-    time, whether no off-shape ping precedes it); NaN position for a row not in the stretch."""
-    if j == dj:
-        prog, on = o, True
-    elif j == aj:
-        prog, on = e, noff[j] == 0
-    elif seg[j] == k:
-        prog, on = c_dist[j], noff[j] == 0
-    else:
-        return np.nan, 0.0, False
-    return max(min(prog, e), o), p_t[c_row[j]], on
+def _clipped(j, dj, aj, c_dist, o, e):  # pragma: no cover - compiled
+    """Position of row `j` of a stretch clipped to its itinerary [o, e]: the origin for its
+    departure anchor `dj`, the destination for its arrival anchor `aj`."""
+    prog = o if j == dj else (e if j == aj else c_dist[j])
+    return max(min(prog, e), o)
