@@ -79,13 +79,9 @@ def compute_crossings(
 
     Adds `arrive_s` and `leave_s` (epoch seconds, null when the track never got there) and
     `nearest_ping_m` (along-shape distance from the target to the nearest ping of the track).
+    The rule stated on frames; matching runs it on arrays (`stop_visits.compute_run_crossings`,
+    checked against this one by the tests).
     """
-    return _crossings(track, targets, key, clearance_m)
-
-
-def _crossings(
-    track: pl.DataFrame, targets: pl.DataFrame, key: list[str], clearance_m: float
-) -> pl.DataFrame:
     tr = track.select(
         *key, "t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s"
     ).sort("prog_m")
