@@ -120,7 +120,7 @@ def find_shape_passes(
         points_x,
         points_y,
         points_dist,
-        points_shape.astype(np.int64, copy=False),
+        points_shape,  # int32 in the network: no per-batch copy
         reach_m,
         jump,
         buffer_m,
