@@ -261,23 +261,7 @@ VEHICLES = Table(
 )
 
 # The tables holding a feed's own files, in the order they load.
-GTFS_TABLE_NAMES = tuple(
-    t.name
-    for t in (
-        GTFS_AGENCY,
-        GTFS_ROUTES,
-        GTFS_STOPS,
-        GTFS_TRIPS,
-        GTFS_STOP_TIMES,
-        GTFS_CALENDAR,
-        GTFS_CALENDAR_DATES,
-        GTFS_SHAPES,
-        GTFS_FREQUENCIES,
-    )
-)
-
-register(
-    FEED_VERSIONS,
+GTFS_TABLES = (
     GTFS_AGENCY,
     GTFS_ROUTES,
     GTFS_STOPS,
@@ -287,6 +271,7 @@ register(
     GTFS_CALENDAR_DATES,
     GTFS_SHAPES,
     GTFS_FREQUENCIES,
-    SCHEDULED_TRIPS,
-    VEHICLES,
 )
+GTFS_TABLE_NAMES = tuple(t.name for t in GTFS_TABLES)
+
+register(FEED_VERSIONS, *GTFS_TABLES, SCHEDULED_TRIPS, VEHICLES)
