@@ -14,7 +14,7 @@ the feed parser's.
 
 Measured on the 2 shared cores, quiet machine, 2026-11-30 (session 3):
 - 11.2 M pings (7000 vehicles, 88.5 k scheduled trips, 1400 shapes), 1 process (two batch
-  threads): 17.6-19.0 s = 589-636 k pings/s, 3.9-4.3x the floor (4.3-4.9 s), peak
+  threads): 17.6-19.6 s = 571-636 k pings/s, 3.7-4.3x the floor (4.3-5.3 s), peak
   3.5-3.6 GB of which 1.7 GB is the inputs held. With 2 processes: 22 s = 509 k pings/s, 5.1x, 4.1 GB:
   on two cores the threads of one process beat two processes.
 - Before this session: 69 s = 162 k pings/s, 10.8x, 3.5 GB; at the start of session 2:
