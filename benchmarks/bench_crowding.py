@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from analytics.crowding import compute_crowding
+from analytics.crowding.job import compute_crowding
 from core.profile import load_profile
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # the simulated-folder reader lives with the accuracy tests
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.analytics.test_crowding_simulated import read_simulated
+    from tests.analytics.crowding.test_crowding_simulated import read_simulated
 
     profile = load_profile("bento-goncalves-2021")
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,7 @@ from analytics.live.engine import LiveEngine
 from analytics.live.feeds import select_published_predictions
 from analytics.live.options import LiveOptions
 from analytics.live.reference import read_live_reference
-from analytics.options import MatchOptions
+from analytics.matching.options import MatchOptions
 from core.profile import load_profile
 from core.store import Store
 from tests.analytics.live.simulated import (

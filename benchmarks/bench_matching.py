@@ -22,8 +22,8 @@ Measured on the 2 shared cores, quiet machine, 2026-11-30 (session 3):
 - 300 vehicles (499 k pings): 0.97 s = 512 k pings/s, 5.5x the floor (0.18 s; a small day
   is dominated by building the day's network), 657 MB.
 Where the time went (issue 5's closing notes): the shape passes near each ping come from a grid
-of the densified points scanned by a compiled kernel (`analytics.shape_grid`), the stretches
-and their distances from one compiled pass per (shape, vehicle) (`analytics.stretches`), the
+of the densified points scanned by a compiled kernel (`analytics.matching.shape_grid`), the stretches
+and their distances from one compiled pass per (shape, vehicle) (`analytics.matching.stretches`), the
 runs' ends, evidence and silences from compiled per-run passes; batches are gathered by
 position, projected in their thread, and run two at a time in threads.
 
@@ -46,14 +46,9 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.match_day import (
-    STORED_PING_COLUMNS,
-    Schedule,
-    build_schedule,
-    match_day,
-    to_metres,
-)
-from analytics.options import MatchOptions
+from analytics.matching.batches import STORED_PING_COLUMNS, to_metres
+from analytics.matching.day import Schedule, build_schedule, match_day
+from analytics.matching.options import MatchOptions
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed

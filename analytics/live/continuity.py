@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from analytics.network import Network
-from analytics.options import MatchOptions
-from analytics.project import project_pings
+from analytics.matching.network import Network
+from analytics.matching.options import MatchOptions
+from analytics.matching.project import project_pings
 
 ASSIGNED_SCHEMA: dict[str, pl.DataType] = {
     "vehicle_id": pl.String(),

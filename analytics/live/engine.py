@@ -33,7 +33,7 @@ from analytics.live.predict import (
 )
 from analytics.live.reference import LiveReference
 from analytics.live.runs import compute_current_runs, match_current_runs
-from analytics.options import MatchOptions
+from analytics.matching.options import MatchOptions
 from core.profile import Profile
 
 PING_SCHEMA: dict[str, pl.DataType] = {

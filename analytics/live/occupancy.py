@@ -3,7 +3,7 @@
 Validators know where passengers board, not where they alight. Live, each passenger who
 boarded the current trip at distance d (along the shape) is assumed to alight uniformly over
 the rest of the trip: at position x the expected share still aboard is (D - x) / (D - d), D the
-trip's last stop. The trip chaining of `analytics.alightings` needs the whole day; this needs
+trip's last stop. The trip chaining of `analytics.crowding.alightings` needs the whole day; this needs
 only the current trip.
 """
 

@@ -15,8 +15,8 @@ import polars as pl
 from analytics.live.occupancy import build_vehicle_capacity
 from analytics.live.options import LiveOptions
 from analytics.live.traveltimes import build_segment_times, build_trip_stop_times
-from analytics.network import Network, build_network
-from analytics.options import MatchOptions
+from analytics.matching.network import Network, build_network
+from analytics.matching.options import MatchOptions
 from core.errors import InputError
 from core.profile import Profile
 from core.store import Store

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from analytics.assign import match_runs_to_trips
-from analytics.match_day import match_vehicles
-from analytics.network import Network
-from analytics.options import MatchOptions
+from analytics.matching.assign import match_runs_to_trips
+from analytics.matching.batches import match_vehicles
+from analytics.matching.network import Network
+from analytics.matching.options import MatchOptions
 
 
 def compute_current_runs(

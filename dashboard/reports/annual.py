@@ -17,7 +17,7 @@ from datetime import date
 
 import polars as pl
 
-from analytics.scopes import compute_line_scopes
+from analytics.indices.scopes import compute_line_scopes
 from core.errors import ConfigError
 from core.profile import Profile
 from core.store import Store

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.periods import parse_period
 from core.errors import ConfigError
+from core.periods import parse_period
 from core.profile import Profile
 from core.store import Store
 from core.tables.observed import FARE_CLASSES

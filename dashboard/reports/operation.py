@@ -1,6 +1,6 @@
 """Per-line operation and ridership figures shared by the semester and monthly reports.
 
-Counts follow the indices exactly (`analytics.icv.compute_trip_flags`, `analytics.ridership`),
+Counts follow the indices exactly (`analytics.indices.icv.compute_trip_flags`, `analytics.indices.ridership`),
 so a report's line totals equal the `indicators` rows of the same period.
 """
 
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analytics.icv import compute_trip_flags
-from analytics.ridership import compute_ridership, match_integrations
-from analytics.scopes import UNKNOWN, attach_scopes
+from analytics.indices.icv import compute_trip_flags
+from analytics.indices.ridership import compute_ridership, match_integrations
+from analytics.indices.scopes import UNKNOWN, attach_scopes
 from core.profile import Profile
 from core.tables.observed import FARE_CLASSES
 
@@ -77,7 +77,7 @@ def compute_line_ipk(
 ) -> pl.DataFrame:
     """Per line (and `by`, e.g. 'month'): n_passengers, equivalent_passengers, km_run,
     ipk (passengers per km run) and ipk_equivalent (equivalent passengers per km run,
-    CGS art. 15-16), computed by `analytics.ridership` as the indices are."""
+    CGS art. 15-16), computed by `analytics.indices.ridership` as the indices are."""
     flags = compute_trip_flags(outcomes).with_columns(
         pl.col("service_date").dt.truncate("1mo").alias("month")
     )

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from analytics.scopes import compute_line_scopes
+from analytics.indices.scopes import compute_line_scopes
 from core.store import Store
 
 FARE_CLASS_LABELS = {
@@ -96,7 +96,7 @@ def read_taps(store: Store, start: date, end: date, timezone: str) -> pl.DataFra
 def compute_scopes(
     routes: pl.DataFrame, outcomes: pl.DataFrame, vehicles: pl.DataFrame
 ) -> pl.DataFrame:
-    """Operator and lot of every line, by the rule the indices use (analytics.scopes)."""
+    """Operator and lot of every line, by the rule the indices use (analytics.indices.scopes)."""
     return compute_line_scopes(routes, outcomes, vehicles)
 
 

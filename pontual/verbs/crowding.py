@@ -14,9 +14,9 @@ from datetime import date
 import polars as pl
 from rich.table import Table
 
-from analytics.alightings import UNLINKED_REASONS
-from analytics.boardings import TRACE_REASONS, UNPLACED_REASONS
-from analytics.crowding import CrowdingResult, run_crowding
+from analytics.crowding.alightings import UNLINKED_REASONS
+from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
+from analytics.crowding.job import CrowdingResult, run_crowding
 from core.errors import ConfigError
 from pontual.context import Context
 from pontual.verbs.arguments import service_date

@@ -15,18 +15,13 @@ import sys
 import polars as pl
 from rich.table import Table
 
-from analytics.coverage import read_population
-from analytics.grades import read_grade_history
-from analytics.indices import (
-    IndexResults,
-    read_cost_per_km,
-    read_trace_pings,
-    run_indices,
-    trace_indicator,
-)
-from analytics.infractions import DISCLAIMER
-from analytics.periods import Period, parse_period, range_period
+from analytics.indices.coverage import read_population
+from analytics.indices.grades import read_grade_history
+from analytics.indices.infractions import DISCLAIMER
+from analytics.indices.job import IndexResults, read_cost_per_km, run_indices
+from analytics.indices.trace import read_trace_pings, trace_indicator
 from core.errors import ConfigError
+from core.periods import Period, parse_period, range_period
 from pontual.context import Context
 
 # pt-BR names of the indicators printed (the id is shown for the others)

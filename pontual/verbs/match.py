@@ -12,8 +12,9 @@ from datetime import timedelta
 
 from rich.table import Table
 
-from analytics.match_day import BATCH_THREADS, DERIVED_TABLES, run_match_day
-from analytics.options import MatchOptions
+from analytics.matching.batches import BATCH_THREADS
+from analytics.matching.day import DERIVED_TABLES, run_match_day
+from analytics.matching.options import MatchOptions
 from core.errors import ConfigError
 from pontual.context import Context
 from pontual.verbs.arguments import service_date

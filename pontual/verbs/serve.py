@@ -38,7 +38,7 @@ import uvicorn
 from analytics.live.engine import LiveEngine
 from analytics.live.options import LiveOptions
 from analytics.live.reference import read_live_reference, refresh_incidents
-from analytics.options import MatchOptions
+from analytics.matching.options import MatchOptions
 from core.errors import ConfigError
 from core.settings import hash_key
 from core.store import Store

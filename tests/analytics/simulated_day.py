@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.match_day import Schedule, build_schedule
+from analytics.matching.day import Schedule, build_schedule
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
 

@@ -21,13 +21,13 @@ import openpyxl
 import polars as pl
 import pytest
 
-from analytics.crowding import run_crowding
-from analytics.grades import read_grade_history
-from analytics.indices import run_indices
-from analytics.match_day import run_match_day
-from analytics.options import MatchOptions
-from analytics.periods import parse_period
+from analytics.crowding.job import run_crowding
+from analytics.indices.grades import read_grade_history
+from analytics.indices.job import run_indices
+from analytics.matching.day import run_match_day
+from analytics.matching.options import MatchOptions
 from core.errors import ConfigError
+from core.periods import parse_period
 from core.profile import load_profile
 from core.store import Store
 from dashboard.format import to_integer, to_number, to_percent

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.match_day import run_match_day
-from analytics.options import MatchOptions
+from analytics.matching.day import run_match_day
+from analytics.matching.options import MatchOptions
 from core.profile import load_profile
 from core.store import Store
 from ingest.files import ingest_file

@@ -10,7 +10,7 @@ import pytest
 from analytics.live.engine import LiveEngine, LiveView
 from analytics.live.options import LiveOptions
 from analytics.live.reference import read_live_reference
-from analytics.options import MatchOptions
+from analytics.matching.options import MatchOptions
 from core.profile import load_profile
 from core.store import Store
 from tests.analytics.live.simulated import (

@@ -1,0 +1,12 @@
+"""Crowding: how full each bus was, stop by stop.
+
+Reads (store): `fare_transactions` (taps), `stop_visits`, `trips_performed`, `scheduled_trips`,
+`gtfs_stop_times`, `gtfs_stops`, `vehicles` (seats, standing area), `passenger_counts` (APC).
+Writes (store): `tap_placements`, `trip_loads`, `trip_crowding`, `crowding_summary` of the days.
+Entry points: `job.run_crowding` (store in, store out), `job.compute_crowding` (frames in,
+frames out).
+
+Flow: `boardings` (each tap placed at a stop visit of the vehicle's run) -> `alightings`
+(trip chaining: where the card's next boarding says it got off) -> `loads` (load and
+standees per m² between stops, scaled to the taps that could not be chained).
+"""

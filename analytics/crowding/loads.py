@@ -1,0 +1,436 @@
+"""Load profiles: boardings, alightings and the load after each stop of every run; standees per
+m² against the profile's limit (BG art. 59: seats + 4 per m²; CGS art. 45: 7.5 per m²) and the
+TCQSM passenger-load level of service.
+
+Alightings are the chained ones plus the unlinked taps scaled in: the unlinked boarders at a stop
+alight downstream in proportion to the linked alightings after that stop on the same run; when
+the run has none there, in proportion to the line-direction's linked alightings at those stops
+over the period; failing that, evenly over the remaining stops. Because every share lies
+strictly downstream of its boarding, loads never go negative and reach zero at the last stop.
+APC counts, when a run has them, replace the taps and the inference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analytics.crowding.boardings import (
+    DEFAULT_BOARDING_OPTIONS,
+    RUN_KEY,
+    BoardingOptions,
+    build_stop_windows,
+    match_to_windows,
+)
+from core.profile import Profile
+from core.schema import UTC_INSTANT
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """TCQSM passenger-load LOS bands (TCQSM 3rd ed., bus passenger load): seated loads by
+    load factor, standing loads by area per standee. All default-marked method parameters."""
+
+    od_min_linked_taps: int = 1
+    """default: linked riders from a stop (line and direction, over the period) needed before
+    their destinations stand for the unlinked boarders of that stop"""
+    los_a_max_load_factor: float = 0.50
+    """default (TCQSM): A while passengers / seats is at most this"""
+    los_b_max_load_factor: float = 0.75
+    """default (TCQSM): B up to this load factor"""
+    los_c_max_load_factor: float = 1.00
+    """default (TCQSM): C up to every seat taken"""
+    los_d_min_m2_per_standee: float = 0.35
+    """default (TCQSM): D while each standee has more than this standing area, m²"""
+    los_e_min_m2_per_standee: float = 0.20
+    """default (TCQSM): E ('maximum schedule load') down to this area per standee, m²; F below"""
+
+
+DEFAULT_LOAD_OPTIONS = LoadOptions()
+
+
+def build_capacities(vehicles: pl.DataFrame, profile: Profile) -> pl.DataFrame:
+    """Seats and standing area of each registered vehicle, with the profile's fallback per type.
+
+    `vehicles`: the `vehicles` register. Returns `vehicle_id`, `n_seats`, `standing_area_m2`
+    (m²) and `capacity_source` ('register' when the register gives both, else
+    'type_fallback'; 'unknown' when neither the register nor the type gives them).
+    """
+    types = profile.crowding.vehicle_types
+    fallback = pl.DataFrame(
+        {
+            "vehicle_type": list(types),
+            "fb_seats": [t.n_seats.value for t in types.values()],
+            "fb_area_m2": [t.standing_area_m2.value for t in types.values()],
+        },
+        schema={"vehicle_type": pl.String, "fb_seats": pl.Int32, "fb_area_m2": pl.Float64},
+    )
+    v = vehicles.select(
+        "vehicle_id",
+        "vehicle_type",
+        pl.col("n_seats").cast(pl.Int32),
+        pl.col("standing_area_m2").cast(pl.Float64),
+    ).join(fallback, on="vehicle_type", how="left")
+    seats = pl.coalesce("n_seats", "fb_seats")
+    area = pl.coalesce("standing_area_m2", "fb_area_m2")
+    source = (
+        pl.when(pl.col("n_seats").is_not_null() & pl.col("standing_area_m2").is_not_null())
+        .then(pl.lit("register"))
+        .when(seats.is_not_null() & area.is_not_null())
+        .then(pl.lit("type_fallback"))
+        .otherwise(pl.lit("unknown"))
+    )
+    return v.select(
+        "vehicle_id",
+        seats.alias("n_seats"),
+        area.alias("standing_area_m2"),
+        source.alias("capacity_source"),
+    )
+
+
+def standees_per_m2_expr(load: pl.Expr, seats: pl.Expr, area: pl.Expr) -> pl.Expr:
+    """max(0, load - seats) / standing area; null without capacity or standing area."""
+    standees = (load - seats).clip(lower_bound=0)
+    return pl.when(area > 0).then(standees / area)
+
+
+def over_limit_expr(load: pl.Expr, seats: pl.Expr, area: pl.Expr, limit_per_m2: float) -> pl.Expr:
+    """True when the standees per m² exceed the limit (a vehicle without standing area is over
+    as soon as someone stands); null when the capacity is unknown."""
+    return (
+        pl.when(seats.is_null() | area.is_null())
+        .then(None)
+        .when(area > 0)
+        .then(standees_per_m2_expr(load, seats, area) > limit_per_m2)
+        .otherwise(load > seats)
+    )
+
+
+def los_expr(load: pl.Expr, seats: pl.Expr, area: pl.Expr, options: LoadOptions) -> pl.Expr:
+    """TCQSM passenger-load LOS letter (A–F); null when the seats are unknown."""
+    factor = load / seats
+    m2_per_standee = area / (load - seats)
+    return (
+        pl.when(seats.is_null() | (seats <= 0))
+        .then(None)
+        .when(factor <= options.los_a_max_load_factor)
+        .then(pl.lit("A"))
+        .when(factor <= options.los_b_max_load_factor)
+        .then(pl.lit("B"))
+        .when(factor <= options.los_c_max_load_factor)
+        .then(pl.lit("C"))
+        .when(area.is_null())
+        .then(None)
+        .when(m2_per_standee > options.los_d_min_m2_per_standee)
+        .then(pl.lit("D"))
+        .when(m2_per_standee >= options.los_e_min_m2_per_standee)
+        .then(pl.lit("E"))
+        .otherwise(pl.lit("F"))
+    )
+
+
+def compute_apc_counts(
+    counts: pl.DataFrame,
+    stop_visits: pl.DataFrame,
+    options: BoardingOptions = DEFAULT_BOARDING_OPTIONS,
+) -> pl.DataFrame:
+    """Place APC readings (`passenger_counts`) on stop visits by vehicle and time.
+
+    Returns per run and `stop_sequence`: `apc_boardings`, `apc_alightings` (passengers).
+    Readings outside every stop window of their vehicle are left out.
+    """
+    windows = build_stop_windows(stop_visits, include_last=True, options=options)
+    placed = match_to_windows(
+        counts.select(
+            "vehicle_id", pl.col("event_at").cast(UTC_INSTANT), "n_boardings", "n_alightings"
+        ),
+        windows,
+    ).filter("is_placed")
+    return (
+        placed.rename({"window_service_date": "service_date"})
+        .group_by(*RUN_KEY, "stop_sequence")
+        .agg(
+            pl.col("n_boardings").sum().cast(pl.Float64).alias("apc_boardings"),
+            pl.col("n_alightings").sum().cast(pl.Float64).alias("apc_alightings"),
+        )
+    )
+
+
+def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) -> pl.LazyFrame:
+    """First tier for the unlinked boarders: the line-direction's linked riders who boarded at
+    the same stop over the period (its origin-destination shares), over the stops the run
+    reaches after it. Adds `n_alightings_od` and leaves in `u` only the boarders no such
+    rider covers (for `_scaled_alightings`)."""
+    seq = "stop_sequence"
+    od = (
+        linked.group_by(
+            "route_id",
+            "direction_id",
+            pl.col("stop_id").alias("from_stop_id"),
+            pl.col("alighting_stop_id").cast(pl.String).alias("to_stop_id"),
+        )
+        .agg(pl.len().cast(pl.Float64).alias("n_od"))
+        .filter(
+            pl.col("n_od").sum().over("route_id", "direction_id", "from_stop_id")
+            >= options.od_min_linked_taps
+        )
+    )
+    unlinked = v.filter(pl.col("u") > 0).select(
+        *RUN_KEY,
+        "route_id",
+        "direction_id",
+        pl.col(seq).alias("from_seq"),
+        pl.col("stop_id").alias("from_stop_id"),
+        "u",
+    )
+    dest = v.select(*RUN_KEY, pl.col(seq).alias("to_seq"), pl.col("stop_id").alias("to_stop_id"))
+    cand = (
+        unlinked.join(od, on=["route_id", "direction_id", "from_stop_id"], how="inner")
+        .join(dest, on=[*RUN_KEY, "to_stop_id"], how="inner")
+        .filter(pl.col("to_seq") > pl.col("from_seq"))
+        # a loop may pass the same stop twice: riders get off the first time
+        .group_by(*RUN_KEY, "from_seq", "to_stop_id")
+        .agg(pl.col("to_seq").min(), pl.col("u", "n_od").first())
+        .with_columns(
+            (pl.col("u") * pl.col("n_od") / pl.col("n_od").sum().over(*RUN_KEY, "from_seq")).alias(
+                "a"
+            )
+        )
+    )
+    to_stop = cand.group_by(*RUN_KEY, pl.col("to_seq").alias(seq)).agg(
+        pl.col("a").sum().alias("n_alightings_od")
+    )
+    covered = (
+        cand.select(*RUN_KEY, pl.col("from_seq").alias(seq))
+        .unique()
+        .with_columns(pl.lit(True).alias("is_od"))
+    )
+    return (
+        v.join(to_stop, on=[*RUN_KEY, seq], how="left")
+        .join(covered, on=[*RUN_KEY, seq], how="left")
+        .with_columns(
+            pl.col("n_alightings_od").fill_null(0.0),
+            pl.when(pl.col("is_od").fill_null(False)).then(0.0).otherwise("u").alias("u"),
+        )
+        .drop("is_od")
+    )
+
+
+def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
+    """Alightings of the unlinked boarders `u` spread over downstream stops, in three tiers
+    of weights (`w_trip`, `w_pattern`, `w_even`); adds `n_alightings_scaled`.
+
+    For weights w over a run's stops, the boarders u_s of stop s are sent to t > s in shares
+    w_t / R_s with R_s = sum of w after s; the total reaching t is w_t * sum_{s<t} u_s / R_s,
+    an exclusive cumulative sum, so the whole run is a few vectorised passes.
+    """
+    tiers = ("w_trip", "w_pattern", "w_even")
+    exprs = []
+    for w in tiers:
+        after = pl.col(w).sum().over(RUN_KEY) - pl.col(w).cum_sum().over(
+            RUN_KEY, order_by="stop_sequence"
+        )
+        exprs.append(after.alias(f"r_{w}"))
+    v = v.with_columns(exprs)
+    # Each stop's unlinked boarders use the first tier with weight downstream.
+    tier = (
+        pl.when(pl.col("r_w_trip") > 0)
+        .then(pl.lit(0))
+        .when(pl.col("r_w_pattern") > 0)
+        .then(pl.lit(1))
+        .when(pl.col("r_w_even") > 0)
+        .then(pl.lit(2))
+    )
+    v = v.with_columns(tier.alias("tier"))
+    total = pl.lit(0.0)
+    for i, w in enumerate(tiers):
+        share = pl.when(pl.col("tier") == i).then(pl.col("u") / pl.col(f"r_{w}")).otherwise(0.0)
+        before = share.cum_sum().over(RUN_KEY, order_by="stop_sequence") - share
+        total = total + pl.col(w) * before
+    return v.with_columns(total.alias("n_alightings_scaled"))
+
+
+def compute_loads(
+    placements: pl.DataFrame,
+    stop_visits: pl.DataFrame,
+    trips: pl.DataFrame,
+    vehicles: pl.DataFrame,
+    profile: Profile,
+    *,
+    apc_counts: pl.DataFrame | None = None,
+    options: LoadOptions = DEFAULT_LOAD_OPTIONS,
+) -> pl.DataFrame:
+    """The load profile of every run that has stop visits.
+
+    `placements`: `compute_alightings` output. `stop_visits`: the `stop_visits` table.
+    `trips`: `scheduled_trips` (service_date, trip_id, route_id, direction_id).
+    `vehicles`: the register. `apc_counts`: `compute_apc_counts` output (optional).
+    Returns the `trip_loads` columns: per run and visited stop, `n_taps`, `n_boardings`,
+    `n_alightings` (passengers), `n_alightings_linked` (taps), `load_after` (passengers
+    leaving the stop), `n_seats`, `standing_area_m2` (m²), `standees_per_m2`,
+    `is_over_limit`, `los` (A–F), `count_source` ('taps' or 'apc'); plus
+    `capacity_source` and `n_boardings_linked` for the trip summary.
+    """
+    limit = profile.crowding.standees_max_per_m2.value
+    seq = "stop_sequence"
+    visits = (
+        stop_visits.lazy()
+        .filter(pl.coalesce("arrival_at", "departure_at").is_not_null())
+        .select(
+            *RUN_KEY,
+            "trip_id",
+            pl.col(seq).cast(pl.Int32),
+            "stop_id",
+            pl.coalesce("departure_at", "arrival_at").cast(UTC_INSTANT).alias("departure_at"),
+        )
+        .with_columns(pl.col("stop_id").shift(-1).over(RUN_KEY, order_by=seq).alias("next_stop_id"))
+    )
+    placed = placements.lazy().filter(pl.col("placement") == "placed")
+    boards = placed.group_by(*RUN_KEY, seq).agg(
+        pl.len().cast(pl.Int32).alias("n_taps"),
+        pl.col("alighting_stop_sequence")
+        .is_not_null()
+        .sum()
+        .cast(pl.Int32)
+        .alias("n_boardings_linked"),
+    )
+    alights = (
+        placed.filter(pl.col("alighting_stop_sequence").is_not_null())
+        .group_by(*RUN_KEY, pl.col("alighting_stop_sequence").cast(pl.Int32).alias(seq))
+        .agg(pl.len().cast(pl.Int32).alias("n_alightings_linked"))
+    )
+    route = trips.lazy().select(
+        "service_date",
+        "trip_id",
+        "route_id",
+        pl.col("direction_id").cast(pl.Int32).fill_null(-1),
+    )
+    v = (
+        visits.join(route, on=["service_date", "trip_id"], how="left")
+        .with_columns(pl.col("route_id").fill_null("?"), pl.col("direction_id").fill_null(-1))
+        .join(boards, on=[*RUN_KEY, seq], how="left")
+        .join(alights, on=[*RUN_KEY, seq], how="left")
+        .with_columns(pl.col("n_taps", "n_boardings_linked", "n_alightings_linked").fill_null(0))
+    )
+    pattern = v.group_by("route_id", "direction_id", "stop_id").agg(
+        pl.col("n_alightings_linked").sum().cast(pl.Float64).alias("w_pattern")
+    )
+    v = v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left").with_columns(
+        (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
+        pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
+        pl.lit(1.0).alias("w_even"),
+    )
+    linked = placed.filter(pl.col("alighting_stop_sequence").is_not_null()).join(
+        route, on=["service_date", "trip_id"], how="left"
+    )
+    v = _od_alightings(v, linked, options).sort(*RUN_KEY, seq)
+    v = _scaled_alightings(v).with_columns(
+        pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
+        (pl.col("w_trip") + pl.col("n_alightings_scaled") + pl.col("n_alightings_od")).alias(
+            "tap_alightings"
+        ),
+    )
+    if apc_counts is not None and apc_counts.height:
+        apc_runs = (
+            apc_counts.lazy().select(RUN_KEY).unique().with_columns(pl.lit(True).alias("has_apc"))
+        )
+        v = v.join(apc_counts.lazy(), on=[*RUN_KEY, seq], how="left").join(
+            apc_runs, on=RUN_KEY, how="left"
+        )
+    else:
+        v = v.with_columns(
+            pl.lit(None, pl.Float64).alias("apc_boardings"),
+            pl.lit(None, pl.Float64).alias("apc_alightings"),
+            pl.lit(None, pl.Boolean).alias("has_apc"),
+        )
+    is_apc = pl.col("has_apc").fill_null(False)
+    v = v.with_columns(
+        pl.when(is_apc)
+        .then(pl.col("apc_boardings").fill_null(0.0))
+        .otherwise("tap_boardings")
+        .alias("n_boardings"),
+        pl.when(is_apc)
+        .then(pl.col("apc_alightings").fill_null(0.0))
+        .otherwise("tap_alightings")
+        .alias("n_alightings"),
+        pl.when(is_apc).then(pl.lit("apc")).otherwise(pl.lit("taps")).alias("count_source"),
+    )
+    # Rounding leaves crumbs of 1e-12 at the end of a run; counters can drift below zero.
+    load = (
+        (pl.col("n_boardings") - pl.col("n_alightings"))
+        .cum_sum()
+        .over(RUN_KEY, order_by=seq)
+        .round(9)
+        .clip(lower_bound=0.0)
+    )
+    caps = build_capacities(vehicles, profile).lazy()
+    v = (
+        v.with_columns(load.alias("load_after"))
+        .join(caps, on="vehicle_id", how="left")
+        .with_columns(pl.col("capacity_source").fill_null("unknown"))
+    )
+    ld, seats, area = pl.col("load_after"), pl.col("n_seats"), pl.col("standing_area_m2")
+    return (
+        v.with_columns(
+            standees_per_m2_expr(ld, seats, area).alias("standees_per_m2"),
+            over_limit_expr(ld, seats, area, limit).alias("is_over_limit"),
+            los_expr(ld, seats, area, options).alias("los"),
+        )
+        .select(
+            *RUN_KEY,
+            "trip_id",
+            "route_id",
+            "direction_id",
+            seq,
+            "stop_id",
+            "next_stop_id",
+            "departure_at",
+            "n_taps",
+            "n_boardings",
+            "n_alightings",
+            "n_alightings_linked",
+            "load_after",
+            "n_seats",
+            "standing_area_m2",
+            "standees_per_m2",
+            "is_over_limit",
+            "los",
+            "count_source",
+            "capacity_source",
+            "n_boardings_linked",
+        )
+        .sort(*RUN_KEY, seq)
+        .collect()
+    )
+
+
+def compute_trip_crowding(trip_loads: pl.DataFrame) -> pl.DataFrame:
+    """One row per run: peak load and where, worst standees per m² and LOS (`trip_crowding`).
+
+    `trip_loads`: `compute_loads` output. `max_load_stop_*` is the first stop after which the
+    highest load rode; `hour_at` is the UTC hour of the departure from the first visited stop.
+    """
+    return (
+        trip_loads.lazy()
+        .sort(*RUN_KEY, "stop_sequence")
+        .group_by(RUN_KEY)
+        .agg(
+            pl.col("trip_id", "route_id", "direction_id", "departure_at").first(),
+            pl.col("n_taps").sum().cast(pl.Int32),
+            pl.col("n_boardings_linked").sum().cast(pl.Int32).alias("n_taps_linked"),
+            pl.col("n_boardings").sum(),
+            pl.col("load_after").max().alias("max_load"),
+            pl.col("stop_sequence")
+            .get(pl.col("load_after").arg_max())
+            .alias("max_load_stop_sequence"),
+            pl.col("stop_id").get(pl.col("load_after").arg_max()).alias("max_load_stop_id"),
+            pl.col("standees_per_m2").max().alias("max_standees_per_m2"),
+            pl.col("is_over_limit").max().alias("is_over_limit"),
+            pl.col("los").max().alias("los"),
+            pl.col("n_seats", "standing_area_m2", "capacity_source", "count_source").first(),
+        )
+        .with_columns(pl.col("departure_at").dt.truncate("1h").alias("hour_at"))
+        .sort(*RUN_KEY)
+        .collect()
+    )

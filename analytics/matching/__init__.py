@@ -1,0 +1,16 @@
+"""Matching: which scheduled trip each vehicle ran, and how.
+
+Reads (store): `vehicle_locations` (pings), `scheduled_trips`, `gtfs_stop_times`, `gtfs_shapes`,
+`gtfs_stops`, `feed_versions` (the metric CRS) and `incidents` of one service day.
+Writes (store): `trips_performed`, `stop_visits`, `trip_outcomes`, `breakdowns`,
+`headway_observations` of that day, replacing the day's rows.
+Entry points: `day.run_match_day` (store in, store out) and `day.match_day` (frames in,
+`DayResult` out); `batches.match_vehicles` is the partition step the live engine reuses.
+
+Flow: `clean` (order, duplicates, spikes) -> `project` (shape passes near each ping, on the
+`shape_grid` of the `network`) -> `runs` (+ `stretches`: runs between terminals) -> `assign`
+(runs to trips, exclusive per day) -> `stop_visits` (the `crossings` rule) -> `outcomes`,
+`breakdowns`, `headways`. `batches` cuts the day into vehicle batches and runs the partition
+steps in threads or processes; `day` assembles the day. `disagreements` scores outcomes
+against a simulator's truth.
+"""

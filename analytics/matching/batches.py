@@ -1,0 +1,153 @@
+"""The partition step of matching and the pool that runs it: pings of a batch of vehicles ->
+runs, track and breakdown stands.
+
+A day's pings are cut into batches by a hash of the vehicle (a vehicle is never split); each
+batch is cleaned, referenced on the shapes and cut into runs (`match_vehicles`). Batches run
+two at a time in threads (Polars and the compiled kernels release the GIL), or in a `spawn`
+process pool when `workers > 1`; each worker receives the day's built network once.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
+
+import numpy as np
+import polars as pl
+from pyproj import Transformer
+
+from analytics.matching.breakdowns import find_stands
+from analytics.matching.clean import clean_pings
+from analytics.matching.network import Network
+from analytics.matching.options import MatchOptions
+from analytics.matching.project import project_pings
+from analytics.matching.runs import build_runs
+
+PING_OPTIONAL: dict[str, pl.DataType] = {
+    "event_code": pl.String(),
+    "reported_trip_id": pl.String(),
+    "lat": pl.Float64(),
+    "lon": pl.Float64(),
+}
+"""ping columns the partition steps read when present (null when not)"""
+STORED_PING_COLUMNS = ("ping_id", "vehicle_id", "event_at", *PING_OPTIONAL)
+"""the columns of `vehicle_locations` matching reads (a day of a large city is ~10 M rows:
+the others would be a third of its memory)"""
+PING_COLUMNS = (*STORED_PING_COLUMNS, "x_m", "y_m")
+"""the ping columns the partition steps read (positions projected, or projected by them)"""
+
+
+def to_metres(pings: pl.DataFrame, crs_epsg: int) -> pl.DataFrame:
+    """Add `x_m`, `y_m` (feed CRS, metres) from lat/lon, vectorised with pyproj."""
+    tr = Transformer.from_crs(4326, crs_epsg, always_xy=True)
+    x, y = tr.transform(pings["lon"].to_numpy(), pings["lat"].to_numpy())
+    return pings.with_columns(pl.Series("x_m", x), pl.Series("y_m", y))
+
+
+def match_vehicles(
+    pings: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+    breakdown_stop_min_s: float | None = None,
+    crs_epsg: int | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The partition step for a batch of vehicles: clean, reference on shapes, cut into runs.
+
+    Returns (runs, track, stands): `stands` is the batch's breakdown evidence (`find_stands`;
+    empty when `breakdown_stop_min_s` is None), so the batch's pings can be dropped after it.
+    `pings` needs ping_id, vehicle_id, event_at, and x_m, y_m or lat, lon (projected here to
+    `crs_epsg`).
+    """
+    if "x_m" not in pings.columns:
+        assert crs_epsg is not None, "pings without x_m/y_m need the CRS to project them to"
+        pings = to_metres(pings, crs_epsg)
+    for name, dtype in PING_OPTIONAL.items():
+        if name not in pings.columns:
+            pings = pings.with_columns(pl.lit(None, dtype).alias(name))
+    clean = clean_pings(pings, options).filter(~pl.col("is_outlier"))
+    clean = clean.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
+    cand = project_pings(
+        clean["x_m"].to_numpy(),
+        clean["y_m"].to_numpy(),
+        clean["t_s"].to_numpy(),
+        clean["vehicle_rank"].to_numpy(),
+        network,
+        options,
+    )
+    runs, track = build_runs(clean, cand, network, options)
+    keep = [
+        "vehicle_id",
+        "vehicle_rank",
+        "ping_id",
+        "t_s",
+        "x_m",
+        "y_m",
+        "lat",
+        "lon",
+        "event_code",
+    ]
+    min_s = float("inf") if breakdown_stop_min_s is None else breakdown_stop_min_s
+    stands = find_stands(clean.select(keep), network, options, min_s)
+    return runs, track, stands
+
+
+_WORKER: dict[str, object] = {}
+BATCH_THREADS = 2
+"""batches matched at once in a process (threads): the partition steps are single-threaded
+for long stretches (small Polars steps, compiled kernels), so two keep two cores busy"""
+
+
+def init_worker(network: Network, options: MatchOptions, min_s: float, crs_epsg: int) -> None:
+    _WORKER["network"] = network
+    _WORKER["options"] = options
+    _WORKER["min_s"] = min_s
+    _WORKER["crs_epsg"] = crs_epsg
+
+
+def work_batch(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    return match_vehicles(
+        pings,
+        _WORKER["network"],  # type: ignore[arg-type]
+        _WORKER["options"],  # type: ignore[arg-type]
+        _WORKER["min_s"],  # type: ignore[arg-type]
+        _WORKER["crs_epsg"],  # type: ignore[arg-type]
+    )
+
+
+def map_bounded(
+    pool: Executor,
+    work: Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]],
+    batches: Iterator[pl.DataFrame],
+    in_flight: int,
+) -> list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]:
+    """`work` over the batches in the pool, in order, with at most `in_flight` submitted."""
+    pending: deque[Future[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]] = deque()
+    results = []
+    for batch in batches:
+        pending.append(pool.submit(work, batch))
+        if len(pending) >= in_flight:
+            results.append(pending.popleft().result())
+    results.extend(f.result() for f in pending)
+    return results
+
+
+def batch_codes(pings: pl.DataFrame, n_batches: int) -> pl.Series:
+    """The batch (0 .. n_batches - 1) of each ping, by a hash of its vehicle (never split)."""
+    return pings["vehicle_id"].hash() % max(n_batches, 1)
+
+
+def cut_batches(pings: pl.DataFrame, n_batches: int) -> Iterator[pl.DataFrame]:
+    """The pings of each batch (`batch_codes`), one at a time, rows in their input order.
+
+    Each batch is gathered by its row positions (one stable radix sort of the codes for the
+    day) and only the columns the partition steps read: a filter per batch scans the whole
+    day's frame every time, about 7x the cost on a day of 11 M pings.
+    """
+    codes = batch_codes(pings, n_batches).to_numpy()
+    narrow = np.uint16 if n_batches <= 2**16 else np.uint32
+    order = np.argsort(codes.astype(narrow), kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(n_batches + 1))
+    needed = pings.select(c for c in PING_COLUMNS if c in pings.columns)
+    for b in range(n_batches):
+        yield needed[order[bounds[b] : bounds[b + 1]]]

@@ -1,0 +1,274 @@
+"""Match one service day: pings -> runs -> trips -> stop visits, outcomes, breakdowns, headways.
+
+Partitions are service day x vehicle. Vehicles are processed in batches (`analytics.matching.
+batches`: every function works per vehicle, so a batch is many partitions in one vectorised
+pass), in threads or a process pool. Assignment of runs to trips needs every vehicle of the day
+(exclusivity), so it runs after the batches, followed by the cheap per-run steps. `write_day`
+replaces the day's derived rows (idempotent re-runs).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from functools import partial
+
+import numpy as np
+import polars as pl
+
+from analytics.matching.assign import match_runs_to_trips
+from analytics.matching.batches import (
+    BATCH_THREADS,
+    STORED_PING_COLUMNS,
+    cut_batches,
+    init_worker,
+    map_bounded,
+    match_vehicles,
+    work_batch,
+)
+from analytics.matching.breakdowns import find_breakdowns
+from analytics.matching.headways import compute_headways
+from analytics.matching.network import Network, build_network
+from analytics.matching.options import MatchOptions
+from analytics.matching.outcomes import compute_trip_outcomes
+from analytics.matching.stop_visits import compute_stop_visits
+from core import __version__
+from core.profile import Profile
+from core.schema import table
+from core.store import Store
+from gtfs.read import Feed
+from gtfs.schedule import build_geometry, build_scheduled_trips
+
+
+@dataclass
+class Schedule:
+    """The planned service of one day, in the feed's metric CRS (state shared by partitions).
+
+    `trips`: scheduled_trips rows; `stop_times`: gtfs_stop_times of their template trips;
+    `shapes`: gtfs_shapes; `stops`: gtfs_stops; `crs_epsg`: the feed's projected CRS.
+    """
+
+    service_date: date
+    trips: pl.DataFrame
+    stop_times: pl.DataFrame
+    shapes: pl.DataFrame
+    stops: pl.DataFrame
+    crs_epsg: int
+
+
+def build_schedule(feed: Feed, service_date: date) -> Schedule:
+    """The schedule of one day straight from a GTFS feed (no store): simulator days, real
+    traces and benchmarks read this way; `read_day` reads the same from the store."""
+    geometry = build_geometry(feed)
+    trips = build_scheduled_trips(feed, service_date, service_date, geometry=geometry)
+    stop_times = geometry.stop_times.rename(
+        {"arrival_time": "arrival_time_s", "departure_time": "departure_time_s"}
+    )
+    return Schedule(service_date, trips, stop_times, geometry.shapes, geometry.stops, geometry.epsg)
+
+
+@dataclass
+class DayResult:
+    """The derived frames of one day, conformed to their tables, plus the run tracks."""
+
+    trips_performed: pl.DataFrame
+    stop_visits: pl.DataFrame
+    trip_outcomes: pl.DataFrame
+    breakdowns: pl.DataFrame
+    headway_observations: pl.DataFrame
+    track: pl.DataFrame
+
+
+def match_day(
+    pings: pl.DataFrame,
+    schedule: Schedule,
+    incidents: pl.DataFrame,
+    profile: Profile,
+    options: MatchOptions,
+    *,
+    workers: int = 1,
+    batch_pings: int = 150_000,
+) -> DayResult:
+    """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon (then
+    projected a batch at a time: the day never holds a projected copy)."""
+    epsg = schedule.crs_epsg
+    network = build_network(
+        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+    )
+    min_s = float(profile.trips.breakdown_stop_min_s.value)
+    n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
+    batches = cut_batches(pings, n_batches)
+    if workers > 1 and n_batches > 1:
+        # "spawn", not "fork": forking a process whose Polars/DuckDB thread pools hold locks
+        # deadlocks the children (seen with `pontual demo`).
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            workers,
+            mp_context=ctx,
+            initializer=init_worker,
+            # the partition steps need the network's geometry, not its stop table
+            initargs=(
+                replace(network, trip_stops=network.trip_stops.clear()),
+                options,
+                min_s,
+                epsg,
+            ),
+        ) as pool:
+            # at most two batches per worker in flight: each is cut out only when submitted,
+            # so the batches never exist all at once beside the day's pings
+            results = map_bounded(pool, work_batch, batches, 2 * workers)
+    else:
+        # batches stream through threads: each is cut out, matched and released, so memory
+        # holds `BATCH_THREADS` batches' working frames (plus the small runs, tracks and stands
+        # kept). Polars and the compiled kernels release the GIL: while one batch is in a
+        # single-threaded step, another runs on the other core. A day without pings is one
+        # empty batch
+        with ThreadPoolExecutor(BATCH_THREADS) as threads:
+            results = map_bounded(
+                threads,
+                partial(
+                    match_vehicles,
+                    network=network,
+                    options=options,
+                    breakdown_stop_min_s=min_s,
+                    crs_epsg=epsg,
+                ),
+                batches,
+                BATCH_THREADS,
+            )
+    runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
+    track = pl.concat([r[1] for r in results])
+    stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
+    # the batch order is not needed past the partitions
+    del pings, batches, results
+    return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
+
+
+def assemble_day(
+    runs: pl.DataFrame,
+    track: pl.DataFrame,
+    stands: pl.DataFrame,
+    schedule: Schedule,
+    network: Network,
+    incidents: pl.DataFrame,
+    profile: Profile,
+    options: MatchOptions,
+) -> DayResult:
+    """The day-level steps after the partitions: assignment, stop visits, outcomes, ..."""
+    trips = schedule.trips
+    runs = match_runs_to_trips(runs, trips, options)
+    runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
+    # one pass over the day: the crossings are searched on arrays, no (stop x ping) frame
+    visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
+    bds = find_breakdowns(stands, runs, incidents, options)
+    outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
+    heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
+    fill = {
+        "service_date": schedule.service_date,
+        "pontual_version": __version__,
+        "profile_id": profile.id,
+    }
+
+    def at(c):
+        return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
+            "UTC"
+        )
+
+    performed = runs.with_columns(
+        pl.col("run_id").alias("run_index"),
+        at("started_s").alias("started_at"),
+        at("ended_s").alias("ended_at"),
+        pl.col("length_m").alias("shape_length_m"),
+    )
+    bd = bds.with_columns(
+        at("started_s").alias("started_at"),
+        at("ended_s").alias("ended_at"),
+        (pl.col("ended_s") - pl.col("started_s")).round().cast(pl.Int32).alias("duration_s"),
+        pl.col("run_id").alias("run_index"),
+    )
+    return DayResult(
+        trips_performed=table("trips_performed").conform(performed, fill=fill),
+        stop_visits=table("stop_visits").conform(visits, fill=fill),
+        trip_outcomes=table("trip_outcomes").conform(outcomes, fill=fill),
+        breakdowns=table("breakdowns").conform(bd, fill=fill),
+        headway_observations=table("headway_observations").conform(heads, fill=fill),
+        track=track,
+    )
+
+
+def _mark_counted(runs: pl.DataFrame, near_s: float) -> pl.DataFrame:
+    """A run not matched to any trip that shadows a matched run of the same shape (another
+    vehicle departing within `near_s`) is a duplicate: it does not count."""
+    matched = runs.filter(pl.col("trip_id").is_not_null()).select(
+        "shape_id", pl.col("started_s").alias("_m"), pl.col("vehicle_id").alias("_v")
+    )
+    dup = (
+        runs.filter(pl.col("trip_id").is_null())
+        .select("vehicle_id", "run_id", "shape_id", "started_s")
+        .join(matched, on="shape_id")
+        .filter(
+            ((pl.col("started_s") - pl.col("_m")).abs() <= near_s)
+            & (pl.col("_v") != pl.col("vehicle_id"))
+        )
+        .select("vehicle_id", "run_id")
+        .unique()
+        .with_columns(pl.lit(False).alias("is_counted"))
+    )
+    return runs.join(dup, on=["vehicle_id", "run_id"], how="left").with_columns(
+        pl.col("is_counted").fill_null(True)
+    )
+
+
+DERIVED_TABLES = (
+    "trips_performed",
+    "stop_visits",
+    "trip_outcomes",
+    "breakdowns",
+    "headway_observations",
+)
+
+
+def write_day(store: Store, service_date: date, result: DayResult) -> dict[str, int]:
+    """Replace the day's rows of every derived table, in one transaction. Returns rows written."""
+    written: dict[str, int] = {}
+    with store.transaction():  # type: ignore[attr-defined]
+        for name in DERIVED_TABLES:
+            written[name] = store.replace(
+                name, getattr(result, name), "service_date = ?", [service_date]
+            )  # type: ignore[attr-defined]
+    return written
+
+
+def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, object]:
+    """The UTC window of pings that can belong to a day's trips (first start, last end ± margin)."""
+    lo = trips["planned_start_at"].min()
+    hi = trips["planned_end_at"].max()
+    return lo - timedelta(seconds=margin_s), hi + timedelta(seconds=margin_s)  # type: ignore[operator]
+
+
+def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
+    """The schedule, pings and incidents of one service day, read from the store."""
+    from ingest.gtfs_feed import read_schedule_from_store  # the one place matching reads ingest
+
+    trips, stop_times, shapes = read_schedule_from_store(store, service_date)  # type: ignore[arg-type]
+    feed_id = str(trips["feed_id"][0])
+    stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])  # type: ignore[attr-defined]
+    crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])  # type: ignore[attr-defined]
+    schedule = Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
+    lo, hi = day_window(trips)
+    pings = store.read(  # type: ignore[attr-defined]
+        "vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi], columns=STORED_PING_COLUMNS
+    )
+    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])  # type: ignore[attr-defined]
+    return schedule, pings, incidents
+
+
+def run_match_day(
+    store: Store, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
+) -> dict[str, int]:
+    """Read, match and write one service day (replacing its derived rows). Rows written per table."""
+    schedule, pings, incidents = read_day(store, service_date)
+    result = match_day(pings, schedule, incidents, profile, options, workers=workers)
+    return write_day(store, service_date, result)

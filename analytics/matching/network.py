@@ -1,0 +1,346 @@
+"""The day's network in metres: shapes densified into a grid of points, terminals,
+and each trip's stops located along its shape.
+
+Built once per service day and shared (read-only) by every vehicle partition.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from scipy.spatial import cKDTree
+
+from analytics.matching.options import MatchOptions
+from analytics.matching.shape_grid import PointGrid, build_point_grid
+
+
+@dataclass
+class Network:
+    """State of one day's geometry (classes only hold state; functions do the work).
+
+    `points` holds the densified shapes: one row per point with `shape_idx`, `x_m`, `y_m`,
+    `dist_m` (distance along its shape, metres); `grid` buckets those points in cells of the
+    search reach (`on_route_buffer_m` + `densify_step_m`). `shapes` has one
+    row per shape: `shape_idx`, `shape_id`, `length_m`, start/end coordinates, `origin_dist_m`
+    and `destination_dist_m` (where the trips of that shape start and end, metres along it),
+    `route_id` and `direction_id`.
+    """
+
+    shapes: pl.DataFrame
+    points_x: np.ndarray
+    points_y: np.ndarray
+    points_dist: np.ndarray
+    points_shape: np.ndarray
+    grid: PointGrid
+    stop_tree: cKDTree | None
+    trip_stops: pl.DataFrame
+
+
+def build_network(
+    shapes: pl.DataFrame,
+    trips: pl.DataFrame,
+    stop_times: pl.DataFrame,
+    stops: pl.DataFrame,
+    options: MatchOptions,
+) -> Network:
+    """Densify the shapes used by `trips` and index them.
+
+    `shapes`: gtfs_shapes rows (shape_id, shape_pt_sequence, shape_x_m, shape_y_m, shape_dist_m).
+    `trips`: scheduled_trips of the day. `stop_times`: gtfs_stop_times of their template trips.
+    `stops`: gtfs_stops (stop_id, stop_x_m, stop_y_m).
+    `trip_stops` (result) has per template trip and stop: `stop_dist_m` (along the shape) and
+    the planned offsets `arrival_offset_s` / `departure_offset_s` from the trip's first departure.
+    """
+    used = trips.select("shape_id").unique().drop_nulls()
+    shp = (
+        shapes.join(used, on="shape_id")
+        .sort("shape_id", "shape_pt_sequence")
+        .with_columns(pl.col("shape_id").rank("dense").cast(pl.Int32).sub(1).alias("shape_idx"))
+    )
+    # distance along from the geometry itself, so projections and stops share one measure
+    shp = shp.with_columns(
+        (pl.col("shape_x_m").diff().pow(2) + pl.col("shape_y_m").diff().pow(2))
+        .sqrt()
+        .fill_null(0.0)
+        .cum_sum()
+        .over("shape_idx")
+        .alias("dist_m")
+    )
+    sid = shp["shape_idx"].to_numpy()
+    d = shp["dist_m"].to_numpy()
+    x = shp["shape_x_m"].to_numpy()
+    y = shp["shape_y_m"].to_numpy()
+    # densify: for each shape, points every `densify_step_m` along it and at its end (not its
+    # own vertices: a sharp corner is cut by at most half a step, well inside the buffer)
+    step = options.densify_step_m
+    bounds = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1], True])
+    lengths = d[bounds[1:] - 1]
+    n_per = np.floor(lengths / step).astype(np.int64) + 2
+    p_shape = np.repeat(np.arange(len(lengths), dtype=np.int32), n_per)
+    first = np.repeat(np.cumsum(n_per) - n_per, n_per)
+    k = np.arange(p_shape.size) - first
+    p_dist = np.minimum(k * step, lengths[p_shape])
+    # global interpolation: offset each shape's distances so they increase across shapes
+    offset = np.r_[0.0, np.cumsum(lengths + 1.0)[:-1]]
+    gd = d + offset[sid]
+    gp = p_dist + offset[p_shape]
+    p_x = np.interp(gp, gd, x)
+    p_y = np.interp(gp, gd, y)
+
+    start = shp.group_by("shape_idx").agg(
+        pl.col("shape_id").first(),
+        pl.col("dist_m").max().alias("length_m"),
+        pl.col("shape_x_m").first().alias("start_x_m"),
+        pl.col("shape_y_m").first().alias("start_y_m"),
+        pl.col("shape_x_m").last().alias("end_x_m"),
+        pl.col("shape_y_m").last().alias("end_y_m"),
+    )
+    points = pl.DataFrame(
+        {
+            "shape_id": shp["shape_id"].unique(maintain_order=True).gather(p_shape),
+            "dist_m": p_dist,
+            "x_m": p_x,
+            "y_m": p_y,
+        }
+    )
+    trip_stops = locate_trip_stops(points, trips, stop_times, stops)
+    ends = (
+        trip_stops.group_by("template_trip_id")
+        .agg(
+            pl.col("stop_dist_m").min().alias("o"),
+            pl.col("stop_dist_m").max().alias("e"),
+        )
+        .join(
+            trips.select("template_trip_id", "shape_id", "route_id", "direction_id").unique(
+                "template_trip_id"
+            ),
+            on="template_trip_id",
+        )
+        .group_by("shape_id")
+        .agg(
+            pl.col("o").median().alias("origin_dist_m"),
+            pl.col("e").median().alias("destination_dist_m"),
+            pl.col("route_id").first(),
+            pl.col("direction_id").first(),
+        )
+    )
+    shape_table = (
+        start.join(ends, on="shape_id", how="left")
+        .with_columns(
+            pl.col("origin_dist_m").fill_null(0.0),
+            pl.col("destination_dist_m").fill_null(pl.col("length_m")),
+        )
+        .sort("shape_idx")
+    )
+    stop_xy = stops.select("stop_x_m", "stop_y_m").drop_nulls().to_numpy()
+    return Network(
+        shapes=shape_table,
+        points_x=p_x,
+        points_y=p_y,
+        points_dist=p_dist,
+        points_shape=p_shape,
+        grid=build_point_grid(p_x, p_y, options.on_route_buffer_m + options.densify_step_m),
+        stop_tree=cKDTree(stop_xy) if len(stop_xy) else None,
+        trip_stops=trip_stops,
+    )
+
+
+def locate_trip_stops(
+    points: pl.DataFrame, trips: pl.DataFrame, stop_times: pl.DataFrame, stops: pl.DataFrame
+) -> pl.DataFrame:
+    """Each template trip's stops with their distance along its shape (metres).
+
+    `points`: the densified shapes (shape_id, dist_m, x_m, y_m). A stop sits at the nearest
+    densified point; when a shape passes near it twice (loops, out-and-back corridors) the
+    earliest pass not behind the previous stop is taken, so stop order is kept.
+    Output: template_trip_id, stop_sequence, stop_id, stop_dist_m, arrival_offset_s and
+    departure_offset_s (planned seconds after the trip's first departure), sorted by
+    template_trip_id and stop_sequence.
+    """
+    # templates numbered in id order (`_tk`): the day's stop times (millions on a large
+    # city) are then cut out, ordered, grouped and gathered on integers and positions
+    tmpl = (
+        trips.select("template_trip_id", "shape_id")
+        .unique("template_trip_id")
+        .sort("template_trip_id")
+        .with_row_index("_tk")
+    )
+    st = _template_stop_times(stop_times, tmpl)
+    tk = st["_tk"].to_numpy().astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, tk[1:] != tk[:-1]])[: tk.size]
+    sizes = np.diff(np.r_[starts, tk.size])
+    row_start = np.repeat(starts, sizes)  # each row's template's first row
+    # trips of one shape calling at the same stops share their positions: locate each stop
+    # pattern once (a feed may have one template per trip: millions of stop times); the
+    # pattern's template is its first in id order
+    rep = (
+        st.select(pl.col("_tk").set_sorted(), "stop_id")
+        .group_by("_tk", maintain_order=True)
+        .agg(pl.col("stop_id").str.join("|").alias("_stops"))
+        .join(tmpl.select("_tk", "shape_id"), on="_tk", how="left", maintain_order="left")
+        .select(pl.col("_tk").min().over("shape_id", "_stops"))
+        .to_series()
+        .to_numpy()
+        .astype(np.int64)
+    )
+    # each row's counterpart in its pattern's template: same place in the stop list
+    template_of = np.zeros(len(tmpl), np.int64)
+    template_of[tk[starts]] = np.arange(starts.size)
+    rep_t = template_of[rep]
+    mirror = np.repeat(starts[rep_t], sizes) + np.arange(tk.size) - row_start
+    is_rep = np.repeat(rep_t == np.arange(starts.size), sizes)
+    reps = st.filter(pl.Series(is_rep)).join(
+        tmpl.select("_tk", "shape_id"), on="_tk", how="left", maintain_order="left"
+    )
+    reps = reps.join(
+        stops.select("stop_id", "stop_x_m", "stop_y_m"),
+        on="stop_id",
+        how="left",
+        maintain_order="left",
+    )
+    dist = np.full(tk.size, np.nan)
+    dist[is_rep] = _locate_patterns(points, reps)
+    # a pattern's templates call at the same stops in the same order: a stop sits where it
+    # sits in the pattern's template, however each template numbers its stop_sequence
+    stop_dist = pl.Series("stop_dist_m", dist[mirror])
+    dep = pl.coalesce("departure_time_s", "arrival_time_s")
+    arr = pl.coalesce("arrival_time_s", "departure_time_s")
+    first_dep = pl.col("_first_dep")
+    return st.with_columns(st.select(dep).to_series().gather(row_start).alias("_first_dep")).select(
+        tmpl["template_trip_id"].gather(st["_tk"]).alias("template_trip_id"),
+        "stop_sequence",
+        "stop_id",
+        stop_dist,
+        (arr - first_dep).alias("arrival_offset_s"),
+        (dep - first_dep).alias("departure_offset_s"),
+    )
+
+
+def _template_stop_times(stop_times: pl.DataFrame, tmpl: pl.DataFrame) -> pl.DataFrame:
+    """The stop times of the day's templates: `_tk` (the template's number in `tmpl`),
+    stop_sequence, stop_id, arrival_time_s, departure_time_s; sorted by `_tk`, stop_sequence.
+
+    A feed lists each trip's stop times together, so each stretch of one trip id is looked up
+    once in `tmpl` (not every row), and rows already in order are not sorted again."""
+    sel = stop_times.select(
+        "trip_id", "stop_sequence", "stop_id", "arrival_time_s", "departure_time_s"
+    )
+    stretch = sel["trip_id"].rle_id()
+    firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: sel.height]
+    number = (
+        sel["trip_id"]
+        .gather(firsts)
+        .to_frame("template_trip_id")
+        .join(tmpl.select("template_trip_id", "_tk"), on="template_trip_id", how="left")
+    )
+    # a left join on a unique right key keeps the left rows in order
+    tk = number["_tk"].gather(stretch)
+    st = sel.drop("trip_id").with_columns(tk).filter(tk.is_not_null())
+    k = st["_tk"].to_numpy()
+    q = st["stop_sequence"].to_numpy()
+    if not np.all((k[1:] > k[:-1]) | ((k[1:] == k[:-1]) & (q[1:] > q[:-1]))):
+        st = st.sort("_tk", "stop_sequence")
+    return st
+
+
+def _locate_patterns(points: pl.DataFrame, st: pl.DataFrame) -> np.ndarray:
+    """Stop positions along the shape (metres, one per row of `st`) for the given templates'
+    stop times (`_tk`, stop_sequence, shape_id, stop_x_m, stop_y_m; sorted by `_tk`,
+    stop_sequence)."""
+    n = st.height
+    pair_row, pair_dist = _stop_passes(points, st)
+    # nearest: the earliest pass
+    nearest = np.full(n, np.inf)
+    np.minimum.at(nearest, pair_row, pair_dist)
+    has = np.zeros(n, bool)
+    has[pair_row] = True
+    # floor: the previous stops' positions (a stop never lies behind them)
+    floor = (
+        pl.DataFrame({"_tk": st["_tk"], "nearest_m": pl.Series(nearest).set(~pl.Series(has), None)})
+        .select(pl.col("nearest_m").shift(1).cum_max().over("_tk").fill_null(0.0))
+        .to_series()
+        .to_numpy()
+    )
+    ok = pair_dist >= floor[pair_row] - 1.0
+    ahead = np.full(n, np.inf)
+    np.minimum.at(ahead, pair_row[ok], pair_dist[ok])
+    has_ahead = np.zeros(n, bool)
+    has_ahead[pair_row[ok]] = True
+    return np.where(has_ahead, ahead, np.where(has, nearest, 0.0))
+
+
+def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The passes of each stop's own shape near it: (row of `st`, `dist_m` of the pass along
+    the shape, metres), one pair per pass.
+
+    Candidates are the densified points of the stop's shape nearly as close as the best one
+    (1.5x + 30 m), grouped into passes (runs of points along the shape); a pass sits at its
+    point closest to the stop. One k-d tree over every shape, each shifted far apart along x,
+    finds them without pairing a stop with every point of its shape (that cross join held
+    gigabytes on a large city).
+    """
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float64))
+    # shapes numbered in order of first appearance, each stretch of one shape looked up once
+    stretch = points["shape_id"].rle_id()
+    firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: points.height]
+    first_ids = points["shape_id"].gather(firsts)
+    ids = first_ids.unique(maintain_order=True).to_frame().with_row_index("_sid")
+    sid = (
+        first_ids.to_frame()
+        .join(ids, on="shape_id", how="left", maintain_order="left")["_sid"]
+        .gather(stretch)
+    )
+    # shapes are shifted apart by more than any city's extent, so neighbours share a shape
+    shift = 1e7 * sid.cast(pl.Float64).to_numpy()
+    px, py, pd = points["x_m"].to_numpy(), points["y_m"].to_numpy(), points["dist_m"].to_numpy()
+    # one query per (shape, stop place): every trip of a shape shares its stops' passes
+    place = ["_sid", "stop_x_m", "stop_y_m"]
+    at = (
+        st.select("shape_id", "stop_x_m", "stop_y_m")
+        .join(ids, on="shape_id", how="left", maintain_order="left")
+        .with_row_index("_row")
+        .filter(pl.col("_sid").is_not_null() & pl.col("stop_x_m").is_not_null())
+    )
+    q = at.select(place).unique(maintain_order=True)
+    if q.height == 0:
+        return none
+    tree = cKDTree(np.c_[px + shift, py])
+    qx = q["stop_x_m"].to_numpy() + 1e7 * q["_sid"].cast(pl.Float64).to_numpy()
+    qy = q["stop_y_m"].to_numpy()
+    d0, _ = tree.query(np.c_[qx, qy], k=1, workers=-1)
+    hits = tree.query_ball_point(np.c_[qx, qy], r=d0 * 1.5 + 30.0, return_sorted=True, workers=-1)
+    n_hit = np.fromiter((len(h) for h in hits), dtype=np.int64, count=len(hits))
+    idx = np.fromiter(itertools.chain.from_iterable(hits), dtype=np.int64, count=int(n_hit.sum()))
+    qrow = np.repeat(np.arange(q.height), n_hit)
+    dist = pd[idx]
+    gap = np.hypot(px[idx] + shift[idx] - qx[qrow], py[idx] - qy[qrow])
+    # passes: points of one stop more than 200 m apart along the shape are separate passes
+    by_dist = np.lexsort((dist, qrow))
+    qrow, dist, gap = qrow[by_dist], dist[by_dist], gap[by_dist]
+    new_q = np.r_[True, qrow[1:] != qrow[:-1]][: qrow.size]
+    jump = np.r_[False, np.diff(dist) > 200.0][: qrow.size] & ~new_q
+    # pass numbers restart at each place; they only need to differ within one
+    npass = np.cumsum(jump)
+    # a pass sits at its closest point (on a tie, the earliest along the shape)
+    best = np.lexsort((np.arange(qrow.size), gap, npass, qrow))
+    first = best[
+        np.r_[True, (qrow[best][1:] != qrow[best][:-1]) | (npass[best][1:] != npass[best][:-1])][
+            : best.size
+        ]
+    ]
+    pass_q, pass_dist = qrow[first], dist[first]
+    # every stop time at a place gets that place's passes
+    place_of = at.join(q.with_row_index("_qi"), on=place, how="left", maintain_order="left").select(
+        "_row", pl.col("_qi").cast(pl.Int64)
+    )
+    lo = np.searchsorted(pass_q, np.arange(q.height), side="left")
+    n_pass = np.searchsorted(pass_q, np.arange(q.height), side="right") - lo
+    qi = place_of["_qi"].to_numpy()
+    rows = place_of["_row"].to_numpy().astype(np.int64)
+    k = n_pass[qi]
+    pair_row = np.repeat(rows, k)
+    pos = np.repeat(lo[qi] - np.cumsum(k) + k, k) + np.arange(int(k.sum()))
+    return pair_row, pass_dist[pos]

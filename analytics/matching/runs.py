@@ -1,0 +1,438 @@
+"""Cut a vehicle's trace into runs: stretches of forward progress along one shape.
+
+Only shapes the vehicle made sustained progress along are considered (a grid city's crossings
+drop out first). For each of them, each ping is *on* the shape (within the buffer),
+*at a terminal* (on it and inside the geofence of its first or last point), or *off*. A run is
+a maximal stretch of on-shape pings between terminals, broken by a step backwards (wrong
+direction, short-turn) or by an off-shape or silent stretch longer than `detour_max_s`; shorter
+off-shape stretches that rejoin ahead are detours inside the run. The terminal ping just before
+a run shows it departed from the origin; the one just after shows it arrived. A run's distance
+counts only progress made on its shape (detours and other lines' touch points cover nothing);
+a run needs real observed progress and a few pings to exist. Runs along a shared corridor lose
+to the run of the same vehicle, at the same time, that covered more of its own itinerary. The
+stretches and their distances are cut by `analytics.matching.stretches` (compiled per-group passes).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import polars as pl
+
+from analytics.matching.crossings import (
+    RUN_KEY,
+    build_track,
+    cum_max_in_group,
+    group_start,
+)
+from analytics.matching.kernel_arrays import to_kernel_array
+from analytics.matching.network import Network
+from analytics.matching.options import MatchOptions
+from analytics.matching.stop_visits import build_track_slices, compute_run_crossings
+from analytics.matching.stretches import cut_stretches
+
+
+def build_runs(
+    pings: pl.DataFrame, cand: pl.DataFrame, network: Network, options: MatchOptions
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Runs of the pings given their shape candidates.
+
+    `pings`: cleaned pings (`clean_pings`) numbered in their order by `row` (0 .. n - 1, by
+    vehicle then time): row, vehicle_id, vehicle_rank, ping_id, t_s, x_m, y_m (and optional
+    reported_trip_id).
+    `cand`: row, shape_idx, dist_m, offset_m (see `project_pings`).
+    Returns (runs, run_pings). `runs` has one row per run: vehicle_id, run_id, shape_idx,
+    shape_id, route_id, direction_id, start/end_dist_m, distance_run_m, length_m,
+    coverage_ratio, is_departed, is_arrived, started_s, ended_s (epoch seconds),
+    first/last_ping_id, n_pings, n_off_route, off_route_s, gps_completeness_ratio,
+    reported_trip_id (the most reported trip, if any), alt_shapes (shapes with an equivalent
+    run). `run_pings` has the pings of each run: vehicle_id, run_id, ping_id, t_s, prog_m
+    (monotone position along the shape, metres), and the step speeds and neighbour times of
+    `build_track` (the batch-local `row` is dropped: a day holds millions of these rows).
+    """
+    shapes = network.shapes
+    # windows on frames sorted by group, as shifts masked at group starts: Polars' `over` on
+    # thousands of (vehicle, shape) groups costs several times more
+    t = pl.col("t_s")
+    same_prev = pl.col("_v") == pl.col("_v").shift(1)
+    same_next = pl.col("_v") == pl.col("_v").shift(-1)
+    pings = pings.with_columns(pl.col("vehicle_rank").cast(pl.Int64).alias("_v")).with_columns(
+        # time to the vehicle's neighbouring pings, on the shape or not (a detour's ends)
+        pl.when(same_prev).then(t - t.shift(1)).alias("_dt_in"),
+        pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
+    )
+    stats, points = cut_stretches(cand, pings, network, options)
+    stats = stats.filter(
+        pl.col("n_mid") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
+        >= options.run_min_pings
+    ).drop("_observed_m")
+    stats = stats.with_columns(
+        pings["vehicle_id"].gather(stats["_row0"]), pings["_v"].gather(stats["_row0"])
+    ).drop("_row0")
+    mid = points.filter(pl.col("_kind") == 1)
+    stats = _drop_dominated(stats, mid, shapes, options)
+    # runs numbered per vehicle in time order (the stretch number breaks ties: deterministic)
+    stats = stats.sort("_v", "first_s", "_seg")
+    v = stats["_v"].to_numpy()
+    first_of_vehicle = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+    sizes = np.diff(np.r_[first_of_vehicle, stats.height])
+    run_id = np.arange(stats.height) - np.repeat(first_of_vehicle, sizes)
+    stats = stats.with_columns(pl.Series("run_id", run_id, pl.Int32)).drop("_v")
+    ids = stats.select("_seg", "run_id")
+    at_ping = ["vehicle_id", "_v", "ping_id"]
+    track = (
+        points.join(ids, on="_seg")
+        .select("run_id", "row", "t_s", pl.col("dist_m").alias("prog_m"))
+        .pipe(lambda f: pl.concat([f, pings.select(at_ping)[f["row"]]], how="horizontal"))
+        # (vehicle, run, time) order on integers: `_v` ranks the vehicle ids, and rows number
+        # each vehicle's pings in time order
+        .sort("_v", "run_id", "row")
+        .with_columns(group_start(*RUN_KEY).alias("_gs"))
+        .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
+    )
+    # each run's first row in the track; runs come in the order of `stats` (vehicle, run_id)
+    starts = np.flatnonzero(track["_gs"].to_numpy())
+    track = build_track(
+        track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id"), RUN_KEY
+    )
+    runs = _finish_runs(stats, track, starts, pings, network, options)
+    return runs, track.drop("row")
+
+
+def _drop_dominated(
+    stats: pl.DataFrame, mid: pl.DataFrame, shapes: pl.DataFrame, options: MatchOptions
+) -> pl.DataFrame:
+    """Drop runs overlapped in time (a quarter of the shorter one, or `dominance_overlap_s`) by
+    a better run of the same vehicle: one that covered a larger share of its own itinerary (by
+    more than `dominance_coverage_margin`), or about the same share and further. A complete run
+    of a short line beats the partial run of a long line sharing its corridor; a long line
+    beats a short one it contains.
+
+    Runs that only share the fixes of a turnaround are consecutive, not concurrent, and
+    neither dominates the other: one run starts and ends before the other, the end of the
+    first one's shape and the start of the second one's lie at the same terminal (their
+    `terminal_radius_m` geofences touch), the first run ends and the second starts within
+    `turnaround_reach_m` of it along their shapes, and one of them progressed no more than
+    `backward_break_m` during the overlap (see `_plateaus`). When no fix of the turnaround
+    falls inside the geofence (lost, or the layover spot lies outside it), the fixes around it
+    are on both directions' shapes (steps backwards shorter than `backward_break_m` do not
+    break a run) and both runs hold them. Runs sharing a corridor progress together during
+    their overlap, so they stay concurrent.
+
+    A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
+    alternative of the winner (identical itineraries under two shape ids).
+    `stats` has `_v`, the vehicle's integer rank (pairs are joined on it). `mid`: the stretches'
+    pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
+    """
+    key = ["_v", "shape_idx", "_seg"]
+    s = stats.with_row_index("_rid").with_columns(_coverage().alias("_cov"))
+    # each run's shape ends, gathered by position (shape_idx is the row of `shapes`)
+    ends = shapes.select("start_x_m", "start_y_m", "end_x_m", "end_y_m")[s["shape_idx"]]
+    s = pl.concat([s, ends], how="horizontal")
+    # pairs overlapping in time first, on the times alone; their other columns are then
+    # gathered by row (`_rid` is the row of `s`)
+    v, first_s, last_s = (s[c].to_numpy() for c in ("_v", "first_s", "last_s"))
+    by_start = np.lexsort((first_s, v))
+    one, other = _overlapping_pairs(
+        v[by_start], first_s[by_start], last_s[by_start], options.dominance_overlap_s
+    )
+    times = s.select("first_s", "last_s")
+    pairs = pl.concat(
+        [
+            pl.DataFrame({"_rid": by_start[one], "_o": by_start[other]}),
+            times[by_start[one]],
+            times[by_start[other]].rename(lambda c: f"o_{c}"),
+        ],
+        how="horizontal",
+    )
+    side = s.select(
+        "_seg",
+        "shape_idx",
+        "distance_run_m",
+        "_cov",
+        "first_dist_m",
+        "max_dist_m",
+        "origin_dist_m",
+        "destination_dist_m",
+        *ends.columns,
+    )
+    pairs = pl.concat(
+        [
+            pairs,
+            side[pairs["_rid"]],
+            side[pairs["_o"]].rename(lambda c: f"o_{c.lstrip('_')}"),
+        ],
+        how="horizontal",
+    )
+    # turnarounds: the plateaus are measured only on the stretches of pairs meeting at one
+    meet = _meet("", "o_", options) | _meet("o_", "", options)
+    met = pairs.filter(meet)
+    segs = pl.concat([met["_seg"], met["o_seg"]]).unique()
+    plateaus = _plateaus(mid.filter(pl.col("_seg").is_in(segs.implode())), options)
+    pairs = (
+        pairs.join(plateaus, on="_seg", how="left")
+        .join(plateaus.rename(lambda c: f"o_{c.lstrip('_')}"), on="o_seg", how="left")
+        .filter(~(meet & (_still("", "o_") | _still("o_", ""))))
+    )
+    o_dist = pl.col("o_distance_run_m")
+    further = (o_dist > pl.col("distance_run_m")) | (
+        (o_dist == pl.col("distance_run_m")) & (pl.col("o_shape_idx") < pl.col("shape_idx"))
+    )
+    margin = options.dominance_coverage_margin
+    beaten = (pl.col("o_cov") >= pl.col("_cov") + margin) | (
+        (pl.col("o_cov") > pl.col("_cov") - margin) & further
+    )
+    losers = pairs.filter(beaten)
+    winners = s.join(losers.select("_rid").unique(), on="_rid", how="anti")
+    alts = (
+        losers.filter(pl.col("distance_run_m") >= 0.95 * o_dist)
+        .join(winners.select(pl.col("_rid").alias("_o")), on="_o")
+        .group_by("_o")
+        .agg(pl.col("shape_idx").unique().alias("alt_shapes"))
+        .rename({"_o": "_rid"})
+    )
+    out = winners.join(alts, on="_rid", how="left").with_columns(
+        pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
+    )
+    return out.drop("_rid", "_cov", *ends.columns).sort(key)
+
+
+@numba.njit(cache=True, nogil=True)
+def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover - compiled
+    """Both orders of each pair of runs of one vehicle (`v`) that overlap in time by more than
+    a quarter of the shorter one or by `min_overlap_s`, given the runs sorted by vehicle and
+    start: a sweep stops at the first run starting after the current one ends."""
+    one = []
+    other = []
+    n = v.shape[0]
+    for i in range(n):
+        j = i + 1
+        while j < n and v[j] == v[i] and first_s[j] < last_s[i]:
+            overlap = min(last_s[i], last_s[j]) - max(first_s[i], first_s[j])
+            shorter = min(last_s[i] - first_s[i], last_s[j] - first_s[j])
+            if (overlap > 0.25 * shorter or overlap >= min_overlap_s) and overlap > 0:
+                one.append(i)
+                other.append(j)
+                one.append(j)
+                other.append(i)
+            j += 1
+    return np.array(one, np.int64), np.array(other, np.int64)
+
+
+def itinerary_share(length_m: pl.Expr) -> pl.Expr:
+    """A length along a run's shape (metres) as a share of its itinerary, from
+    `origin_dist_m` to `destination_dist_m` (a span of at least 1 m)."""
+    span = (pl.col("destination_dist_m") - pl.col("origin_dist_m")).clip(lower_bound=1.0)
+    return length_m / span
+
+
+def _coverage() -> pl.Expr:
+    """The share of its itinerary a run covered."""
+    return itinerary_share(pl.col("distance_run_m"))
+
+
+def _meet(a: str, b: str, options: MatchOptions) -> pl.Expr:
+    """True where the runs of a pair whose columns are prefixed `a` and `b` ("" or "o_") meet
+    at a terminal, `a` first: `a` starts and ends before `b`, its shape ends where `b`'s
+    starts, and `a` ends and `b` starts within `turnaround_reach_m` of it."""
+
+    def c(prefix: str, name: str) -> pl.Expr:
+        return pl.col(prefix + name)
+
+    gap_m = (
+        (c(a, "end_x_m") - c(b, "start_x_m")).pow(2) + (c(a, "end_y_m") - c(b, "start_y_m")).pow(2)
+    ).sqrt()
+    return (
+        (c(a, "first_s") < c(b, "first_s"))
+        & (c(a, "last_s") < c(b, "last_s"))
+        # the two geofences touch: the same terminal, or its two sides of the street
+        & (gap_m <= 2 * options.terminal_radius_m)
+        # and the runs meet there (the two directions of an out-and-back line also meet at
+        # the other terminal, where the first one starts and the second one ends)
+        & (c(a, "destination_dist_m") - c(a, "max_dist_m") <= options.turnaround_reach_m)
+        & (c(b, "first_dist_m") - c(b, "origin_dist_m") <= options.turnaround_reach_m)
+    )
+
+
+def _still(a: str, b: str) -> pl.Expr:
+    """True where, of a pair meeting at a terminal (`a` first, see `_meet`), one run made no
+    progress during the overlap: the vehicle ran at most one of them (on the two directions of
+    one street, progress on one is a step back on the other). A plateau without bound (`a`
+    never short of its end, `b` never moving on) holds the whole overlap."""
+    a_still = (pl.col(b + "first_s") > pl.col(a + "approach_s")).fill_null(True)
+    b_still = (pl.col(a + "last_s") < pl.col(b + "launch_s")).fill_null(True)
+    return a_still | b_still
+
+
+def _plateaus(mid: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
+    """Per stretch (`_seg`): `approach_s`, the time of its last ping more than
+    `backward_break_m` short of its furthest position (its end plateau follows), and
+    `launch_s`, the time of its first ping more than that past its first position (its start
+    plateau precedes): while on them it progressed no more than a step backwards it tolerates.
+    """
+    dist, tol = pl.col("dist_m"), options.backward_break_m
+    return mid.group_by("_seg").agg(
+        pl.col("t_s").filter(dist < dist.max() - tol).last().alias("approach_s"),
+        pl.col("t_s").filter(dist > dist.first() + tol).first().alias("launch_s"),
+    )
+
+
+def _finish_runs(
+    stats: pl.DataFrame,
+    track: pl.DataFrame,
+    starts: np.ndarray,
+    pings: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+) -> pl.DataFrame:
+    """Departure/arrival instants, evidence, GPS completeness and the reported trip of each run.
+
+    `track` holds the runs of `stats` in its order, each from its row in `starts`. Also
+    `silence_first_s` / `silence_last_s`: seconds of GPS silence (gaps longer than `gap_s`) of
+    the vehicle accumulated up to the run's first / last ping, so that the difference between
+    two runs is how long the unit was silent between them.
+    """
+
+    t = to_kernel_array(track["t_s"])
+    start_m = to_kernel_array(stats["start_dist_m"])
+    end_m = to_kernel_array(stats["end_dist_m"])
+    bounds = np.r_[starts, track.height].astype(np.int64)
+    stretch_leave, n_minutes = _run_facts(
+        bounds,
+        t,
+        to_kernel_array(track["prog_m"]),
+        to_kernel_array(track["t_prev_s"]),
+        start_m,
+        end_m,
+        options.clearance_m,
+        options.stationary_speed_m_s,
+        options.max_speed_m_s,
+    )
+    # when each run left its start and arrived at its end (the rule of `analytics.matching.crossings`,
+    # as stop visits cross their stops); an arrival is never later than a departure from
+    # the same target
+    n = stats.height
+    slices = build_track_slices(
+        track, stats.select(*RUN_KEY).with_columns(pl.int_range(n).alias("_run"))
+    )
+    runs_twice = np.r_[np.arange(n), np.arange(n)].astype(np.int64)
+    cross = compute_run_crossings(
+        slices, runs_twice, np.r_[start_m, end_m], options.clearance_m
+    ).with_columns(pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s"))
+    cross_leave = cross["leave_s"][:n].fill_null(np.nan).to_numpy()
+    cross_arrive = cross["arrive_s"][n:]
+    first, last = bounds[:-1], bounds[1:] - 1
+    rows = track["row"].to_numpy()
+    silence = _silence(
+        to_kernel_array(pings["t_s"]), to_kernel_array(pings["_v"], pl.Int64), options.gap_s
+    )  # by row: `pings` is sorted by row
+    leave = np.where(np.isnan(stretch_leave), cross_leave, stretch_leave)
+    runs = stats.with_columns(
+        pl.Series("_leave", leave, nan_to_null=True),
+        cross_arrive.alias("_arrive"),
+        track["ping_id"].gather(first).alias("first_ping_id"),
+        track["ping_id"].gather(last).alias("last_ping_id"),
+        pl.Series("n_pings", (last - first + 1).astype(np.uint32)),
+        pl.Series("silence_first_s", silence[rows[first]]),
+        pl.Series("silence_last_s", silence[rows[last]]),
+        pl.Series("_n_min", n_minutes),
+    ).with_columns(
+        pl.coalesce("_leave", "first_s").alias("started_s"),
+        pl.when(pl.col("is_arrived"))
+        .then(pl.coalesce("_arrive", "last_s"))
+        .otherwise(pl.col("last_s"))
+        .alias("ended_s"),
+        # GPS completeness: minutes of the run with at least one of its pings
+        (
+            pl.col("_n_min")
+            / ((pl.col("last_s") // 60) - (pl.col("first_s") // 60) + 1).clip(lower_bound=1)
+        )
+        .clip(upper_bound=1.0)
+        .fill_null(0.0)
+        .alias("gps_completeness_ratio"),
+    )
+    runs = runs.with_columns(pl.max_horizontal("ended_s", "started_s").alias("ended_s"))
+    if "reported_trip_id" in pings.columns and pings["reported_trip_id"].null_count() < len(pings):
+        rep = (
+            track.select(*RUN_KEY, "row")
+            .join(pings.select("row", "reported_trip_id"), on="row")
+            .drop_nulls("reported_trip_id")
+            .group_by(RUN_KEY)
+            .agg(pl.col("reported_trip_id").mode().first())
+        )
+        runs = runs.join(rep, on=RUN_KEY, how="left")
+    else:
+        runs = runs.with_columns(pl.lit(None, pl.String).alias("reported_trip_id"))
+    # shape_idx is the row of `network.shapes`
+    shapes = network.shapes.select("shape_id", "route_id", "direction_id")[runs["shape_idx"]]
+    return (
+        pl.concat([runs, shapes], how="horizontal")
+        .with_columns(
+            _coverage().clip(0.0, 1.0).alias("coverage_ratio"),
+            pl.col("n_off_route").cast(pl.Int32),
+            pl.col("off_route_s").round().cast(pl.Int32),
+        )
+        .drop("_leave", "_arrive", "_n_min", "_seg", "n_mid")
+    )
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _run_facts(
+    bounds, t, prog, t_prev, start_m, end_m, clearance_m, v_min, v_max
+):  # pragma: no cover - compiled; tested through build_runs
+    """Per run (rows `bounds[k]` .. `bounds[k + 1]` - 1 of a track): the departure
+    back-extrapolated from its first fix clear of the start (NaN when it has none, or no mean
+    speed) and the number of distinct minutes with a ping.
+
+    The departure uses the run's mean speed between its first and last fix clear of both ends,
+    not the speed of that fix's own next step: after a silence (lost pings) one noisy step
+    over- or under-states the speed over hundreds of metres, while the stretch's mean (stops
+    included) is what carried the bus from the start to that fix. It is clipped between that
+    fix and the one before it.
+    """
+    n = bounds.shape[0] - 1
+    leave = np.full(n, np.nan)
+    minutes = np.zeros(n, np.int64)
+    for k in range(n):
+        lo, hi = bounds[k], bounds[k + 1]
+        clear_from = start_m[k] + clearance_m
+        clear_to = end_m[k] - clearance_m
+        c = -1
+        m0 = -1
+        m1 = -1
+        last_minute = np.nan
+        for j in range(lo, hi):
+            if c < 0 and prog[j] > clear_from:
+                c = j
+            if prog[j] > clear_from and prog[j] < clear_to:
+                if m0 < 0:
+                    m0 = j
+                m1 = j
+            minute = np.floor(t[j] / 60.0)
+            if minute != last_minute:
+                minutes[k] += 1
+                last_minute = minute
+        if c < 0 or m0 < 0:
+            continue
+        v = (prog[m1] - prog[m0]) / (t[m1] - t[m0])
+        if not np.isfinite(v):
+            continue
+        v = max(min(v, v_max), v_min)
+        floor = t_prev[c] if t_prev[c] == t_prev[c] else t[c]
+        leave[k] = max(min(t[c] - (prog[c] - start_m[k]) / v, t[c]), floor)
+    return leave, minutes
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _silence(t, vehicle, gap_s):  # pragma: no cover - compiled; tested through build_runs
+    """Per ping (sorted by vehicle and time): seconds of GPS silence (steps longer than `gap_s`)
+    of its vehicle up to it."""
+    out = np.zeros(t.shape[0])
+    total = 0.0
+    for i in range(t.shape[0]):
+        if i == 0 or vehicle[i] != vehicle[i - 1]:
+            total = 0.0
+        elif t[i] - t[i - 1] > gap_s:
+            total += t[i] - t[i - 1]
+        out[i] = total
+    return out

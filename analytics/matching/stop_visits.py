@@ -1,0 +1,383 @@
+"""Stop visits: arrival and departure at every stop of each matched run, with delays.
+
+The crossing rule is `analytics.matching.crossings` (arrive when progress reaches a stop, leave when it
+clears it by `clearance_m`, each instant extrapolated from the ping beyond the crossing and
+clipped between the two pings around it); here it is evaluated on arrays: each run's pings are
+one slice of the track ordered by progress, every slice lies on one sorted axis, and each stop
+finds the pings around it with one `np.searchsorted` for all stops at once. No (stop x ping)
+frame is built; the stops are taken a chunk of runs at a time so that their working columns
+stay small on a large day.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from analytics.matching.crossings import MIN_SPEED_M_S, RUN_KEY, group_start
+from analytics.matching.options import MatchOptions
+
+TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
+CROSSING_COLUMNS = ("arrive_s", "leave_s", "nearest_ping_m")
+# stops per chunk of runs: bounds the working columns (a large day has millions of stops)
+CHUNK_STOPS = 500_000
+
+
+@dataclass(frozen=True)
+class TrackSlices:
+    """A day's track laid out for searching (state; see `build_track_slices`).
+
+    Each run's pings are one slice, in progress order: run `r` (its `_run`) holds positions
+    `lo[r]:hi[r]` (empty for a run without pings) of `prog_m`, and those positions are rows
+    `rows[lo[r]:hi[r]]` of `frame` (the track's columns; `rows` None: the same positions).
+    `key` lays the slices one after the other on one sorted axis: `prog_m - origin + place x
+    width`, `place` the slice's rank (`slice_of_run[r]`) and `width` wider than any slice's
+    span; None when that axis cannot be built (then every search bisects).
+    """
+
+    frame: pl.DataFrame
+    rows: np.ndarray | None
+    prog_m: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    slice_of_run: np.ndarray
+    key: np.ndarray | None
+    origin: float
+    width: float
+
+    def at(self, pos: np.ndarray, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """Columns `names` at slice positions `pos` (one gather): values, and `<name>_null`
+        masks for those with nulls."""
+        rows = self.frame.select(names)[pos if self.rows is None else self.rows[pos]]
+        out = {}
+        for name in names:
+            s = rows[name]
+            nulls = s.null_count()
+            out[name] = s.fill_null(np.nan).to_numpy() if nulls else s.to_numpy()
+            out[f"{name}_null"] = s.is_null().to_numpy() if nulls else np.zeros(s.len(), bool)
+        return out
+
+
+def compute_stop_visits(
+    runs: pl.DataFrame,
+    track: pl.DataFrame,
+    trips: pl.DataFrame,
+    trip_stops: pl.DataFrame,
+    options: MatchOptions,
+) -> pl.DataFrame:
+    """One row per stop of every matched run (columns of `stop_visits`, times as UTC instants),
+    ordered by vehicle_id, run_index, stop_sequence.
+
+    Times come from the run's pings around the stop's position along the shape (see
+    `analytics.matching.crossings`); a visit is `is_interpolated` when no ping lies within
+    `stop_radius_m` of the stop along the shape. Stops the run never reached have null times.
+    Planned times are the trip's planned start plus the template's offsets.
+    """
+    # `_run`: an integer key in output order, so nothing below joins or sorts on strings
+    matched = (
+        runs.filter(pl.col("trip_id").is_not_null())
+        .select(*RUN_KEY, "trip_id", "start_dist_m", "end_dist_m")
+        .sort(RUN_KEY)
+        .with_row_index("_run")
+    )
+    slices = build_track_slices(track, matched.select(*RUN_KEY, "_run"))
+    run_trips = (
+        matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id")
+        .filter(pl.col("template_trip_id").is_not_null())
+        .sort("_run")
+    )
+    where = _template_rows(run_trips["template_trip_id"], trip_stops)
+    if where is None or run_trips.height == 0:
+        stops = run_trips.join(trip_stops, on="template_trip_id").sort("_run", "stop_sequence")
+        return _visits(stops, slices, options)
+    lo, count = where
+    # whole runs per chunk, about CHUNK_STOPS stops each
+    ends = np.cumsum(count)
+    cuts = np.searchsorted(ends, np.arange(CHUNK_STOPS, int(ends[-1]), CHUNK_STOPS), "right")
+    bounds = np.unique(np.r_[0, cuts, count.size])
+    stop_cols = trip_stops.drop("template_trip_id")
+    run_cols = run_trips.drop("template_trip_id")
+    parts = []
+    for r0, r1 in itertools.pairwise(bounds):
+        n = count[r0:r1]
+        run = np.repeat(np.arange(r0, r1), n)
+        take = np.repeat(lo[r0:r1] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        stops = pl.concat([run_cols[run], stop_cols[take]], how="horizontal")
+        parts.append(_visits(stops, slices, options))
+    return pl.concat(parts)
+
+
+def _template_rows(
+    templates: pl.Series, trip_stops: pl.DataFrame
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each of `templates`: the first row of its stops in `trip_stops` and how many.
+
+    `trip_stops` as `locate_trip_stops` writes it (each template's stops together, in
+    stop_sequence order) is cut by position: each template's stretch of rows is found once, not
+    by joining millions of rows on a string. None when it is in any other order."""
+    ids = trip_stops["template_trip_id"]
+    stretch = ids.rle_id()
+    new = np.r_[True, np.diff(stretch.to_numpy()) != 0][: ids.len()]
+    seq = trip_stops["stop_sequence"].to_numpy()
+    if not (new[1:] | (seq[1:] > seq[:-1])).all():
+        return None
+    firsts = np.flatnonzero(new)
+    where = pl.DataFrame(
+        {
+            "template_trip_id": ids.gather(firsts),
+            "_lo": firsts.astype(np.int64),
+            "_hi": np.r_[firsts[1:], ids.len()][: firsts.size].astype(np.int64),
+        }
+    )
+    if where["template_trip_id"].n_unique() < where.height:
+        return None
+    at = templates.to_frame("template_trip_id").join(
+        where, on="template_trip_id", how="left", maintain_order="left"
+    )
+    lo = at["_lo"].fill_null(0).to_numpy()
+    return lo, at["_hi"].fill_null(0).to_numpy() - lo
+
+
+def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> pl.DataFrame:
+    """The visits of `stops` (a matched run's row beside each of its template's stops, sorted
+    by `_run`, stop_sequence)."""
+    stops = stops.rename({"stop_dist_m": "target_m"})
+    cross = compute_run_crossings(
+        slices, stops["_run"].to_numpy(), stops["target_m"].to_numpy(), options.clearance_m
+    )
+    # a stop beyond the run's end or before its start was not visited by this run
+    reached = pl.col("target_m").is_between(
+        pl.col("start_dist_m") - options.stop_radius_m, pl.col("end_dist_m") + options.stop_radius_m
+    )
+    out = (
+        pl.concat([stops, cross], how="horizontal")
+        .with_columns(
+            # the vehicle reached a stop no later than it left it
+            pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s")
+        )
+        .with_columns(
+            pl.when(reached).then(pl.col("arrive_s")).alias("arrive_s"),
+            pl.when(reached).then(pl.col("leave_s")).alias("leave_s"),
+        )
+        .with_columns(
+            (pl.col("planned_start_at") + pl.duration(seconds=pl.col("arrival_offset_s"))).alias(
+                "planned_arrival_at"
+            ),
+            (pl.col("planned_start_at") + pl.duration(seconds=pl.col("departure_offset_s"))).alias(
+                "planned_departure_at"
+            ),
+            pl.from_epoch((pl.col("arrive_s") * 1e6).round().cast(pl.Int64), "us")
+            .dt.replace_time_zone("UTC")
+            .alias("arrival_at"),
+            pl.from_epoch((pl.col("leave_s") * 1e6).round().cast(pl.Int64), "us")
+            .dt.replace_time_zone("UTC")
+            .alias("departure_at"),
+        )
+    )
+    return out.select(
+        "vehicle_id",
+        pl.col("run_id").alias("run_index"),
+        "trip_id",
+        "stop_sequence",
+        "stop_id",
+        pl.col("target_m").alias("stop_dist_m"),
+        "planned_arrival_at",
+        "planned_departure_at",
+        "arrival_at",
+        "departure_at",
+        ((pl.col("arrival_at") - pl.col("planned_arrival_at")).dt.total_seconds())
+        .cast(pl.Int32)
+        .alias("arrival_delay_s"),
+        ((pl.col("departure_at") - pl.col("planned_departure_at")).dt.total_seconds())
+        .cast(pl.Int32)
+        .alias("departure_delay_s"),
+        "nearest_ping_m",
+        (pl.col("nearest_ping_m").fill_null(float("inf")) > options.stop_radius_m).alias(
+            "is_interpolated"
+        ),
+    )
+
+
+def build_track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> TrackSlices:
+    """The track (key columns and `TRACK_COLUMNS`, each run's pings in time order, progress
+    monotone) laid out per run for searching; `run_index`: vehicle_id, run_id, `_run`
+    (0 .. n - 1). A track whose runs are contiguous and in progress order (as `build_runs`
+    writes it) is used in place; any other is sorted first, stably, so pings at equal progress
+    keep their track order."""
+    n_runs = run_index.height
+    if track.height == 0:
+        seg_start = np.zeros(0, np.int64)
+        seg_run = np.zeros(0, np.int64)
+    else:
+        seg_start = np.flatnonzero(track.select(group_start(*RUN_KEY)).to_series().to_numpy())
+        seg_run = (
+            track.select(RUN_KEY)[seg_start]
+            .join(run_index, on=RUN_KEY, how="left", maintain_order="left")["_run"]
+            .fill_null(-1)
+            .cast(pl.Int64)
+            .to_numpy()
+        )
+    seg_len = np.diff(np.r_[seg_start, track.height]).astype(np.int64)
+    frame = track.select(TRACK_COLUMNS)
+    prog = frame["prog_m"].to_numpy()
+    step_back = prog[1:] < prog[:-1]
+    step_back[seg_start[1:] - 1] = False  # a new run may start behind the previous one
+    mine = seg_run >= 0
+    lo = np.zeros(n_runs, np.int64)
+    hi = np.zeros(n_runs, np.int64)
+    if not step_back.any() and np.unique(seg_run[mine]).size == int(mine.sum()):
+        rows = None
+        lo[seg_run[mine]] = seg_start[mine]
+        hi[seg_run[mine]] = seg_start[mine] + seg_len[mine]
+        slice_of_run = np.zeros(n_runs, np.int64)
+        slice_of_run[seg_run[mine]] = np.flatnonzero(mine)
+        place = np.repeat(np.arange(seg_start.size), seg_len)
+    else:
+        row_run = np.repeat(seg_run, seg_len)
+        keep = np.flatnonzero(row_run >= 0)
+        rows = keep[np.lexsort((prog[keep], row_run[keep]))]
+        prog = prog[rows]
+        place = row_run[rows]
+        lo = np.searchsorted(place, np.arange(n_runs), side="left").astype(np.int64)
+        hi = np.searchsorted(place, np.arange(n_runs), side="right").astype(np.int64)
+        slice_of_run = np.arange(n_runs)
+    key, origin, width = None, 0.0, 0.0
+    if prog.size and np.isfinite(prog).all():
+        origin = float(prog.min())
+        width = 2.0 ** float(np.ceil(np.log2(float(prog.max()) - origin + 1.0))) * 2.0
+        key = (prog - origin) + place * width
+        if not (key[1:] >= key[:-1]).all():  # rounding never unsorts it; checked all the same
+            key = None
+    return TrackSlices(frame, rows, prog, lo, hi, slice_of_run, key, origin, width)
+
+
+def _search(slices: TrackSlices, run: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
+    """Per query (its run, position `x`), the first position of the run's slice whose
+    `prog_m` is > `x` (`right`) or >= `x` (else), the slice's end when none. Fastest with the
+    queries in the axis' order (`_axis_order`).
+
+    One `np.searchsorted` on the slices' axis answers every query; the sums the axis is made
+    of are rounded, so a query whose key equals a position's is searched again exactly
+    (`_bisect`)."""
+    prog, lo, hi = slices.prog_m, slices.lo[run], slices.hi[run]
+    if slices.key is None:
+        return _bisect(prog, lo, hi, x, right)
+    key = slices.key
+    fx = (x - slices.origin) + slices.slice_of_run[run] * slices.width
+    at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
+    last = key.size - 1
+    tie = ((at > lo) & (key[np.maximum(at - 1, 0)] == fx)) | (
+        (at < hi) & (key[np.minimum(at, last)] == fx)
+    )
+    if tie.any():
+        at[tie] = _bisect(prog, lo[tie], hi[tie], x[tie], right)
+    return at
+
+
+def _axis_order(place: np.ndarray) -> np.ndarray:
+    """The permutation that orders queries by their slice's place on the axis, keeping the
+    order of a run's queries (its stops, mostly ascending along the shape): each stretch of
+    queries of one run moves as a block."""
+    if place.size == 0:
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, place[1:] != place[:-1]])
+    sizes = np.diff(np.r_[starts, place.size])
+    by = np.argsort(place[starts], kind="stable")
+    size, start = sizes[by], starts[by]
+    return np.repeat(start - (np.cumsum(size) - size), size) + np.arange(place.size)
+
+
+def _bisect(
+    prog: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, right: bool
+) -> np.ndarray:
+    """Per query, the first index in `lo:hi` whose `prog` is > `x` (`right`) or >= `x` (else),
+    `hi` when none: `np.searchsorted` within each query's own slice, as a bisection over all
+    queries at once (log2 of the longest slice passes)."""
+    lo = lo.copy()
+    hi = hi.copy()
+    todo = np.flatnonzero(lo < hi)
+    while todo.size:
+        a, b = lo[todo], hi[todo]
+        mid = (a + b) >> 1
+        go = prog[mid] <= x[todo] if right else prog[mid] < x[todo]
+        a = np.where(go, mid + 1, a)
+        b = np.where(go, b, mid)
+        lo[todo] = a
+        hi[todo] = b
+        todo = todo[a < b]
+    return lo
+
+
+def compute_run_crossings(
+    slices: TrackSlices, run: np.ndarray, target_m: np.ndarray, clearance_m: float
+) -> pl.DataFrame:
+    """When each run arrived at and left each of its targets (`analytics.matching.crossings` rule).
+
+    `run`, `target_m`: per target, its `_run` and position along the shape (metres). Returns,
+    in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never got
+    there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape distance
+    to the run's nearest ping, metres).
+    """
+    prog = slices.prog_m
+    if prog.size == 0:  # no pings at all: no run reached anything
+        return pl.DataFrame(
+            {c: pl.Series(c, [None] * run.size, pl.Float64) for c in CROSSING_COLUMNS}
+        )
+    # targets in the track's order: the searches walk the axis forward and every gather
+    # below reads the track nearly in sequence (far fewer cache misses than in run order)
+    order = _axis_order(slices.slice_of_run[run])
+    run, target_m = run[order], target_m[order]
+    lo, hi = slices.lo[run], slices.hi[run]
+
+    def speed(row: dict[str, np.ndarray], first: str, second: str) -> np.ndarray:
+        # coalesce(first, second, MIN_SPEED_M_S)
+        return np.where(
+            ~row[f"{first}_null"],
+            row[first],
+            np.where(~row[f"{second}_null"], row[second], MIN_SPEED_M_S),
+        )
+
+    speeds = ("v_prev_m_s", "v_next_m_s")
+    # arrival: the last ping before the target (of equal progress, the last), moving on at
+    # its incoming speed; no ping beyond it (no next ping) means the run never reached it
+    first_at = _search(slices, run, target_m, right=False)
+    has_before = first_at > lo
+    b = np.where(has_before, first_at - 1, 0)
+    before = slices.at(b, ("t_s", "t_next_s", *speeds))
+    arrive_ok = has_before & ~before["t_next_s_null"]
+    arrive = before["t_s"] + (target_m - prog[b]) / speed(before, "v_prev_m_s", "v_next_m_s")
+    arrive = np.maximum(np.minimum(arrive, before["t_next_s"]), before["t_s"])
+    # departure: the first ping clear of the target (of equal progress, the first),
+    # extrapolated back at its outgoing speed
+    after_at = _search(slices, run, target_m + clearance_m, right=True)
+    leave_ok = after_at < hi
+    a = np.where(leave_ok, after_at, 0)
+    after = slices.at(a, ("t_s", "t_prev_s", *speeds))
+    t_a = after["t_s"]
+    leave = t_a - (prog[a] - target_m) / speed(after, "v_next_m_s", "v_prev_m_s")
+    t_prev = np.where(after["t_prev_s_null"], t_a, after["t_prev_s"])
+    leave = np.maximum(np.minimum(leave, t_a), t_prev)
+    # nearest ping: the one just before the target or the first at or after it
+    has_after = first_at < hi
+    gap_before = np.where(has_before, target_m - prog[b], np.inf)
+    gap_after = np.where(has_after, prog[np.where(has_after, first_at, 0)] - target_m, np.inf)
+    nearest = np.minimum(gap_before, gap_after)
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)  # to the targets' own order
+    return pl.DataFrame(
+        {
+            "arrive_s": arrive[back],
+            "leave_s": leave[back],
+            "nearest_ping_m": nearest[back],
+            "_a": arrive_ok[back],
+            "_l": leave_ok[back],
+            "_n": (has_before | has_after)[back],
+        }
+    ).select(
+        pl.when("_a").then("arrive_s").alias("arrive_s"),
+        pl.when("_l").then("leave_s").alias("leave_s"),
+        pl.when("_n").then("nearest_ping_m").alias("nearest_ping_m"),
+    )

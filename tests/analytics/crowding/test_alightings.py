@@ -1,0 +1,71 @@
+"""Alighting inference by trip chaining on the line R scenario (hand-checked)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from analytics.crowding.alightings import AlightingOptions, compute_alightings
+from analytics.crowding.boardings import compute_boardings
+from tests.analytics.crowding.test_boardings import TZ, line_r
+
+# the line R scenario is drawn with a 1 km walking limit (c2's return walk is 800 m)
+WALK_1KM = AlightingOptions(walk_max_m=1000.0)
+
+
+def placements(options: AlightingOptions | None = None) -> pl.DataFrame:
+    taps = line_r("taps", "fare_transactions")
+    visits = line_r("stop_visits", "stop_visits")
+    b = compute_boardings(taps, visits, timezone=TZ)
+    out = compute_alightings(b, visits, line_r("stops"), options or WALK_1KM)
+    return out.sort("transaction_id")
+
+
+@pytest.fixture(scope="module")
+def alighted() -> pl.DataFrame:
+    return placements()
+
+
+def by_tap(df: pl.DataFrame, *columns: str) -> dict[str, tuple[object, ...]]:
+    return {r[0]: tuple(r[1:]) for r in df.select("transaction_id", *columns).rows()}
+
+
+def test_chained_legs_alight_nearest_to_the_next_boarding(alighted: pl.DataFrame) -> None:
+    got = by_tap(alighted, "alighting_stop_id", "alighting_method", "walk_m")
+    # c1 boards V1 at A, next at C: alights at C; its return leg heads home to A
+    assert got["t01"] == ("C", "chained", 0.0)
+    assert got["t13"] == ("C", "chained", 0.0)  # second tap on the same run: same leg
+    assert got["t05"] == ("A", "chained_home", 0.0)
+    # c2 boards V1 at A, next on V2 at B; its last leg (V2 from B) goes home toward A:
+    # the nearest stop V2 reaches after B is C, 800 m away
+    assert got["t02"] == ("B", "chained", 0.0)
+    assert got["t07"] == ("C", "chained_home", 800.0)
+    assert got["t09"] == ("B", "chained_home", 0.0)
+
+
+def test_unlinked_taps_say_why(alighted: pl.DataFrame) -> None:
+    got = by_tap(alighted, "alighting_method", "alighting_stop_id", "reason")
+    assert got["t03"][:2] == ("unlinked", None)
+    assert str(got["t03"][2]).startswith("validação sem cartão identificado")
+    assert str(got["t04"][2]).startswith("único embarque do cartão no dia")
+    assert str(got["t06"][2]).startswith("único embarque do cartão no dia")
+    # c5 boards V2 at B at 10:22:30 and V1 at 10:23: V2 reaches no stop in between
+    assert str(got["t08"][2]).startswith("nenhuma parada seguinte da viagem foi alcançada")
+    assert all("desembarque estimado" in str(got[t][2]) for t in ("t03", "t04", "t06", "t08"))
+
+
+def test_unplaced_taps_have_no_alighting(alighted: pl.DataFrame) -> None:
+    unplaced = alighted.filter(pl.col("placement") != "placed")
+    assert unplaced["alighting_method"].null_count() == unplaced.height == 3
+    assert unplaced["reason"].null_count() == 0
+
+
+def test_a_walk_beyond_the_limit_leaves_the_leg_unlinked() -> None:
+    got = by_tap(placements(AlightingOptions(walk_max_m=300.0)), "alighting_method", "reason")
+    assert got["t07"][0] == "unlinked"
+    assert str(got["t07"][1]).startswith("o próximo embarque do cartão fica longe")
+    assert got["t02"][0] == "chained"  # 0 m: still linked
+
+
+def test_small_chunks_give_the_same_result(alighted: pl.DataFrame) -> None:
+    assert placements(AlightingOptions(walk_max_m=1000.0, chunk_legs=1)).equals(alighted)

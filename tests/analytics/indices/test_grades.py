@@ -1,0 +1,131 @@
+"""Annual score, grade bands, IQS and the cassação rule (BG art. 57-58, 72-VII)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analytics.indices.grades import (
+    compute_annual_grades,
+    compute_iqs,
+    grade_expr,
+    read_grade_history,
+)
+from core.errors import InputError
+from core.profile import load_profile
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "indices"
+BG = load_profile("bento-goncalves-2021")
+
+
+def year_scores(rows: list[tuple[str, int, float, float | None, float | None]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        rows,
+        schema={
+            "scope_id": pl.String,
+            "year": pl.Int32,
+            "icv_score": pl.Float64,
+            "iqs_score": pl.Float64,
+            "km_efficiency": pl.Float64,
+        },
+        orient="row",
+    ).with_columns(pl.lit("operator").alias("scope"))
+
+
+def test_grade_bands_at_their_edges() -> None:
+    # A >= 90, B >= 80, C >= 70, D >= 60, E < 60 (profile defaults)
+    scores = pl.DataFrame({"s": [100.0, 90.0, 89.99, 80.0, 70.0, 69.9, 60.0, 59.99, 0.0]})
+    grades = scores.select(grade_expr(pl.col("s"), BG).alias("g"))["g"].to_list()
+    assert grades == ["A", "A", "B", "B", "C", "D", "D", "E", "E"]
+
+
+def test_annual_score_weights_icv_and_iqs() -> None:
+    out = compute_annual_grades(year_scores([("O1", 2026, 80.0, 50.0, 0.95)]), None, BG)
+    row = out.row(0, named=True)
+    assert row["annual_score"] == pytest.approx(0.7 * 80 + 0.3 * 50)  # 71
+    assert row["grade"] == "C"
+    assert row["is_quality_goal_met"] and row["is_renewal_eligible"]
+
+
+def test_without_survey_the_score_is_the_icv() -> None:
+    out = compute_annual_grades(year_scores([("O1", 2026, 85.0, None, None)]), None, BG)
+    assert out["annual_score"][0] == 85.0
+    assert out["grade"][0] == "B"
+
+
+def test_km_below_minimum_misses_the_quality_goal() -> None:
+    out = compute_annual_grades(year_scores([("O1", 2026, 95.0, 95.0, 0.899)]), None, BG)
+    row = out.row(0, named=True)
+    assert row["grade"] == "A"
+    assert not row["is_km_ok"]
+    assert not row["is_quality_goal_met"]
+    assert not row["is_renewal_eligible"]
+
+
+def test_three_consecutive_e_years_with_history() -> None:
+    history = read_grade_history(FIXTURES / "grade_history_two_e_years.csv")
+    # O1: C 2023, E 2024, E 2025 in the history; 2026 computed as E -> third in a row
+    out = compute_annual_grades(year_scores([("O1", 2026, 40.0, 50.0, 0.95)]), history, BG)
+    o1 = out.filter(pl.col("scope_id") == "O1").sort("year")
+    assert o1["grade"].to_list() == ["C", "E", "E", "E"]
+    assert o1["n_e_consecutive"].to_list() == [0, 1, 2, 3]
+    assert o1["is_cassacao_watch"].to_list() == [False, False, False, True]
+    assert o1["is_history"].to_list() == [True, True, True, False]
+
+
+def test_eight_e_years_in_total_not_consecutive() -> None:
+    history = read_grade_history(FIXTURES / "grade_history_two_e_years.csv")
+    # O2: E E D E E D E in 2019-2025 (5 E, never 3 in a row); 2026 and 2027 E, 2028 C, 2029 E
+    rows = [("O2", 2026, 30.0, 30.0, 0.95), ("O2", 2027, 30.0, 30.0, 0.95)]
+    rows += [("O2", 2028, 75.0, 75.0, 0.95), ("O2", 2029, 30.0, 30.0, 0.95)]
+    out = compute_annual_grades(year_scores(rows), history, BG)
+    o2 = out.filter(pl.col("scope_id") == "O2").sort("year")
+    assert o2["n_e_total"].to_list() == [1, 2, 2, 3, 4, 4, 5, 6, 7, 7, 8]
+    # 2025-2027 are three E years in a row: watch from 2027; 2029 is the 8th E in total
+    watch = dict(zip(o2["year"].to_list(), o2["is_cassacao_watch"].to_list(), strict=True))
+    assert [y for y, w in watch.items() if w] == [2027, 2029]
+    assert o2.filter(pl.col("year") == 2029)["n_e_consecutive"][0] == 1
+
+
+def test_a_missing_year_breaks_the_run() -> None:
+    history = pl.DataFrame(
+        {
+            "scope": ["operator"] * 2,
+            "scope_id": ["O3"] * 2,
+            "year": [2022, 2023],
+            "grade": ["E", "E"],
+        }
+    )
+    out = compute_annual_grades(year_scores([("O3", 2025, 10.0, 10.0, 0.95)]), history, BG)
+    assert out.sort("year")["n_e_consecutive"].to_list() == [1, 2, 1]
+
+
+def test_history_with_an_unknown_grade_names_line_and_field() -> None:
+    with pytest.raises(InputError) as err:
+        read_grade_history(FIXTURES / "grade_history_unknown_grade.csv")
+    assert "grade" in err.value.what and "'F'" in err.value.what
+    assert err.value.where is not None and "line 3" in err.value.where
+    assert "field grade" in err.value.where
+
+
+def test_iqs_is_the_mean_of_the_profile_dimensions() -> None:
+    surveys = pl.DataFrame(
+        {
+            "period": ["2026-S1", "2026-S2", "2026-S1", "2026-S1", "2025", "2026"],
+            "operator_id": ["O1"] * 6,
+            "dimension": [
+                "fleet_quality",
+                "fleet_quality",
+                "courtesy_and_safety",
+                "user_information",
+                "fleet_quality",
+                "not_a_dimension",
+            ],
+            "score": [60.0, 80.0, 90.0, 30.0, 0.0, 0.0],
+        }
+    )
+    iqs = compute_iqs(surveys, 2026, BG)
+    # fleet quality (60 + 80) / 2 = 70; then (70 + 90 + 30) / 3
+    assert iqs.row(0) == ("O1", pytest.approx(190 / 3), 3)

@@ -1,0 +1,66 @@
+"""IPK, equivalent passengers, fare integrations (BG art. 7-V) and the technical tariff (CGS 15)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+from analytics.indices.ridership import compute_ridership_indicators, match_integrations
+from core.periods import parse_period
+from core.profile import load_profile
+
+BG = load_profile("bento-goncalves-2021")
+
+
+def _t(h: int, m: int) -> datetime:
+    return datetime(2026, 3, 2, h, m, tzinfo=UTC)
+
+
+TAPS = pl.DataFrame(
+    {
+        "card_hash": ["c1", "c1", "c1", "c2", "c3", None],
+        "event_at": [_t(8, 0), _t(8, 40), _t(10, 0), _t(9, 0), _t(9, 30), _t(9, 5)],
+        "route_id": ["A", "B", "B", "A", "B", "A"],
+        "fare_class": ["full", "full", "student", "student", "integration", "exempt"],
+        "operator_id": "O1",
+        "lot_id": "L1",
+    }
+)
+KM = pl.DataFrame(
+    {"route_id": ["A", "B"], "operator_id": "O1", "lot_id": "L1", "km_run": [10.0, 5.0]}
+)
+
+
+def test_integration_within_60_minutes_on_another_line() -> None:
+    out = match_integrations(TAPS, BG).sort("card_hash", "event_at", nulls_last=True)
+    # c1: 8:00 A full; 8:40 B is an integration (40 min, other line) paying half;
+    # 10:00 B is 80 min later: a new fare. c3 was recorded as an integration by the validator.
+    assert out["is_integration"].to_list() == [False, True, False, False, True, False]
+    assert out["weight"].to_list() == [1.0, 0.5, 0.5, 0.5, 0.5, 0.0]
+
+
+def test_ipk_equivalent_and_tariff_by_hand() -> None:
+    ind = compute_ridership_indicators(TAPS, KM, BG, parse_period("2026-03"), cost_per_km=6.0)
+    v = {(r["scope_id"], r["indicator"]): r for r in ind.iter_rows(named=True)}
+    # system: 6 taps on 15 km; equivalent 1 + 0.5 + 0.5 + 0.5 + 0.5 + 0 = 3.0
+    assert v[("all", "ipk")]["value"] == pytest.approx(6 / 15)
+    assert v[("all", "equivalent_passengers")]["value"] == pytest.approx(3.0)
+    assert v[("all", "ipk_equivalent")]["value"] == pytest.approx(3.0 / 15)
+    # tariff = cost per km ÷ IPKe = 6 ÷ 0.2 = R$ 30
+    assert v[("all", "technical_tariff_brl")]["value"] == pytest.approx(30.0)
+    # line B: taps 8:40 (0.5), 10:00 (0.5), c3 (0.5) on 5 km
+    assert v[("B", "ipk_equivalent")]["value"] == pytest.approx(1.5 / 5)
+    # the inferred integration took 0.5 equivalent passenger off (3.5 without it)
+    assert v[("all", "integration_effect_equivalent")]["numerator"] == pytest.approx(0.5)
+    assert v[("all", "fare_integrations")]["numerator"] == 2
+
+
+def test_per_operator_costs_give_the_tariff_without_a_flat_cost() -> None:
+    km = KM.with_columns((pl.col("km_run") * 8.0).alias("cost_km"))
+    ind = compute_ridership_indicators(TAPS, km, BG, parse_period("2026-03"), cost_per_km=None)
+    tariff = ind.filter(
+        (pl.col("indicator") == "technical_tariff_brl") & (pl.col("scope") == "system")
+    )
+    assert tariff["value"][0] == pytest.approx(8.0 * 15 / 3.0)

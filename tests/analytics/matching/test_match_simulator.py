@@ -1,0 +1,108 @@
+"""Accuracy against the simulator's truth: one simulated weekday with 30 s pings and sigma 8 m,
+and the same day under stress (60 s pings, 20 % of pings lost, 2 % jumps).
+
+Measured at this commit (seed 1, 923 scheduled trips):
+- 30 s pings: outcome agreement 99.7 % (3 disagreements), origin-departure error median 4 s,
+  p95 15 s; the 4 injected breakdowns found, none false.
+- stress: agreement 99.6 % (4 disagreements), error median 5 s, p95 17 s. Departures after a
+  silence are back-extrapolated at the run's mean speed; trips inside GPS outages between two
+  trips of the block the vehicle ran are inferred (`infer_trips_in_outages`); runs of the two
+  directions of a line that share the fixes around a terminal none of which fell inside its
+  geofence are consecutive, not concurrent (runs.py `_drop_dominated`: 5 trips were lost there
+  before). Left: a trip at the start of a block inside an outage, two coverages just under
+  80 %, a run started mid-route dated by the schedule's pace.
+The remaining disagreements are listed by `compare_outcomes` (30 s: a departure 4 s past the
+300 s window, a run cut by an outage at 72 %, a trip inside an outage).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analytics.matching.day import DayResult, match_day
+from analytics.matching.disagreements import compare_outcomes, compute_agreement
+from analytics.matching.options import MatchOptions
+from core.profile import load_profile
+from sample_data.simulate import default_options, simulate
+from tests.analytics.simulated_day import read_simulated_day
+
+Simulated = tuple[DayResult, pl.DataFrame]
+
+
+def _simulate_and_match(out: Path, **changes: object) -> Simulated:
+    simulate(default_options(days=1, write_text_avl=False, **changes), out)
+    truth = pl.read_parquet(out / "truth" / "trips.parquet")
+    schedule, pings, incidents = read_simulated_day(out, truth["service_date"][0])
+    result = match_day(
+        pings, schedule, incidents, load_profile("bento-goncalves-2021"), MatchOptions()
+    )
+    return result, truth
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Simulated:
+    return _simulate_and_match(tmp_path_factory.mktemp("sim"))
+
+
+@pytest.fixture(scope="module")
+def stressed(tmp_path_factory: pytest.TempPathFactory) -> Simulated:
+    return _simulate_and_match(
+        tmp_path_factory.mktemp("stress"), ping_interval_s=60, loss_rate=0.2, jump_rate=0.02
+    )
+
+
+def test_issue_targets_on_30_s_pings(simulated: Simulated) -> None:
+    result, truth = simulated
+    figures = compute_agreement(result.trip_outcomes, truth)
+    assert figures["n_trips"] == truth.height == 923
+    assert figures["agreement"] >= 0.995  # measured 0.9967
+    assert figures["start_error_median_s"] <= 10  # measured 4 s
+    assert figures["start_error_p95_s"] <= 30  # measured 15 s
+
+
+def test_disagreements_report_names_each_trip_and_why(simulated: Simulated) -> None:
+    result, truth = simulated
+    figures = compute_agreement(result.trip_outcomes, truth)
+    report = compare_outcomes(result.trip_outcomes, truth)
+    assert report.height == round((1 - figures["agreement"]) * truth.height)
+    assert report["why"].null_count() == 0
+    # a departure measured 4 s past the 300 s window: right vehicle, right time, wrong side
+    edge = report.filter(pl.col("trip_id") == "U42-WD-00-008").row(0, named=True)
+    assert (edge["true_outcome"], edge["outcome"]) == ("on_time", "late")
+    assert edge["true_vehicle_id"] == edge["vehicle_id"] == "20011"
+    assert abs(edge["start_error_s"]) <= 10
+
+
+def test_every_injected_breakdown_found_none_false(simulated: Simulated) -> None:
+    result, truth = simulated
+    declared = set(truth.filter(pl.col("true_outcome") == "broken_down")["trip_id"])
+    found = result.breakdowns
+    assert declared == set(found["trip_id"].drop_nulls())  # 4 injected, 4 found
+    false = found.filter(~pl.col("trip_id").is_in(list(declared)) | pl.col("trip_id").is_null())
+    assert false.height <= 0.01 * found.height  # measured 0
+    assert set(found["source"]) == {"event_code", "inferred"}
+
+
+def test_stress_floor(stressed: Simulated) -> None:
+    result, truth = stressed
+    figures = compute_agreement(result.trip_outcomes, truth)
+    assert figures["agreement"] >= 0.99  # measured 0.9957: a regression floor
+    assert figures["start_error_median_s"] <= 10  # measured 5 s
+    assert figures["start_error_p95_s"] <= 30  # measured 17 s
+
+
+def test_stress_issue_target(stressed: Simulated) -> None:
+    figures = compute_agreement(stressed[0].trip_outcomes, stressed[1])
+    assert figures["agreement"] >= 0.98  # measured 0.9957 (4 of 923)
+
+
+def test_stress_outage_trips_are_inferred_and_say_so(stressed: Simulated) -> None:
+    result, truth = stressed
+    inferred = result.trip_outcomes.filter(pl.col("reason").str.starts_with("viagem inferida"))
+    got = inferred.join(truth.select("trip_id", "true_outcome"), on="trip_id")
+    # five trips run inside GPS outages (two of them 11 and 16 min late), none truly suppressed
+    assert got.height == 5
+    assert (got["outcome"] == got["true_outcome"]).all()
