@@ -107,8 +107,8 @@ def compute_crowding_summary(
 
     `trip_crowding`, `trip_loads`: `compute_trip_crowding` and `compute_loads` outputs.
     Returns the `crowding_summary` columns. The worst segment has the highest mean standees
-    per m² (then the highest mean load) over the hour's runs that ride it; the peak segment,
-    the highest sum of loads (the hour's maximum load point).
+    per m² (then the highest mean load, then the first stop id) over the hour's runs that ride
+    it; the peak segment, the highest sum of loads (the hour's maximum load point).
     """
     limit = profile.crowding.standees_max_per_m2.value
     share_max = profile.crowding.over_limit_trip_share_max.value
@@ -135,7 +135,15 @@ def compute_crowding_summary(
         )
     )
     worst = (
-        segments.sort(pl.col("mean_standees").fill_null(-1.0), "mean_load", descending=[True, True])
+        # ties (common: many segments of an empty hour share 0 standees) go to the first
+        # segment in stop id order, so that a re-run names the same segment
+        segments.sort(
+            pl.col("mean_standees").fill_null(-1.0),
+            "mean_load",
+            "stop_id",
+            "next_stop_id",
+            descending=[True, True, False, False],
+        )
         .group_by(GROUP)
         .agg(
             pl.col("stop_id").first().alias("worst_from_stop_id"),

@@ -91,7 +91,7 @@ def _trip_facts(trips: pl.DataFrame, item: str, what: str, tz: str) -> pl.DataFr
         }
         return pl.DataFrame(schema={c: dtypes.get(c, pl.String) for c in FACT_COLUMNS})
     return (
-        trips.sort("planned_start_at")
+        trips.sort("planned_start_at", "trip_id")
         .with_columns(
             _trip_evidence(tz).alias("_ev"),
             pl.concat_str(
