@@ -12,25 +12,13 @@ import numpy as np
 import polars as pl
 from scipy.spatial import cKDTree
 
+from analytics.matching.frames import BREAKDOWN_STANDS
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
 
 SOURCE_RANK = {"event_code": 0, "incident": 1, "inferred": 2}
-
-
-COLUMNS = [
-    "vehicle_id",
-    "started_s",
-    "ended_s",
-    "source",
-    "incident_id",
-    "lat",
-    "lon",
-    "first_ping_id",
-    "last_ping_id",
-    "evidence",
-]
+COLUMNS = BREAKDOWN_STANDS.column_names
 
 
 def find_stands(
@@ -38,8 +26,7 @@ def find_stands(
 ) -> pl.DataFrame:
     """Breakdown evidence in a batch of vehicles' pings, before any run is matched: long stands
     away from stops and terminals (`source` 'inferred') and AVL breakdown event codes
-    ('event_code'). Columns: vehicle_id, started_s, ended_s, source, incident_id, lat, lon,
-    first/last_ping_id, evidence (pt-BR). Small: a batch's pings need not be kept for it.
+    ('event_code'): `BREAKDOWN_STANDS`. Small: a batch's pings need not be kept for it.
 
     `pings`: cleaned pings in their order, by vehicle then time (vehicle_id, vehicle_rank,
     ping_id, t_s, x_m, y_m, lat, lon, event_code; see `clean_pings`).
@@ -63,9 +50,11 @@ def find_stands(
                 ),
             )
         )
-    return pl.concat(
-        [p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts],
-        how="vertical_relaxed",
+    return BREAKDOWN_STANDS.conform(
+        pl.concat(
+            [p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts],
+            how="vertical_relaxed",
+        )
     )
 
 
@@ -106,29 +95,29 @@ def find_breakdowns(
     # attach to the run in progress (or just ended) when it happened
     r = runs.select("vehicle_id", "run_id", "trip_id", "first_s", "last_s", "is_arrived")
     with_run = (
-        found.with_row_index("_b")
+        found.with_row_index("breakdown_row")
         .join(r, on="vehicle_id", how="left")
         .filter(
             pl.col("started_s").is_between(
                 pl.col("first_s") - 60.0, pl.col("last_s") + options.gap_s
             )
         )
-        .sort("_b", "first_s", descending=[False, True])
-        .unique("_b", keep="first")
-        .select("_b", "run_id", "trip_id", "is_arrived")
+        .sort("breakdown_row", "first_s", descending=[False, True])
+        .unique("breakdown_row", keep="first")
+        .select("breakdown_row", "run_id", "trip_id", "is_arrived")
     )
-    found = found.with_row_index("_b").join(with_run, on="_b", how="left")
+    found = found.with_row_index("breakdown_row").join(with_run, on="breakdown_row", how="left")
     # an inferred stop only counts inside a run that never arrived
     found = found.filter(
         (pl.col("source") != "inferred")
         | (pl.col("run_id").is_not_null() & ~pl.col("is_arrived").fill_null(True))
     )
     found = found.with_columns(
-        pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("_rank")
+        pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("source_rank")
     )
     in_run = (
         found.filter(pl.col("run_id").is_not_null())
-        .sort("_rank", "started_s")
+        .sort("source_rank", "started_s")
         .unique(["vehicle_id", "run_id"], keep="first")
     )
     loose = found.filter(pl.col("run_id").is_null())
@@ -137,7 +126,7 @@ def find_breakdowns(
         .sort("vehicle_id", "started_s")
         .unique(["vehicle_id", "started_s"], keep="first")
     )
-    return out.drop("_b", "_rank", "is_arrived")
+    return out.drop("breakdown_row", "source_rank", "is_arrived")
 
 
 def _inferred(

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 import polars as pl
 
+from analytics.matching.frames import STRETCH_POINTS, STRETCHES
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
@@ -25,23 +26,13 @@ def cut_stretches(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Stretches of forward progress along a shape between terminals, and their pings.
 
-    `cand`: row, shape_idx, dist_m (see `project_pings`). `pings`: by `row`, with `_v` (vehicle
-    rank), t_s, x_m, y_m, `_dt_in` / `_dt_out` (seconds to the vehicle's previous / next ping).
+    `cand`: `PING_CANDIDATES` (see `project_pings`). `pings`: by `row`, with `vehicle_rank`
+    (Int64), t_s, x_m, y_m, `dt_prev_s` / `dt_next_s` (seconds to the vehicle's previous /
+    next ping).
 
-    Returns (stats, points). `stats`, one row per stretch that made at least
-    `run_min_progress_m` of observed progress: `_seg` (stretch number, unique across the
-    frame), `_row0` (the row of its first ping), `shape_idx`, `n_mid` (its pings off the
-    terminals), `first_dist_m`, `max_dist_m` (metres along the shape), `first_s`, `last_s`
-    (epoch seconds of its first and last ping), `n_off_route` / `off_route_s` (off-shape
-    excursions inside it: count, seconds), the shape's `origin_dist_m`, `destination_dist_m`,
-    `length_m`, `is_departed` / `is_arrived` (a terminal ping just before / after it),
-    `start_dist_m` / `end_dist_m` (where it starts and ends along the shape),
-    `distance_run_m` (metres run on the itinerary) and `_observed_m` (metres of progress
-    between pings at most `gap_s` apart).
-    `points`: per stretch, its departure anchor, pings and arrival anchor (all stretches, also
-    those left out of `stats`): `_seg`, `_kind` (0 departure anchor, 1 ping, 2 arrival
-    anchor), `row`, `t_s`, `dist_m` (the ping's position; an anchor's is the shape's origin or
-    destination).
+    Returns (stretches, points): `STRETCHES`, one row per stretch that made at least
+    `run_min_progress_m` of observed progress, and `STRETCH_POINTS`, per stretch (all of them,
+    also those left out of `stretches`) its departure anchor, pings and arrival anchor.
     """
     shapes = network.shapes
     c_row = to_kernel_array(cand["row"], pl.Int64)
@@ -66,7 +57,7 @@ def cut_stretches(
         c_row,
         c_shape,
         c_dist,
-        to_kernel_array(pings["_v"], pl.Int64),
+        to_kernel_array(pings["vehicle_rank"], pl.Int64),
         t_s,
         col(pings, "x_m"),
         col(pings, "y_m"),
@@ -94,8 +85,8 @@ def cut_stretches(
         arr,
         noff,
         t_s,
-        col(pings, "_dt_in"),
-        col(pings, "_dt_out"),
+        col(pings, "dt_prev_s"),
+        col(pings, "dt_next_s"),
         col(shapes, "origin_dist_m"),
         col(shapes, "destination_dist_m"),
         options.gap_s,
@@ -103,10 +94,10 @@ def cut_stretches(
     )
     stats = pl.DataFrame(
         {
-            "_seg": np.arange(n_segs, dtype=np.int64),
-            "_row0": st[0],
+            "stretch_index": np.arange(n_segs, dtype=np.int64),
+            "first_row": st[0],
             "shape_idx": st[1].astype(np.int32),
-            "n_mid": st[2],
+            "n_mid_pings": st[2],
             "first_dist_m": st[3],
             "max_dist_m": st[4],
             "first_s": st[5],
@@ -116,7 +107,7 @@ def cut_stretches(
             "is_departed": st[9],
             "is_arrived": st[10],
             "distance_run_m": st[11],
-            "_observed_m": st[12],
+            "observed_progress_m": st[12],
         }
     )
     ends = shapes.select("origin_dist_m", "destination_dist_m", "length_m")[stats["shape_idx"]]
@@ -143,14 +134,15 @@ def cut_stretches(
         dist[anchor] = ends_m.to_numpy()[c_shape[j[anchor]]]
     points = pl.DataFrame(
         {
-            "_seg": roles[at],
-            "_kind": np.array([2, 0, 1], np.int8)[role],
+            "stretch_index": roles[at],
+            "point_kind": np.array([2, 0, 1], np.int8)[role],
             "row": row,
             "t_s": t_s[row],
             "dist_m": dist,
         }
     )
-    return stats.filter(pl.col("_observed_m") >= options.run_min_progress_m), points
+    kept = stats.filter(pl.col("observed_progress_m") >= options.run_min_progress_m)
+    return STRETCHES.conform(kept), STRETCH_POINTS.conform(points)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")

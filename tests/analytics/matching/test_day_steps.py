@@ -15,6 +15,7 @@ from analytics.matching.crossings import build_track, compute_crossings
 from analytics.matching.network import locate_trip_stops
 from analytics.matching.options import MatchOptions
 from analytics.matching.stop_visits import (
+    RUN_POSITION,
     build_track_slices,
     compute_run_crossings,
     compute_stop_visits,
@@ -118,8 +119,8 @@ def test_crossings_follow_the_rule_of_analytics_crossings() -> None:
         }
     )
     want = compute_crossings(track, targets, key, 25.0)
-    index = targets.select(key).unique(maintain_order=True).with_row_index("_run")
-    run = targets.join(index, on=key, maintain_order="left")["_run"].to_numpy()
+    index = targets.select(key).unique(maintain_order=True).with_row_index(RUN_POSITION)
+    run = targets.join(index, on=key, maintain_order="left")[RUN_POSITION].to_numpy()
     got = compute_run_crossings(
         build_track_slices(track, index), run, targets["target_m"].to_numpy(), 25.0
     ).with_columns(pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s"))

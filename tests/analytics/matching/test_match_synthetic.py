@@ -263,12 +263,14 @@ def test_turnaround_needs_the_runs_to_meet_at_that_terminal() -> None:
     def stretches(*runs: tuple[int, list[tuple[int, int]]]) -> tuple[pl.DataFrame, pl.DataFrame]:
         mid = pl.DataFrame(
             [(k, shape, t, float(d)) for k, (shape, pings) in enumerate(runs) for t, d in pings],
-            schema=["_seg", "shape_idx", "t_s", "dist_m"],
+            schema=["stretch_index", "shape_idx", "t_s", "dist_m"],
             orient="row",
-        ).with_columns(pl.col("_seg", "shape_idx").cast(pl.Int32), pl.col("t_s").cast(pl.Float64))
-        stats = mid.group_by("_seg", "shape_idx", maintain_order=True).agg(
+        ).with_columns(
+            pl.col("stretch_index", "shape_idx").cast(pl.Int32), pl.col("t_s").cast(pl.Float64)
+        )
+        stats = mid.group_by("stretch_index", "shape_idx", maintain_order=True).agg(
             pl.lit("V").alias("vehicle_id"),
-            pl.lit(0, pl.Int64).alias("_v"),
+            pl.lit(0, pl.Int64).alias("vehicle_rank"),
             pl.col("t_s").first().alias("first_s"),
             pl.col("t_s").last().alias("last_s"),
             pl.col("dist_m").first().alias("first_dist_m"),
