@@ -7,6 +7,8 @@ reaches its destination. Each breakdown carries its evidence (ping ids, words).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import polars as pl
@@ -16,6 +18,18 @@ from analytics.matching.frames import BREAKDOWN_STANDS
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
+
+
+class Stands(NamedTuple):
+    """What `_stands` returns, one entry per stand."""
+
+    first_ping: np.ndarray
+    """row of its first ping"""
+    last_ping: np.ndarray
+    """row of its last ping"""
+    means: np.ndarray
+    """(values x stands) mean of each row of the values over its pings (NaN: none)"""
+
 
 SOURCE_RANK = {"event_code": 0, "incident": 1, "inferred": 2}
 COLUMNS = BREAKDOWN_STANDS.column_names
@@ -136,11 +150,11 @@ def _inferred(
         return to_kernel_array(pings[name])
 
     first, last, means = _stands(
-        to_kernel_array(pings["vehicle_rank"], pl.Int64),
-        f64("t_s"),
-        np.stack([f64("x_m"), f64("y_m"), f64("lat"), f64("lon")]),
-        options.stationary_radius_m,
-        min_s,
+        vehicle_rank=to_kernel_array(pings["vehicle_rank"], pl.Int64),
+        t_s=f64("t_s"),
+        values=np.stack([f64("x_m"), f64("y_m"), f64("lat"), f64("lon")]),
+        stationary_radius_m=options.stationary_radius_m,
+        stand_min_s=min_s,
     )
     stands = pl.DataFrame(
         {
@@ -181,22 +195,24 @@ def _inferred(
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _stands(vehicle, t, values, radius_m, min_s):  # pragma: no cover - compiled
-    """Stands in pings sorted by vehicle and time: stretches whose every step (from the
-    vehicle's previous ping) stays within `radius_m`, lasting at least `min_s`. Returns their
-    first and last ping and the mean of each row of `values` (x, y, lat, lon; NaN skipped)
-    over their pings."""
-    n = t.shape[0]
+def _stands(
+    vehicle_rank, t_s, values, stationary_radius_m, stand_min_s
+):  # pragma: no cover - compiled
+    """Stands in pings (`vehicle_rank`, `t_s`) sorted by vehicle and time: stretches whose
+    every step (from the vehicle's previous ping) stays within `stationary_radius_m`, lasting
+    at least `stand_min_s`. Returns `Stands`: their first and last ping and the mean of each
+    row of `values` (x, y, lat, lon; NaN skipped) over their pings."""
+    n = t_s.shape[0]
     first = []
     last = []
     lo = 0
     for i in range(1, n + 1):
-        if i < n and vehicle[i] == vehicle[i - 1]:
+        if i < n and vehicle_rank[i] == vehicle_rank[i - 1]:
             dx = values[0, i] - values[0, i - 1]
             dy = values[1, i] - values[1, i - 1]
-            if not np.sqrt(dx * dx + dy * dy) > radius_m:
+            if not np.sqrt(dx * dx + dy * dy) > stationary_radius_m:
                 continue
-        if t[i - 1] - t[lo] >= min_s:
+        if t_s[i - 1] - t_s[lo] >= stand_min_s:
             first.append(lo)
             last.append(i - 1)
         lo = i
@@ -213,4 +229,4 @@ def _stands(vehicle, t, values, radius_m, min_s):  # pragma: no cover - compiled
                     count += 1
             if count:
                 means[r, k] = total / count
-    return a, b, means
+    return Stands(a, b, means)

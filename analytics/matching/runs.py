@@ -15,6 +15,8 @@ stretches and their distances are cut by `analytics.matching.stretches` (compile
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import polars as pl
@@ -32,6 +34,23 @@ from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
 from analytics.matching.stop_visits import RUN_POSITION, build_track_slices, compute_run_crossings
 from analytics.matching.stretches import cut_stretches
+
+
+class RunPairs(NamedTuple):
+    """Pairs of runs (positions in the runs given to `_overlapping_pairs`), both orders."""
+
+    one: np.ndarray
+    other: np.ndarray
+
+
+class RunFacts(NamedTuple):
+    """What `_run_facts` returns, per run of a track."""
+
+    departure_s: np.ndarray
+    """departure back-extrapolated from the first fix clear of the start, epoch seconds (NaN:
+    none)"""
+    n_minutes_with_ping: np.ndarray
+    """distinct minutes with a ping"""
 
 
 def build_runs(
@@ -133,7 +152,10 @@ def _drop_dominated(
     v, first_s, last_s = (s[c].to_numpy() for c in ("vehicle_rank", "first_s", "last_s"))
     by_start = np.lexsort((first_s, v))
     one, other = _overlapping_pairs(
-        v[by_start], first_s[by_start], last_s[by_start], options.dominance_overlap_s
+        vehicle_rank=v[by_start],
+        first_s=first_s[by_start],
+        last_s=last_s[by_start],
+        min_overlap_s=options.dominance_overlap_s,
     )
     # each pair: a run (`run_row`, its columns) and the other run (`other_run_row`, its
     # columns prefixed `other_`)
@@ -198,16 +220,17 @@ def _drop_dominated(
 
 
 @numba.njit(cache=True, nogil=True)
-def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover - compiled
-    """Both orders of each pair of runs of one vehicle (`v`) that overlap in time by more than
-    a quarter of the shorter one or by `min_overlap_s`, given the runs sorted by vehicle and
-    start: a sweep stops at the first run starting after the current one ends."""
+def _overlapping_pairs(vehicle_rank, first_s, last_s, min_overlap_s):  # pragma: no cover - compiled
+    """Both orders of each pair of runs of one vehicle (`vehicle_rank`) that overlap in time
+    by more than a quarter of the shorter one or by `min_overlap_s`, given the runs sorted by
+    vehicle and start (`first_s`, `last_s`: epoch seconds): `RunPairs`, positions in that order.
+    A sweep stops at the first run starting after the current one ends."""
     one = []
     other = []
-    n = v.shape[0]
+    n = vehicle_rank.shape[0]
     for i in range(n):
         j = i + 1
-        while j < n and v[j] == v[i] and first_s[j] < last_s[i]:
+        while j < n and vehicle_rank[j] == vehicle_rank[i] and first_s[j] < last_s[i]:
             overlap = min(last_s[i], last_s[j]) - max(first_s[i], first_s[j])
             shorter = min(last_s[i] - first_s[i], last_s[j] - first_s[j])
             if (overlap > 0.25 * shorter or overlap >= min_overlap_s) and overlap > 0:
@@ -216,7 +239,7 @@ def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover -
                 one.append(j)
                 other.append(i)
             j += 1
-    return np.array(one, np.int64), np.array(other, np.int64)
+    return RunPairs(np.array(one, np.int64), np.array(other, np.int64))
 
 
 def itinerary_share(length_m: pl.Expr) -> pl.Expr:
@@ -298,15 +321,15 @@ def _finish_runs(
     end_m = to_kernel_array(stats["end_dist_m"])
     bounds = np.r_[starts, track.height].astype(np.int64)
     stretch_leave, n_minutes = _run_facts(
-        bounds,
-        t,
-        to_kernel_array(track["prog_m"]),
-        to_kernel_array(track["t_prev_s"]),
-        start_m,
-        end_m,
-        options.clearance_m,
-        options.stationary_speed_m_s,
-        options.max_speed_m_s,
+        run_bounds=bounds,
+        t_s=t,
+        prog_m=to_kernel_array(track["prog_m"]),
+        t_prev_s=to_kernel_array(track["t_prev_s"]),
+        start_m=start_m,
+        end_m=end_m,
+        clearance_m=options.clearance_m,
+        min_speed_m_s=options.stationary_speed_m_s,
+        max_speed_m_s=options.max_speed_m_s,
     )
     # when each run left its start and arrived at its end (the rule of `analytics.matching.crossings`,
     # as stop visits cross their stops); an arrival is never later than a departure from
@@ -324,9 +347,9 @@ def _finish_runs(
     first, last = bounds[:-1], bounds[1:] - 1
     rows = track["row"].to_numpy()
     silence = _silence(
-        to_kernel_array(pings["t_s"]),
-        to_kernel_array(pings["vehicle_rank"], pl.Int64),
-        options.gap_s,
+        t_s=to_kernel_array(pings["t_s"]),
+        vehicle_rank=to_kernel_array(pings["vehicle_rank"], pl.Int64),
+        gap_s=options.gap_s,
     )  # by row: `pings` is sorted by row
     leave = np.where(np.isnan(stretch_leave), cross_leave, stretch_leave)
     runs = stats.with_columns(
@@ -382,23 +405,24 @@ def _finish_runs(
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_facts(
-    bounds, t, prog, t_prev, start_m, end_m, clearance_m, v_min, v_max
+    run_bounds, t_s, prog_m, t_prev_s, start_m, end_m, clearance_m, min_speed_m_s, max_speed_m_s
 ):  # pragma: no cover - compiled; tested through build_runs
-    """Per run (rows `bounds[k]` .. `bounds[k + 1]` - 1 of a track): the departure
-    back-extrapolated from its first fix clear of the start (NaN when it has none, or no mean
-    speed) and the number of distinct minutes with a ping.
+    """Per run (rows `run_bounds[k]` .. `run_bounds[k + 1]` - 1 of a track's `t_s`, `prog_m`,
+    `t_prev_s`; the run's start and end along its shape `start_m[k]`, `end_m[k]`): `RunFacts`,
+    the departure back-extrapolated from its first fix clear of the start by `clearance_m`
+    (NaN when it has none, or no mean speed) and the number of distinct minutes with a ping.
 
     The departure uses the run's mean speed between its first and last fix clear of both ends,
     not the speed of that fix's own next step: after a silence (lost pings) one noisy step
     over- or under-states the speed over hundreds of metres, while the stretch's mean (stops
     included) is what carried the bus from the start to that fix. It is clipped between that
-    fix and the one before it.
+    fix and the one before it, the speed between `min_speed_m_s` and `max_speed_m_s`.
     """
-    n = bounds.shape[0] - 1
+    n = run_bounds.shape[0] - 1
     leave = np.full(n, np.nan)
     minutes = np.zeros(n, np.int64)
     for k in range(n):
-        lo, hi = bounds[k], bounds[k + 1]
+        lo, hi = run_bounds[k], run_bounds[k + 1]
         clear_from = start_m[k] + clearance_m
         clear_to = end_m[k] - clearance_m
         c = -1
@@ -406,37 +430,37 @@ def _run_facts(
         m1 = -1
         last_minute = np.nan
         for j in range(lo, hi):
-            if c < 0 and prog[j] > clear_from:
+            if c < 0 and prog_m[j] > clear_from:
                 c = j
-            if prog[j] > clear_from and prog[j] < clear_to:
+            if prog_m[j] > clear_from and prog_m[j] < clear_to:
                 if m0 < 0:
                     m0 = j
                 m1 = j
-            minute = np.floor(t[j] / 60.0)
+            minute = np.floor(t_s[j] / 60.0)
             if minute != last_minute:
                 minutes[k] += 1
                 last_minute = minute
         if c < 0 or m0 < 0:
             continue
-        v = (prog[m1] - prog[m0]) / (t[m1] - t[m0])
+        v = (prog_m[m1] - prog_m[m0]) / (t_s[m1] - t_s[m0])
         if not np.isfinite(v):
             continue
-        v = max(min(v, v_max), v_min)
-        floor = t_prev[c] if t_prev[c] == t_prev[c] else t[c]
-        leave[k] = max(min(t[c] - (prog[c] - start_m[k]) / v, t[c]), floor)
-    return leave, minutes
+        v = max(min(v, max_speed_m_s), min_speed_m_s)
+        floor = t_prev_s[c] if t_prev_s[c] == t_prev_s[c] else t_s[c]
+        leave[k] = max(min(t_s[c] - (prog_m[c] - start_m[k]) / v, t_s[c]), floor)
+    return RunFacts(leave, minutes)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _silence(t, vehicle, gap_s):  # pragma: no cover - compiled; tested through build_runs
-    """Per ping (sorted by vehicle and time): seconds of GPS silence (steps longer than `gap_s`)
-    of its vehicle up to it."""
-    out = np.zeros(t.shape[0])
+def _silence(t_s, vehicle_rank, gap_s):  # pragma: no cover - compiled; tested through build_runs
+    """Per ping (`t_s`, `vehicle_rank`; sorted by vehicle and time): seconds of GPS silence
+    (steps longer than `gap_s`) of its vehicle up to it."""
+    out = np.zeros(t_s.shape[0])
     total = 0.0
-    for i in range(t.shape[0]):
-        if i == 0 or vehicle[i] != vehicle[i - 1]:
+    for i in range(t_s.shape[0]):
+        if i == 0 or vehicle_rank[i] != vehicle_rank[i - 1]:
             total = 0.0
-        elif t[i] - t[i - 1] > gap_s:
-            total += t[i] - t[i - 1]
+        elif t_s[i] - t_s[i - 1] > gap_s:
+            total += t_s[i] - t_s[i - 1]
         out[i] = total
     return out
