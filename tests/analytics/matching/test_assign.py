@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from analytics.matching.assign import match_runs_to_trips
+from analytics.matching.frames import MATCHED_RUN_COLUMNS
 from analytics.matching.options import MatchOptions
 
 T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
@@ -55,3 +56,11 @@ def test_assignment_ties_go_to_the_first_trip_and_stay_exclusive() -> None:
     two = match_runs_to_trips(_runs([120.0, 60.0]), trips, MatchOptions())
     assert sorted(two["trip_id"].to_list()) == ["T1", "T2"]
     assert two["departure_delay_s"].to_list() == [120, 60]
+    # the columns the assignment adds to the runs, as declared
+    added = {c.name: c.dtype for c in MATCHED_RUN_COLUMNS if c.name in two.columns}
+    assert added == {
+        "trip_id": pl.String(),
+        "departure_delay_s": pl.Int32(),
+        "match_method": pl.String(),
+    }
+    assert {name: two.schema[name] for name in added} == added
