@@ -90,7 +90,8 @@ STRETCHES = Table(
         (
             "observed_progress_m",
             pl.Float64(),
-            "metres of progress between pings at most `gap_s` apart (no credit for silences)",
+            "metres of progress on the shape between pings at most `gap_s` apart (no credit "
+            "for silences or excursions)",
             False,
         ),
         ("origin_dist_m", pl.Float64(), "where the shape's trips start along it, metres", False),
