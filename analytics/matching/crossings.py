@@ -29,8 +29,8 @@ GROUP_START = "is_group_start"
 
 def prev_in_group(x: pl.Expr) -> pl.Expr:
     """`x` of the previous row in the same group (null at a group start); needs a
-    `GROUP_START` column from `group_start` on a frame sorted by group. Much cheaper than `shift().over()` with
-    thousands of groups."""
+    `GROUP_START` column from `group_start` on a frame sorted by group. Much cheaper than
+    `shift().over()` with thousands of groups."""
     return pl.when(~pl.col(GROUP_START)).then(x.shift(1))
 
 

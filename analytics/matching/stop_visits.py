@@ -321,10 +321,10 @@ def compute_run_crossings(
 ) -> pl.DataFrame:
     """When each run arrived at and left each of its targets (`analytics.matching.crossings` rule).
 
-    `run`, `target_m`: per target, its `RUN_POSITION` and position along the shape (metres). Returns,
-    in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never got
-    there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape distance
-    to the run's nearest ping, metres).
+    `run`, `target_m`: per target, its `RUN_POSITION` and position along the shape (metres).
+    Returns, in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never
+    got there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape
+    distance to the run's nearest ping, metres).
     """
     prog = slices.prog_m
     if prog.size == 0:  # no pings at all: no run reached anything

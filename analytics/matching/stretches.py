@@ -446,9 +446,10 @@ def _steps(
     out,
 ):  # pragma: no cover
     """The points of a stretch (candidates `first_cand` .. `last_cand` of its group: departure
-    anchor `departure_cand` if any, its pings, arrival anchor `arrival_cand` if any) as steps along the running maximum of their position
-    clipped to the itinerary, compared in whole millimetres (GPS noise at a standstill never
-    moves it back): into `out` (see `_stretch_stats`). Returns the final running maximum."""
+    anchor `departure_cand` if any, its pings, arrival anchor `arrival_cand` if any) as steps
+    along the running maximum of their position clipped to the itinerary, compared in whole
+    millimetres (GPS noise at a standstill never moves it back): into `out` (see
+    `_stretch_stats`). Returns the final running maximum."""
     held = 0.0
     held_mm = 0.0
     for i in range(last_cand - first_cand + 1):
