@@ -78,7 +78,7 @@ def find_breakdowns(
     incidents: pl.DataFrame,
     options: MatchOptions,
 ) -> pl.DataFrame:
-    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_id, trip_id,
+    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_index, trip_id,
     incident_id, lat/lon of the place, first/last_ping_id, evidence (pt-BR).
 
     `stands`: `find_stands` of every batch. `runs`: matched runs. `incidents`: the incidents
@@ -107,7 +107,7 @@ def find_breakdowns(
         how="vertical_relaxed",
     )
     # attach to the run in progress (or just ended) when it happened
-    r = runs.select("vehicle_id", "run_id", "trip_id", "first_s", "last_s", "is_arrived")
+    r = runs.select("vehicle_id", "run_index", "trip_id", "first_s", "last_s", "is_arrived")
     with_run = (
         found.with_row_index("breakdown_row")
         .join(r, on="vehicle_id", how="left")
@@ -118,23 +118,23 @@ def find_breakdowns(
         )
         .sort("breakdown_row", "first_s", descending=[False, True])
         .unique("breakdown_row", keep="first")
-        .select("breakdown_row", "run_id", "trip_id", "is_arrived")
+        .select("breakdown_row", "run_index", "trip_id", "is_arrived")
     )
     found = found.with_row_index("breakdown_row").join(with_run, on="breakdown_row", how="left")
     # an inferred stop only counts inside a run that never arrived
     found = found.filter(
         (pl.col("source") != "inferred")
-        | (pl.col("run_id").is_not_null() & ~pl.col("is_arrived").fill_null(True))
+        | (pl.col("run_index").is_not_null() & ~pl.col("is_arrived").fill_null(True))
     )
     found = found.with_columns(
         pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("source_rank")
     )
     in_run = (
-        found.filter(pl.col("run_id").is_not_null())
+        found.filter(pl.col("run_index").is_not_null())
         .sort("source_rank", "started_s")
-        .unique(["vehicle_id", "run_id"], keep="first")
+        .unique(["vehicle_id", "run_index"], keep="first")
     )
-    loose = found.filter(pl.col("run_id").is_null())
+    loose = found.filter(pl.col("run_index").is_null())
     out = (
         pl.concat([in_run, loose])
         .sort("vehicle_id", "started_s")

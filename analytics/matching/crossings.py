@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-RUN_KEY = ["vehicle_id", "run_id"]
+RUN_KEY = ["vehicle_id", "run_index"]
 """a run of a day's matching (and its track): its vehicle and its number in the vehicle's day"""
 MIN_SPEED_M_S = 1.0  # below this a step says nothing about when the crossing happened
 MAX_SPEED_M_S = 30.0

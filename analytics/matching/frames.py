@@ -37,11 +37,10 @@ STRETCH_INDEX = (
     False,
 )
 VEHICLE_ID = ("vehicle_id", pl.String(), "fleet number", False)
-RUN_ID = (
-    "run_id",
+RUN_INDEX = (
+    "run_index",
     pl.Int32(),
-    "order of the run among the vehicle's runs of the batch, by start, from 0 (the store's "
-    "`run_index`)",
+    "order of the run among the vehicle's runs of the batch, by start, from 0 (as stored)",
     False,
 )
 
@@ -141,7 +140,7 @@ RUNS = Table(
     "after the minimum pings and the dominance of better runs of the same vehicle.",
     cols(
         VEHICLE_ID,
-        RUN_ID,
+        RUN_INDEX,
         SHAPE_IDX,
         ("shape_id", pl.String(), "itinerary run", False),
         ("route_id", pl.String(), "line of the shape"),
@@ -221,7 +220,7 @@ TRACK = Table(
     "track",
     "The pings of every run with monotone progress along its shape (`runs.build_runs`, "
     "`crossings.build_track`): each run's rows together, in time order, runs by vehicle and "
-    "`run_id`. Stop visits and departures are read from it (`crossings`).",
+    "`run_index`. Stop visits and departures are read from it (`crossings`).",
     cols(
         VEHICLE_ID,
         ("ping_id", pl.Int64(), "the stored ping (the departure anchor's terminal ping)", False),
@@ -233,7 +232,7 @@ TRACK = Table(
             "destination)",
             False,
         ),
-        RUN_ID,
+        RUN_INDEX,
         ("v_prev_m_s", pl.Float64(), "speed of the step from the previous ping, m/s (clipped)"),
         ("v_next_m_s", pl.Float64(), "speed of the step to the next ping, m/s (clipped)"),
         ("t_prev_s", pl.Float64(), "time of the run's previous ping, epoch seconds"),

@@ -93,24 +93,24 @@ def build_runs(
     v = stats["vehicle_rank"].to_numpy()
     first_of_vehicle = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
     sizes = np.diff(np.r_[first_of_vehicle, stats.height])
-    run_id = np.arange(stats.height) - np.repeat(first_of_vehicle, sizes)
-    stats = stats.with_columns(pl.Series("run_id", run_id, pl.Int32)).drop("vehicle_rank")
-    ids = stats.select("stretch_index", "run_id")
+    run_index = np.arange(stats.height) - np.repeat(first_of_vehicle, sizes)
+    stats = stats.with_columns(pl.Series("run_index", run_index, pl.Int32)).drop("vehicle_rank")
+    ids = stats.select("stretch_index", "run_index")
     at_ping = ["vehicle_id", "vehicle_rank", "ping_id"]
     track = (
         points.join(ids, on="stretch_index")
-        .select("run_id", "row", "t_s", pl.col("dist_m").alias("prog_m"))
+        .select("run_index", "row", "t_s", pl.col("dist_m").alias("prog_m"))
         .pipe(lambda f: pl.concat([f, pings.select(at_ping)[f["row"]]], how="horizontal"))
         # (vehicle, run, time) order on integers: `vehicle_rank` ranks the vehicle ids, and
         # rows number each vehicle's pings in time order
-        .sort("vehicle_rank", "run_id", "row")
+        .sort("vehicle_rank", "run_index", "row")
         .with_columns(group_start(*RUN_KEY).alias(GROUP_START))
         .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
     )
-    # each run's first row in the track; runs come in the order of `stats` (vehicle, run_id)
+    # each run's first row in the track; runs come in the order of `stats` (vehicle, run_index)
     starts = np.flatnonzero(track[GROUP_START].to_numpy())
     track = build_track(
-        track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id"), RUN_KEY
+        track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_index"), RUN_KEY
     )
     runs = _finish_runs(stats, track, starts, pings, network, options)
     return RUNS.conform(runs), TRACK.conform(track)

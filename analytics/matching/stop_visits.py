@@ -184,7 +184,7 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
     )
     return out.select(
         "vehicle_id",
-        pl.col("run_id").alias("run_index"),
+        "run_index",
         "trip_id",
         "stop_sequence",
         "stop_id",
@@ -206,13 +206,13 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
     )
 
 
-def build_track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> TrackSlices:
+def build_track_slices(track: pl.DataFrame, run_positions: pl.DataFrame) -> TrackSlices:
     """The track (key columns and `TRACK_COLUMNS`, each run's pings in time order, progress
-    monotone) laid out per run for searching; `run_index`: vehicle_id, run_id, `RUN_POSITION`
-    (0 .. n - 1). A track whose runs are contiguous and in progress order (as `build_runs`
-    writes it) is used in place; any other is sorted first, stably, so pings at equal progress
-    keep their track order."""
-    n_runs = run_index.height
+    monotone) laid out per run for searching; `run_positions`: vehicle_id, run_index,
+    `RUN_POSITION` (0 .. n - 1). A track whose runs are contiguous and in progress order (as
+    `build_runs` writes it) is used in place; any other is sorted first, stably, so pings at
+    equal progress keep their track order."""
+    n_runs = run_positions.height
     if track.height == 0:
         seg_start = np.zeros(0, np.int64)
         seg_run = np.zeros(0, np.int64)
@@ -220,7 +220,7 @@ def build_track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> TrackSli
         seg_start = np.flatnonzero(track.select(group_start(*RUN_KEY)).to_series().to_numpy())
         seg_run = (
             track.select(RUN_KEY)[seg_start]
-            .join(run_index, on=RUN_KEY, how="left", maintain_order="left")[RUN_POSITION]
+            .join(run_positions, on=RUN_KEY, how="left", maintain_order="left")[RUN_POSITION]
             .fill_null(-1)
             .cast(pl.Int64)
             .to_numpy()

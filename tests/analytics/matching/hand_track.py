@@ -19,9 +19,9 @@ def hand_track() -> pl.DataFrame:
     raw = pl.DataFrame(
         {
             "vehicle_id": [r[0] for r in rows],
-            "run_id": pl.Series([r[1] for r in rows], dtype=pl.Int32),
+            "run_index": pl.Series([r[1] for r in rows], dtype=pl.Int32),
             "t_s": [T0_S + r[2] for r in rows],
             "prog_m": [float(r[3]) for r in rows],
         }
     )
-    return build_track(raw, ["vehicle_id", "run_id"])
+    return build_track(raw, ["vehicle_id", "run_index"])

@@ -19,7 +19,7 @@ def _runs(starts_s: list[float]) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "vehicle_id": [f"V{i}" for i in range(n)],
-            "run_id": pl.Series([0] * n, dtype=pl.Int32),
+            "run_index": pl.Series([0] * n, dtype=pl.Int32),
             "shape_idx": pl.Series([0] * n, dtype=pl.Int32),
             "shape_id": ["SH"] * n,
             "alt_shapes": pl.Series([[]] * n, dtype=pl.List(pl.Int32)),

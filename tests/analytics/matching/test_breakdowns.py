@@ -45,7 +45,7 @@ def test_a_stand_away_from_stops_and_an_event_code() -> None:
     runs = pl.DataFrame(
         {
             "vehicle_id": ["V1"],
-            "run_id": pl.Series([0], dtype=pl.Int32),
+            "run_index": pl.Series([0], dtype=pl.Int32),
             "trip_id": ["A1"],
             "first_s": [ref],
             "last_s": [ref + 2970.0],
@@ -53,6 +53,6 @@ def test_a_stand_away_from_stops_and_an_event_code() -> None:
         }
     )
     found = find_breakdowns(stands, runs, INCIDENTS.empty(), OPTIONS)
-    assert found.select("source", "run_id", "trip_id", "first_ping_id").rows() == [
+    assert found.select("source", "run_index", "trip_id", "first_ping_id").rows() == [
         ("event_code", 0, "A1", 50)
     ]

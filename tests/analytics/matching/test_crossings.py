@@ -21,11 +21,11 @@ def test_crossings_follow_the_rule_of_analytics_crossings() -> None:
     # frame-based rule, which takes such pings in the order the track lists them
     track = hand_track()
     track = track[np.random.default_rng(3).permutation(track.height)]
-    key = ["vehicle_id", "run_id"]
+    key = ["vehicle_id", "run_index"]
     targets = pl.DataFrame(
         {
             "vehicle_id": ["V1"] * 6 + ["V2"] * 3 + ["V9"],
-            "run_id": pl.Series([0] * 10, dtype=pl.Int32),
+            "run_index": pl.Series([0] * 10, dtype=pl.Int32),
             "target_m": [0.0, 99.0, 150.0, 200.0, 275.0, 350.0, 0.0, 250.0, 600.0, 10.0],
         }
     )

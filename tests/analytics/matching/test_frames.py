@@ -83,7 +83,7 @@ def test_a_batch_returns_declared_runs_track_and_stands(network: Network) -> Non
     run = runs.row(0, named=True)
     ref = sy.REF.timestamp() + 8 * H
     assert runs.height == 1
-    assert (run["run_id"], run["shape_id"], run["coverage_ratio"]) == (0, "S1", 1.0)
+    assert (run["run_index"], run["shape_id"], run["coverage_ratio"]) == (0, "S1", 1.0)
     assert run["started_s"] - ref == pytest.approx(60.0)
     assert run["ended_s"] - ref == pytest.approx(865.0)
     # pings every 30 s from 7:56:00 (id 1): 8:01:00 is id 11, 8:14:30 id 38

@@ -189,7 +189,7 @@ def test_other_direction_of_the_line_is_not_an_alternative_itinerary() -> None:
     runs = pl.DataFrame(
         {
             "vehicle_id": ["V1", "V9"],
-            "run_id": [0, 0],
+            "run_index": [0, 0],
             "shape_idx": [0, 1],
             "shape_id": ["S1", "S2"],
             "route_id": ["L1", "L1"],

@@ -16,7 +16,7 @@ def _visits_inputs() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     runs = pl.DataFrame(
         {
             "vehicle_id": ["V1", "V2", "V3"],
-            "run_id": pl.Series([0, 0, 0], dtype=pl.Int32),
+            "run_index": pl.Series([0, 0, 0], dtype=pl.Int32),
             "trip_id": ["A", "B", None],
             "start_dist_m": [0.0, 0.0, 0.0],
             "end_dist_m": [300.0, 500.0, 300.0],
@@ -67,7 +67,7 @@ def test_stop_visits_do_not_depend_on_row_order() -> None:
     want = compute_stop_visits(runs, track, trips, trip_stops, MatchOptions())
     rng = np.random.default_rng(1)
     # runs interleaved, each still in time order (pings standing at one place keep theirs)
-    nth = pl.int_range(pl.len()).over("vehicle_id", "run_id")
+    nth = pl.int_range(pl.len()).over("vehicle_id", "run_index")
     mixed = track.with_columns(nth.alias("_k")).sort("_k", "vehicle_id").drop("_k")
     for tr, ts in [
         (mixed, trip_stops),
