@@ -37,7 +37,7 @@ def match_runs_to_trips(
     began (the origin departure for runs that left the terminal), seconds, + late.
     """
     # integer keys, numbered in the order of the string keys they stand for (`_run` in
-    # vehicle_id, run_id order; `_trip` in trip_id order), so the pairs are joined, grouped
+    # vehicle_id, run_index order; `_trip` in trip_id order), so the pairs are joined, grouped
     # and ranked on integers and the solver sees rows and columns in the same order
     runs = runs.with_columns(
         pl.struct(RUN_KEY).rank("ordinal").cast(pl.Int64).sub(1).alias("_run"),

@@ -7,30 +7,32 @@ reaches its destination. Each breakdown carries its evidence (ping ids, words).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import polars as pl
 from scipy.spatial import cKDTree
 
+from analytics.matching.frames import BREAKDOWN_STANDS
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
 
+
+class Stands(NamedTuple):
+    """What `_stands` returns, one entry per stand."""
+
+    first_ping: np.ndarray
+    """row of its first ping"""
+    last_ping: np.ndarray
+    """row of its last ping"""
+    means: np.ndarray
+    """(values x stands) mean of each row of the values over its pings (NaN: none)"""
+
+
 SOURCE_RANK = {"event_code": 0, "incident": 1, "inferred": 2}
-
-
-COLUMNS = [
-    "vehicle_id",
-    "started_s",
-    "ended_s",
-    "source",
-    "incident_id",
-    "lat",
-    "lon",
-    "first_ping_id",
-    "last_ping_id",
-    "evidence",
-]
+COLUMNS = BREAKDOWN_STANDS.column_names
 
 
 def find_stands(
@@ -38,8 +40,7 @@ def find_stands(
 ) -> pl.DataFrame:
     """Breakdown evidence in a batch of vehicles' pings, before any run is matched: long stands
     away from stops and terminals (`source` 'inferred') and AVL breakdown event codes
-    ('event_code'). Columns: vehicle_id, started_s, ended_s, source, incident_id, lat, lon,
-    first/last_ping_id, evidence (pt-BR). Small: a batch's pings need not be kept for it.
+    ('event_code'): `BREAKDOWN_STANDS`. Small: a batch's pings need not be kept for it.
 
     `pings`: cleaned pings in their order, by vehicle then time (vehicle_id, vehicle_rank,
     ping_id, t_s, x_m, y_m, lat, lon, event_code; see `clean_pings`).
@@ -63,9 +64,11 @@ def find_stands(
                 ),
             )
         )
-    return pl.concat(
-        [p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts],
-        how="vertical_relaxed",
+    return BREAKDOWN_STANDS.conform(
+        pl.concat(
+            [p.cast({"lat": pl.Float64, "lon": pl.Float64, "ended_s": pl.Float64}) for p in parts],
+            how="vertical_relaxed",
+        )
     )
 
 
@@ -75,7 +78,7 @@ def find_breakdowns(
     incidents: pl.DataFrame,
     options: MatchOptions,
 ) -> pl.DataFrame:
-    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_id, trip_id,
+    """Breakdowns of the day: vehicle_id, started_s, ended_s, source, run_index, trip_id,
     incident_id, lat/lon of the place, first/last_ping_id, evidence (pt-BR).
 
     `stands`: `find_stands` of every batch. `runs`: matched runs. `incidents`: the incidents
@@ -104,40 +107,40 @@ def find_breakdowns(
         how="vertical_relaxed",
     )
     # attach to the run in progress (or just ended) when it happened
-    r = runs.select("vehicle_id", "run_id", "trip_id", "first_s", "last_s", "is_arrived")
+    r = runs.select("vehicle_id", "run_index", "trip_id", "first_s", "last_s", "is_arrived")
     with_run = (
-        found.with_row_index("_b")
+        found.with_row_index("breakdown_row")
         .join(r, on="vehicle_id", how="left")
         .filter(
             pl.col("started_s").is_between(
                 pl.col("first_s") - 60.0, pl.col("last_s") + options.gap_s
             )
         )
-        .sort("_b", "first_s", descending=[False, True])
-        .unique("_b", keep="first")
-        .select("_b", "run_id", "trip_id", "is_arrived")
+        .sort("breakdown_row", "first_s", descending=[False, True])
+        .unique("breakdown_row", keep="first")
+        .select("breakdown_row", "run_index", "trip_id", "is_arrived")
     )
-    found = found.with_row_index("_b").join(with_run, on="_b", how="left")
+    found = found.with_row_index("breakdown_row").join(with_run, on="breakdown_row", how="left")
     # an inferred stop only counts inside a run that never arrived
     found = found.filter(
         (pl.col("source") != "inferred")
-        | (pl.col("run_id").is_not_null() & ~pl.col("is_arrived").fill_null(True))
+        | (pl.col("run_index").is_not_null() & ~pl.col("is_arrived").fill_null(True))
     )
     found = found.with_columns(
-        pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("_rank")
+        pl.col("source").replace_strict(SOURCE_RANK, return_dtype=pl.Int32).alias("source_rank")
     )
     in_run = (
-        found.filter(pl.col("run_id").is_not_null())
-        .sort("_rank", "started_s")
-        .unique(["vehicle_id", "run_id"], keep="first")
+        found.filter(pl.col("run_index").is_not_null())
+        .sort("source_rank", "started_s")
+        .unique(["vehicle_id", "run_index"], keep="first")
     )
-    loose = found.filter(pl.col("run_id").is_null())
+    loose = found.filter(pl.col("run_index").is_null())
     out = (
         pl.concat([in_run, loose])
         .sort("vehicle_id", "started_s")
         .unique(["vehicle_id", "started_s"], keep="first")
     )
-    return out.drop("_b", "_rank", "is_arrived")
+    return out.drop("breakdown_row", "source_rank", "is_arrived")
 
 
 def _inferred(
@@ -147,11 +150,11 @@ def _inferred(
         return to_kernel_array(pings[name])
 
     first, last, means = _stands(
-        to_kernel_array(pings["vehicle_rank"], pl.Int64),
-        f64("t_s"),
-        np.stack([f64("x_m"), f64("y_m"), f64("lat"), f64("lon")]),
-        options.stationary_radius_m,
-        min_s,
+        vehicle_rank=to_kernel_array(pings["vehicle_rank"], pl.Int64),
+        t_s=f64("t_s"),
+        values=np.stack([f64("x_m"), f64("y_m"), f64("lat"), f64("lon")]),
+        stationary_radius_m=options.stationary_radius_m,
+        stand_min_s=min_s,
     )
     stands = pl.DataFrame(
         {
@@ -192,22 +195,24 @@ def _inferred(
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _stands(vehicle, t, values, radius_m, min_s):  # pragma: no cover - compiled
-    """Stands in pings sorted by vehicle and time: stretches whose every step (from the
-    vehicle's previous ping) stays within `radius_m`, lasting at least `min_s`. Returns their
-    first and last ping and the mean of each row of `values` (x, y, lat, lon; NaN skipped)
-    over their pings."""
-    n = t.shape[0]
+def _stands(
+    vehicle_rank, t_s, values, stationary_radius_m, stand_min_s
+):  # pragma: no cover - compiled
+    """Stands in pings (`vehicle_rank`, `t_s`) sorted by vehicle and time: stretches whose
+    every step (from the vehicle's previous ping) stays within `stationary_radius_m`, lasting
+    at least `stand_min_s`. Returns `Stands`: their first and last ping and the mean of each
+    row of `values` (x, y, lat, lon; NaN skipped) over their pings."""
+    n = t_s.shape[0]
     first = []
     last = []
     lo = 0
     for i in range(1, n + 1):
-        if i < n and vehicle[i] == vehicle[i - 1]:
+        if i < n and vehicle_rank[i] == vehicle_rank[i - 1]:
             dx = values[0, i] - values[0, i - 1]
             dy = values[1, i] - values[1, i - 1]
-            if not np.sqrt(dx * dx + dy * dy) > radius_m:
+            if not np.sqrt(dx * dx + dy * dy) > stationary_radius_m:
                 continue
-        if t[i - 1] - t[lo] >= min_s:
+        if t_s[i - 1] - t_s[lo] >= stand_min_s:
             first.append(lo)
             last.append(i - 1)
         lo = i
@@ -224,4 +229,4 @@ def _stands(vehicle, t, values, radius_m, min_s):  # pragma: no cover - compiled
                     count += 1
             if count:
                 means[r, k] = total / count
-    return a, b, means
+    return Stands(a, b, means)

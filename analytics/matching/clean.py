@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analytics.matching.crossings import group_start, next_in_group, prev_in_group
+from analytics.matching.crossings import GROUP_START, group_start, next_in_group, prev_in_group
 from analytics.matching.options import MatchOptions
 
 
@@ -38,7 +38,7 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
     )
     # neighbours within the vehicle as shifts masked at its first and last ping (the frame is
     # sorted by vehicle): a windowed `over` per vehicle costs several times more
-    df = df.with_columns(group_start("vehicle_rank").alias("_gs"))
+    df = df.with_columns(group_start("vehicle_rank").alias(GROUP_START))
     x, y, t = pl.col("x_m"), pl.col("y_m"), pl.col("t_s")
     dt_prev = t - prev_in_group(t)
     dt_next = next_in_group(t) - t
@@ -62,4 +62,4 @@ def clean_pings(pings: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
         .fill_null(False)
         .alias("is_outlier"),
     )
-    return df.drop("_gs")
+    return df.drop(GROUP_START)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-RUN_KEY = ["vehicle_id", "run_id"]
+RUN_KEY = ["vehicle_id", "run_index"]
 """a run of a day's matching (and its track): its vehicle and its number in the vehicle's day"""
 MIN_SPEED_M_S = 1.0  # below this a step says nothing about when the crossing happened
 MAX_SPEED_M_S = 30.0
@@ -23,20 +23,25 @@ def group_start(*cols: str) -> pl.Expr:
     return pl.any_horizontal([pl.col(c) != pl.col(c).shift(1) for c in cols]).fill_null(True)
 
 
+GROUP_START = "is_group_start"
+"""the column `group_start` is written to, which `prev_in_group` and its kin read"""
+
+
 def prev_in_group(x: pl.Expr) -> pl.Expr:
-    """`x` of the previous row in the same group (null at a group start); needs a `_gs` column
-    from `group_start` on a frame sorted by group. Much cheaper than `shift().over()` with
-    thousands of groups."""
-    return pl.when(~pl.col("_gs")).then(x.shift(1))
+    """`x` of the previous row in the same group (null at a group start); needs a
+    `GROUP_START` column from `group_start` on a frame sorted by group. Much cheaper than
+    `shift().over()` with thousands of groups."""
+    return pl.when(~pl.col(GROUP_START)).then(x.shift(1))
 
 
 def next_in_group(x: pl.Expr) -> pl.Expr:
     """`x` of the next row in the same group (null at a group end); see `prev_in_group`."""
-    return pl.when(~pl.col("_gs").shift(-1).fill_null(True)).then(x.shift(-1))
+    return pl.when(~pl.col(GROUP_START).shift(-1).fill_null(True)).then(x.shift(-1))
 
 
 def cum_max_in_group(x: pl.Expr) -> pl.Expr:
-    """Running maximum of `x` (metres) within each group (needs `_gs`, see `prev_in_group`).
+    """Running maximum of `x` (metres) within each group (needs `GROUP_START`, see
+    `prev_in_group`).
 
     One global running maximum of the millimetres lifted by a step per group larger than their
     span (exact integers: no group sees the one before it) finds the row holding each running
@@ -45,7 +50,7 @@ def cum_max_in_group(x: pl.Expr) -> pl.Expr:
     terminal decide runs). A fraction of the cost of a windowed `cum_max().over()`."""
     mm = (x * 1000.0).round().cast(pl.Int64)
     lo = mm.min()
-    lifted = mm - lo + pl.col("_gs").cast(pl.Int64).cum_sum() * (mm.max() - lo + 1)
+    lifted = mm - lo + pl.col(GROUP_START).cast(pl.Int64).cum_sum() * (mm.max() - lo + 1)
     held = pl.when(lifted == lifted.cum_max()).then(x).forward_fill()
     return pl.when(x.is_not_null()).then(held)
 
@@ -61,14 +66,14 @@ def build_track(run_pings: pl.DataFrame, key: list[str]) -> pl.DataFrame:
         MIN_SPEED_M_S, MAX_SPEED_M_S
     )
     return (
-        run_pings.with_columns(group_start(*key).alias("_gs"))
+        run_pings.with_columns(group_start(*key).alias(GROUP_START))
         .with_columns(v_prev.alias("v_prev_m_s"))
         .with_columns(
             next_in_group(pl.col("v_prev_m_s")).alias("v_next_m_s"),
             prev_in_group(t).alias("t_prev_s"),
             next_in_group(t).alias("t_next_s"),
         )
-        .drop("_gs")
+        .drop(GROUP_START)
     )
 
 
@@ -85,10 +90,10 @@ def compute_crossings(
     tr = track.select(
         *key, "t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s"
     ).sort("prog_m")
-    tg = targets.with_row_index("_target").sort("target_m")
+    tg = targets.with_row_index("target_row").sort("target_m")
     # arrival: the last ping before the target, moving on at its incoming speed
     before = tg.join_asof(
-        tr.with_columns(pl.col("prog_m").alias("p_a")),
+        tr.with_columns(pl.col("prog_m").alias("before_m")),
         left_on="target_m",
         right_on="prog_m",
         by=key,
@@ -97,24 +102,24 @@ def compute_crossings(
         # sorted by progress within each key; Polars cannot check that with `by`
         check_sortedness=False,
     ).select(
-        "_target",
+        "target_row",
         # no ping beyond the target: the track never reached it
         pl.when(pl.col("t_next_s").is_not_null())
         .then(
             (
                 pl.col("t_s")
-                + (pl.col("target_m") - pl.col("p_a"))
+                + (pl.col("target_m") - pl.col("before_m"))
                 / pl.coalesce("v_prev_m_s", "v_next_m_s", pl.lit(MIN_SPEED_M_S))
             ).clip(pl.col("t_s"), pl.col("t_next_s"))
         )
         .alias("arrive_s"),
-        (pl.col("target_m") - pl.col("p_a")).alias("gap_before_m"),
+        (pl.col("target_m") - pl.col("before_m")).alias("gap_before_m"),
     )
     # departure: the first ping clear of the target, extrapolated back at its outgoing speed
-    clear = tg.with_columns((pl.col("target_m") + clearance_m).alias("_clear_m"))
+    clear = tg.with_columns((pl.col("target_m") + clearance_m).alias("clear_m"))
     after = clear.join_asof(
-        tr.with_columns(pl.col("prog_m").alias("p_b")),
-        left_on="_clear_m",
+        tr.with_columns(pl.col("prog_m").alias("after_m")),
+        left_on="clear_m",
         right_on="prog_m",
         by=key,
         strategy="forward",
@@ -122,31 +127,31 @@ def compute_crossings(
         # sorted by progress within each key; Polars cannot check that with `by`
         check_sortedness=False,
     ).select(
-        "_target",
+        "target_row",
         (
             pl.col("t_s")
-            - (pl.col("p_b") - pl.col("target_m"))
+            - (pl.col("after_m") - pl.col("target_m"))
             / pl.coalesce("v_next_m_s", "v_prev_m_s", pl.lit(MIN_SPEED_M_S))
         )
         .clip(pl.coalesce("t_prev_s", "t_s"), pl.col("t_s"))
         .alias("leave_s"),
     )
     near = tg.join_asof(
-        tr.with_columns(pl.col("prog_m").alias("p_n")),
+        tr.with_columns(pl.col("prog_m").alias("nearest_m")),
         left_on="target_m",
         right_on="prog_m",
         by=key,
         strategy="nearest",
         check_sortedness=False,
-    ).select("_target", (pl.col("p_n") - pl.col("target_m")).abs().alias("nearest_ping_m"))
+    ).select("target_row", (pl.col("nearest_m") - pl.col("target_m")).abs().alias("nearest_ping_m"))
     out = (
-        tg.join(before, on="_target", how="left")
-        .join(after, on="_target", how="left")
-        .join(near, on="_target", how="left")
-        .sort("_target")
+        tg.join(before, on="target_row", how="left")
+        .join(after, on="target_row", how="left")
+        .join(near, on="target_row", how="left")
+        .sort("target_row")
     )
     # a target before the first ping (the run started past it) has no arrival;
     # the vehicle reached it no later than it left it
     return out.with_columns(pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s")).drop(
-        "_target", "gap_before_m"
+        "target_row", "gap_before_m"
     )

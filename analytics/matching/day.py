@@ -177,7 +177,6 @@ def assemble_day(
         )
 
     performed = runs.with_columns(
-        pl.col("run_id").alias("run_index"),
         at("started_s").alias("started_at"),
         at("ended_s").alias("ended_at"),
         pl.col("length_m").alias("shape_length_m"),
@@ -186,7 +185,6 @@ def assemble_day(
         at("started_s").alias("started_at"),
         at("ended_s").alias("ended_at"),
         (pl.col("ended_s") - pl.col("started_s")).round().cast(pl.Int32).alias("duration_s"),
-        pl.col("run_id").alias("run_index"),
     )
     return DayResult(
         trips_performed=table("trips_performed").conform(performed, fill=fill),
@@ -202,21 +200,23 @@ def _mark_counted(runs: pl.DataFrame, near_s: float) -> pl.DataFrame:
     """A run not matched to any trip that shadows a matched run of the same shape (another
     vehicle departing within `near_s`) is a duplicate: it does not count."""
     matched = runs.filter(pl.col("trip_id").is_not_null()).select(
-        "shape_id", pl.col("started_s").alias("_m"), pl.col("vehicle_id").alias("_v")
+        "shape_id",
+        pl.col("started_s").alias("matched_started_s"),
+        pl.col("vehicle_id").alias("matched_vehicle_id"),
     )
     dup = (
         runs.filter(pl.col("trip_id").is_null())
-        .select("vehicle_id", "run_id", "shape_id", "started_s")
+        .select("vehicle_id", "run_index", "shape_id", "started_s")
         .join(matched, on="shape_id")
         .filter(
-            ((pl.col("started_s") - pl.col("_m")).abs() <= near_s)
-            & (pl.col("_v") != pl.col("vehicle_id"))
+            ((pl.col("started_s") - pl.col("matched_started_s")).abs() <= near_s)
+            & (pl.col("matched_vehicle_id") != pl.col("vehicle_id"))
         )
-        .select("vehicle_id", "run_id")
+        .select("vehicle_id", "run_index")
         .unique()
         .with_columns(pl.lit(False).alias("is_counted"))
     )
-    return runs.join(dup, on=["vehicle_id", "run_id"], how="left").with_columns(
+    return runs.join(dup, on=["vehicle_id", "run_index"], how="left").with_columns(
         pl.col("is_counted").fill_null(True)
     )
 

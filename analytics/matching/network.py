@@ -110,8 +110,8 @@ def build_network(
     ends = (
         trip_stops.group_by("template_trip_id")
         .agg(
-            pl.col("stop_dist_m").min().alias("o"),
-            pl.col("stop_dist_m").max().alias("e"),
+            pl.col("stop_dist_m").min().alias("first_stop_dist_m"),
+            pl.col("stop_dist_m").max().alias("last_stop_dist_m"),
         )
         .join(
             trips.select("template_trip_id", "shape_id", "route_id", "direction_id").unique(
@@ -121,8 +121,8 @@ def build_network(
         )
         .group_by("shape_id")
         .agg(
-            pl.col("o").median().alias("origin_dist_m"),
-            pl.col("e").median().alias("destination_dist_m"),
+            pl.col("first_stop_dist_m").median().alias("origin_dist_m"),
+            pl.col("last_stop_dist_m").median().alias("destination_dist_m"),
             pl.col("route_id").first(),
             pl.col("direction_id").first(),
         )
@@ -160,16 +160,16 @@ def locate_trip_stops(
     departure_offset_s (planned seconds after the trip's first departure), sorted by
     template_trip_id and stop_sequence.
     """
-    # templates numbered in id order (`_tk`): the day's stop times (millions on a large
-    # city) are then cut out, ordered, grouped and gathered on integers and positions
+    # templates numbered in id order (`template_number`): the day's stop times (millions on a
+    # large city) are then cut out, ordered, grouped and gathered on integers and positions
     tmpl = (
         trips.select("template_trip_id", "shape_id")
         .unique("template_trip_id")
         .sort("template_trip_id")
-        .with_row_index("_tk")
+        .with_row_index("template_number")
     )
     st = _template_stop_times(stop_times, tmpl)
-    tk = st["_tk"].to_numpy().astype(np.int64)
+    tk = st["template_number"].to_numpy().astype(np.int64)
     starts = np.flatnonzero(np.r_[True, tk[1:] != tk[:-1]])[: tk.size]
     sizes = np.diff(np.r_[starts, tk.size])
     row_start = np.repeat(starts, sizes)  # each row's template's first row
@@ -177,11 +177,16 @@ def locate_trip_stops(
     # pattern once (a feed may have one template per trip: millions of stop times); the
     # pattern's template is its first in id order
     rep = (
-        st.select(pl.col("_tk").set_sorted(), "stop_id")
-        .group_by("_tk", maintain_order=True)
-        .agg(pl.col("stop_id").str.join("|").alias("_stops"))
-        .join(tmpl.select("_tk", "shape_id"), on="_tk", how="left", maintain_order="left")
-        .select(pl.col("_tk").min().over("shape_id", "_stops"))
+        st.select(pl.col("template_number").set_sorted(), "stop_id")
+        .group_by("template_number", maintain_order=True)
+        .agg(pl.col("stop_id").str.join("|").alias("stop_pattern"))
+        .join(
+            tmpl.select("template_number", "shape_id"),
+            on="template_number",
+            how="left",
+            maintain_order="left",
+        )
+        .select(pl.col("template_number").min().over("shape_id", "stop_pattern"))
         .to_series()
         .to_numpy()
         .astype(np.int64)
@@ -193,7 +198,10 @@ def locate_trip_stops(
     mirror = np.repeat(starts[rep_t], sizes) + np.arange(tk.size) - row_start
     is_rep = np.repeat(rep_t == np.arange(starts.size), sizes)
     reps = st.filter(pl.Series(is_rep)).join(
-        tmpl.select("_tk", "shape_id"), on="_tk", how="left", maintain_order="left"
+        tmpl.select("template_number", "shape_id"),
+        on="template_number",
+        how="left",
+        maintain_order="left",
     )
     reps = reps.join(
         stops.select("stop_id", "stop_x_m", "stop_y_m"),
@@ -208,9 +216,11 @@ def locate_trip_stops(
     stop_dist = pl.Series("stop_dist_m", dist[mirror])
     dep = pl.coalesce("departure_time_s", "arrival_time_s")
     arr = pl.coalesce("arrival_time_s", "departure_time_s")
-    first_dep = pl.col("_first_dep")
-    return st.with_columns(st.select(dep).to_series().gather(row_start).alias("_first_dep")).select(
-        tmpl["template_trip_id"].gather(st["_tk"]).alias("template_trip_id"),
+    first_dep = pl.col("first_departure_s")
+    return st.with_columns(
+        st.select(dep).to_series().gather(row_start).alias("first_departure_s")
+    ).select(
+        tmpl["template_trip_id"].gather(st["template_number"]).alias("template_trip_id"),
         "stop_sequence",
         "stop_id",
         stop_dist,
@@ -220,8 +230,9 @@ def locate_trip_stops(
 
 
 def _template_stop_times(stop_times: pl.DataFrame, tmpl: pl.DataFrame) -> pl.DataFrame:
-    """The stop times of the day's templates: `_tk` (the template's number in `tmpl`),
-    stop_sequence, stop_id, arrival_time_s, departure_time_s; sorted by `_tk`, stop_sequence.
+    """The stop times of the day's templates: `template_number` (the template's number in
+    `tmpl`), stop_sequence, stop_id, arrival_time_s, departure_time_s; sorted by
+    `template_number`, stop_sequence.
 
     A feed lists each trip's stop times together, so each stretch of one trip id is looked up
     once in `tmpl` (not every row), and rows already in order are not sorted again."""
@@ -234,22 +245,22 @@ def _template_stop_times(stop_times: pl.DataFrame, tmpl: pl.DataFrame) -> pl.Dat
         sel["trip_id"]
         .gather(firsts)
         .to_frame("template_trip_id")
-        .join(tmpl.select("template_trip_id", "_tk"), on="template_trip_id", how="left")
+        .join(tmpl.select("template_trip_id", "template_number"), on="template_trip_id", how="left")
     )
     # a left join on a unique right key keeps the left rows in order
-    tk = number["_tk"].gather(stretch)
+    tk = number["template_number"].gather(stretch)
     st = sel.drop("trip_id").with_columns(tk).filter(tk.is_not_null())
-    k = st["_tk"].to_numpy()
+    k = st["template_number"].to_numpy()
     q = st["stop_sequence"].to_numpy()
     if not np.all((k[1:] > k[:-1]) | ((k[1:] == k[:-1]) & (q[1:] > q[:-1]))):
-        st = st.sort("_tk", "stop_sequence")
+        st = st.sort("template_number", "stop_sequence")
     return st
 
 
 def _locate_patterns(points: pl.DataFrame, st: pl.DataFrame) -> np.ndarray:
     """Stop positions along the shape (metres, one per row of `st`) for the given templates'
-    stop times (`_tk`, stop_sequence, shape_id, stop_x_m, stop_y_m; sorted by `_tk`,
-    stop_sequence)."""
+    stop times (`template_number`, stop_sequence, shape_id, stop_x_m, stop_y_m; sorted by
+    `template_number`, stop_sequence)."""
     n = st.height
     pair_row, pair_dist = _stop_passes(points, st)
     # nearest: the earliest pass
@@ -259,8 +270,13 @@ def _locate_patterns(points: pl.DataFrame, st: pl.DataFrame) -> np.ndarray:
     has[pair_row] = True
     # floor: the previous stops' positions (a stop never lies behind them)
     floor = (
-        pl.DataFrame({"_tk": st["_tk"], "nearest_m": pl.Series(nearest).set(~pl.Series(has), None)})
-        .select(pl.col("nearest_m").shift(1).cum_max().over("_tk").fill_null(0.0))
+        pl.DataFrame(
+            {
+                "template_number": st["template_number"],
+                "nearest_m": pl.Series(nearest).set(~pl.Series(has), None),
+            }
+        )
+        .select(pl.col("nearest_m").shift(1).cum_max().over("template_number").fill_null(0.0))
         .to_series()
         .to_numpy()
     )
@@ -287,28 +303,28 @@ def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> tuple[np.ndarray, np
     stretch = points["shape_id"].rle_id()
     firsts = np.flatnonzero(np.r_[True, np.diff(stretch.to_numpy()) != 0])[: points.height]
     first_ids = points["shape_id"].gather(firsts)
-    ids = first_ids.unique(maintain_order=True).to_frame().with_row_index("_sid")
+    ids = first_ids.unique(maintain_order=True).to_frame().with_row_index("shape_number")
     sid = (
         first_ids.to_frame()
-        .join(ids, on="shape_id", how="left", maintain_order="left")["_sid"]
+        .join(ids, on="shape_id", how="left", maintain_order="left")["shape_number"]
         .gather(stretch)
     )
     # shapes are shifted apart by more than any city's extent, so neighbours share a shape
     shift = 1e7 * sid.cast(pl.Float64).to_numpy()
     px, py, pd = points["x_m"].to_numpy(), points["y_m"].to_numpy(), points["dist_m"].to_numpy()
     # one query per (shape, stop place): every trip of a shape shares its stops' passes
-    place = ["_sid", "stop_x_m", "stop_y_m"]
+    place = ["shape_number", "stop_x_m", "stop_y_m"]
     at = (
         st.select("shape_id", "stop_x_m", "stop_y_m")
         .join(ids, on="shape_id", how="left", maintain_order="left")
-        .with_row_index("_row")
-        .filter(pl.col("_sid").is_not_null() & pl.col("stop_x_m").is_not_null())
+        .with_row_index("stop_time_row")
+        .filter(pl.col("shape_number").is_not_null() & pl.col("stop_x_m").is_not_null())
     )
     q = at.select(place).unique(maintain_order=True)
     if q.height == 0:
         return none
     tree = cKDTree(np.c_[px + shift, py])
-    qx = q["stop_x_m"].to_numpy() + 1e7 * q["_sid"].cast(pl.Float64).to_numpy()
+    qx = q["stop_x_m"].to_numpy() + 1e7 * q["shape_number"].cast(pl.Float64).to_numpy()
     qy = q["stop_y_m"].to_numpy()
     d0, _ = tree.query(np.c_[qx, qy], k=1, workers=-1)
     hits = tree.query_ball_point(np.c_[qx, qy], r=d0 * 1.5 + 30.0, return_sorted=True, workers=-1)
@@ -333,13 +349,13 @@ def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> tuple[np.ndarray, np
     ]
     pass_q, pass_dist = qrow[first], dist[first]
     # every stop time at a place gets that place's passes
-    place_of = at.join(q.with_row_index("_qi"), on=place, how="left", maintain_order="left").select(
-        "_row", pl.col("_qi").cast(pl.Int64)
-    )
+    place_of = at.join(
+        q.with_row_index("place_number"), on=place, how="left", maintain_order="left"
+    ).select("stop_time_row", pl.col("place_number").cast(pl.Int64))
     lo = np.searchsorted(pass_q, np.arange(q.height), side="left")
     n_pass = np.searchsorted(pass_q, np.arange(q.height), side="right") - lo
-    qi = place_of["_qi"].to_numpy()
-    rows = place_of["_row"].to_numpy().astype(np.int64)
+    qi = place_of["place_number"].to_numpy()
+    rows = place_of["stop_time_row"].to_numpy().astype(np.int64)
     k = n_pass[qi]
     pair_row = np.repeat(rows, k)
     pos = np.repeat(lo[qi] - np.cumsum(k) + k, k) + np.arange(int(k.sum()))

@@ -44,7 +44,7 @@ def compute_trip_outcomes(
     matched = runs.filter(pl.col("trip_id").is_not_null()).select(
         "trip_id",
         "vehicle_id",
-        pl.col("run_id").alias("run_index"),
+        "run_index",
         "departure_delay_s",
         at("started_s").alias("actual_start_at"),
         at("ended_s").alias("actual_end_at"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from analytics.matching.frames import PING_CANDIDATES
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
 from analytics.matching.shape_grid import find_shape_passes
@@ -25,23 +26,14 @@ def project_pings(
 ) -> pl.DataFrame:
     """Candidates (ping, shape) for pings given in time order within each `group` (vehicle).
 
-    Output, one row per ping and shape within `on_route_buffer_m`: `row` (index of the ping in
-    the inputs), `shape_idx`, `dist_m` (position along the shape, metres) and `offset_m`
-    (distance from the shape, metres). When a shape passes near the ping more than once
+    Output: `PING_CANDIDATES`, one row per ping and shape within `on_route_buffer_m` (`row`:
+    the index of the ping in the inputs). When a shape passes near the ping more than once
     (loops, out-and-back), the pass nearest to the position of the closest unambiguous ping in
     time is kept.
     """
     n = len(x_m)
-    empty = pl.DataFrame(
-        schema={
-            "row": pl.Int64,
-            "shape_idx": pl.Int32,
-            "dist_m": pl.Float64,
-            "offset_m": pl.Float64,
-        }
-    )
     if n == 0:
-        return empty
+        return PING_CANDIDATES.empty()
     reach = options.on_route_buffer_m + options.densify_step_m
     rows, shape, dist_m, offset_m = find_shape_passes(
         x_m,
@@ -57,7 +49,7 @@ def project_pings(
         options.on_route_buffer_m,
     )
     if rows.size == 0:
-        return empty
+        return PING_CANDIDATES.empty()
     cand = pl.DataFrame(
         {
             "row": rows,
@@ -66,7 +58,7 @@ def project_pings(
             "offset_m": offset_m,
         }
     )
-    return _choose_pass(cand, t_s, group, options.typical_speed_m_s)
+    return PING_CANDIDATES.conform(_choose_pass(cand, t_s, group, options.typical_speed_m_s))
 
 
 def _choose_pass(

@@ -15,21 +15,42 @@ stretches and their distances are cut by `analytics.matching.stretches` (compile
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import polars as pl
 
 from analytics.matching.crossings import (
+    GROUP_START,
     RUN_KEY,
     build_track,
     cum_max_in_group,
     group_start,
 )
+from analytics.matching.frames import RUNS, TRACK
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
-from analytics.matching.stop_visits import build_track_slices, compute_run_crossings
+from analytics.matching.stop_visits import RUN_POSITION, build_track_slices, compute_run_crossings
 from analytics.matching.stretches import cut_stretches
+
+
+class RunPairs(NamedTuple):
+    """Pairs of runs (positions in the runs given to `_overlapping_pairs`), both orders."""
+
+    one: np.ndarray
+    other: np.ndarray
+
+
+class RunFacts(NamedTuple):
+    """What `_run_facts` returns, per run of a track."""
+
+    departure_s: np.ndarray
+    """departure back-extrapolated from the first fix clear of the start, epoch seconds (NaN:
+    none)"""
+    n_minutes_with_ping: np.ndarray
+    """distinct minutes with a ping"""
 
 
 def build_runs(
@@ -40,63 +61,59 @@ def build_runs(
     `pings`: cleaned pings (`clean_pings`) numbered in their order by `row` (0 .. n - 1, by
     vehicle then time): row, vehicle_id, vehicle_rank, ping_id, t_s, x_m, y_m (and optional
     reported_trip_id).
-    `cand`: row, shape_idx, dist_m, offset_m (see `project_pings`).
-    Returns (runs, run_pings). `runs` has one row per run: vehicle_id, run_id, shape_idx,
-    shape_id, route_id, direction_id, start/end_dist_m, distance_run_m, length_m,
-    coverage_ratio, is_departed, is_arrived, started_s, ended_s (epoch seconds),
-    first/last_ping_id, n_pings, n_off_route, off_route_s, gps_completeness_ratio,
-    reported_trip_id (the most reported trip, if any), alt_shapes (shapes with an equivalent
-    run). `run_pings` has the pings of each run: vehicle_id, run_id, ping_id, t_s, prog_m
-    (monotone position along the shape, metres), and the step speeds and neighbour times of
-    `build_track` (the batch-local `row` is dropped: a day holds millions of these rows).
+    `cand`: `PING_CANDIDATES` (see `project_pings`).
+    Returns (runs, track): `RUNS`, one row per run, and `TRACK`, the pings of each run with
+    monotone progress (the batch-local `row` is dropped: a day holds millions of these rows).
     """
     shapes = network.shapes
     # windows on frames sorted by group, as shifts masked at group starts: Polars' `over` on
     # thousands of (vehicle, shape) groups costs several times more
     t = pl.col("t_s")
-    same_prev = pl.col("_v") == pl.col("_v").shift(1)
-    same_next = pl.col("_v") == pl.col("_v").shift(-1)
-    pings = pings.with_columns(pl.col("vehicle_rank").cast(pl.Int64).alias("_v")).with_columns(
+    vehicle = pl.col("vehicle_rank")
+    same_prev = vehicle == vehicle.shift(1)
+    same_next = vehicle == vehicle.shift(-1)
+    pings = pings.with_columns(vehicle.cast(pl.Int64)).with_columns(
         # time to the vehicle's neighbouring pings, on the shape or not (a detour's ends)
-        pl.when(same_prev).then(t - t.shift(1)).alias("_dt_in"),
-        pl.when(same_next).then(t.shift(-1) - t).alias("_dt_out"),
+        pl.when(same_prev).then(t - t.shift(1)).alias("dt_prev_s"),
+        pl.when(same_next).then(t.shift(-1) - t).alias("dt_next_s"),
     )
     stats, points = cut_stretches(cand, pings, network, options)
     stats = stats.filter(
-        pl.col("n_mid") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
+        pl.col("n_mid_pings") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
         >= options.run_min_pings
-    ).drop("_observed_m")
+    ).drop("observed_progress_m")
     stats = stats.with_columns(
-        pings["vehicle_id"].gather(stats["_row0"]), pings["_v"].gather(stats["_row0"])
-    ).drop("_row0")
-    mid = points.filter(pl.col("_kind") == 1)
+        pings["vehicle_id"].gather(stats["first_row"]),
+        pings["vehicle_rank"].gather(stats["first_row"]),
+    ).drop("first_row")
+    mid = points.filter(pl.col("point_kind") == 1)
     stats = _drop_dominated(stats, mid, shapes, options)
     # runs numbered per vehicle in time order (the stretch number breaks ties: deterministic)
-    stats = stats.sort("_v", "first_s", "_seg")
-    v = stats["_v"].to_numpy()
+    stats = stats.sort("vehicle_rank", "first_s", "stretch_index")
+    v = stats["vehicle_rank"].to_numpy()
     first_of_vehicle = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
     sizes = np.diff(np.r_[first_of_vehicle, stats.height])
-    run_id = np.arange(stats.height) - np.repeat(first_of_vehicle, sizes)
-    stats = stats.with_columns(pl.Series("run_id", run_id, pl.Int32)).drop("_v")
-    ids = stats.select("_seg", "run_id")
-    at_ping = ["vehicle_id", "_v", "ping_id"]
+    run_index = np.arange(stats.height) - np.repeat(first_of_vehicle, sizes)
+    stats = stats.with_columns(pl.Series("run_index", run_index, pl.Int32)).drop("vehicle_rank")
+    ids = stats.select("stretch_index", "run_index")
+    at_ping = ["vehicle_id", "vehicle_rank", "ping_id"]
     track = (
-        points.join(ids, on="_seg")
-        .select("run_id", "row", "t_s", pl.col("dist_m").alias("prog_m"))
+        points.join(ids, on="stretch_index")
+        .select("run_index", "row", "t_s", pl.col("dist_m").alias("prog_m"))
         .pipe(lambda f: pl.concat([f, pings.select(at_ping)[f["row"]]], how="horizontal"))
-        # (vehicle, run, time) order on integers: `_v` ranks the vehicle ids, and rows number
-        # each vehicle's pings in time order
-        .sort("_v", "run_id", "row")
-        .with_columns(group_start(*RUN_KEY).alias("_gs"))
+        # (vehicle, run, time) order on integers: `vehicle_rank` ranks the vehicle ids, and
+        # rows number each vehicle's pings in time order
+        .sort("vehicle_rank", "run_index", "row")
+        .with_columns(group_start(*RUN_KEY).alias(GROUP_START))
         .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
     )
-    # each run's first row in the track; runs come in the order of `stats` (vehicle, run_id)
-    starts = np.flatnonzero(track["_gs"].to_numpy())
+    # each run's first row in the track; runs come in the order of `stats` (vehicle, run_index)
+    starts = np.flatnonzero(track[GROUP_START].to_numpy())
     track = build_track(
-        track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_id"), RUN_KEY
+        track.select("vehicle_id", "row", "ping_id", "t_s", "prog_m", "run_index"), RUN_KEY
     )
     runs = _finish_runs(stats, track, starts, pings, network, options)
-    return runs, track.drop("row")
+    return RUNS.conform(runs), TRACK.conform(track)
 
 
 def _drop_dominated(
@@ -121,35 +138,41 @@ def _drop_dominated(
 
     A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
     alternative of the winner (identical itineraries under two shape ids).
-    `stats` has `_v`, the vehicle's integer rank (pairs are joined on it). `mid`: the stretches'
-    pings (`_seg`, `t_s`, `dist_m`), each stretch's rows contiguous.
+    `stats`: `STRETCHES` with `vehicle_rank` (Int64; pairs are joined on it). `mid`: the
+    stretches' pings (`STRETCH_POINTS` of kind 1), each stretch's rows contiguous.
     """
-    key = ["_v", "shape_idx", "_seg"]
-    s = stats.with_row_index("_rid").with_columns(_coverage().alias("_cov"))
+    key = ["vehicle_rank", "shape_idx", "stretch_index"]
+    # `run_row`: the row of `s`; `covered_share`: the share of its itinerary a run covered
+    s = stats.with_row_index("run_row").with_columns(_coverage().alias("covered_share"))
     # each run's shape ends, gathered by position (shape_idx is the row of `shapes`)
     ends = shapes.select("start_x_m", "start_y_m", "end_x_m", "end_y_m")[s["shape_idx"]]
     s = pl.concat([s, ends], how="horizontal")
     # pairs overlapping in time first, on the times alone; their other columns are then
-    # gathered by row (`_rid` is the row of `s`)
-    v, first_s, last_s = (s[c].to_numpy() for c in ("_v", "first_s", "last_s"))
+    # gathered by row (`run_row`)
+    v, first_s, last_s = (s[c].to_numpy() for c in ("vehicle_rank", "first_s", "last_s"))
     by_start = np.lexsort((first_s, v))
     one, other = _overlapping_pairs(
-        v[by_start], first_s[by_start], last_s[by_start], options.dominance_overlap_s
+        vehicle_rank=v[by_start],
+        first_s=first_s[by_start],
+        last_s=last_s[by_start],
+        min_overlap_s=options.dominance_overlap_s,
     )
+    # each pair: a run (`run_row`, its columns) and the other run (`other_run_row`, its
+    # columns prefixed `other_`)
     times = s.select("first_s", "last_s")
     pairs = pl.concat(
         [
-            pl.DataFrame({"_rid": by_start[one], "_o": by_start[other]}),
+            pl.DataFrame({"run_row": by_start[one], "other_run_row": by_start[other]}),
             times[by_start[one]],
-            times[by_start[other]].rename(lambda c: f"o_{c}"),
+            times[by_start[other]].rename(lambda c: f"other_{c}"),
         ],
         how="horizontal",
     )
     side = s.select(
-        "_seg",
+        "stretch_index",
         "shape_idx",
         "distance_run_m",
-        "_cov",
+        "covered_share",
         "first_dist_m",
         "max_dist_m",
         "origin_dist_m",
@@ -159,55 +182,55 @@ def _drop_dominated(
     pairs = pl.concat(
         [
             pairs,
-            side[pairs["_rid"]],
-            side[pairs["_o"]].rename(lambda c: f"o_{c.lstrip('_')}"),
+            side[pairs["run_row"]],
+            side[pairs["other_run_row"]].rename(lambda c: f"other_{c}"),
         ],
         how="horizontal",
     )
     # turnarounds: the plateaus are measured only on the stretches of pairs meeting at one
-    meet = _meet("", "o_", options) | _meet("o_", "", options)
+    meet = _meet("", "other_", options) | _meet("other_", "", options)
     met = pairs.filter(meet)
-    segs = pl.concat([met["_seg"], met["o_seg"]]).unique()
-    plateaus = _plateaus(mid.filter(pl.col("_seg").is_in(segs.implode())), options)
+    stretches = pl.concat([met["stretch_index"], met["other_stretch_index"]]).unique()
+    plateaus = _plateaus(mid.filter(pl.col("stretch_index").is_in(stretches.implode())), options)
     pairs = (
-        pairs.join(plateaus, on="_seg", how="left")
-        .join(plateaus.rename(lambda c: f"o_{c.lstrip('_')}"), on="o_seg", how="left")
-        .filter(~(meet & (_still("", "o_") | _still("o_", ""))))
+        pairs.join(plateaus, on="stretch_index", how="left")
+        .join(plateaus.rename(lambda c: f"other_{c}"), on="other_stretch_index", how="left")
+        .filter(~(meet & (_still("", "other_") | _still("other_", ""))))
     )
-    o_dist = pl.col("o_distance_run_m")
-    further = (o_dist > pl.col("distance_run_m")) | (
-        (o_dist == pl.col("distance_run_m")) & (pl.col("o_shape_idx") < pl.col("shape_idx"))
+    other_dist = pl.col("other_distance_run_m")
+    further = (other_dist > pl.col("distance_run_m")) | (
+        (other_dist == pl.col("distance_run_m")) & (pl.col("other_shape_idx") < pl.col("shape_idx"))
     )
     margin = options.dominance_coverage_margin
-    beaten = (pl.col("o_cov") >= pl.col("_cov") + margin) | (
-        (pl.col("o_cov") > pl.col("_cov") - margin) & further
-    )
+    share, other_share = pl.col("covered_share"), pl.col("other_covered_share")
+    beaten = (other_share >= share + margin) | ((other_share > share - margin) & further)
     losers = pairs.filter(beaten)
-    winners = s.join(losers.select("_rid").unique(), on="_rid", how="anti")
+    winners = s.join(losers.select("run_row").unique(), on="run_row", how="anti")
     alts = (
-        losers.filter(pl.col("distance_run_m") >= 0.95 * o_dist)
-        .join(winners.select(pl.col("_rid").alias("_o")), on="_o")
-        .group_by("_o")
+        losers.filter(pl.col("distance_run_m") >= 0.95 * other_dist)
+        .join(winners.select(pl.col("run_row").alias("other_run_row")), on="other_run_row")
+        .group_by("other_run_row")
         .agg(pl.col("shape_idx").unique().alias("alt_shapes"))
-        .rename({"_o": "_rid"})
+        .rename({"other_run_row": "run_row"})
     )
-    out = winners.join(alts, on="_rid", how="left").with_columns(
+    out = winners.join(alts, on="run_row", how="left").with_columns(
         pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
     )
-    return out.drop("_rid", "_cov", *ends.columns).sort(key)
+    return out.drop("run_row", "covered_share", *ends.columns).sort(key)
 
 
 @numba.njit(cache=True, nogil=True)
-def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover - compiled
-    """Both orders of each pair of runs of one vehicle (`v`) that overlap in time by more than
-    a quarter of the shorter one or by `min_overlap_s`, given the runs sorted by vehicle and
-    start: a sweep stops at the first run starting after the current one ends."""
+def _overlapping_pairs(vehicle_rank, first_s, last_s, min_overlap_s):  # pragma: no cover - compiled
+    """Both orders of each pair of runs of one vehicle (`vehicle_rank`) that overlap in time
+    by more than a quarter of the shorter one or by `min_overlap_s`, given the runs sorted by
+    vehicle and start (`first_s`, `last_s`: epoch seconds): `RunPairs`, positions in that order.
+    A sweep stops at the first run starting after the current one ends."""
     one = []
     other = []
-    n = v.shape[0]
+    n = vehicle_rank.shape[0]
     for i in range(n):
         j = i + 1
-        while j < n and v[j] == v[i] and first_s[j] < last_s[i]:
+        while j < n and vehicle_rank[j] == vehicle_rank[i] and first_s[j] < last_s[i]:
             overlap = min(last_s[i], last_s[j]) - max(first_s[i], first_s[j])
             shorter = min(last_s[i] - first_s[i], last_s[j] - first_s[j])
             if (overlap > 0.25 * shorter or overlap >= min_overlap_s) and overlap > 0:
@@ -216,7 +239,7 @@ def _overlapping_pairs(v, first_s, last_s, min_overlap_s):  # pragma: no cover -
                 one.append(j)
                 other.append(i)
             j += 1
-    return np.array(one, np.int64), np.array(other, np.int64)
+    return RunPairs(np.array(one, np.int64), np.array(other, np.int64))
 
 
 def itinerary_share(length_m: pl.Expr) -> pl.Expr:
@@ -232,7 +255,7 @@ def _coverage() -> pl.Expr:
 
 
 def _meet(a: str, b: str, options: MatchOptions) -> pl.Expr:
-    """True where the runs of a pair whose columns are prefixed `a` and `b` ("" or "o_") meet
+    """True where the runs of a pair whose columns are prefixed `a` and `b` ("" or "other_") meet
     at a terminal, `a` first: `a` starts and ends before `b`, its shape ends where `b`'s
     starts, and `a` ends and `b` starts within `turnaround_reach_m` of it."""
 
@@ -265,13 +288,13 @@ def _still(a: str, b: str) -> pl.Expr:
 
 
 def _plateaus(mid: pl.DataFrame, options: MatchOptions) -> pl.DataFrame:
-    """Per stretch (`_seg`): `approach_s`, the time of its last ping more than
+    """Per stretch (`stretch_index`): `approach_s`, the time of its last ping more than
     `backward_break_m` short of its furthest position (its end plateau follows), and
     `launch_s`, the time of its first ping more than that past its first position (its start
     plateau precedes): while on them it progressed no more than a step backwards it tolerates.
     """
     dist, tol = pl.col("dist_m"), options.backward_break_m
-    return mid.group_by("_seg").agg(
+    return mid.group_by("stretch_index").agg(
         pl.col("t_s").filter(dist < dist.max() - tol).last().alias("approach_s"),
         pl.col("t_s").filter(dist > dist.first() + tol).first().alias("launch_s"),
     )
@@ -298,22 +321,22 @@ def _finish_runs(
     end_m = to_kernel_array(stats["end_dist_m"])
     bounds = np.r_[starts, track.height].astype(np.int64)
     stretch_leave, n_minutes = _run_facts(
-        bounds,
-        t,
-        to_kernel_array(track["prog_m"]),
-        to_kernel_array(track["t_prev_s"]),
-        start_m,
-        end_m,
-        options.clearance_m,
-        options.stationary_speed_m_s,
-        options.max_speed_m_s,
+        run_bounds=bounds,
+        t_s=t,
+        prog_m=to_kernel_array(track["prog_m"]),
+        t_prev_s=to_kernel_array(track["t_prev_s"]),
+        start_m=start_m,
+        end_m=end_m,
+        clearance_m=options.clearance_m,
+        min_speed_m_s=options.stationary_speed_m_s,
+        max_speed_m_s=options.max_speed_m_s,
     )
     # when each run left its start and arrived at its end (the rule of `analytics.matching.crossings`,
     # as stop visits cross their stops); an arrival is never later than a departure from
     # the same target
     n = stats.height
     slices = build_track_slices(
-        track, stats.select(*RUN_KEY).with_columns(pl.int_range(n).alias("_run"))
+        track, stats.select(*RUN_KEY).with_columns(pl.int_range(n).alias(RUN_POSITION))
     )
     runs_twice = np.r_[np.arange(n), np.arange(n)].astype(np.int64)
     cross = compute_run_crossings(
@@ -324,27 +347,29 @@ def _finish_runs(
     first, last = bounds[:-1], bounds[1:] - 1
     rows = track["row"].to_numpy()
     silence = _silence(
-        to_kernel_array(pings["t_s"]), to_kernel_array(pings["_v"], pl.Int64), options.gap_s
+        t_s=to_kernel_array(pings["t_s"]),
+        vehicle_rank=to_kernel_array(pings["vehicle_rank"], pl.Int64),
+        gap_s=options.gap_s,
     )  # by row: `pings` is sorted by row
     leave = np.where(np.isnan(stretch_leave), cross_leave, stretch_leave)
     runs = stats.with_columns(
-        pl.Series("_leave", leave, nan_to_null=True),
-        cross_arrive.alias("_arrive"),
+        pl.Series("left_start_s", leave, nan_to_null=True),
+        cross_arrive.alias("reached_end_s"),
         track["ping_id"].gather(first).alias("first_ping_id"),
         track["ping_id"].gather(last).alias("last_ping_id"),
         pl.Series("n_pings", (last - first + 1).astype(np.uint32)),
         pl.Series("silence_first_s", silence[rows[first]]),
         pl.Series("silence_last_s", silence[rows[last]]),
-        pl.Series("_n_min", n_minutes),
+        pl.Series("n_minutes_with_ping", n_minutes),
     ).with_columns(
-        pl.coalesce("_leave", "first_s").alias("started_s"),
+        pl.coalesce("left_start_s", "first_s").alias("started_s"),
         pl.when(pl.col("is_arrived"))
-        .then(pl.coalesce("_arrive", "last_s"))
+        .then(pl.coalesce("reached_end_s", "last_s"))
         .otherwise(pl.col("last_s"))
         .alias("ended_s"),
         # GPS completeness: minutes of the run with at least one of its pings
         (
-            pl.col("_n_min")
+            pl.col("n_minutes_with_ping")
             / ((pl.col("last_s") // 60) - (pl.col("first_s") // 60) + 1).clip(lower_bound=1)
         )
         .clip(upper_bound=1.0)
@@ -372,29 +397,32 @@ def _finish_runs(
             pl.col("n_off_route").cast(pl.Int32),
             pl.col("off_route_s").round().cast(pl.Int32),
         )
-        .drop("_leave", "_arrive", "_n_min", "_seg", "n_mid")
+        .drop(
+            "left_start_s", "reached_end_s", "n_minutes_with_ping", "stretch_index", "n_mid_pings"
+        )
     )
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_facts(
-    bounds, t, prog, t_prev, start_m, end_m, clearance_m, v_min, v_max
+    run_bounds, t_s, prog_m, t_prev_s, start_m, end_m, clearance_m, min_speed_m_s, max_speed_m_s
 ):  # pragma: no cover - compiled; tested through build_runs
-    """Per run (rows `bounds[k]` .. `bounds[k + 1]` - 1 of a track): the departure
-    back-extrapolated from its first fix clear of the start (NaN when it has none, or no mean
-    speed) and the number of distinct minutes with a ping.
+    """Per run (rows `run_bounds[k]` .. `run_bounds[k + 1]` - 1 of a track's `t_s`, `prog_m`,
+    `t_prev_s`; the run's start and end along its shape `start_m[k]`, `end_m[k]`): `RunFacts`,
+    the departure back-extrapolated from its first fix clear of the start by `clearance_m`
+    (NaN when it has none, or no mean speed) and the number of distinct minutes with a ping.
 
     The departure uses the run's mean speed between its first and last fix clear of both ends,
     not the speed of that fix's own next step: after a silence (lost pings) one noisy step
     over- or under-states the speed over hundreds of metres, while the stretch's mean (stops
     included) is what carried the bus from the start to that fix. It is clipped between that
-    fix and the one before it.
+    fix and the one before it, the speed between `min_speed_m_s` and `max_speed_m_s`.
     """
-    n = bounds.shape[0] - 1
+    n = run_bounds.shape[0] - 1
     leave = np.full(n, np.nan)
     minutes = np.zeros(n, np.int64)
     for k in range(n):
-        lo, hi = bounds[k], bounds[k + 1]
+        lo, hi = run_bounds[k], run_bounds[k + 1]
         clear_from = start_m[k] + clearance_m
         clear_to = end_m[k] - clearance_m
         c = -1
@@ -402,37 +430,37 @@ def _run_facts(
         m1 = -1
         last_minute = np.nan
         for j in range(lo, hi):
-            if c < 0 and prog[j] > clear_from:
+            if c < 0 and prog_m[j] > clear_from:
                 c = j
-            if prog[j] > clear_from and prog[j] < clear_to:
+            if prog_m[j] > clear_from and prog_m[j] < clear_to:
                 if m0 < 0:
                     m0 = j
                 m1 = j
-            minute = np.floor(t[j] / 60.0)
+            minute = np.floor(t_s[j] / 60.0)
             if minute != last_minute:
                 minutes[k] += 1
                 last_minute = minute
         if c < 0 or m0 < 0:
             continue
-        v = (prog[m1] - prog[m0]) / (t[m1] - t[m0])
+        v = (prog_m[m1] - prog_m[m0]) / (t_s[m1] - t_s[m0])
         if not np.isfinite(v):
             continue
-        v = max(min(v, v_max), v_min)
-        floor = t_prev[c] if t_prev[c] == t_prev[c] else t[c]
-        leave[k] = max(min(t[c] - (prog[c] - start_m[k]) / v, t[c]), floor)
-    return leave, minutes
+        v = max(min(v, max_speed_m_s), min_speed_m_s)
+        floor = t_prev_s[c] if t_prev_s[c] == t_prev_s[c] else t_s[c]
+        leave[k] = max(min(t_s[c] - (prog_m[c] - start_m[k]) / v, t_s[c]), floor)
+    return RunFacts(leave, minutes)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _silence(t, vehicle, gap_s):  # pragma: no cover - compiled; tested through build_runs
-    """Per ping (sorted by vehicle and time): seconds of GPS silence (steps longer than `gap_s`)
-    of its vehicle up to it."""
-    out = np.zeros(t.shape[0])
+def _silence(t_s, vehicle_rank, gap_s):  # pragma: no cover - compiled; tested through build_runs
+    """Per ping (`t_s`, `vehicle_rank`; sorted by vehicle and time): seconds of GPS silence
+    (steps longer than `gap_s`) of its vehicle up to it."""
+    out = np.zeros(t_s.shape[0])
     total = 0.0
-    for i in range(t.shape[0]):
-        if i == 0 or vehicle[i] != vehicle[i - 1]:
+    for i in range(t_s.shape[0]):
+        if i == 0 or vehicle_rank[i] != vehicle_rank[i - 1]:
             total = 0.0
-        elif t[i] - t[i - 1] > gap_s:
-            total += t[i] - t[i - 1]
+        elif t_s[i] - t_s[i - 1] > gap_s:
+            total += t_s[i] - t_s[i - 1]
         out[i] = total
     return out

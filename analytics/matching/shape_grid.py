@@ -17,6 +17,7 @@ first materialise every (ping x point) pair, about 60 per ping.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -26,6 +27,19 @@ import numpy as np
 _CM_CAP = 65535.0
 # the eight neighbours of a cell and itself
 _NEIGHBOURS = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
+
+
+class ShapePasses(NamedTuple):
+    """The passes `find_shape_passes` found, one entry per pass (the columns of
+    `PING_CANDIDATES` before one pass per (ping, shape) is chosen)."""
+
+    row: np.ndarray
+    """the ping's index in the inputs"""
+    shape_idx: np.ndarray
+    dist_m: np.ndarray
+    """position along the shape, metres"""
+    offset_m: np.ndarray
+    """distance from the shape, metres"""
 
 
 @dataclass(frozen=True)
@@ -96,9 +110,9 @@ def find_shape_passes(
     reach_m: float,
     jump: int,
     buffer_m: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every pass of a shape within `buffer_m` of each ping: (row, shape_idx, dist_m, offset_m),
-    by ping, then along the shapes.
+) -> ShapePasses:
+    """Every pass of a shape within `buffer_m` of each ping (`ShapePasses`), by ping, then
+    along the shapes.
 
     A pass is a run of the shape's points within `reach_m` of the ping whose indices are at most
     `jump` apart (a loop or an out-and-back street passes the same spot twice: two passes). Its
@@ -108,35 +122,43 @@ def find_shape_passes(
     n = len(px)
     px = np.ascontiguousarray(px, dtype=np.float64)
     py = np.ascontiguousarray(py, dtype=np.float64)
-    geometry = (
-        grid.x0_m,
-        grid.y0_m,
-        grid.cell_m,
-        grid.n_rows,
-        grid.keys,
-        grid.slots,
-        grid.starts,
-        grid.points,
-        points_x,
-        points_y,
-        points_dist,
-        points_shape,  # int32 in the network: no per-batch copy
-        reach_m,
-        jump,
-        buffer_m,
-    )
+    geometry = {
+        "x0_m": grid.x0_m,
+        "y0_m": grid.y0_m,
+        "cell_m": grid.cell_m,
+        "n_rows": grid.n_rows,
+        "cell_keys": grid.keys,
+        "cell_slots": grid.slots,
+        "cell_starts": grid.starts,
+        "cell_points": grid.points,
+        "points_x": points_x,
+        "points_y": points_y,
+        "points_dist": points_dist,
+        "points_shape": points_shape,  # int32 in the network: no per-batch copy
+        "reach_m": reach_m,
+        "max_point_gap": jump,
+        "buffer_m": buffer_m,
+    }
     counts = np.zeros(n, np.int64)
     room = 8 * n + 16  # a grid city averages about 4 passes a ping
     while True:
         shape = np.empty(room, np.int64)
         dist = np.empty(room)
         off = np.empty(room)
-        total = _passes(px, py, *geometry, counts, shape, dist, off)
+        total = _passes(
+            ping_x_m=px,
+            ping_y_m=py,
+            **geometry,
+            n_passes=counts,
+            out_shape=shape,
+            out_dist_m=dist,
+            out_offset_m=off,
+        )
         if total <= room:
             break
         room = total  # a very busy corridor: once more, with room for all
     rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-    return rows, shape[:total].copy(), dist[:total].copy(), off[:total].copy()
+    return ShapePasses(rows, shape[:total].copy(), dist[:total].copy(), off[:total].copy())
 
 
 @numba.njit(cache=True)
@@ -196,61 +218,66 @@ def _near_lists(
 
 @numba.njit(cache=True, nogil=True)
 def _passes(  # pragma: no cover - compiled; tested through find_shape_passes
-    px,
-    py,
-    x0,
-    y0,
-    cell,
+    ping_x_m,
+    ping_y_m,
+    x0_m,
+    y0_m,
+    cell_m,
     n_rows,
-    keys,
-    slots,
-    starts,
-    points,
-    ptx,
-    pty,
-    ptd,
-    pts,
-    reach,
-    jump,
-    buffer,
-    counts,
+    cell_keys,
+    cell_slots,
+    cell_starts,
+    cell_points,
+    points_x,
+    points_y,
+    points_dist,
+    points_shape,
+    reach_m,
+    max_point_gap,
+    buffer_m,
+    n_passes,
     out_shape,
-    out_dist,
-    out_off,
+    out_dist_m,
+    out_offset_m,
 ):
-    """The passes of each ping (see `find_shape_passes`): their number into `counts`, and
-    their shape, position and offset, by ping, into the outputs as far as they have room (the
+    """The passes of each ping (see `find_shape_passes`; the grid's fields and the points'
+    columns as `PointGrid` and `Network` name them): their number into `n_passes`, and their
+    shape, position and offset, by ping, into the outputs as far as they have room (the
     outputs are never reallocated here: numba then keeps them in registers, 3x faster).
     Returns the number of passes. Sequential: batches of pings run in threads, and the kernel
     releases the GIL."""
-    last = ptx.shape[0] - 1
-    reach2 = reach * reach
+    last = points_x.shape[0] - 1
+    reach2 = reach_m * reach_m
     room = out_shape.shape[0]
     w = 0
-    for i in range(px.shape[0]):
-        x, y = px[i], py[i]
+    for i in range(ping_x_m.shape[0]):
+        x, y = ping_x_m[i], ping_y_m[i]
         c = _cell(
-            int(np.floor((x - x0) / cell)) * n_rows + int(np.floor((y - y0) / cell)),
-            keys,
-            slots,
+            int(np.floor((x - x0_m) / cell_m)) * n_rows + int(np.floor((y - y0_m) / cell_m)),
+            cell_keys,
+            cell_slots,
         )
         k = 0
         if c >= 0:
-            # the neighbourhood's points come sorted along the shapes: a pass is a run of
-            # one shape's points within reach, at most `jump` apart; keep its first nearest
+            # the neighbourhood's points come sorted along the shapes: a pass is a run of one
+            # shape's points within reach, at most `max_point_gap` apart; keep its first nearest
             best = -1
             best_cm = 0.0
             best_d2 = 0.0
             prev = -1
             d2 = 0.0
-            for s in range(starts[c], starts[c + 1] + 1):
-                p = points[s] if s < starts[c + 1] else -1
+            for s in range(cell_starts[c], cell_starts[c + 1] + 1):
+                p = cell_points[s] if s < cell_starts[c + 1] else -1
                 if p >= 0:
-                    dx, dy = ptx[p] - x, pty[p] - y
+                    dx, dy = points_x[p] - x, points_y[p] - y
                     d2 = dx * dx + dy * dy
                     if d2 > reach2:
                         continue
-                    if best >= 0 and pts[p] == pts[prev] and p - prev <= jump:
+                    if (
+                        best >= 0
+                        and points_shape[p] == points_shape[prev]
+                        and p - prev <= max_point_gap
+                    ):
                         # centimetres grow with the squared distance: only a nearer point
                         # can round to fewer (ties keep the first)
                         if d2 < best_d2:
@@ -260,18 +287,20 @@ def _passes(  # pragma: no cover - compiled; tested through find_shape_passes
                         prev = p
                         continue
                 if best >= 0:  # the pass of `best` ended: refine and write it
-                    d_pass, off_pass = _refine(x, y, best, ptx, pty, ptd, pts, last)
-                    if off_pass <= buffer:
+                    d_pass, off_pass = _refine(
+                        x, y, best, points_x, points_y, points_dist, points_shape, last
+                    )
+                    if off_pass <= buffer_m:
                         if w < room:
-                            out_shape[w] = pts[best]
-                            out_dist[w] = d_pass
-                            out_off[w] = off_pass
+                            out_shape[w] = points_shape[best]
+                            out_dist_m[w] = d_pass
+                            out_offset_m[w] = off_pass
                         w += 1
                         k += 1
                 best, best_d2, prev = p, d2, p
                 if p >= 0:
                     best_cm = _centimetres(d2)
-        counts[i] = k
+        n_passes[i] = k
     return w
 
 
@@ -282,24 +311,26 @@ def _centimetres(d2):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def _refine(x, y, p, ptx, pty, ptd, pts, last):  # pragma: no cover - compiled
-    """(dist_m, offset_m) of (x, y) projected on the densified segments before and after point
-    `p` of its shape."""
+def _refine(
+    x, y, point, points_x, points_y, points_dist, points_shape, last_point
+):  # pragma: no cover - compiled
+    """(dist_m, offset_m) of (x, y) projected on the densified segments before and after
+    `point` of its shape (`last_point`: the last index of the points)."""
     d_best = np.nan
     off_best = np.inf
     for side in range(2):
-        sa = max(p - 1, 0) if side == 0 else p
-        sb = p if side == 0 else min(p + 1, last)
-        if pts[sa] != pts[sb] or sa == sb:
-            sa = p
-            sb = p
-        ax, ay = ptx[sa], pty[sa]
-        vx, vy = ptx[sb] - ax, pty[sb] - ay
+        sa = max(point - 1, 0) if side == 0 else point
+        sb = point if side == 0 else min(point + 1, last_point)
+        if points_shape[sa] != points_shape[sb] or sa == sb:
+            sa = point
+            sb = point
+        ax, ay = points_x[sa], points_y[sa]
+        vx, vy = points_x[sb] - ax, points_y[sb] - ay
         seg2 = vx * vx + vy * vy
         t = ((x - ax) * vx + (y - ay) * vy) / seg2 if seg2 > 0 else 0.0
         t = min(max(t, 0.0), 1.0)
         off = np.hypot(x - (ax + t * vx), y - (ay + t * vy))
         if off < off_best:
             off_best = off
-            d_best = ptd[sa] + t * (ptd[sb] - ptd[sa])
+            d_best = points_dist[sa] + t * (points_dist[sb] - points_dist[sa])
     return d_best, off_best

@@ -22,6 +22,9 @@ from analytics.matching.options import MatchOptions
 
 TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
 CROSSING_COLUMNS = ("arrive_s", "leave_s", "nearest_ping_m")
+RUN_POSITION = "run_position"
+"""an integer key of the runs crossings are asked for, 0 .. n - 1 (the row of the run in the
+frame of runs given): searches, joins and sorts below use it, not the strings of `RUN_KEY`"""
 # stops per chunk of runs: bounds the working columns (a large day has millions of stops)
 CHUNK_STOPS = 500_000
 
@@ -30,7 +33,7 @@ CHUNK_STOPS = 500_000
 class TrackSlices:
     """A day's track laid out for searching (state; see `build_track_slices`).
 
-    Each run's pings are one slice, in progress order: run `r` (its `_run`) holds positions
+    Each run's pings are one slice, in progress order: run `r` (its `RUN_POSITION`) holds positions
     `lo[r]:hi[r]` (empty for a run without pings) of `prog_m`, and those positions are rows
     `rows[lo[r]:hi[r]]` of `frame` (the track's columns; `rows` None: the same positions).
     `key` lays the slices one after the other on one sorted axis: `prog_m - origin + place x
@@ -76,22 +79,24 @@ def compute_stop_visits(
     `stop_radius_m` of the stop along the shape. Stops the run never reached have null times.
     Planned times are the trip's planned start plus the template's offsets.
     """
-    # `_run`: an integer key in output order, so nothing below joins or sorts on strings
+    # `RUN_POSITION` in output order, so nothing below joins or sorts on strings
     matched = (
         runs.filter(pl.col("trip_id").is_not_null())
         .select(*RUN_KEY, "trip_id", "start_dist_m", "end_dist_m")
         .sort(RUN_KEY)
-        .with_row_index("_run")
+        .with_row_index(RUN_POSITION)
     )
-    slices = build_track_slices(track, matched.select(*RUN_KEY, "_run"))
+    slices = build_track_slices(track, matched.select(*RUN_KEY, RUN_POSITION))
     run_trips = (
         matched.join(trips.select("trip_id", "template_trip_id", "planned_start_at"), on="trip_id")
         .filter(pl.col("template_trip_id").is_not_null())
-        .sort("_run")
+        .sort(RUN_POSITION)
     )
     where = _template_rows(run_trips["template_trip_id"], trip_stops)
     if where is None or run_trips.height == 0:
-        stops = run_trips.join(trip_stops, on="template_trip_id").sort("_run", "stop_sequence")
+        stops = run_trips.join(trip_stops, on="template_trip_id").sort(
+            RUN_POSITION, "stop_sequence"
+        )
         return _visits(stops, slices, options)
     lo, count = where
     # whole runs per chunk, about CHUNK_STOPS stops each
@@ -128,8 +133,8 @@ def _template_rows(
     where = pl.DataFrame(
         {
             "template_trip_id": ids.gather(firsts),
-            "_lo": firsts.astype(np.int64),
-            "_hi": np.r_[firsts[1:], ids.len()][: firsts.size].astype(np.int64),
+            "first_stop_row": firsts.astype(np.int64),
+            "end_stop_row": np.r_[firsts[1:], ids.len()][: firsts.size].astype(np.int64),
         }
     )
     if where["template_trip_id"].n_unique() < where.height:
@@ -137,16 +142,16 @@ def _template_rows(
     at = templates.to_frame("template_trip_id").join(
         where, on="template_trip_id", how="left", maintain_order="left"
     )
-    lo = at["_lo"].fill_null(0).to_numpy()
-    return lo, at["_hi"].fill_null(0).to_numpy() - lo
+    lo = at["first_stop_row"].fill_null(0).to_numpy()
+    return lo, at["end_stop_row"].fill_null(0).to_numpy() - lo
 
 
 def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> pl.DataFrame:
     """The visits of `stops` (a matched run's row beside each of its template's stops, sorted
-    by `_run`, stop_sequence)."""
+    by `RUN_POSITION`, stop_sequence)."""
     stops = stops.rename({"stop_dist_m": "target_m"})
     cross = compute_run_crossings(
-        slices, stops["_run"].to_numpy(), stops["target_m"].to_numpy(), options.clearance_m
+        slices, stops[RUN_POSITION].to_numpy(), stops["target_m"].to_numpy(), options.clearance_m
     )
     # a stop beyond the run's end or before its start was not visited by this run
     reached = pl.col("target_m").is_between(
@@ -179,7 +184,7 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
     )
     return out.select(
         "vehicle_id",
-        pl.col("run_id").alias("run_index"),
+        "run_index",
         "trip_id",
         "stop_sequence",
         "stop_id",
@@ -201,13 +206,13 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
     )
 
 
-def build_track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> TrackSlices:
+def build_track_slices(track: pl.DataFrame, run_positions: pl.DataFrame) -> TrackSlices:
     """The track (key columns and `TRACK_COLUMNS`, each run's pings in time order, progress
-    monotone) laid out per run for searching; `run_index`: vehicle_id, run_id, `_run`
-    (0 .. n - 1). A track whose runs are contiguous and in progress order (as `build_runs`
-    writes it) is used in place; any other is sorted first, stably, so pings at equal progress
-    keep their track order."""
-    n_runs = run_index.height
+    monotone) laid out per run for searching; `run_positions`: vehicle_id, run_index,
+    `RUN_POSITION` (0 .. n - 1). A track whose runs are contiguous and in progress order (as
+    `build_runs` writes it) is used in place; any other is sorted first, stably, so pings at
+    equal progress keep their track order."""
+    n_runs = run_positions.height
     if track.height == 0:
         seg_start = np.zeros(0, np.int64)
         seg_run = np.zeros(0, np.int64)
@@ -215,7 +220,7 @@ def build_track_slices(track: pl.DataFrame, run_index: pl.DataFrame) -> TrackSli
         seg_start = np.flatnonzero(track.select(group_start(*RUN_KEY)).to_series().to_numpy())
         seg_run = (
             track.select(RUN_KEY)[seg_start]
-            .join(run_index, on=RUN_KEY, how="left", maintain_order="left")["_run"]
+            .join(run_positions, on=RUN_KEY, how="left", maintain_order="left")[RUN_POSITION]
             .fill_null(-1)
             .cast(pl.Int64)
             .to_numpy()
@@ -316,10 +321,10 @@ def compute_run_crossings(
 ) -> pl.DataFrame:
     """When each run arrived at and left each of its targets (`analytics.matching.crossings` rule).
 
-    `run`, `target_m`: per target, its `_run` and position along the shape (metres). Returns,
-    in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never got
-    there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape distance
-    to the run's nearest ping, metres).
+    `run`, `target_m`: per target, its `RUN_POSITION` and position along the shape (metres).
+    Returns, in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never
+    got there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape
+    distance to the run's nearest ping, metres).
     """
     prog = slices.prog_m
     if prog.size == 0:  # no pings at all: no run reached anything
@@ -372,12 +377,12 @@ def compute_run_crossings(
             "arrive_s": arrive[back],
             "leave_s": leave[back],
             "nearest_ping_m": nearest[back],
-            "_a": arrive_ok[back],
-            "_l": leave_ok[back],
-            "_n": (has_before | has_after)[back],
+            "is_arrival_found": arrive_ok[back],
+            "is_departure_found": leave_ok[back],
+            "has_ping": (has_before | has_after)[back],
         }
     ).select(
-        pl.when("_a").then("arrive_s").alias("arrive_s"),
-        pl.when("_l").then("leave_s").alias("leave_s"),
-        pl.when("_n").then("nearest_ping_m").alias("nearest_ping_m"),
+        pl.when("is_arrival_found").then("arrive_s").alias("arrive_s"),
+        pl.when("is_departure_found").then("leave_s").alias("leave_s"),
+        pl.when("has_ping").then("nearest_ping_m").alias("nearest_ping_m"),
     )

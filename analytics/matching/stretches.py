@@ -11,13 +11,35 @@ frame.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import polars as pl
 
+from analytics.matching.frames import STRETCH_POINTS, STRETCHES
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
+
+
+class StretchStats(NamedTuple):
+    """What `_stretch_stats` returns: one array per stretch column of `STRETCHES` it computes
+    (same names and meanings), indexed by stretch number."""
+
+    first_row: np.ndarray
+    shape_idx: np.ndarray
+    n_mid_pings: np.ndarray
+    first_dist_m: np.ndarray
+    max_dist_m: np.ndarray
+    first_s: np.ndarray
+    last_s: np.ndarray
+    n_off_route: np.ndarray
+    off_route_s: np.ndarray
+    is_departed: np.ndarray
+    is_arrived: np.ndarray
+    distance_run_m: np.ndarray
+    observed_progress_m: np.ndarray
 
 
 def cut_stretches(
@@ -25,98 +47,77 @@ def cut_stretches(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Stretches of forward progress along a shape between terminals, and their pings.
 
-    `cand`: row, shape_idx, dist_m (see `project_pings`). `pings`: by `row`, with `_v` (vehicle
-    rank), t_s, x_m, y_m, `_dt_in` / `_dt_out` (seconds to the vehicle's previous / next ping).
+    `cand`: `PING_CANDIDATES` (see `project_pings`). `pings`: by `row`, with `vehicle_rank`
+    (Int64), t_s, x_m, y_m, `dt_prev_s` / `dt_next_s` (seconds to the vehicle's previous /
+    next ping).
 
-    Returns (stats, points). `stats`, one row per stretch that made at least
-    `run_min_progress_m` of observed progress: `_seg` (stretch number, unique across the
-    frame), `_row0` (the row of its first ping), `shape_idx`, `n_mid` (its pings off the
-    terminals), `first_dist_m`, `max_dist_m` (metres along the shape), `first_s`, `last_s`
-    (epoch seconds of its first and last ping), `n_off_route` / `off_route_s` (off-shape
-    excursions inside it: count, seconds), the shape's `origin_dist_m`, `destination_dist_m`,
-    `length_m`, `is_departed` / `is_arrived` (a terminal ping just before / after it),
-    `start_dist_m` / `end_dist_m` (where it starts and ends along the shape),
-    `distance_run_m` (metres run on the itinerary) and `_observed_m` (metres of progress
-    between pings at most `gap_s` apart).
-    `points`: per stretch, its departure anchor, pings and arrival anchor (all stretches, also
-    those left out of `stats`): `_seg`, `_kind` (0 departure anchor, 1 ping, 2 arrival
-    anchor), `row`, `t_s`, `dist_m` (the ping's position; an anchor's is the shape's origin or
-    destination).
+    Returns (stretches, points): `STRETCHES`, one row per stretch that made at least
+    `run_min_progress_m` of observed progress, and `STRETCH_POINTS`, per stretch (all of them,
+    also those left out of `stretches`) its departure anchor, pings and arrival anchor.
     """
     shapes = network.shapes
-    c_row = to_kernel_array(cand["row"], pl.Int64)
-    c_shape = to_kernel_array(cand["shape_idx"], pl.Int64)
-    c_dist = to_kernel_array(cand["dist_m"], pl.Float64)
+    cand_row = to_kernel_array(cand["row"], pl.Int64)
+    cand_shape = to_kernel_array(cand["shape_idx"], pl.Int64)
+    cand_dist_m = to_kernel_array(cand["dist_m"], pl.Float64)
     # (shape, row) order: the candidates come by row, so a stable sort by shape (a radix sort
     # on 16-bit keys) does it
     narrow = np.int16 if len(network.shapes) < 2**15 else np.int32
-    order = np.argsort(c_shape.astype(narrow), kind="stable")
-    c_row, c_shape, c_dist = c_row[order], c_shape[order], c_dist[order]
+    order = np.argsort(cand_shape.astype(narrow), kind="stable")
+    cand_row, cand_shape, cand_dist_m = cand_row[order], cand_shape[order], cand_dist_m[order]
 
     def col(frame: pl.DataFrame, name: str) -> np.ndarray:
         return to_kernel_array(frame[name])
 
     t_s = col(pings, "t_s")
-    n = len(c_row)
-    seg = np.full(n, -1, np.int64)
-    dep = np.full(n, -1, np.int64)
-    arr = np.full(n, -1, np.int64)
-    noff = np.full(n, -1, np.int64)
-    n_segs = _cut(
-        c_row,
-        c_shape,
-        c_dist,
-        to_kernel_array(pings["_v"], pl.Int64),
-        t_s,
-        col(pings, "x_m"),
-        col(pings, "y_m"),
-        col(shapes, "start_x_m"),
-        col(shapes, "start_y_m"),
-        col(shapes, "end_x_m"),
-        col(shapes, "end_y_m"),
-        options.gap_s,
-        options.run_min_progress_m,
-        options.terminal_radius_m,
-        options.detour_max_s,
-        options.backward_break_m,
-        seg,
-        dep,
-        arr,
-        noff,
+    n = len(cand_row)
+    row_stretch = np.full(n, -1, np.int64)
+    row_departs = np.full(n, -1, np.int64)
+    row_arrives = np.full(n, -1, np.int64)
+    row_n_off_before = np.full(n, -1, np.int64)
+    n_stretches = _cut(
+        cand_row=cand_row,
+        cand_shape=cand_shape,
+        cand_dist_m=cand_dist_m,
+        ping_vehicle=to_kernel_array(pings["vehicle_rank"], pl.Int64),
+        ping_t_s=t_s,
+        ping_x_m=col(pings, "x_m"),
+        ping_y_m=col(pings, "y_m"),
+        start_x_m=col(shapes, "start_x_m"),
+        start_y_m=col(shapes, "start_y_m"),
+        end_x_m=col(shapes, "end_x_m"),
+        end_y_m=col(shapes, "end_y_m"),
+        gap_s=options.gap_s,
+        min_progress_m=options.run_min_progress_m,
+        terminal_radius_m=options.terminal_radius_m,
+        detour_max_s=options.detour_max_s,
+        backward_break_m=options.backward_break_m,
+        row_stretch=row_stretch,
+        row_departs=row_departs,
+        row_arrives=row_arrives,
+        row_n_off_before=row_n_off_before,
     )
     st = _stretch_stats(
-        n_segs,
-        c_row,
-        c_shape,
-        c_dist,
-        seg,
-        dep,
-        arr,
-        noff,
-        t_s,
-        col(pings, "_dt_in"),
-        col(pings, "_dt_out"),
-        col(shapes, "origin_dist_m"),
-        col(shapes, "destination_dist_m"),
-        options.gap_s,
-        options.run_min_progress_m,
+        n_stretches=n_stretches,
+        cand_row=cand_row,
+        cand_shape=cand_shape,
+        cand_dist_m=cand_dist_m,
+        row_stretch=row_stretch,
+        row_departs=row_departs,
+        row_arrives=row_arrives,
+        row_n_off_before=row_n_off_before,
+        ping_t_s=t_s,
+        ping_dt_prev_s=col(pings, "dt_prev_s"),
+        ping_dt_next_s=col(pings, "dt_next_s"),
+        origin_dist_m=col(shapes, "origin_dist_m"),
+        destination_dist_m=col(shapes, "destination_dist_m"),
+        gap_s=options.gap_s,
+        min_progress_m=options.run_min_progress_m,
     )
     stats = pl.DataFrame(
         {
-            "_seg": np.arange(n_segs, dtype=np.int64),
-            "_row0": st[0],
-            "shape_idx": st[1].astype(np.int32),
-            "n_mid": st[2],
-            "first_dist_m": st[3],
-            "max_dist_m": st[4],
-            "first_s": st[5],
-            "last_s": st[6],
-            "n_off_route": st[7],
-            "off_route_s": st[8],
-            "is_departed": st[9],
-            "is_arrived": st[10],
-            "distance_run_m": st[11],
-            "_observed_m": st[12],
+            "stretch_index": np.arange(n_stretches, dtype=np.int64),
+            **st._asdict(),
+            "shape_idx": st.shape_idx.astype(np.int32),
         }
     )
     ends = shapes.select("origin_dist_m", "destination_dist_m", "length_m")[stats["shape_idx"]]
@@ -133,48 +134,49 @@ def cut_stretches(
     # each row in its roles, in (stretch, kind, time) order: a terminal row closes the stretch
     # before it (arrival anchor) and opens the next (departure anchor); stretches are numbered
     # in frame order and their rows are consecutive
-    roles = np.stack([arr, dep, seg], axis=1).ravel()
+    roles = np.stack([row_arrives, row_departs, row_stretch], axis=1).ravel()
     at = np.flatnonzero(roles >= 0)
     j, role = at // 3, at % 3
-    row = c_row[j]
-    dist = c_dist[j]
+    row = cand_row[j]
+    dist = cand_dist_m[j]
     for r, ends_m in ((0, shapes["destination_dist_m"]), (1, shapes["origin_dist_m"])):
         anchor = role == r
-        dist[anchor] = ends_m.to_numpy()[c_shape[j[anchor]]]
+        dist[anchor] = ends_m.to_numpy()[cand_shape[j[anchor]]]
     points = pl.DataFrame(
         {
-            "_seg": roles[at],
-            "_kind": np.array([2, 0, 1], np.int8)[role],
+            "stretch_index": roles[at],
+            "point_kind": np.array([2, 0, 1], np.int8)[role],
             "row": row,
             "t_s": t_s[row],
             "dist_m": dist,
         }
     )
-    return stats.filter(pl.col("_observed_m") >= options.run_min_progress_m), points
+    kept = stats.filter(pl.col("observed_progress_m") >= options.run_min_progress_m)
+    return STRETCHES.conform(kept), STRETCH_POINTS.conform(points)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _cut(  # pragma: no cover - compiled; tested through build_runs
-    c_row,
-    c_shape,
-    c_dist,
-    p_v,
-    p_t,
-    p_x,
-    p_y,
-    sx,
-    sy,
-    ex,
-    ey,
+    cand_row,
+    cand_shape,
+    cand_dist_m,
+    ping_vehicle,
+    ping_t_s,
+    ping_x_m,
+    ping_y_m,
+    start_x_m,
+    start_y_m,
+    end_x_m,
+    end_y_m,
     gap_s,
     min_progress_m,
-    radius_m,
+    terminal_radius_m,
     detour_max_s,
-    backward_m,
-    seg,
-    dep,
-    arr,
-    noff,
+    backward_break_m,
+    row_stretch,
+    row_departs,
+    row_arrives,
+    row_n_off_before,
 ):
     """Cut each (shape, vehicle) group into stretches; returns their number.
 
@@ -183,93 +185,106 @@ def _cut(  # pragma: no cover - compiled; tested through build_runs
     least any of its runs must show. In a grid city a vehicle crosses dozens of shapes; those
     crossings never chain two on-shape pings moving along them, so they drop out first.
 
-    Fills, per row: `seg`, its stretch number (-1 at a terminal, within `radius_m` of the
-    shape's first or last point); `dep` / `arr`, the stretch a terminal row departs / arrives
-    as its anchor (the row just before / after it, within `detour_max_s`); `noff`, the pings
-    skipped since the group's previous row (off this shape; -1 at the group's first row).
-    A stretch breaks after a terminal row, across a silence or excursion longer than
-    `detour_max_s`, and at a step backwards longer than `backward_m`.
+    The candidates (`cand_row`: the ping's row, `cand_shape`, `cand_dist_m`) come in (shape,
+    row) order; the pings' columns (`ping_*`) are by row, the shapes' (`start_*`, `end_*`) by
+    shape. Fills, per candidate: `row_stretch`, its stretch number (-1 at a terminal, within
+    `terminal_radius_m` of the shape's first or last point); `row_departs` / `row_arrives`, the
+    stretch a terminal candidate departs / arrives as its anchor (the one just before / after
+    it, within `detour_max_s`); `row_n_off_before`, the pings skipped since the group's
+    previous candidate (off this shape; -1 at the group's first one).
+    A stretch breaks after a terminal candidate, across a silence or excursion longer than
+    `detour_max_s`, and at a step backwards longer than `backward_break_m`.
     """
-    n = c_row.shape[0]
-    r2 = radius_m * radius_m
-    n_segs = 0
+    n = cand_row.shape[0]
+    r2 = terminal_radius_m * terminal_radius_m
+    n_stretches = 0
     a = 0
     while a < n:
         b = a + 1
-        while b < n and c_shape[b] == c_shape[a] and p_v[c_row[b]] == p_v[c_row[a]]:
+        while (
+            b < n
+            and cand_shape[b] == cand_shape[a]
+            and ping_vehicle[cand_row[b]] == ping_vehicle[cand_row[a]]
+        ):
             b += 1
         # a crossing of another line never chains two on-shape pings moving along it
         fwd = 0.0
         for j in range(a + 1, b):
-            step = c_dist[j] - c_dist[j - 1]
+            step = cand_dist_m[j] - cand_dist_m[j - 1]
             if (
-                c_row[j] - c_row[j - 1] == 1
-                and p_t[c_row[j]] - p_t[c_row[j - 1]] <= gap_s
+                cand_row[j] - cand_row[j - 1] == 1
+                and ping_t_s[cand_row[j]] - ping_t_s[cand_row[j - 1]] <= gap_s
                 and step > 0
             ):
                 fwd += step
         if fwd >= min_progress_m:
-            s = c_shape[a]
+            s = cand_shape[a]
             prev_term = False
             for j in range(a, b):
-                p = c_row[j]
-                dxs, dys = p_x[p] - sx[s], p_y[p] - sy[s]
-                dxe, dye = p_x[p] - ex[s], p_y[p] - ey[s]
+                p = cand_row[j]
+                dxs, dys = ping_x_m[p] - start_x_m[s], ping_y_m[p] - start_y_m[s]
+                dxe, dye = ping_x_m[p] - end_x_m[s], ping_y_m[p] - end_y_m[s]
                 at_start = dxs * dxs + dys * dys <= r2
                 at_end = dxe * dxe + dye * dye <= r2
                 term = at_start or at_end
                 if j == a:
                     brk = True
                 else:
-                    noff[j] = p - c_row[j - 1] - 1
+                    row_n_off_before[j] = p - cand_row[j - 1] - 1
                     brk = (
                         prev_term
-                        or p_t[p] - p_t[c_row[j - 1]] > detour_max_s
-                        or c_dist[j] - c_dist[j - 1] < -backward_m
+                        or ping_t_s[p] - ping_t_s[cand_row[j - 1]] > detour_max_s
+                        or cand_dist_m[j] - cand_dist_m[j - 1] < -backward_break_m
                     )
                 if not term:
                     if brk:
-                        n_segs += 1
-                    seg[j] = n_segs - 1
+                        n_stretches += 1
+                    row_stretch[j] = n_stretches - 1
                 else:
                     # anchors: a terminal ping right before or after a stretch, in time
-                    if at_start and j + 1 < b and p_t[c_row[j + 1]] - p_t[p] <= detour_max_s:
-                        dep[j] = -2  # resolved below, once the next row has its stretch
+                    if (
+                        at_start
+                        and j + 1 < b
+                        and ping_t_s[cand_row[j + 1]] - ping_t_s[p] <= detour_max_s
+                    ):
+                        row_departs[j] = -2  # resolved below, once the next row has its stretch
                     if (
                         at_end
                         and j > a
-                        and seg[j - 1] >= 0
-                        and p_t[p] - p_t[c_row[j - 1]] <= detour_max_s
+                        and row_stretch[j - 1] >= 0
+                        and ping_t_s[p] - ping_t_s[cand_row[j - 1]] <= detour_max_s
                     ):
-                        arr[j] = seg[j - 1]
+                        row_arrives[j] = row_stretch[j - 1]
                 prev_term = term
             for j in range(a, b - 1):
-                if dep[j] == -2:
-                    dep[j] = seg[j + 1]
+                if row_departs[j] == -2:
+                    row_departs[j] = row_stretch[j + 1]
         a = b
-    return n_segs
+    return n_stretches
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
-    n_segs,
-    c_row,
-    c_shape,
-    c_dist,
-    seg,
-    dep,
-    arr,
-    noff,
-    p_t,
-    p_dt_in,
-    p_dt_out,
-    origin,
-    destination,
+    n_stretches,
+    cand_row,
+    cand_shape,
+    cand_dist_m,
+    row_stretch,
+    row_departs,
+    row_arrives,
+    row_n_off_before,
+    ping_t_s,
+    ping_dt_prev_s,
+    ping_dt_next_s,
+    origin_dist_m,
+    destination_dist_m,
     gap_s,
     min_progress_m,
 ):
-    """Per stretch: first row, shape, pings, first/max position, first/last time, off-route
-    excursions, anchors, distance run on the itinerary and observed progress.
+    """Per stretch (`StretchStats`): first row, shape, pings, first/max position, first/last
+    time, off-route excursions, anchors, distance run on the itinerary and observed progress.
+    The arguments are `_cut`'s and what it filled, the pings' seconds to their previous / next
+    ping, and the shapes' origin and destination (metres along them).
 
     The distance runs over the departure anchor, the stretch's pings and the arrival anchor,
     on the running maximum of the position clipped to the itinerary (compared in whole
@@ -288,68 +303,80 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     observed progress counts only steps between pings at most `gap_s` apart, with no silence
     credit: a run must show that much real progress to exist at all.
     """
-    row0 = np.zeros(n_segs, np.int64)
-    shape = np.zeros(n_segs, np.int64)
-    n_mid = np.zeros(n_segs, np.int64)
-    first_d = np.zeros(n_segs)
-    max_d = np.zeros(n_segs)
-    first_s = np.zeros(n_segs)
-    last_s = np.zeros(n_segs)
-    n_off = np.zeros(n_segs, np.int64)
-    off_s = np.zeros(n_segs)
-    departed = np.zeros(n_segs, np.bool_)
-    arrived = np.zeros(n_segs, np.bool_)
-    distance = np.zeros(n_segs)
-    observed = np.zeros(n_segs)
-    first_j = np.full(n_segs, -1, np.int64)
-    last_j = np.full(n_segs, -1, np.int64)
-    dep_j = np.full(n_segs, -1, np.int64)
-    arr_j = np.full(n_segs, -1, np.int64)
-    n = c_row.shape[0]
+    first_row = np.zeros(n_stretches, np.int64)
+    shape = np.zeros(n_stretches, np.int64)
+    n_mid_pings = np.zeros(n_stretches, np.int64)
+    first_dist_m = np.zeros(n_stretches)
+    max_dist_m = np.zeros(n_stretches)
+    first_s = np.zeros(n_stretches)
+    last_s = np.zeros(n_stretches)
+    n_off_route = np.zeros(n_stretches, np.int64)
+    off_route_s = np.zeros(n_stretches)
+    is_departed = np.zeros(n_stretches, np.bool_)
+    is_arrived = np.zeros(n_stretches, np.bool_)
+    distance_run_m = np.zeros(n_stretches)
+    observed_progress_m = np.zeros(n_stretches)
+    first_cand = np.full(n_stretches, -1, np.int64)
+    last_cand = np.full(n_stretches, -1, np.int64)
+    departure_cand = np.full(n_stretches, -1, np.int64)
+    arrival_cand = np.full(n_stretches, -1, np.int64)
+    n = cand_row.shape[0]
     # a stretch's steps (m), their times (s) and whether each is on the shape (1/0): one
     # scratch for all stretches
     steps = np.empty((3, n + 1))
     for j in range(n):
-        k = seg[j]
+        k = row_stretch[j]
         if k >= 0:
-            if first_j[k] < 0:
-                first_j[k] = j
-                row0[k] = c_row[j]
-                shape[k] = c_shape[j]
-                first_d[k] = c_dist[j]
-                max_d[k] = c_dist[j]
-                first_s[k] = p_t[c_row[j]]
+            if first_cand[k] < 0:
+                first_cand[k] = j
+                first_row[k] = cand_row[j]
+                shape[k] = cand_shape[j]
+                first_dist_m[k] = cand_dist_m[j]
+                max_dist_m[k] = cand_dist_m[j]
+                first_s[k] = ping_t_s[cand_row[j]]
             else:
-                max_d[k] = max(max_d[k], c_dist[j])
-                if noff[j] > 0:
-                    n_off[k] += 1
-                    off_s[k] += p_t[c_row[j]] - p_t[c_row[j - 1]]
-            n_mid[k] += 1
-            last_s[k] = p_t[c_row[j]]
-            last_j[k] = j
-        if dep[j] >= 0:
-            departed[dep[j]] = True
-            dep_j[dep[j]] = j
-        if arr[j] >= 0:
-            arrived[arr[j]] = True
-            arr_j[arr[j]] = j
-    for k in range(n_segs):
+                max_dist_m[k] = max(max_dist_m[k], cand_dist_m[j])
+                if row_n_off_before[j] > 0:
+                    n_off_route[k] += 1
+                    off_route_s[k] += ping_t_s[cand_row[j]] - ping_t_s[cand_row[j - 1]]
+            n_mid_pings[k] += 1
+            last_s[k] = ping_t_s[cand_row[j]]
+            last_cand[k] = j
+        if row_departs[j] >= 0:
+            is_departed[row_departs[j]] = True
+            departure_cand[row_departs[j]] = j
+        if row_arrives[j] >= 0:
+            is_arrived[row_arrives[j]] = True
+            arrival_cand[row_arrives[j]] = j
+    for k in range(n_stretches):
         s = shape[k]
-        o, e = origin[s], destination[s]
-        start = o if departed[k] else max(first_d[k], o)
-        end = e if arrived[k] else min(max_d[k], e)
+        origin_m, destination_m = origin_dist_m[s], destination_dist_m[s]
+        start = origin_m if is_departed[k] else max(first_dist_m[k], origin_m)
+        end = destination_m if is_arrived[k] else min(max_dist_m[k], destination_m)
         # progress never exceeds end less start: stretches that cannot reach the minimum
         # (touches of other lines' shapes) skip the distance (1 m spares rounding)
         if end - start < min_progress_m - 1.0:
             continue
         # the points: departure anchor, the stretch's rows (consecutive in the group, the
         # terminal rows between them excluded), arrival anchor
-        lo = dep_j[k] if dep_j[k] >= 0 else first_j[k]
-        hi = arr_j[k] if arr_j[k] >= 0 else last_j[k]
+        lo = departure_cand[k] if departure_cand[k] >= 0 else first_cand[k]
+        hi = arrival_cand[k] if arrival_cand[k] >= 0 else last_cand[k]
         # its steps along the running maximum, then its mean speed over the steps with no
         # off-shape ping between
         m = hi - lo + 1
-        held = _steps(lo, hi, dep_j[k], arr_j[k], noff, c_row, c_dist, p_t, o, e, steps)
+        held = _steps(
+            lo,
+            hi,
+            departure_cand[k],
+            arrival_cand[k],
+            row_n_off_before,
+            cand_row,
+            cand_dist_m,
+            ping_t_s,
+            origin_m,
+            destination_m,
+            steps,
+        )
         sum_step = 0.0
         sum_dt = 0.0
         for i in range(m):
@@ -367,63 +394,89 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
                 if dt <= gap_s:
                     seen += step
             else:
-                leave = 0.0 if i == 0 else p_dt_out[c_row[lo + i - 1]]
+                leave = 0.0 if i == 0 else ping_dt_next_s[cand_row[lo + i - 1]]
                 leave = 0.0 if leave != leave else leave
-                into = p_dt_in[c_row[lo + i]]
+                into = ping_dt_prev_s[cand_row[lo + i]]
                 into = 0.0 if into != into else into
                 total += min(speed * (leave + into) / 2, step)
         # silence is not evidence of a partial trip: credit it towards the terminal
-        dt_in0 = p_dt_in[c_row[lo]]
-        if lo != dep_j[k] and dt_in0 > gap_s:
-            total += min(_clipped(lo, dep_j[k], arr_j[k], c_dist, o, e) - o, dt_in0 * speed)
-        dt_out1 = p_dt_out[c_row[hi]]
-        if hi != arr_j[k] and dt_out1 > gap_s:
-            total += min(e - held, dt_out1 * speed)
-        distance[k] = total
-        observed[k] = seen
-    return (
-        row0,
+        dt_in0 = ping_dt_prev_s[cand_row[lo]]
+        if lo != departure_cand[k] and dt_in0 > gap_s:
+            total += min(
+                _clipped(
+                    lo, departure_cand[k], arrival_cand[k], cand_dist_m, origin_m, destination_m
+                )
+                - origin_m,
+                dt_in0 * speed,
+            )
+        dt_out1 = ping_dt_next_s[cand_row[hi]]
+        if hi != arrival_cand[k] and dt_out1 > gap_s:
+            total += min(destination_m - held, dt_out1 * speed)
+        distance_run_m[k] = total
+        observed_progress_m[k] = seen
+    return StretchStats(
+        first_row,
         shape,
-        n_mid,
-        first_d,
-        max_d,
+        n_mid_pings,
+        first_dist_m,
+        max_dist_m,
         first_s,
         last_s,
-        n_off,
-        off_s,
-        departed,
-        arrived,
-        distance,
-        observed,
+        n_off_route,
+        off_route_s,
+        is_departed,
+        is_arrived,
+        distance_run_m,
+        observed_progress_m,
     )
 
 
 @numba.njit(cache=True, nogil=True)
-def _steps(lo, hi, dj, aj, noff, c_row, c_dist, p_t, o, e, out):  # pragma: no cover
-    """The points of a stretch (rows lo .. hi of its group: departure anchor `dj` if any, its
-    pings, arrival anchor `aj` if any) as steps along the running maximum of their position
-    clipped to the itinerary, compared in whole millimetres (GPS noise at a standstill never
-    moves it back): into `out` (see `_stretch_stats`). Returns the final running maximum."""
+def _steps(
+    first_cand,
+    last_cand,
+    departure_cand,
+    arrival_cand,
+    row_n_off_before,
+    cand_row,
+    cand_dist_m,
+    ping_t_s,
+    origin_m,
+    destination_m,
+    out,
+):  # pragma: no cover
+    """The points of a stretch (candidates `first_cand` .. `last_cand` of its group: departure
+    anchor `departure_cand` if any, its pings, arrival anchor `arrival_cand` if any) as steps
+    along the running maximum of their position clipped to the itinerary, compared in whole
+    millimetres (GPS noise at a standstill never moves it back): into `out` (see
+    `_stretch_stats`). Returns the final running maximum."""
     held = 0.0
     held_mm = 0.0
-    for i in range(hi - lo + 1):
-        j = lo + i
-        prog = _clipped(j, dj, aj, c_dist, o, e)
+    for i in range(last_cand - first_cand + 1):
+        j = first_cand + i
+        prog = _clipped(j, departure_cand, arrival_cand, cand_dist_m, origin_m, destination_m)
         mm = np.rint(prog * 1000.0)
         step = 0.0
         if i == 0 or mm >= held_mm:
             step = 0.0 if i == 0 else prog - held
             held, held_mm = prog, mm
         out[0, i] = step
-        out[1, i] = 0.0 if i == 0 else p_t[c_row[j]] - p_t[c_row[j - 1]]
+        out[1, i] = 0.0 if i == 0 else ping_t_s[cand_row[j]] - ping_t_s[cand_row[j - 1]]
         # no off-shape ping before it (an anchor departs at once)
-        out[2, i] = 1.0 if j == dj or noff[j] == 0 else 0.0
+        out[2, i] = 1.0 if j == departure_cand or row_n_off_before[j] == 0 else 0.0
     return held
 
 
 @numba.njit(cache=True, inline="always")
-def _clipped(j, dj, aj, c_dist, o, e):  # pragma: no cover - compiled
-    """Position of row `j` of a stretch clipped to its itinerary [o, e]: the origin for its
-    departure anchor `dj`, the destination for its arrival anchor `aj`."""
-    prog = o if j == dj else (e if j == aj else c_dist[j])
-    return max(min(prog, e), o)
+def _clipped(
+    j, departure_cand, arrival_cand, cand_dist_m, origin_m, destination_m
+):  # pragma: no cover - compiled
+    """Position of candidate `j` of a stretch clipped to its itinerary [`origin_m`,
+    `destination_m`]: the origin for its departure anchor `departure_cand`, the destination for
+    its arrival anchor `arrival_cand`."""
+    prog = (
+        origin_m
+        if j == departure_cand
+        else (destination_m if j == arrival_cand else cand_dist_m[j])
+    )
+    return max(min(prog, destination_m), origin_m)

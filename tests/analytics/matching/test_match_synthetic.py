@@ -11,7 +11,6 @@ import pytest
 from analytics.matching.assign import match_runs_to_trips
 from analytics.matching.day import DayResult, Schedule, match_day
 from analytics.matching.options import MatchOptions
-from analytics.matching.runs import _drop_dominated
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from tests.analytics import synthetic as sy
@@ -190,7 +189,7 @@ def test_other_direction_of_the_line_is_not_an_alternative_itinerary() -> None:
     runs = pl.DataFrame(
         {
             "vehicle_id": ["V1", "V9"],
-            "run_id": [0, 0],
+            "run_index": [0, 0],
             "shape_idx": [0, 1],
             "shape_id": ["S1", "S2"],
             "route_id": ["L1", "L1"],
@@ -250,43 +249,3 @@ def test_turnaround_outside_the_geofence_keeps_both_directions() -> None:
     assert (a1["outcome"], b1["outcome"]) == ("late", "on_time")
     assert a1["departure_delay_s"] == pytest.approx(900, abs=5)
     assert b1["departure_delay_s"] == pytest.approx(120, abs=15)
-
-
-def test_turnaround_needs_the_runs_to_meet_at_that_terminal() -> None:
-    # L1's two directions as stretches of one vehicle, pings as (s, m along the shape): S1 out
-    # stops 150 m short of its end, S2 back starts there; they share the 200 s of layover
-    # fixes, neither progressing meanwhile: consecutive, both kept
-    shapes = pl.DataFrame(
-        {"start_x_m": [0.0, 5000.0], "start_y_m": 0.0, "end_x_m": [5000.0, 0.0], "end_y_m": 0.0}
-    )
-
-    def stretches(*runs: tuple[int, list[tuple[int, int]]]) -> tuple[pl.DataFrame, pl.DataFrame]:
-        mid = pl.DataFrame(
-            [(k, shape, t, float(d)) for k, (shape, pings) in enumerate(runs) for t, d in pings],
-            schema=["_seg", "shape_idx", "t_s", "dist_m"],
-            orient="row",
-        ).with_columns(pl.col("_seg", "shape_idx").cast(pl.Int32), pl.col("t_s").cast(pl.Float64))
-        stats = mid.group_by("_seg", "shape_idx", maintain_order=True).agg(
-            pl.lit("V").alias("vehicle_id"),
-            pl.lit(0, pl.Int64).alias("_v"),
-            pl.col("t_s").first().alias("first_s"),
-            pl.col("t_s").last().alias("last_s"),
-            pl.col("dist_m").first().alias("first_dist_m"),
-            pl.col("dist_m").max().alias("max_dist_m"),
-            (pl.col("dist_m").max() - pl.col("dist_m").first()).alias("distance_run_m"),
-            pl.lit(0.0).alias("origin_dist_m"),
-            pl.lit(5000.0).alias("destination_dist_m"),
-        )
-        return stats, mid
-
-    out = [(0, 200), (200, 1800), (400, 3400), (600, 4790), (700, 4850), (800, 4845), (900, 4850)]
-    back = [(700, 150), (800, 155), (900, 150), (1000, 600), (1200, 2200), (1400, 3800)]
-    kept = _drop_dominated(*stretches((0, out), (1, back)), shapes, MatchOptions())
-    assert kept["shape_idx"].to_list() == [0, 1]
-    # the same geometry met at the other terminal: a fragment of S2 near its start (x = 4 800
-    # to 4 300) then one of S1 near its end, sharing 200 s of fixes. S2 ends where S1 starts,
-    # but the runs do not meet there: concurrent, the one that went further wins
-    s2 = [(0, 200), (300, 400), (600, 650), (700, 700), (800, 690), (900, 700)]
-    s1 = [(700, 4200), (800, 4210), (900, 4200), (1000, 4500), (1200, 4800)]
-    kept = _drop_dominated(*stretches((1, s2), (0, s1)), shapes, MatchOptions())
-    assert kept["shape_idx"].to_list() == [0]

@@ -52,11 +52,9 @@ def wmata() -> tuple[DayResult, pl.DataFrame]:
 
 def test_inferred_trip_equals_reported(wmata: tuple[DayResult, pl.DataFrame]) -> None:
     result, pings = wmata
-    runs = result.trips_performed.select(
-        "vehicle_id", pl.col("run_index").alias("run_id"), "trip_id"
-    )
+    runs = result.trips_performed.select("vehicle_id", "run_index", "trip_id")
     on_trips = (
-        result.track.join(runs, on=["vehicle_id", "run_id"])
+        result.track.join(runs, on=["vehicle_id", "run_index"])
         .filter(pl.col("trip_id").is_not_null())
         .unique("ping_id")
         .join(pings.select("ping_id", "true_trip"), on="ping_id")

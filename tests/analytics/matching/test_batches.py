@@ -1,14 +1,16 @@
-"""Partitions matched in a process pool, or in a process's batch threads, give the same day as
-one batch in one process (issue 5: partitions run in parallel; the pool only changes where the
-work runs, never the result)."""
+"""The batch pool: a day's pings cut into batches by vehicle; partitions matched in a process
+pool, or in a process's batch threads, give the same day as one batch in one process (issue 5:
+partitions run in parallel; the pool only changes where the work runs, never the result)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 from polars.testing import assert_frame_equal
 
+from analytics.matching.batches import batch_codes, cut_batches
 from analytics.matching.day import match_day
 from analytics.matching.options import MatchOptions
 from core.profile import load_profile
@@ -40,3 +42,25 @@ def test_two_workers_and_batch_threads_match_the_day_as_one_batch(tmp_path: Path
                 getattr(whole, name).sort(key, nulls_last=True),
                 getattr(other, name).sort(key, nulls_last=True),
             )
+
+
+def test_batches_never_split_a_vehicle_and_keep_the_input_order() -> None:
+    pings = pl.DataFrame(
+        {
+            "ping_id": list(range(12)),
+            "vehicle_id": ["A", "B", "C", "D"] * 3,
+            "event_at": [datetime(2026, 3, 2, 11, 0, s, tzinfo=UTC) for s in range(12)],
+            "x_m": 0.0,
+            "y_m": 0.0,
+            "other": 1,  # a column the partition steps do not read
+        }
+    )
+    batches = list(cut_batches(pings, 3))
+    assert len(batches) == 3
+    codes = batch_codes(pings, 3).to_list()
+    for b, batch in enumerate(batches):
+        assert batch.columns == ["ping_id", "vehicle_id", "event_at", "x_m", "y_m"]
+        want = [i for i in range(12) if codes[i] == b]
+        assert batch["ping_id"].to_list() == want
+    seen = [set(batch["vehicle_id"]) for batch in batches]
+    assert sum(len(s) for s in seen) == 4  # each vehicle in one batch only
