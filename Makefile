@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-PACKAGES := core gtfs ingest analytics dashboard pontual sample_data
+PACKAGES := core gtfs ingest analytics exports dashboard pontual sample_data
 # System packages the tests need (a real broker, a real browser, PDF text extraction).
 SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils
 

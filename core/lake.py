@@ -1,0 +1,232 @@
+"""The lake: the store's tables as Hive-partitioned Parquet, and a read-only store over it.
+
+Layout (one folder per table, `zstd` Parquet, the table's declaration written beside it):
+
+    LAKE/vehicle_locations/service_date=2026-03-02/operator_id=O1/part-0.parquet
+    LAKE/vehicle_locations/_schema.json
+    LAKE/trip_outcomes/service_date=2026-03-02/part-0.parquet
+    LAKE/gtfs_stops/part-0.parquet
+
+- Tables with a service day are partitioned by it (`service_date`; the raw pings and taps, which
+  have none, by the local date of `event_at` in the profile's time zone) and, when they carry one,
+  by `operator_id`; the others are one file.
+- Export is idempotent and atomic per partition: each partition is written under a temporary
+  name and renamed into place, replacing the previous one whole; a re-run writes the same files.
+- `open_lake` gives a read-only `Store` whose tables are DuckDB views over the partitions, cast
+  to the declared schema (`core.tables`: one declaration rules the file and the lake), so the
+  indices, the dashboard and the reports read a lake exactly as they read the file.
+
+Only local paths are exercised by the tests; DuckDB reads s3:// paths through its own
+filesystem layer when the deployment provides it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from core.errors import StoreError
+from core.schema import TABLES, Table, duckdb_type, table
+from core.store import Store
+
+RAW_BY_EVENT_DAY = ("vehicle_locations", "fare_transactions", "passenger_counts")
+"""raw tables without a service day: partitioned by the local date of `event_at`"""
+SCHEMA_FILE = "_schema.json"
+PART_FILE = "part-0.parquet"
+NULL_PARTITION = "__null__"
+"""the folder name of a partition whose value is null (e.g. pings without an operator)"""
+
+
+def lake_tables() -> list[Table]:
+    """Every declared table of the store, in a stable order."""
+    table("vehicle_locations")  # registers the declarations
+    return [TABLES[name] for name in sorted(TABLES)]
+
+
+def partition_columns(decl: Table) -> list[str]:
+    """The Hive partition keys of a table: service_date (or the event day), then operator_id."""
+    names = decl.column_names
+    keys: list[str] = []
+    if "service_date" in names or decl.name in RAW_BY_EVENT_DAY:
+        keys.append("service_date")
+    if "operator_id" in names:
+        keys.append("operator_id")
+    return keys
+
+
+def _day_expression(decl: Table, timezone: str) -> str:
+    if "service_date" in decl.column_names:
+        return '"service_date"'
+    # the local calendar day of the event (a ping of a trip past midnight lands on the next day's
+    # folder: the partition is a storage unit, the service day is decided by matching)
+    return f"CAST(timezone('{timezone}', \"event_at\") AS DATE)"
+
+
+def _schema_document(decl: Table) -> dict[str, object]:
+    return {
+        "name": decl.name,
+        "description": decl.doc,
+        "primary_key": list(decl.primary_key),
+        "partition_by": partition_columns(decl),
+        "columns": [
+            {
+                "name": c.name,
+                "type": duckdb_type(c.dtype),
+                "nullable": c.nullable,
+                "description": c.doc,
+            }
+            for c in decl.columns
+        ],
+    }
+
+
+def _replace_dir(tmp: Path, final: Path) -> None:
+    """Move `tmp` to `final`, replacing what is there whole (rename, then drop the old copy)."""
+    old = None
+    if final.exists():
+        old = final.with_name(f".old-{uuid.uuid4().hex}-{final.name}")
+        os.replace(final, old)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, final)
+    if old is not None:
+        shutil.rmtree(old)
+
+
+def export_table(
+    store: Store,
+    lake: Path,
+    decl: Table,
+    timezone: str,
+    days: tuple[date, date] | None = None,
+) -> int:
+    """Write one table of `store` to `lake`; returns the number of partitions written.
+
+    With `days`, only the partitions of those service days are (re)written; a table without a
+    day partition is then left alone unless it has never been exported.
+    """
+    keys = partition_columns(decl)
+    folder = lake / decl.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SCHEMA_FILE).write_text(
+        json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    cols = ", ".join(f'"{c}"' for c in decl.column_names)
+    if "service_date" not in keys:
+        if days is not None and (folder / PART_FILE).exists():
+            return 0
+        tmp = folder / f".tmp-{uuid.uuid4().hex}.parquet"
+        store.con.execute(
+            f"COPY (SELECT {cols} FROM \"{decl.name}\") TO '{tmp}' "
+            "(FORMAT parquet, COMPRESSION zstd)"
+        )
+        os.replace(tmp, folder / PART_FILE)
+        return 1
+    day = _day_expression(decl, timezone)
+    where = ""
+    params: list[object] = []
+    if days is not None:
+        where = f"WHERE {day} BETWEEN ? AND ?"
+        params = [days[0], days[1]]
+    part_cols = [f"{day} AS __day"]
+    by = ["__day"]
+    if "operator_id" in keys:
+        part_cols.append(f"coalesce(\"operator_id\", '{NULL_PARTITION}') AS __op")
+        by.append("__op")
+    # one pass over the table: DuckDB writes every partition under a temporary folder (the
+    # partition keys are not written into the files), then each moves into place
+    tmp = folder / f".tmp-{uuid.uuid4().hex}"
+    store.con.execute(
+        f'COPY (SELECT {cols}, {", ".join(part_cols)} FROM "{decl.name}" {where} ORDER BY ALL) '
+        f"TO '{tmp}' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY ({', '.join(by)}))",
+        params,
+    )
+    parts = []
+    for day_dir in sorted(tmp.glob("__day=*")) if tmp.exists() else []:
+        leaves = sorted(day_dir.glob("__op=*")) if "operator_id" in keys else [day_dir]
+        for leaf in leaves:
+            sub = folder / f"service_date={day_dir.name.removeprefix('__day=')}"
+            if "operator_id" in keys:
+                sub = sub / f"operator_id={leaf.name.removeprefix('__op=')}"
+            files = sorted(leaf.glob("*.parquet"))
+            staged = folder / f".tmp-{uuid.uuid4().hex}"
+            staged.mkdir()
+            for i, f in enumerate(files):
+                os.replace(f, staged / (PART_FILE if i == 0 else f"part-{i}.parquet"))
+            _replace_dir(staged, sub)
+            parts.append(sub.relative_to(folder).parts[0])
+        if "operator_id" in keys:  # an operator gone from a re-run day goes from the lake too
+            written = {leaf.name.removeprefix("__op=") for leaf in leaves}
+            for old in (folder / f"service_date={day_dir.name.removeprefix('__day=')}").glob("*"):
+                if old.name.removeprefix("operator_id=") not in written:
+                    shutil.rmtree(old)
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    if days is not None:
+        return len(parts)
+    # a full export also drops partitions of days no longer in the store
+    kept = set(parts)
+    for stale in folder.glob("service_date=*"):
+        if stale.name not in kept:
+            shutil.rmtree(stale)
+    return len(parts)
+
+
+def export_lake(
+    store: Store,
+    lake: str | Path,
+    timezone: str,
+    days: tuple[date, date] | None = None,
+    names: Sequence[str] | None = None,
+) -> dict[str, int]:
+    """Export every table (or `names`) of `store` to the lake; partitions written per table."""
+    root = Path(lake)
+    root.mkdir(parents=True, exist_ok=True)
+    written: dict[str, int] = {}
+    for decl in lake_tables():
+        if names is not None and decl.name not in names:
+            continue
+        written[decl.name] = export_table(store, root, decl, timezone, days)
+    return written
+
+
+def _view_sql(decl: Table, folder: Path) -> str:
+    casts = ", ".join(
+        f'CAST("{c.name}" AS {duckdb_type(c.dtype)}) AS "{c.name}"' for c in decl.columns
+    )
+    if (folder / PART_FILE).exists():
+        source = f"read_parquet('{folder / PART_FILE}')"
+    else:
+        pattern = folder / "service_date=*" / "**" / "*.parquet"
+        source = f"read_parquet('{pattern}', hive_partitioning = false, union_by_name = true)"
+    return f'CREATE VIEW "{decl.name}" AS SELECT {casts} FROM {source}'
+
+
+def open_lake(lake: str | Path) -> Store:
+    """A read-only store whose tables are views over the lake's partitions.
+
+    A table with no file in the lake reads as empty (declared schema), as in a new store file.
+    """
+    root = Path(lake)
+    if not root.is_dir():
+        raise StoreError(
+            "lake not found",
+            where=str(root),
+            hint="write one with `pontual lake export --lake PATH`",
+        )
+    con = duckdb.connect(":memory:")
+    con.execute("SET TimeZone = 'UTC'")
+    for decl in lake_tables():
+        folder = root / decl.name
+        has_files = (folder / PART_FILE).exists() or any(folder.glob("service_date=*/**/*.parquet"))
+        if has_files:
+            con.execute(_view_sql(decl, folder))
+        else:
+            con.execute(decl.create_sql())
+    return Store(root, con, read_only=True)
