@@ -7,8 +7,9 @@ Unobserved is not failed (DESIGN.md). A trip without a matched GPS run is judged
   whose planned window lies in such an outage for at least `evidence.feed_down_min_share` is
   `not_evaluated`, never suppressed;
 - the vehicle: a block none of whose trips was run by GPS, on a day when a registered,
-  non-reserve vehicle of the operator sent no fix at all (a dark vehicle), cannot be told apart
-  from a block run by that vehicle: its trips are `not_evaluated`;
+  non-reserve vehicle of the operator sent no fix at all (a dark vehicle; when the day has
+  ticketing data, one that carried passengers), cannot be told apart from a block run by that
+  vehicle: its trips are `not_evaluated`;
 - ticketing (BG art. 57 §2): at least `evidence.ticketing_min_taps` taps on one vehicle, on the
   trip's line (or a validator without a line), within the trip's planned window ±
   `evidence.ticketing_margin_s`, outside every GPS run of that vehicle (taps inside a run are
@@ -316,7 +317,14 @@ def compute_ticketing_evidence(
     spans = runs.select("vehicle_id", "started_s", "ended_s").sort("started_s")
     t = (
         t.sort("_tap_s")
-        .join_asof(spans, left_on="_tap_s", right_on="started_s", by="vehicle_id")
+        .join_asof(
+            spans,
+            left_on="_tap_s",
+            right_on="started_s",
+            by="vehicle_id",
+            # both sides sorted by time; Polars cannot check that with `by`
+            check_sortedness=False,
+        )
         .filter(pl.col("ended_s").is_null() | (pl.col("_tap_s") > pl.col("ended_s")))
         .select("vehicle_id", "_tap_route", "_tap_s")
     )
@@ -422,14 +430,15 @@ def compute_inspection_evidence(
     )
 
 
-def compute_dark_operators(avl: pl.DataFrame) -> pl.DataFrame:
-    """operator_id, n_dark_vehicles: registered, non-reserve vehicles that sent no fix all
-    day (from `compute_avl_coverage`-like rows with is_reporting and is_reserve)."""
-    return (
-        avl.filter(~pl.col("is_reporting") & (pl.col("is_reserve") == False))  # noqa: E712
-        .group_by("operator_id")
-        .agg(pl.len().cast(pl.Int32).alias("n_dark_vehicles"))
-    )
+def compute_dark_operators(avl: pl.DataFrame, taps: pl.DataFrame) -> pl.DataFrame:
+    """operator_id, n_dark_vehicles: registered, non-reserve vehicles that sent no fix all day
+    (`avl`: `compute_avl_coverage` rows). When the day has ticketing data, only those among
+    them with a tap count: a vehicle that neither pinged nor carried a passenger stood in the
+    garage (a fleet cut is not hidden as missing data)."""
+    dark = avl.filter(~pl.col("is_reporting") & (pl.col("is_reserve") == False))  # noqa: E712
+    if taps.height:
+        dark = dark.join(taps.select("vehicle_id").unique(), on="vehicle_id", how="semi")
+    return dark.group_by("operator_id").agg(pl.len().cast(pl.Int32).alias("n_dark_vehicles"))
 
 
 @dataclass
@@ -478,7 +487,7 @@ def compute_trip_context(
         .join(trip_ops, on="trip_id", how="left")
         .join(compute_feed_up_share(trips, trip_ops, outages), on="trip_id", how="left")
         .join(blocks, on="block_id", how="left")
-        .join(compute_dark_operators(avl), on="operator_id", how="left")
+        .join(compute_dark_operators(avl, evidence.taps), on="operator_id", how="left")
         .with_columns(
             pl.col("n_dark_vehicles").fill_null(0), pl.col("feed_up_share").fill_null(1.0)
         )

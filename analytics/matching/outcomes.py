@@ -310,7 +310,8 @@ def estimate_departures_by_block(
     before it (`earliest_s`) and the origin departure of run n less the planned time of the
     missing trips from it on (`latest_s`); the estimate is their midpoint (epoch s). Nothing
     is dated when the time between the runs is too short to run the missing trips
-    (`min_duration_ratio`). Returns trip_id, vehicle_id, departure_delay_s (estimate - planned
+    (`min_duration_ratio`), nor when the estimate lies farther than `match_window_s` from the
+    timetable (a block with a long break: the bounds say nothing then). Returns trip_id, vehicle_id, departure_delay_s (estimate - planned
     start, s, + late), estimated_start_s, earliest_s, latest_s and `_estimate`: the estimate
     in words (pt-BR).
     """
@@ -394,6 +395,7 @@ def estimate_departures_by_block(
                 (pl.col("latest_s") - pl.col("_p0")).round(0).cast(pl.Int64),
             ).alias("_estimate"),
         )
+        .filter(pl.col("departure_delay_s").abs() <= options.match_window_s)
     )
 
 

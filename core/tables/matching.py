@@ -152,21 +152,19 @@ TRIP_OUTCOMES = Table(
         (
             "evidence_class",
             pl.String(),
-            "what the outcome rests on: " + ", ".join(EVIDENCE_CLASSES),
-            False,
+            "what the outcome rests on: " + ", ".join(EVIDENCE_CLASSES) + " (null: matched "
+            "before evidence classes existed)",
         ),
         (
             "gps_minutes_share",
             pl.Float64(),
             "share of the trip's planned minutes with a fix of the vehicle that ran it (0-1; 0 "
             "when no GPS run was matched)",
-            False,
         ),
         (
             "feed_up_share",
             pl.Float64(),
             "share of the trip's planned minutes while its operator's AVL feed was up (0-1)",
-            False,
         ),
         (
             "departure_delay_s",
