@@ -275,6 +275,7 @@ class Evidence(Section):
     ticketing_min_taps: Annotated[Cited[int], Spec("taps", 1, 100)]
     ticketing_margin_s: Annotated[Seconds, Spec("s", 0, 3600)]
     inspection_margin_s: Annotated[Seconds, Spec("s", 0, 3600)]
+    unobserved_departure_max_uncertainty_s: Annotated[Seconds, Spec("s", 0, 3600)]
     provisional_below_evaluated_share: Annotated[Ratio, Spec("ratio", 0, 1)]
 
     @field_validator("counted_as_run", mode="after")

@@ -6,10 +6,11 @@ Unobserved is not failed (DESIGN.md). A trip without a matched GPS run is judged
   profile's `evidence.feed_outage_min_s`, the feed is down (`compute_feed_outages`); a trip
   whose planned window lies in such an outage for at least `evidence.feed_down_min_share` is
   `not_evaluated`, never suppressed;
-- the vehicle: a block none of whose trips was run by GPS, on a day when a registered,
+- the vehicle: a trip whose vehicle is not watched (`compute_watched`: the block's GPS vehicle
+  ran its trips around it, or was on the air during it), on a day when a registered,
   non-reserve vehicle of the operator sent no fix at all (a dark vehicle; when the day has
-  ticketing data, one that carried passengers), cannot be told apart from a block run by that
-  vehicle: its trips are `not_evaluated`;
+  ticketing data, one that carried passengers), cannot be told apart from a trip run by that
+  vehicle: it is `not_evaluated`;
 - ticketing (BG art. 57 §2): at least `evidence.ticketing_min_taps` taps on one vehicle, on the
   trip's line (or a validator without a line), within the trip's planned window ±
   `evidence.ticketing_margin_s`, outside every GPS run of that vehicle (taps inside a run are
@@ -289,13 +290,73 @@ def compute_block_vehicles(trips: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFr
     )
 
 
+def compute_watched(
+    trips: pl.DataFrame, runs: pl.DataFrame, activity: pl.DataFrame, blocks: pl.DataFrame
+) -> pl.DataFrame:
+    """trip_id, is_watched: whether the vehicle that should have run the trip is known and was
+    reporting, so that a trip without evidence is a suppression seen, not a gap in the data.
+
+    Watched: the block's vehicle (`compute_block_vehicles`) ran by GPS trips of the block both
+    before and after it (in the block's order), or ran at least two of the block's trips and
+    sent a fix during the trip's planned window (it was on the air, doing something else).
+    """
+    order = trips.select(
+        "trip_id",
+        "block_id",
+        (pl.col("planned_start_at").dt.epoch("ms") / 1000.0).alias("_p0"),
+        (pl.col("planned_end_at").dt.epoch("ms") / 1000.0).alias("_p1"),
+    ).with_columns(pl.int_range(pl.len()).sort_by("_p0").over("block_id").alias("_k"))
+    ran = (
+        runs.filter(pl.col("trip_id").is_not_null())
+        .select("trip_id", "vehicle_id")
+        .join(order.select("trip_id", "block_id", "_k"), on="trip_id")
+        .join(blocks, on="block_id")
+        .filter(pl.col("vehicle_id") == pl.col("block_vehicle_id"))
+        .group_by("block_id")
+        .agg(
+            pl.col("_k").min().alias("_k_min"),
+            pl.col("_k").max().alias("_k_max"),
+            pl.len().alias("_n_ran"),
+        )
+    )
+    minutes = activity.select(pl.col("vehicle_id").alias("block_vehicle_id"), "minute")
+    per = order.join(blocks, on="block_id", how="left").join(ran, on="block_id", how="left")
+    on_air = (
+        per.filter(pl.col("block_vehicle_id").is_not_null() & (pl.col("_n_ran") >= 2))
+        .with_columns(
+            pl.int_ranges(
+                (pl.col("_p0") // 60).cast(pl.Int64), (pl.col("_p1") // 60).cast(pl.Int64) + 1
+            ).alias("minute")
+        )
+        .explode("minute")
+        .join(minutes, on=["block_vehicle_id", "minute"], how="semi")
+        .select("trip_id")
+        .unique()
+        .with_columns(pl.lit(True).alias("_on_air"))
+    )
+    return per.join(on_air, on="trip_id", how="left").select(
+        "trip_id",
+        (
+            ((pl.col("_k") > pl.col("_k_min")) & (pl.col("_k") < pl.col("_k_max"))).fill_null(False)
+            | pl.col("_on_air").fill_null(False)
+        ).alias("is_watched"),
+    )
+
+
 def compute_ticketing_evidence(
-    missing: pl.DataFrame, taps: pl.DataFrame, runs: pl.DataFrame, profile: Profile
+    missing: pl.DataFrame,
+    taps: pl.DataFrame,
+    runs: pl.DataFrame,
+    profile: Profile,
+    activity: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Trips shown run by ticketing: trip_id, vehicle_id, n_taps, first_tap_s.
 
     `missing`: trips without a GPS run: trip_id, route_id, _p0, _p1 (planned window, epoch s),
-    block_vehicle_id (null when the block has no run). Rule in the module docstring.
+    block_vehicle_id (null when the block has no run), is_watched (`compute_watched`). Rule in the module docstring; taps up
+    to `ticketing_margin_s` before a GPS run of their vehicle are that run's too (boarding at
+    the terminal before it leaves), and a vehicle seen by GPS running another trip over the whole
+    of the trip's planned window cannot have run it.
     """
     ev = profile.evidence
     margin = float(ev.ticketing_margin_s.value)
@@ -313,14 +374,16 @@ def compute_ticketing_evidence(
         pl.col("route_id").alias("_tap_route"),
         (pl.col("event_at").dt.epoch("ms") / 1000.0).alias("_tap_s"),
     )
-    # taps inside a GPS run of their vehicle are that run's passengers
-    spans = runs.select("vehicle_id", "started_s", "ended_s").sort("started_s")
+    # taps inside a GPS run of their vehicle (or boarding just before it) are that run's
+    spans = runs.select(
+        "vehicle_id", (pl.col("started_s") - margin).alias("_from_s"), "ended_s"
+    ).sort("_from_s")
     t = (
         t.sort("_tap_s")
         .join_asof(
             spans,
             left_on="_tap_s",
-            right_on="started_s",
+            right_on="_from_s",
             by="vehicle_id",
             # both sides sorted by time; Polars cannot check that with `by`
             check_sortedness=False,
@@ -338,13 +401,16 @@ def compute_ticketing_evidence(
         .filter(
             inside & (pl.col("_tap_route").is_null() | (pl.col("_tap_route") == pl.col("route_id")))
         )
-        .group_by("trip_id", pl.col("block_vehicle_id").alias("vehicle_id"))
+        .group_by("trip_id", pl.col("block_vehicle_id").alias("vehicle_id"), "_p0", "_p1")
         .agg(*agg)
+        .filter(pl.col("n_taps") >= need)
     )
-    # a block without any run: the taps of any vehicle on the line, in hour buckets so the
-    # join stays small on a dark day
+    # otherwise, when the trip's vehicle is not watched by GPS (`compute_watched`: no block
+    # vehicle, or one that ran the block only in part): the taps of any vehicle on the line,
+    # in hour buckets so the join stays small on a dark day
     orphans = (
-        missing.filter(pl.col("block_vehicle_id").is_null())
+        missing.filter(~pl.col("is_watched").fill_null(False))
+        .join(known.select("trip_id"), on="trip_id", how="anti")
         .with_columns(
             pl.int_ranges(
                 ((pl.col("_p0") - margin) // 3600).cast(pl.Int64),
@@ -363,15 +429,72 @@ def compute_ticketing_evidence(
         .group_by("trip_id", "vehicle_id", "_p0", "_p1")
         .agg(*agg)
         .filter(pl.col("n_taps") >= need)
+    )
+    # a vehicle GPS saw running another trip over this one's window did not run it
+    busy = (
+        pl.concat([known, loose])
+        .join(
+            runs.filter(pl.col("trip_id").is_not_null()).select(
+                "vehicle_id", "started_s", "ended_s"
+            ),
+            on="vehicle_id",
+        )
+        # over all of it: a late vehicle still finishing its previous trip is not busy
+        .filter((pl.col("started_s") <= pl.col("_p0")) & (pl.col("ended_s") >= pl.col("_p1")))
+        .select("trip_id", "vehicle_id")
+        .unique()
+    )
+    known = known.join(busy, on=["trip_id", "vehicle_id"], how="anti")
+    if activity is not None and activity.height:
+        seen_idle = _seen_idle(pl.concat([known, loose]), activity, runs)
+        known = known.join(seen_idle, on=["trip_id", "vehicle_id"], how="anti")
+        loose = loose.join(seen_idle, on=["trip_id", "vehicle_id"], how="anti")
+    loose = (
+        loose.join(busy, on=["trip_id", "vehicle_id"], how="anti")
+        .join(known.select("trip_id"), on="trip_id", how="anti")
         # one vehicle per trip (most taps), then one trip at a time per vehicle
         .sort(["trip_id", "n_taps", "vehicle_id"], descending=[False, True, False])
         .unique("trip_id", keep="first")
         .sort("vehicle_id", "_p0")
         .filter((pl.col("_p0") >= pl.col("_p1").shift(1).over("vehicle_id")).fill_null(True))
-        .select(*schema)
     )
-    return pl.concat([known.filter(pl.col("n_taps") >= need).select(*schema), loose]).cast(
+    return pl.concat([known.select(*schema), loose.select(*schema)]).cast(
         schema  # type: ignore[arg-type]
+    )
+
+
+def _seen_idle(pairs: pl.DataFrame, activity: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
+    """(trip_id, vehicle_id) of `pairs` (with _p0, _p1) whose vehicle sent fixes outside its
+    runs in at least half the minutes of the trip's planned window."""
+    spans = runs.select("vehicle_id", "started_s", "ended_s").sort("started_s")
+    idle = (
+        activity.select("vehicle_id", "minute", (pl.col("minute") * 60 + 30.0).alias("_t"))
+        .sort("_t")
+        .join_asof(
+            spans,
+            left_on="_t",
+            right_on="started_s",
+            by="vehicle_id",
+            check_sortedness=False,
+        )
+        .filter(pl.col("ended_s").is_null() | (pl.col("_t") > pl.col("ended_s")))
+        .select("vehicle_id", "minute")
+    )
+    return (
+        pairs.select(
+            "trip_id",
+            "vehicle_id",
+            pl.int_ranges(
+                (pl.col("_p0") // 60).cast(pl.Int64), (pl.col("_p1") // 60).cast(pl.Int64) + 1
+            ).alias("minute"),
+        )
+        .with_columns(pl.col("minute").list.len().alias("_n"))
+        .explode("minute")
+        .join(idle, on=["vehicle_id", "minute"])
+        .group_by("trip_id", "vehicle_id")
+        .agg(pl.len().alias("_idle"), pl.col("_n").first())
+        .filter(pl.col("_idle") >= 0.5 * pl.col("_n"))
+        .select("trip_id", "vehicle_id")
     )
 
 
@@ -446,7 +569,7 @@ class TripContext:
     """What a day's trips are judged with besides their GPS runs.
 
     `trips`: per scheduled trip: trip_id, operator_id, feed_up_share, block_vehicle_id,
-    n_dark_vehicles (of its operator); `ticketing`: `compute_ticketing_evidence`;
+    is_watched (`compute_watched`), n_dark_vehicles (of its operator); `ticketing`: `compute_ticketing_evidence`;
     `inspections`: `compute_inspection_evidence`; `outages`: operator_id, start_s, end_s;
     `avl`: `compute_avl_coverage` without the trips run.
     """
@@ -482,11 +605,13 @@ def compute_trip_context(
     )
     avl = compute_avl_coverage(activity, vehicle_ops)
     blocks = compute_block_vehicles(trips, runs)
+    watched = compute_watched(trips, runs, activity, blocks)
     per_trip = (
         trips.select("trip_id", "block_id")
         .join(trip_ops, on="trip_id", how="left")
         .join(compute_feed_up_share(trips, trip_ops, outages), on="trip_id", how="left")
         .join(blocks, on="block_id", how="left")
+        .join(watched, on="trip_id", how="left")
         .join(compute_dark_operators(avl, evidence.taps), on="operator_id", how="left")
         .with_columns(
             pl.col("n_dark_vehicles").fill_null(0), pl.col("feed_up_share").fill_null(1.0)
@@ -504,10 +629,11 @@ def compute_trip_context(
             (pl.col("planned_end_at").dt.epoch("ms") / 1000.0).alias("_p1"),
         )
         .join(blocks, on="block_id", how="left")
+        .join(watched, on="trip_id", how="left")
     )
     return TripContext(
         trips=per_trip,
-        ticketing=compute_ticketing_evidence(missing, evidence.taps, runs, profile),
+        ticketing=compute_ticketing_evidence(missing, evidence.taps, runs, profile, activity),
         inspections=compute_inspection_evidence(missing, evidence.inspections, trip_stops, profile),
         outages=outages,
         avl=avl,

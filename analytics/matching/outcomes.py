@@ -7,16 +7,19 @@ an inspector's sighting show it ran: `analytics.matching.evidence`), or `none`. 
 
 - `not_evaluated` ("não avaliada — sem dados"): no evidence that counts, and no data to judge
   it either: its operator's AVL feed was down over at least `evidence.feed_down_min_share` of
-  its planned window, or its block has no GPS run while a registered vehicle of the operator
-  sent no fix all day (a dark vehicle). Left out of every index, counted beside them;
+  its planned window, or the vehicle that should have run it is not watched by GPS while a
+  registered vehicle of the operator sent no fix all day (a dark vehicle). Left out of every
+  index, counted beside them;
 - `suppressed`: no evidence that counts, while the data to see it were there;
 - `broken_down`: its run was interrupted by a breakdown;
 - `partial`: its run covered less than the profile's `partial_trip_min_ratio` of the itinerary;
 - `early` / `late` / `on_time`: by the departure delay at the origin against the profile's
   `early_departure_s` and `late_departure_s` windows. A trip shown run by ticketing or an
   inspection has no GPS departure: it is dated by block continuity when the same vehicle ran
-  the block's trips around it (`estimate_departures_by_block`), else judged on time, and its
-  reason says which.
+  the block's trips around it and the bounds are within the profile's
+  `evidence.unobserved_departure_max_uncertainty_s` (`estimate_departures_by_block`), else
+  its departure is unknown and it is counted on time (no evidence of a delay: punctuality
+  infractions need a measured departure), and its reason says which.
 An approved incident (BG art. 57 §1) of the trip, its line (or every line) or its vehicle whose
 window overlaps the trip's planned window marks a non-on-time outcome `is_justified`.
 """
@@ -40,6 +43,7 @@ def _no_context(trips: pl.DataFrame) -> TripContext:
             pl.lit("?").alias("operator_id"),
             pl.lit(1.0).alias("feed_up_share"),
             pl.lit(None, s).alias("block_vehicle_id"),
+            pl.lit(True).alias("is_watched"),
             pl.lit(0, pl.Int32).alias("n_dark_vehicles"),
         ),
         ticketing=pl.DataFrame(
@@ -178,6 +182,7 @@ def compute_trip_outcomes(
             pl.col("evidence_class").fill_null("none"),
             pl.col("feed_up_share").fill_null(1.0),
             pl.col("n_dark_vehicles").fill_null(0),
+            pl.col("is_watched").fill_null(True),
         )
     )
     planned_s = (
@@ -187,9 +192,7 @@ def compute_trip_outcomes(
     )
     no_evidence = pl.col("evidence_class") == "none"
     feed_down = no_evidence & (1.0 - pl.col("feed_up_share") >= down_min)
-    vehicle_dark = (
-        no_evidence & pl.col("block_vehicle_id").is_null() & (pl.col("n_dark_vehicles") > 0)
-    )
+    vehicle_dark = no_evidence & ~pl.col("is_watched") & (pl.col("n_dark_vehicles") > 0)
     d = pl.col("departure_delay_s")
     cov = pl.col("coverage_ratio")
     outcome = (
@@ -230,8 +233,8 @@ def compute_trip_outcomes(
         .when(vehicle_dark)
         .then(
             pl.format(
-                "não avaliada — sem dados: nenhuma viagem do bloco {} tem GPS e {} veículo(s) "
-                "da operadora {} não transmitiram nenhuma posição no dia",
+                "não avaliada — sem dados: nenhum veículo com GPS acompanhado no bloco {} nesse "
+                "horário e {} veículo(s) da operadora {} não transmitiram nenhuma posição no dia",
                 pl.col("block_id").fill_null("-"),
                 "n_dark_vehicles",
                 "operator_id",
@@ -293,13 +296,17 @@ def compute_trip_outcomes(
         "_fix_s",
         "operator_id",
         "block_vehicle_id",
+        "is_watched",
         "n_dark_vehicles",
         strict=False,
     )
 
 
 def estimate_departures_by_block(
-    trips: pl.DataFrame, runs: pl.DataFrame, options: MatchOptions
+    trips: pl.DataFrame,
+    runs: pl.DataFrame,
+    options: MatchOptions,
+    max_uncertainty_s: float = float("inf"),
 ) -> pl.DataFrame:
     """Departures of trips without a GPS run, dated by block continuity (an estimate, not
     evidence that they ran: that comes from ticketing or an inspection).
@@ -310,8 +317,11 @@ def estimate_departures_by_block(
     before it (`earliest_s`) and the origin departure of run n less the planned time of the
     missing trips from it on (`latest_s`); the estimate is their midpoint (epoch s). Nothing
     is dated when the time between the runs is too short to run the missing trips
-    (`min_duration_ratio`), nor when the estimate lies farther than `match_window_s` from the
-    timetable (a block with a long break: the bounds say nothing then). Returns trip_id, vehicle_id, departure_delay_s (estimate - planned
+    (`min_duration_ratio`), when the two runs lie more than `match_window_s` apart (over a long
+    silence the planned durations say little of where the vehicle was), when the estimate lies
+    farther than `match_window_s` from the timetable, nor when the bounds
+    are wider than twice `max_uncertainty_s` (an estimate that cannot tell on time from late
+    is no measurement). Returns trip_id, vehicle_id, departure_delay_s (estimate - planned
     start, s, + late), estimated_start_s, earliest_s, latest_s and `_estimate`: the estimate
     in words (pt-BR).
     """
@@ -361,11 +371,12 @@ def estimate_departures_by_block(
         (pl.col("_dur").cum_sum().over(key) - pl.col("_dur")).alias("_before_s"),
     ).filter(
         ~pl.col("_any_taken")
-        # the time between the two runs is enough to run the missing trips
+        # the time between the two runs is enough to run the missing trips, and short
         & (
             pl.col("_start_s") - pl.col("_end_s")
             >= options.min_duration_ratio * pl.col("_missing_s")
         )
+        & (pl.col("_start_s") - pl.col("_end_s") <= options.match_window_s)
     )
     earliest = pl.col("_end_s") + pl.col("_before_s")
     latest = pl.col("_start_s") - (pl.col("_missing_s") - pl.col("_before_s"))
@@ -395,7 +406,10 @@ def estimate_departures_by_block(
                 (pl.col("latest_s") - pl.col("_p0")).round(0).cast(pl.Int64),
             ).alias("_estimate"),
         )
-        .filter(pl.col("departure_delay_s").abs() <= options.match_window_s)
+        .filter(
+            (pl.col("departure_delay_s").abs() <= options.match_window_s)
+            & (pl.col("latest_s") - pl.col("earliest_s") <= 2 * max_uncertainty_s)
+        )
     )
 
 

@@ -18,6 +18,7 @@ The remaining disagreements are listed by `compare_outcomes` (30 s: a departure 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -135,3 +136,94 @@ def test_uncorroborated_trips_never_count_as_run(case: str, request: pytest.Fixt
     cov = result.avl_coverage
     assert cov.filter(~pl.col("is_reporting"))["is_reserve"].sum() >= 1
     assert cov.filter(pl.col("is_reporting"))["n_trips_run"].sum() == run.height
+
+
+@pytest.fixture(scope="module")
+def dark_day(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
+    """One day with dark vehicles (10 % of vehicle-days: three units silent all day) and a
+    feed outage (every unit of one operator silent for about 3 h), as truth records them."""
+    out = tmp_path_factory.mktemp("dark")
+    simulate(
+        default_options(
+            days=1, write_text_avl=False, dark_vehicle_day_rate=0.1, feed_outages_per_day=1
+        ),
+        out,
+    )
+    return out, pl.read_parquet(out / "truth" / "avl_dark.parquet")
+
+
+def _match_dark(out: Path, with_taps: bool) -> tuple[DayResult, pl.DataFrame]:
+    truth = pl.read_parquet(out / "truth" / "trips.parquet")
+    schedule, pings, incidents = read_simulated_day(out, truth["service_date"][0])
+    evidence = read_simulated_evidence(out)
+    if not with_taps:
+        evidence = replace(evidence, taps=evidence.taps.clear())
+    result = match_day(
+        pings,
+        schedule,
+        incidents,
+        load_profile("bento-goncalves-2021"),
+        MatchOptions(),
+        evidence=evidence,
+    )
+    return result, truth
+
+
+def _dark_trips(
+    out: Path, result: DayResult, truth: pl.DataFrame, dark: pl.DataFrame
+) -> pl.DataFrame:
+    """Outcomes of the trips truly run (not suppressed) by a dark vehicle, or whose planned
+    window lies at least half inside a feed outage of their operator."""
+    got = result.trip_outcomes.join(
+        truth.select(
+            "trip_id",
+            "true_outcome",
+            pl.col("vehicle_id").cast(pl.String).alias("true_vehicle_id"),
+        ),
+        on="trip_id",
+    ).join(read_simulated_evidence(out).routes, on="route_id")
+    dark_vehicles = dark.filter(pl.col("kind") == "vehicle_dark")["vehicle_id"]
+    by_vehicle = got.filter(pl.col("true_vehicle_id").is_in(dark_vehicles.implode()))
+    feed = dark.filter(pl.col("kind") == "feed_outage").row(0, named=True)
+    return pl.concat(
+        [
+            by_vehicle,
+            got.filter(
+                (pl.col("agency_id") == feed["operator_id"])
+                & pl.col("planned_start_at").is_between(feed["start_at"], feed["end_at"])
+                & (pl.col("feed_up_share") <= 0.5)
+            ),
+        ]
+    ).unique("trip_id")
+
+
+@pytest.mark.parametrize("with_taps", [False, True])
+def test_dark_vehicles_and_feed_outages_are_never_suppressed(
+    dark_day: tuple[Path, pl.DataFrame], with_taps: bool
+) -> None:
+    out, dark = dark_day
+    assert sorted(dark["kind"]) == ["feed_outage", "vehicle_dark", "vehicle_dark", "vehicle_dark"]
+    result, truth = _match_dark(out, with_taps)
+    trips = _dark_trips(out, result, truth, dark).filter(pl.col("true_outcome") != "suppressed")
+    counts = dict(trips.group_by("outcome").len().iter_rows())
+    run = trips.filter(pl.col("outcome").is_in(["on_time", "late", "early"]))
+    if not with_taps:
+        # nothing but GPS: none suppressed; each unobserved (130 of 137) or judged on a GPS
+        # run (a trip half outside the outage, or matched to another unit's run)
+        assert counts.get("suppressed", 0) == 0
+        assert counts.get("not_evaluated", 0) >= 0.9 * trips.height
+        judged = trips.filter(pl.col("outcome") != "not_evaluated")
+        assert (judged["evidence_class"] == "gps").all()
+    else:
+        # the taps show most of them run (ticketing); the rest unobserved. One trip of a dark
+        # vehicle stays suppressed: its block's GPS trip went to another vehicle of the line
+        # (measured: 1 of 137)
+        assert counts.get("suppressed", 0) <= 1
+        assert set(run["evidence_class"]) <= {"gps", "ticketing"}
+        assert run.filter(pl.col("evidence_class") == "ticketing").height >= 0.5 * trips.height
+    # the outage itself is reported: one of about 3 h, its trips not evaluated beside it
+    outage = result.feed_outages.filter(pl.col("duration_s") > 3600)
+    assert outage.height == 1
+    assert (
+        outage["operator_id"][0] == dark.filter(pl.col("kind") == "feed_outage")["operator_id"][0]
+    )
