@@ -227,3 +227,29 @@ def test_dark_vehicles_and_feed_outages_are_never_suppressed(
     assert (
         outage["operator_id"][0] == dark.filter(pl.col("kind") == "feed_outage")["operator_id"][0]
     )
+
+
+def test_frequency_trips_have_their_own_planned_times(simulated: Simulated) -> None:
+    # the C20 line runs from frequencies.txt (every 20 min): each instance is planned at its
+    # own time everywhere, not at the template's 05:30 (issue 16, item 7)
+    result, truth = simulated
+    out = result.trip_outcomes.filter(pl.col("route_id") == "C20")
+    assert out.height == 53 and out["planned_start_at"].n_unique() == 53
+    starts = out.sort("planned_start_at")["planned_start_at"]
+    assert set(starts.diff().drop_nulls().dt.total_seconds()) == {1200}
+    # the instance's time is the one in its id ('C20-WD@06:10:00' leaves at 06:10 local)
+    local = (
+        out["planned_start_at"].dt.convert_time_zone("America/Sao_Paulo").dt.strftime("%H:%M:%S")
+    )
+    assert (out["trip_id"].str.split("@").list.get(1) == local).all()
+    # stop visits: the first stop's planned departure is the instance's start, and the
+    # observed departures lie within minutes of it (not hours off the template)
+    visits = result.stop_visits.filter(pl.col("trip_id").str.starts_with("C20-"))
+    first = visits.filter(pl.col("stop_sequence") == visits["stop_sequence"].min()).join(
+        out.select("trip_id", "planned_start_at"), on="trip_id"
+    )
+    assert first.height >= 45
+    assert (first["planned_departure_at"] == first["planned_start_at"]).all()
+    assert first["departure_delay_s"].abs().median() <= 60  # type: ignore[operator]
+    run = out.filter(pl.col("outcome").is_in(["on_time", "late", "early"]))
+    assert run["departure_delay_s"].abs().max() <= 1800  # type: ignore[operator]
