@@ -232,7 +232,7 @@ def test_dark_vehicles_and_feed_outages_are_never_suppressed(
 def test_frequency_trips_have_their_own_planned_times(simulated: Simulated) -> None:
     # the C20 line runs from frequencies.txt (every 20 min): each instance is planned at its
     # own time everywhere, not at the template's 05:30 (issue 16, item 7)
-    result, truth = simulated
+    result = simulated[0]
     out = result.trip_outcomes.filter(pl.col("route_id") == "C20")
     assert out.height == 53 and out["planned_start_at"].n_unique() == 53
     starts = out.sort("planned_start_at")["planned_start_at"]
