@@ -167,8 +167,9 @@ def build_dark_windows(pieces: pl.DataFrame, opts: SimulationOptions) -> pl.Data
         "service_date",
         "operator_id",
         "vehicle_id",
-        pl.col("on_s").alias("start_s"),
-        pl.col("off_s").alias("end_s"),
+        # the first fix may fall up to one interval before the power window's start
+        (pl.col("on_s") - opts.ping_interval_s).alias("start_s"),
+        (pl.col("off_s") + opts.ping_interval_s).alias("end_s"),
     )
     spans = (
         days.group_by("service_date", "operator_id")
