@@ -47,6 +47,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             "iqs_surveys",
         ),
     ),
+    # Issue 16: data coverage and evidence classes. Tables created from their declarations;
+    # columns added to tables an older store already has.
+    Migration(
+        5,
+        "data coverage and evidence: avl_coverage, feed_outages, inspections; trip_outcomes "
+        "evidence columns; annual_grades provisional stamp",
+        tables=("avl_coverage", "feed_outages", "inspections"),
+        sql=(
+            "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS evidence_class VARCHAR "
+            "DEFAULT 'gps'",
+            "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_minutes_share DOUBLE DEFAULT 0",
+            "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS feed_up_share DOUBLE DEFAULT 1",
+            "ALTER TABLE annual_grades ADD COLUMN IF NOT EXISTS evaluated_share DOUBLE",
+            "ALTER TABLE annual_grades ADD COLUMN IF NOT EXISTS is_provisional BOOLEAN",
+        ),
+    ),
 )
 
 

@@ -266,6 +266,32 @@ class Occupancy(Section):
     crushed_standing_above_limit_ratio: Annotated[Cited[float], Spec("ratio", 0, 2)]
 
 
+class Evidence(Section):
+    """What a trip outcome may rest on, and when the data are too thin to judge (issue 16)."""
+
+    counted_as_run: Annotated[Cited[list[str]], Spec("list")]
+    feed_outage_min_s: Annotated[Seconds, Spec("s", 60, 7200)]
+    feed_down_min_share: Annotated[Ratio, Spec("ratio", 0, 1)]
+    ticketing_min_taps: Annotated[Cited[int], Spec("taps", 1, 100)]
+    ticketing_margin_s: Annotated[Seconds, Spec("s", 0, 3600)]
+    inspection_margin_s: Annotated[Seconds, Spec("s", 0, 3600)]
+    unobserved_departure_max_uncertainty_s: Annotated[Seconds, Spec("s", 0, 3600)]
+    provisional_below_evaluated_share: Annotated[Ratio, Spec("ratio", 0, 1)]
+
+    @field_validator("counted_as_run", mode="after")
+    @classmethod
+    def _known_classes(cls, value: Cited[list[str]]) -> Cited[list[str]]:
+        known = ("gps", "gps_gap_credited", "ticketing", "inspection")
+        wrong = [c for c in value.value if c not in known]
+        if wrong:
+            raise PydanticCustomError(
+                "evidence",
+                "unknown evidence classes {wrong}; expected some of {known} ('none' never counts)",
+                {"wrong": wrong, "known": ", ".join(known)},
+            )
+        return value
+
+
 class Profile(BaseModel):
     """A regulation profile. Values are read as ``profile.trips.late_departure_s.value``."""
 
@@ -289,6 +315,7 @@ class Profile(BaseModel):
     infractions: Infractions
     coverage: Coverage
     occupancy: Occupancy
+    evidence: Evidence
 
     def cited_values(self) -> list[tuple[str, Cited[Any]]]:
         """Every cited value as (dotted key, value), in file order: the methodology table."""

@@ -32,6 +32,7 @@ OUTCOME_LABELS: dict[str, str] = {
     "partial": "parcial",
     "suppressed": "suprimida",
     "broken_down": "quebra",
+    "not_evaluated": "não avaliada — sem dados",
 }
 """Trip outcomes in the laws' words (BG art. 57-I)."""
 

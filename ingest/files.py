@@ -21,6 +21,7 @@ from core.schema import table
 from core.store import Store
 from ingest.gpx import read_gpx
 from ingest.gtfsrt import read_vehicle_positions_file
+from ingest.inspections import compute_inspection_checks
 from ingest.mapping import Mapping, detect_mapping, read_mapping, to_documented
 from ingest.olhovivo import OLHO_VIVO_TZ, is_olho_vivo, read_olho_vivo
 from ingest.options import IngestOptions
@@ -54,6 +55,7 @@ KIND_TABLES = {
     "incidents": "incidents",
     "surveys": "iqs_surveys",
     "counts": "passenger_counts",
+    "inspections": "inspections",
 }
 
 
@@ -146,7 +148,8 @@ def ingest_file(
     vehicle_id: str | None = None,
     on_chunk: Callable[[IngestCounts], None] | None = None,
 ) -> IngestCounts:
-    """Ingest one file of `kind` (avl, fares, vehicles, incidents, surveys, counts).
+    """Ingest one file of `kind` (avl, fares, vehicles, incidents, surveys, counts,
+    inspections).
 
     Times without an offset are local in, by priority: `options.source_tz`, the mapping's
     zone, the format's (Olho Vivo: São Paulo), the profile's. `key` is the card-hashing key
@@ -210,4 +213,6 @@ def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list: 
         return compute_incident_checks(options)
     if kind == "surveys":
         return compute_survey_checks(profile)
+    if kind == "inspections":
+        return compute_inspection_checks(options)
     return compute_count_checks(options)

@@ -148,3 +148,79 @@ def to_reported_pings(
         ).dt.replace_time_zone("UTC"),
         event_code=pl.lit(None, pl.String),
     ).sort("delivered_s", "vehicle_id", "t_true")
+
+
+def build_dark_windows(pieces: pl.DataFrame, opts: SimulationOptions) -> pl.DataFrame:
+    """The data-coverage faults of the run (options `dark_vehicle_day_rate`,
+    `feed_outages_per_day`): kind ('vehicle_dark' or 'feed_outage'), service_date,
+    operator_id, vehicle_id (null for a feed outage), start_s, end_s (Unix s; a dark vehicle's
+    whole power window). Drawn from their own stream over every piece at once, so they do not
+    depend on the vehicle chunks."""
+    rng = np.random.default_rng([opts.seed, 7010])
+    days = (
+        pieces.group_by("vehicle_id", "service_date")
+        .agg(pl.col("operator_id").first(), pl.col("on_s").min(), pl.col("off_s").max())
+        .sort("service_date", "vehicle_id")
+    )
+    dark = days.filter(pl.Series(rng.random(days.height) < opts.dark_vehicle_day_rate)).select(
+        pl.lit("vehicle_dark").alias("kind"),
+        "service_date",
+        "operator_id",
+        "vehicle_id",
+        # the first fix may fall up to one interval before the power window's start
+        (pl.col("on_s") - opts.ping_interval_s).alias("start_s"),
+        (pl.col("off_s") + opts.ping_interval_s).alias("end_s"),
+    )
+    spans = (
+        days.group_by("service_date", "operator_id")
+        .agg(pl.col("on_s").min(), pl.col("off_s").max())
+        .sort("service_date", "operator_id")
+    )
+    outages = []
+    for day in spans["service_date"].unique().sort().to_list():
+        ops = spans.filter(pl.col("service_date") == day)
+        for _ in range(opts.feed_outages_per_day):
+            row = ops.row(int(rng.integers(ops.height)), named=True)
+            length = float(rng.uniform(*opts.feed_outage_duration_s))
+            # inside the operator's service, an hour clear of its first and last unit
+            lo, hi = row["on_s"] + 3600.0, max(row["on_s"] + 3600.0, row["off_s"] - 3600.0 - length)
+            start = lo + float(rng.random()) * (hi - lo)
+            outages.append((day, row["operator_id"], round(start), round(start + length)))
+    feed = pl.DataFrame(
+        outages,
+        schema={
+            "service_date": pl.Date,
+            "operator_id": pl.String,
+            "start_s": pl.Float64,
+            "end_s": pl.Float64,
+        },
+        orient="row",
+    ).select(
+        pl.lit("feed_outage").alias("kind"),
+        "service_date",
+        "operator_id",
+        pl.lit(None, pl.String).alias("vehicle_id"),
+        "start_s",
+        "end_s",
+    )
+    return pl.concat(
+        [dark.with_columns(pl.col("vehicle_id").cast(pl.String)), feed], how="vertical_relaxed"
+    )
+
+
+def drop_dark(rep: pl.DataFrame, dark: pl.DataFrame) -> pl.DataFrame:
+    """`rep` (reported pings with vehicle_id, operator_id, t_true) less the fixes a dark
+    vehicle or a feed outage of `dark` (`build_dark_windows`) swallowed."""
+    if dark.height == 0:
+        return rep
+    v = dark.filter(pl.col("kind") == "vehicle_dark")
+    f = dark.filter(pl.col("kind") == "feed_outage")
+    key = rep.select(
+        pl.col("vehicle_id").cast(pl.String).alias("_v"), "operator_id", "t_true"
+    ).with_row_index("_i")
+    hit_v = key.join(v, left_on="_v", right_on="vehicle_id").filter(
+        pl.col("t_true").is_between("start_s", "end_s")
+    )
+    hit_f = key.join(f, on="operator_id").filter(pl.col("t_true").is_between("start_s", "end_s"))
+    gone = pl.concat([hit_v.select("_i"), hit_f.select("_i")])["_i"]
+    return rep.with_row_index("_i").filter(~pl.col("_i").is_in(gone.implode())).drop("_i")

@@ -40,6 +40,14 @@ class SimulationOptions:
     out_of_order_delay_s: tuple[float, float] = (60.0, 600.0)
     outages_per_vehicle_day: float = 0.3
     outage_duration_s: tuple[float, float] = (300.0, 1800.0)
+    # Data coverage (issue 16), off by default so the default outputs stay as they were:
+    # a vehicle-day whose unit sends nothing while the vehicle runs its block (a dark vehicle),
+    # and whole-operator feed outages (one operator's every unit silent for hours). Recorded
+    # in truth/avl_dark.parquet; their own random stream, so switching them on changes
+    # nothing else.
+    dark_vehicle_day_rate: float = 0.0
+    feed_outages_per_day: int = 0
+    feed_outage_duration_s: tuple[float, float] = (5400.0, 10800.0)
     clock_skew_vehicle_rate: float = 0.05
     clock_skew_s: tuple[float, float] = (45.0, 180.0)
     power_on_before_s: int = 300

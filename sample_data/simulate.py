@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from core.errors import ConfigError
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
-from sample_data.avl import build_true_pings, to_reported_pings
+from sample_data.avl import build_dark_windows, build_true_pings, drop_dark, to_reported_pings
 from sample_data.demand import build_fares, build_journeys, compute_loads
 from sample_data.fleet import GROUP, build_fleet
 from sample_data.from_feed import build_feed_network, write_feed_files
@@ -451,6 +451,13 @@ def _write_avl(
         out_dir / "truth" / "avl_units.parquet", compression=opts.compression, statistics=False
     )
     skew = skew.filter(pl.col("clock_skew_s") != 0)
+    dark = build_dark_windows(pieces, opts)
+    if dark.height:
+        dark.with_columns(_utc("start_s").alias("start_at"), _utc("end_s").alias("end_at")).drop(
+            "start_s", "end_s"
+        ).write_parquet(
+            out_dir / "truth" / "avl_dark.parquet", compression=opts.compression, statistics=False
+        )
     codes = breakdowns.filter(pl.col("has_event_code")).select(
         "vehicle_id", code_at=pl.col("occurred_at").dt.epoch("us").cast(pl.Float64) / 1e6 + 60.0
     )
@@ -469,7 +476,7 @@ def _write_avl(
         for chunk_no in range(int(pcs["chunk"].to_numpy().max()) + 1 if pcs.height else 0):
             pc = pcs.filter(pl.col("chunk") == chunk_no)
             true = build_true_pings(pc, legs, paths, opts.ping_interval_s, opts.seed + chunk_no)
-            rep = to_reported_pings(true, pc, skew, opts, chunk_no)
+            rep = drop_dark(to_reported_pings(true, pc, skew, opts, chunk_no), dark)
             if codes.height:
                 tagged = (
                     rep.select("vehicle_id", "t_true")

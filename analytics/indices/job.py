@@ -8,13 +8,19 @@ idempotent) and traces an indicator back to its trips and pings (`trace_indicato
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
 from analytics.indices.coverage import compute_coverage_indicators, match_nearest_stop
+from analytics.indices.data_coverage import (
+    compute_data_coverage,
+    compute_data_coverage_indicators,
+    split_evaluated,
+    stamp_provisional,
+)
 from analytics.indices.fleet import (
     compute_fleet_day_indicators,
     compute_fleet_days,
@@ -83,7 +89,7 @@ def read_monthly_km(store: Store, start: date, end: date) -> pl.DataFrame:
         SELECT route_id, CAST(date_trunc('month', service_date) AS DATE) AS month,
                sum(least(coalesce(distance_run_m, 0), planned_distance_m)) / 1000.0 AS km_run,
                sum(planned_distance_m) / 1000.0 AS km_programmed
-        FROM trip_outcomes WHERE service_date BETWEEN ? AND ?
+        FROM trip_outcomes WHERE service_date BETWEEN ? AND ? AND outcome <> 'not_evaluated'
         GROUP BY ALL ORDER BY ALL
         """,
         [start, end],
@@ -171,8 +177,11 @@ def compute_index_results(
     grade_history: pl.DataFrame | None = None,
     previous_infractions: pl.DataFrame | None = None,
 ) -> IndexResults:
-    """Every index of the period (pure: frames in, frames out)."""
+    """Every index of the period (pure: frames in, frames out). Trips `not_evaluated` (no data
+    to judge them) leave every index and are counted beside them (`data_coverage`)."""
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, inputs.vehicles)
+    coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
+    inputs = replace(inputs, outcomes=split_evaluated(inputs.outcomes))
     flags = attach_scopes(compute_trip_flags(inputs.outcomes), scopes)
     bd = attach_breakdown_routes(inputs.breakdowns, inputs.outcomes)
     bd = attach_scopes(bd, scopes).with_columns(
@@ -187,7 +196,10 @@ def compute_index_results(
         .alias("operator_id")
     )
     headways = attach_scopes(inputs.headways, scopes)
-    parts = [compute_icv_indicators(flags, bd, headways, profile, period)]
+    parts = [
+        compute_icv_indicators(flags, bd, headways, profile, period),
+        compute_data_coverage_indicators(coverage, period),
+    ]
 
     monthly = compute_by_scope(
         attach_scopes(inputs.monthly_km, scopes),
@@ -210,8 +222,9 @@ def compute_index_results(
         parts.append(compute_ridership_indicators(taps, km_rows, profile, period, cost_per_km))
 
     # only the days that were matched: a day without outcomes is unknown, not a fleet cut
-    matched_days = inputs.outcomes.select("service_date").unique()
-    scheduled = inputs.scheduled.join(matched_days, on="service_date", how="semi")
+    # and only the trips that could be judged: a dark vehicle's block is no fleet cut
+    matched_days = inputs.outcomes.select("service_date", "trip_id")
+    scheduled = inputs.scheduled.join(matched_days, on=["service_date", "trip_id"], how="semi")
     fleet_days = compute_fleet_days(scheduled, inputs.outcomes, inputs.vehicles, scopes, profile)
     if fleet_days.height:
         parts.append(compute_fleet_day_indicators(fleet_days, period))
@@ -235,6 +248,8 @@ def compute_index_results(
     grades = table("annual_grades").empty()
     if period.kind == "year":
         grades = build_year_grades(indicators, iqs_parts, profile, period, grade_history)
+        if grades.height:
+            grades = stamp_provisional(grades, coverage, profile)
         if grades.height:
             parts_iqs = grades.filter(~pl.col("is_history")).select(
                 "scope", "scope_id", "iqs_score", "annual_score"

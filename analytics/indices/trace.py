@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from analytics.indices.data_coverage import split_evaluated
 from analytics.indices.icv import compute_trip_flags
 from analytics.indices.scopes import attach_scopes, compute_line_scopes
 from core.errors import ConfigError
@@ -66,7 +67,8 @@ def trace_indicator(
     scopes = compute_line_scopes(
         store.read("gtfs_routes").unique("route_id", keep="last"), outcomes, store.read("vehicles")
     )
-    flags = attach_scopes(compute_trip_flags(outcomes), scopes).with_columns(
+    # not_evaluated trips are in no index (analytics.indices.data_coverage)
+    flags = attach_scopes(compute_trip_flags(split_evaluated(outcomes)), scopes).with_columns(
         (pl.col("n_programmed") - pl.col("n_justified")).alias("n_eligible")
     )
     key = {"system": None, "operator": "operator_id", "lot": "lot_id", "line": "route_id"}

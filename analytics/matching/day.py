@@ -29,6 +29,12 @@ from analytics.matching.batches import (
     work_batch,
 )
 from analytics.matching.breakdowns import find_breakdowns
+from analytics.matching.evidence import (
+    DayEvidence,
+    compute_avl_coverage,
+    compute_ping_activity,
+    compute_trip_context,
+)
 from analytics.matching.headways import compute_headways
 from analytics.matching.network import Network, build_network
 from analytics.matching.options import MatchOptions
@@ -78,6 +84,8 @@ class DayResult:
     trip_outcomes: pl.DataFrame
     breakdowns: pl.DataFrame
     headway_observations: pl.DataFrame
+    avl_coverage: pl.DataFrame
+    feed_outages: pl.DataFrame
     track: pl.DataFrame
 
 
@@ -90,10 +98,15 @@ def match_day(
     *,
     workers: int = 1,
     batch_pings: int = 150_000,
+    evidence: DayEvidence | None = None,
 ) -> DayResult:
     """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon (then
-    projected a batch at a time: the day never holds a projected copy)."""
+    projected a batch at a time: the day never holds a projected copy). `evidence`: the
+    register, taps, inspections and routes the trips without a GPS run are judged with (None:
+    none of them; the feed's coverage still comes from the pings)."""
     epsg = schedule.crs_epsg
+    # the day's coverage needs every fix, so it is summarised before the pings are cut up
+    activity = compute_ping_activity(pings)
     network = build_network(
         schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
     )
@@ -143,7 +156,9 @@ def match_day(
     stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
     # the batch order is not needed past the partitions
     del pings, batches, results
-    return assemble_day(runs, track, stands, schedule, network, incidents, profile, options)
+    return assemble_day(
+        runs, track, stands, schedule, network, incidents, profile, options, activity, evidence
+    )
 
 
 def assemble_day(
@@ -155,15 +170,67 @@ def assemble_day(
     incidents: pl.DataFrame,
     profile: Profile,
     options: MatchOptions,
+    activity: pl.DataFrame | None = None,
+    evidence: DayEvidence | None = None,
 ) -> DayResult:
-    """The day-level steps after the partitions: assignment, stop visits, outcomes, ..."""
+    """The day-level steps after the partitions: assignment, stop visits, outcomes, ...
+    `activity`: `compute_ping_activity` of the day's pings (None: taken from `track`, the
+    fixes inside runs only)."""
     trips = schedule.trips
+    if activity is None:
+        activity = compute_ping_activity(
+            track.select("vehicle_id", "event_at")
+            if "event_at" in track.columns
+            else pl.DataFrame(
+                schema={"vehicle_id": pl.String, "event_at": pl.Datetime("us", "UTC")}
+            )
+        )
     runs = match_runs_to_trips(runs, trips, options)
     runs = _mark_counted(runs, float(profile.trips.late_departure_s.value))
     # one pass over the day: the crossings are searched on arrays, no (stop x ping) frame
     visits = compute_stop_visits(runs, track, trips, network.trip_stops, options)
     bds = find_breakdowns(stands, runs, incidents, options)
-    outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options)
+    # outages are sought over the day's planned service, from its first departure to its
+    # last arrival: a silence before the units power on is no outage
+    window_s = (
+        (
+            trips["planned_start_at"].min().timestamp(),  # type: ignore[union-attr]
+            trips["planned_end_at"].max().timestamp(),  # type: ignore[union-attr]
+        )
+        if trips.height
+        else (0.0, 0.0)
+    )
+    trip_stops = trips.select("trip_id", "template_trip_id").join(
+        schedule.stop_times.select(pl.col("trip_id").alias("template_trip_id"), "stop_id"),
+        on="template_trip_id",
+    )
+    context = compute_trip_context(
+        trips, runs, activity, evidence or DayEvidence(), trip_stops, profile, window_s
+    )
+    outcomes = compute_trip_outcomes(trips, runs, bds, incidents, profile, options, context)
+    avl = compute_avl_coverage(
+        activity,
+        context.avl.select("vehicle_id", "operator_id", "is_reserve"),
+        outcomes,
+    )
+    dark_trips = outcomes.filter(pl.col("outcome") == "not_evaluated").select(
+        "trip_id",
+        (pl.col("planned_start_at").dt.epoch("ms") / 1000.0).alias("_p0"),
+    )
+    outages = (
+        context.outages.join(
+            context.trips.select("trip_id", "operator_id").join(dark_trips, on="trip_id"),
+            on="operator_id",
+            how="left",
+        )
+        .group_by("operator_id", "start_s", "end_s")
+        .agg(
+            (pl.col("_p0").is_between(pl.col("start_s"), pl.col("end_s")).fill_null(False))
+            .sum()
+            .cast(pl.Int32)
+            .alias("n_trips_not_evaluated")
+        )
+    )
     heads = compute_headways(trips, runs, float(profile.trips.frequent_headway_max_s.value))
     fill = {
         "service_date": schedule.service_date,
@@ -192,6 +259,15 @@ def assemble_day(
         trip_outcomes=table("trip_outcomes").conform(outcomes, fill=fill),
         breakdowns=table("breakdowns").conform(bd, fill=fill),
         headway_observations=table("headway_observations").conform(heads, fill=fill),
+        avl_coverage=table("avl_coverage").conform(avl, fill=fill),
+        feed_outages=table("feed_outages").conform(
+            outages.sort("operator_id", "start_s").with_columns(
+                at("start_s").alias("started_at"),
+                at("end_s").alias("ended_at"),
+                (pl.col("end_s") - pl.col("start_s")).round().cast(pl.Int32).alias("duration_s"),
+            ),
+            fill=fill,
+        ),
         track=track,
     )
 
@@ -227,6 +303,8 @@ DERIVED_TABLES = (
     "trip_outcomes",
     "breakdowns",
     "headway_observations",
+    "avl_coverage",
+    "feed_outages",
 )
 
 
@@ -265,10 +343,30 @@ def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, 
     return schedule, pings, incidents
 
 
+def read_day_evidence(store: Store, service_date: date, trips: pl.DataFrame) -> DayEvidence:
+    """The register, taps, inspections and routes a day's trips without GPS are judged with."""
+    lo, hi = day_window(trips)
+    feed_id = str(trips["feed_id"][0])
+    return DayEvidence(
+        vehicles=store.read("vehicles"),  # type: ignore[attr-defined]
+        taps=store.read(  # type: ignore[attr-defined]
+            "fare_transactions",
+            "event_at BETWEEN ? AND ?",
+            [lo, hi],
+            columns=["event_at", "vehicle_id", "route_id"],
+        ),
+        inspections=store.read("inspections", "observed_at BETWEEN ? AND ?", [lo, hi]),  # type: ignore[attr-defined]
+        routes=store.read("gtfs_routes", "feed_id = ?", [feed_id]),  # type: ignore[attr-defined]
+    )
+
+
 def run_match_day(
     store: Store, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
 ) -> dict[str, int]:
     """Read, match and write one service day (replacing its derived rows). Rows written per table."""
     schedule, pings, incidents = read_day(store, service_date)
-    result = match_day(pings, schedule, incidents, profile, options, workers=workers)
+    evidence = read_day_evidence(store, service_date, schedule.trips)
+    result = match_day(
+        pings, schedule, incidents, profile, options, workers=workers, evidence=evidence
+    )
     return write_day(store, service_date, result)

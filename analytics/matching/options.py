@@ -80,15 +80,6 @@ class MatchOptions:
     """an inferred breakdown stands at least this far from any stop and terminal"""
     breakdown_event_codes: tuple[str, ...] = ("breakdown", "pane", "avaria")
     """AVL event codes that declare a breakdown"""
-    outage_silence_ratio: float = 0.6
-    """a trip of a block left without a run between two trips the same vehicle ran of that
-    block is inferred run when the unit was silent (GPS gaps) between those two runs for at
-    least this share of the planned time of the trips missing between them: a vehicle that
-    kept pinging and formed no run did not run them (a suppressed trip's bus stands and pings)"""
-    outage_max_silence_s: float = 2700.0
-    """a silence longer than this between two runs is the unit switched off (a vehicle
-    withdrawn to the garage), not an outage: no trip is inferred across it, since an hour of
-    service on block continuity alone is not evidence a renewal board would accept"""
     incident_margin_s: float = 600.0
     """an incident covers a trip when its window overlaps the trip's planned window ± this"""
 

@@ -1,13 +1,25 @@
 """Trip outcomes: exactly one row per scheduled trip of the day, with a reason a planner reads.
 
-- `suppressed`: no run was matched to it;
+Each outcome rests on an evidence class (`evidence_class`, vocabulary in core.tables.matching):
+`gps` (a matched GPS run), `ticketing` or `inspection` (no GPS run, but taps on the vehicle or
+an inspector's sighting show it ran: `analytics.matching.evidence`), or `none`. The profile's
+`evidence.counted_as_run` says which classes count a trip as run; `none` never does.
+
+- `not_evaluated` ("não avaliada — sem dados"): no evidence that counts, and no data to judge
+  it either: its operator's AVL feed was down over at least `evidence.feed_down_min_share` of
+  its planned window, or the vehicle that should have run it is not watched by GPS while a
+  registered vehicle of the operator sent no fix all day (a dark vehicle). Left out of every
+  index, counted beside them;
+- `suppressed`: no evidence that counts, while the data to see it were there;
 - `broken_down`: its run was interrupted by a breakdown;
 - `partial`: its run covered less than the profile's `partial_trip_min_ratio` of the itinerary;
 - `early` / `late` / `on_time`: by the departure delay at the origin against the profile's
-  `early_departure_s` and `late_departure_s` windows.
-A trip with no run that lies between two trips of its block the same vehicle ran, while that
-vehicle's GPS was silent (`infer_trips_in_outages`), was run: its outcome comes from a departure
-estimated by block continuity, and its reason says it was inferred.
+  `early_departure_s` and `late_departure_s` windows. A trip shown run by ticketing or an
+  inspection has no GPS departure: it is dated by block continuity when the same vehicle ran
+  the block's trips around it and the bounds are within the profile's
+  `evidence.unobserved_departure_max_uncertainty_s` (`estimate_departures_by_block`), else
+  its departure is unknown and it is counted on time (no evidence of a delay: punctuality
+  infractions need a measured departure), and its reason says which.
 An approved incident (BG art. 57 §1) of the trip, its line (or every line) or its vehicle whose
 window overlaps the trip's planned window marks a non-on-time outcome `is_justified`.
 """
@@ -16,9 +28,39 @@ from __future__ import annotations
 
 import polars as pl
 
+from analytics.matching.evidence import TripContext
 from analytics.matching.options import MatchOptions
 from analytics.matching.runs import itinerary_share
 from core.profile import Profile
+
+
+def _no_context(trips: pl.DataFrame) -> TripContext:
+    """The context of a day judged by its GPS runs alone (every feed up, no other evidence)."""
+    s = pl.String()
+    return TripContext(
+        trips=trips.select(
+            "trip_id",
+            pl.lit("?").alias("operator_id"),
+            pl.lit(1.0).alias("feed_up_share"),
+            pl.lit(None, s).alias("block_vehicle_id"),
+            pl.lit(True).alias("is_watched"),
+            pl.lit(0, pl.Int32).alias("n_dark_vehicles"),
+        ),
+        ticketing=pl.DataFrame(
+            schema={"trip_id": s, "vehicle_id": s, "n_taps": pl.Int64, "first_tap_s": pl.Float64}
+        ),
+        inspections=pl.DataFrame(
+            schema={
+                "trip_id": s,
+                "vehicle_id": s,
+                "inspection_id": s,
+                "inspector": s,
+                "observed_s": pl.Float64,
+            }
+        ),
+        outages=pl.DataFrame(schema={"operator_id": s, "start_s": pl.Float64, "end_s": pl.Float64}),
+        avl=pl.DataFrame(),
+    )
 
 
 def compute_trip_outcomes(
@@ -28,20 +70,27 @@ def compute_trip_outcomes(
     incidents: pl.DataFrame,
     profile: Profile,
     options: MatchOptions,
+    context: TripContext | None = None,
 ) -> pl.DataFrame:
-    """Columns of `trip_outcomes` (without service_date/version columns) for `trips`."""
+    """Columns of `trip_outcomes` (without service_date/version columns) for `trips`.
+
+    `context`: `analytics.matching.evidence.compute_trip_context` of the day (None: judged by
+    the GPS runs alone, every feed taken as up)."""
     rules = profile.trips
+    ev = profile.evidence
     early_s = float(rules.early_departure_s.value)
     late_s = float(rules.late_departure_s.value)
     ratio = float(rules.partial_trip_min_ratio.value)
+    counted = list(ev.counted_as_run.value)
+    down_min = float(ev.feed_down_min_share.value)
+    ctx = context if context is not None else _no_context(trips)
 
     def at(c):
         return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
             "UTC"
         )
 
-    inferred = infer_trips_in_outages(trips, runs, options)
-    matched = runs.filter(pl.col("trip_id").is_not_null()).select(
+    gps = runs.filter(pl.col("trip_id").is_not_null()).select(
         "trip_id",
         "vehicle_id",
         "run_index",
@@ -55,21 +104,58 @@ def compute_trip_outcomes(
         "first_ping_id",
         "last_ping_id",
         pl.col("n_pings").cast(pl.Int32),
+        (pl.col("gps_completeness_ratio") * (pl.col("ended_s") - pl.col("started_s"))).alias(
+            "_fix_s"
+        ),
+        pl.lit("gps").alias("evidence_class"),
     )
-    matched = pl.concat(
-        [
-            matched,
-            inferred.select(
-                "trip_id",
-                "vehicle_id",
-                "departure_delay_s",
-                at("estimated_start_s").alias("actual_start_at"),
-                pl.lit(0, pl.Int32).alias("n_pings"),
-                "_inferred",
-            ),
-        ],
-        how="diagonal_relaxed",
+    taps = ctx.ticketing.select(
+        "trip_id",
+        "vehicle_id",
+        pl.lit("ticketing").alias("evidence_class"),
+        pl.format(
+            "{} validações no veículo {} na linha, no horário da viagem e fora de qualquer "
+            "trajeto com GPS",
+            "n_taps",
+            "vehicle_id",
+        ).alias("_evidence_text"),
     )
+    seen = ctx.inspections.select(
+        "trip_id",
+        "vehicle_id",
+        pl.lit("inspection").alias("evidence_class"),
+        pl.format(
+            "fiscalização em campo {} ({}) viu {}",
+            "inspection_id",
+            "inspector",
+            pl.when(pl.col("vehicle_id").is_not_null())
+            .then(pl.format("o veículo {}", "vehicle_id"))
+            .otherwise(pl.lit("a linha em operação")),
+        ).alias("_evidence_text"),
+    )
+    # the first class in this order that the profile counts: GPS, then ticketing, then an
+    # inspection (a class the profile does not count is as good as none)
+    other = pl.concat(
+        [f for f, c in ((taps, "ticketing"), (seen, "inspection")) if c in counted]
+        or [taps.clear()]
+    ).unique("trip_id", keep="first", maintain_order=True)
+    if "gps" not in counted:
+        gps = gps.clear()
+    other = other.join(gps.select("trip_id"), on="trip_id", how="anti")
+    dated = (
+        estimate_departures_by_block(trips, runs, options)
+        .join(other.select("trip_id", pl.col("vehicle_id").alias("_ev_vehicle")), on="trip_id")
+        .filter(pl.col("vehicle_id") == pl.col("_ev_vehicle"))
+    )
+    other = other.join(
+        dated.select("trip_id", "departure_delay_s", "estimated_start_s", "_estimate"),
+        on="trip_id",
+        how="left",
+    ).with_columns(
+        at("estimated_start_s").alias("actual_start_at"),
+        pl.lit(0, pl.Int32).alias("n_pings"),
+    )
+    matched = pl.concat([gps, other.drop("estimated_start_s")], how="diagonal_relaxed")
     broke = (
         breakdowns.filter(pl.col("trip_id").is_not_null())
         .select(
@@ -91,11 +177,28 @@ def compute_trip_outcomes(
         )
         .join(matched, on="trip_id", how="left")
         .join(broke, on="trip_id", how="left")
+        .join(ctx.trips, on="trip_id", how="left")
+        .with_columns(
+            pl.col("evidence_class").fill_null("none"),
+            pl.col("feed_up_share").fill_null(1.0),
+            pl.col("n_dark_vehicles").fill_null(0),
+            pl.col("is_watched").fill_null(True),
+        )
     )
+    planned_s = (
+        (pl.col("planned_end_at") - pl.col("planned_start_at"))
+        .dt.total_seconds()
+        .clip(lower_bound=60)
+    )
+    no_evidence = pl.col("evidence_class") == "none"
+    feed_down = no_evidence & (1.0 - pl.col("feed_up_share") >= down_min)
+    vehicle_dark = no_evidence & ~pl.col("is_watched") & (pl.col("n_dark_vehicles") > 0)
     d = pl.col("departure_delay_s")
     cov = pl.col("coverage_ratio")
     outcome = (
-        pl.when(pl.col("vehicle_id").is_null())
+        pl.when(feed_down | vehicle_dark)
+        .then(pl.lit("not_evaluated"))
+        .when(no_evidence)
         .then(pl.lit("suppressed"))
         .when(pl.col("_bd_source").is_not_null())
         .then(pl.lit("broken_down"))
@@ -108,10 +211,42 @@ def compute_trip_outcomes(
         .otherwise(pl.lit("on_time"))
     )
     pct = (cov * 100).round(0).cast(pl.Int64)
-    inferred_text = pl.when(pl.col("_inferred").is_not_null()).then(pl.col("_inferred") + "; ")
+    down_pct = ((1.0 - pl.col("feed_up_share")) * 100).round(0).cast(pl.Int64)
+    evidence_text = pl.when(pl.col("_evidence_text").is_not_null()).then(
+        pl.concat_str(
+            pl.col("_evidence_text"),
+            pl.when(pl.col("_estimate").is_not_null())
+            .then(pl.format("; {}; ", "_estimate"))
+            .otherwise(pl.lit("; horário de partida não observado; ")),
+        )
+    )
     reason = (
-        pl.when(pl.col("vehicle_id").is_null())
-        .then(pl.lit("nenhum veículo realizou esta viagem (nenhuma passagem casada com o horário)"))
+        pl.when(feed_down)
+        .then(
+            pl.format(
+                "não avaliada — sem dados: o GPS da operadora {} esteve fora do ar em {}% do "
+                "horário da viagem (falha de transmissão, BG art. 25)",
+                "operator_id",
+                down_pct,
+            )
+        )
+        .when(vehicle_dark)
+        .then(
+            pl.format(
+                "não avaliada — sem dados: nenhum veículo com GPS acompanhado no bloco {} nesse "
+                "horário e {} veículo(s) da operadora {} não transmitiram nenhuma posição no dia",
+                pl.col("block_id").fill_null("-"),
+                "n_dark_vehicles",
+                "operator_id",
+            )
+        )
+        .when(no_evidence)
+        .then(
+            pl.lit(
+                "nenhum veículo realizou esta viagem: nenhuma passagem casada com o horário e "
+                "nenhuma validação ou fiscalização que a comprove (GPS da operadora no ar)"
+            )
+        )
         .when(pl.col("_bd_source").is_not_null())
         .then(pl.format("avaria do veículo {}: {}", "vehicle_id", "_bd_evidence"))
         .when(cov < ratio)
@@ -141,36 +276,54 @@ def compute_trip_outcomes(
                 "vehicle_id",
             )
         )
-        .otherwise(pl.format("partida no horário ({} s), veículo {}", d, "vehicle_id"))
+        .when(d.is_not_null())
+        .then(pl.format("partida no horário ({} s), veículo {}", d, "vehicle_id"))
+        .otherwise(pl.format("contada no horário, veículo {}", "vehicle_id"))
     )
     df = df.with_columns(
         outcome.alias("outcome"),
-        pl.concat_str(inferred_text.otherwise(pl.lit("")), reason).alias("reason"),
+        pl.concat_str(evidence_text.otherwise(pl.lit("")), reason).alias("reason"),
+        (pl.col("_fix_s").fill_null(0.0) / planned_s).clip(0.0, 1.0).alias("gps_minutes_share"),
     )
     return _justify(df, incidents, options).drop(
-        "planned_end_at", "_bd_source", "_bd_evidence", "is_departed", "is_arrived", "_inferred"
+        "planned_end_at",
+        "_bd_source",
+        "_bd_evidence",
+        "is_departed",
+        "is_arrived",
+        "_estimate",
+        "_evidence_text",
+        "_fix_s",
+        "operator_id",
+        "block_vehicle_id",
+        "is_watched",
+        "n_dark_vehicles",
+        strict=False,
     )
 
 
-def infer_trips_in_outages(
-    trips: pl.DataFrame, runs: pl.DataFrame, options: MatchOptions
+def estimate_departures_by_block(
+    trips: pl.DataFrame,
+    runs: pl.DataFrame,
+    options: MatchOptions,
+    max_uncertainty_s: float = float("inf"),
 ) -> pl.DataFrame:
-    """Trips run inside a GPS outage, inferred by block continuity.
+    """Departures of trips without a GPS run, dated by block continuity (an estimate, not
+    evidence that they ran: that comes from ticketing or an inspection).
 
-    A vehicle ran trips k and n of a block (matched runs, consecutive among its matched runs);
-    the trips between them (k < j < n in the block's order) have no run at all; and the unit
-    was silent between the two runs for at least `outage_silence_ratio` of their planned time.
-    Then the vehicle ran them: it had to get from the end of k to the start of n, and a vehicle
-    that pings while standing (a suppressed trip) would have left no such silence. A renewal
-    board can check it against the ticketing taps of the trip (BG art. 57 §2).
-
-    Each trip's departure lies between the end of run k plus the planned time of the missing
-    trips before it (`earliest_s`) and the origin departure of run n less the planned time of
-    the missing trips from it on (`latest_s`); the estimate is their midpoint (epoch s). No trip
-    is inferred across a silence longer than `outage_max_silence_s` (the unit switched off), nor
-    when the time between the runs is too short to run the missing trips (`min_duration_ratio`).
-    Returns trip_id, vehicle_id, departure_delay_s (estimate - planned start, s, + late),
-    estimated_start_s, earliest_s, latest_s and `_inferred`: the reason text (pt-BR).
+    A vehicle ran trips k and n of a block (matched runs, consecutive among its matched runs)
+    and the trips between them (k < j < n in the block's order) have no run. If it ran them,
+    each departure lies between the end of run k plus the planned time of the missing trips
+    before it (`earliest_s`) and the origin departure of run n less the planned time of the
+    missing trips from it on (`latest_s`); the estimate is their midpoint (epoch s). Nothing
+    is dated when the time between the runs is too short to run the missing trips
+    (`min_duration_ratio`), when the two runs lie more than `match_window_s` apart (over a long
+    silence the planned durations say little of where the vehicle was), when the estimate lies
+    farther than `match_window_s` from the timetable, nor when the bounds
+    are wider than twice `max_uncertainty_s` (an estimate that cannot tell on time from late
+    is no measurement). Returns trip_id, vehicle_id, departure_delay_s (estimate - planned
+    start, s, + late), estimated_start_s, earliest_s, latest_s and `_estimate`: the estimate
+    in words (pt-BR).
     """
     plan = trips.select(
         "trip_id",
@@ -192,7 +345,6 @@ def infer_trips_in_outages(
             pl.col("trip_id").alias("_prev"),
             pl.col("_k").alias("_k0"),
             pl.col("ended_s").alias("_end_s"),
-            pl.col("silence_last_s").alias("_sil0"),
             pl.col("trip_id").shift(-1).over("vehicle_id").alias("_next"),
             pl.col("block_id").shift(-1).over("vehicle_id").alias("_next_block"),
             pl.col("_k").shift(-1).over("vehicle_id").alias("_k1"),
@@ -201,7 +353,6 @@ def infer_trips_in_outages(
             .shift(-1)
             .over("vehicle_id")
             .alias("_start_s"),
-            pl.col("silence_first_s").shift(-1).over("vehicle_id").alias("_sil1"),
         )
         .filter((pl.col("block_id") == pl.col("_next_block")) & (pl.col("_k1") - pl.col("_k0") > 1))
     )
@@ -214,20 +365,18 @@ def infer_trips_in_outages(
         .sort("vehicle_id", "_k0", "_j")
     )
     key = ["vehicle_id", "_k0", "block_id"]
-    silence = pl.col("_sil1") - pl.col("_sil0")
     gaps = gaps.with_columns(
         pl.col("_dur").sum().over(key).alias("_missing_s"),
         pl.col("_taken").any().over(key).fill_null(False).alias("_any_taken"),
         (pl.col("_dur").cum_sum().over(key) - pl.col("_dur")).alias("_before_s"),
     ).filter(
         ~pl.col("_any_taken")
-        & (silence >= options.outage_silence_ratio * pl.col("_missing_s"))
-        & (silence <= options.outage_max_silence_s)
-        # and the time between the two runs is enough to run the missing trips
+        # the time between the two runs is enough to run the missing trips, and short
         & (
             pl.col("_start_s") - pl.col("_end_s")
             >= options.min_duration_ratio * pl.col("_missing_s")
         )
+        & (pl.col("_start_s") - pl.col("_end_s") <= options.match_window_s)
     )
     earliest = pl.col("_end_s") + pl.col("_before_s")
     latest = pl.col("_start_s") - (pl.col("_missing_s") - pl.col("_before_s"))
@@ -247,16 +396,19 @@ def infer_trips_in_outages(
             "earliest_s",
             "latest_s",
             pl.format(
-                "viagem inferida: o veículo {} fez as viagens {} e {} do bloco {} e ficou {} min sem "
-                "sinal de GPS entre elas; partida estimada entre {} s e {} s do horário",
+                "partida estimada pela sequência do bloco {} (o veículo {} fez as viagens {} e "
+                "{}): entre {} s e {} s do horário",
+                "block_id",
                 "vehicle_id",
                 "_prev",
                 "_next",
-                "block_id",
-                (silence / 60).round(0).cast(pl.Int64),
                 (pl.col("earliest_s") - pl.col("_p0")).round(0).cast(pl.Int64),
                 (pl.col("latest_s") - pl.col("_p0")).round(0).cast(pl.Int64),
-            ).alias("_inferred"),
+            ).alias("_estimate"),
+        )
+        .filter(
+            (pl.col("departure_delay_s").abs() <= options.match_window_s)
+            & (pl.col("latest_s") - pl.col("earliest_s") <= 2 * max_uncertainty_s)
         )
     )
 

@@ -96,6 +96,17 @@ ANNUAL_GRADES = Table(
             False,
         ),
         ("is_history", pl.Boolean(), "entered from the history CSV, not computed", False),
+        (
+            "evaluated_share",
+            pl.Float64(),
+            "share of the year's programmed trips that could be judged (not not_evaluated), 0-1",
+        ),
+        (
+            "is_provisional",
+            pl.Boolean(),
+            "PROVISÓRIO: evaluated_share below the profile's "
+            "evidence.provisional_below_evaluated_share (null for history rows)",
+        ),
         ("computed_at", UTC_INSTANT, "when it was computed (UTC)", False),
     ),
     primary_key=("scope", "scope_id", "year"),

@@ -117,7 +117,19 @@ STOP_VISITS = Table(
     derived=True,
 )
 
-OUTCOMES = ("on_time", "late", "early", "partial", "suppressed", "broken_down")
+OUTCOMES = (
+    "on_time",
+    "late",
+    "early",
+    "partial",
+    "suppressed",
+    "broken_down",
+    "not_evaluated",
+)
+
+EVIDENCE_CLASSES = ("gps", "gps_gap_credited", "ticketing", "inspection", "none")
+"""Vocabulary of `trip_outcomes.evidence_class`: what the outcome rests on. The profile's
+`evidence.counted_as_run` says which classes count a trip as run; `none` never does."""
 
 TRIP_OUTCOMES = Table(
     "trip_outcomes",
@@ -130,7 +142,30 @@ TRIP_OUTCOMES = Table(
         ("block_id", pl.String(), "vehicle block"),
         ("planned_start_at", UTC_INSTANT, "planned origin departure (UTC)", False),
         ("planned_distance_m", pl.Float64(), "programmed distance, metres", False),
-        ("outcome", pl.String(), "on_time, late, early, partial, suppressed or broken_down", False),
+        (
+            "outcome",
+            pl.String(),
+            "on_time, late, early, partial, suppressed, broken_down or not_evaluated (no data: "
+            "the operator's feed or the whole vehicle dark; left out of every index)",
+            False,
+        ),
+        (
+            "evidence_class",
+            pl.String(),
+            "what the outcome rests on: " + ", ".join(EVIDENCE_CLASSES) + " (null: matched "
+            "before evidence classes existed)",
+        ),
+        (
+            "gps_minutes_share",
+            pl.Float64(),
+            "share of the trip's planned minutes with a fix of the vehicle that ran it (0-1; 0 "
+            "when no GPS run was matched)",
+        ),
+        (
+            "feed_up_share",
+            pl.Float64(),
+            "share of the trip's planned minutes while its operator's AVL feed was up (0-1)",
+        ),
         (
             "departure_delay_s",
             pl.Int32(),
@@ -204,7 +239,58 @@ HEADWAY_OBSERVATIONS = Table(
     derived=True,
 )
 
-register(TRIPS_PERFORMED, STOP_VISITS, TRIP_OUTCOMES, BREAKDOWNS, HEADWAY_OBSERVATIONS)
+AVL_COVERAGE = Table(
+    "avl_coverage",
+    "Data coverage per service day, operator and vehicle: whether AVL data was received. One "
+    "row per vehicle that sent a fix or is in the register (a registered vehicle without a fix "
+    "is a dark vehicle: its trips cannot be judged from GPS).",
+    cols(
+        SERVICE_DATE,
+        ("operator_id", pl.String(), "operator (register, else the pings; '?' unknown)", False),
+        VEHICLE_ID,
+        ("is_reporting", pl.Boolean(), "the vehicle sent at least one fix that day", False),
+        ("is_reserve", pl.Boolean(), "registered as reserve fleet (null: not registered)"),
+        ("n_pings", pl.Int64(), "fixes received in the day's window", False),
+        ("n_minutes_with_fix", pl.Int32(), "minutes with at least one fix", False),
+        ("first_ping_at", UTC_INSTANT, "first fix (UTC)"),
+        ("last_ping_at", UTC_INSTANT, "last fix (UTC)"),
+        ("n_trips_run", pl.Int32(), "trips it ran by the outcomes (any evidence)", False),
+    ),
+    primary_key=("service_date", "operator_id", "vehicle_id"),
+    derived=True,
+)
+
+FEED_OUTAGES = Table(
+    "feed_outages",
+    "Operator AVL feed outages: no fix from any vehicle of the operator for at least the "
+    "profile's `evidence.feed_outage_min_s` within the service day's window. A reportable fact "
+    "(keeping the feed up is the operator's duty, BG art. 25), never a suppression.",
+    cols(
+        SERVICE_DATE,
+        ("operator_id", pl.String(), "operator ('?' when the register names none)", False),
+        (
+            "started_at",
+            UTC_INSTANT,
+            "last fix before the silence, or the window's start (UTC)",
+            False,
+        ),
+        ("ended_at", UTC_INSTANT, "first fix after it, or the window's end (UTC)", False),
+        ("duration_s", pl.Int32(), "ended_at minus started_at, seconds", False),
+        ("n_trips_not_evaluated", pl.Int32(), "trips left not_evaluated by it", False),
+    ),
+    primary_key=("service_date", "operator_id", "started_at"),
+    derived=True,
+)
+
+register(
+    TRIPS_PERFORMED,
+    STOP_VISITS,
+    TRIP_OUTCOMES,
+    BREAKDOWNS,
+    HEADWAY_OBSERVATIONS,
+    AVL_COVERAGE,
+    FEED_OUTAGES,
+)
 
 MIGRATION: Migration | None = Migration(
     2,

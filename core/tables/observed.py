@@ -134,4 +134,33 @@ IQS_SURVEYS = Table(
     primary_key=("period", "operator_id", "dimension"),
 )
 
-register(VEHICLE_LOCATIONS, FARE_TRANSACTIONS, PASSENGER_COUNTS, INCIDENTS, IQS_SURVEYS)
+INSPECTIONS = Table(
+    "inspections",
+    "In-loco inspection records (BG art. 57 §2, art. 77): an inspector saw, at a time and a "
+    "place, a vehicle (or a line) in service, or waited and saw none. Evidence for trips "
+    "without GPS (`pontual ingest inspections`).",
+    cols(
+        ("inspection_id", pl.String(), "id of the record", False),
+        ("observed_at", UTC_INSTANT, "when it was seen (UTC)", False),
+        ("inspector", pl.String(), "who saw it (registration of the inspector)", False),
+        ("stop_id", pl.String(), "stop where it was seen (null: see lat/lon)"),
+        ("lat", pl.Float64(), "where, WGS 84 latitude (when no stop)"),
+        ("lon", pl.Float64(), "where, WGS 84 longitude (when no stop)"),
+        ("vehicle_id", pl.String(), "vehicle seen (fleet number)"),
+        ("route_id", pl.String(), "line seen"),
+        (
+            "is_vehicle_seen",
+            pl.Boolean(),
+            "true: the vehicle/line was seen in service; false: the inspector waited and saw none",
+            False,
+        ),
+        ("note", pl.String(), "what was seen, in the inspector's words"),
+        SOURCE,
+        INGESTED_AT,
+    ),
+    primary_key=("inspection_id",),
+)
+
+register(
+    VEHICLE_LOCATIONS, FARE_TRANSACTIONS, PASSENGER_COUNTS, INCIDENTS, IQS_SURVEYS, INSPECTIONS
+)

@@ -1,4 +1,5 @@
-"""`pontual ingest avl|fares|vehicles|incidents|surveys|counts FILE...` and `pontual quarantine`."""
+"""`pontual ingest avl|fares|vehicles|incidents|surveys|counts|inspections FILE...` and
+`pontual quarantine`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pontual.context import Context
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "ingest", help="load AVL pings, fare taps, the fleet register, incidents, surveys"
+        "ingest",
+        help="load AVL pings, fare taps, the fleet register, incidents, surveys, inspections",
     )
     kinds = p.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True

@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from analytics.matching.day import Schedule, build_schedule
+from analytics.matching.evidence import DayEvidence
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
 
@@ -30,3 +31,21 @@ def read_simulated_day(sim: Path, day: date) -> tuple[Schedule, pl.DataFrame, pl
         ).with_columns(pl.col("starts_at").alias("ingested_at"))
     )
     return schedule, pings, incidents
+
+
+def read_simulated_evidence(sim: Path) -> DayEvidence:
+    """The register, fare taps and routes of a simulator folder (what `read_day_evidence`
+    reads from a store)."""
+    taps = pl.read_csv(sim / "fares.csv", columns=["event_at", "vehicle_id", "route_id"])
+    return DayEvidence(
+        vehicles=pl.read_csv(
+            sim / "vehicles.csv",
+            columns=["vehicle_id", "operator_id", "is_reserve"],
+            schema_overrides={"vehicle_id": pl.String},
+        ),
+        taps=taps.with_columns(
+            pl.col("event_at").str.to_datetime(time_zone="UTC", time_unit="us"),
+            pl.col("vehicle_id").cast(pl.String),
+        ),
+        routes=read_feed(sim / "gtfs")["routes"].select("route_id", "agency_id"),
+    )

@@ -10,6 +10,7 @@ import pytest
 
 from analytics.matching.assign import match_runs_to_trips
 from analytics.matching.day import DayResult, Schedule, match_day
+from analytics.matching.evidence import DayEvidence
 from analytics.matching.options import MatchOptions
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
@@ -26,7 +27,11 @@ TRIPS = [
 ]
 
 
-def _run(pings: pl.DataFrame, incidents: pl.DataFrame | None = None) -> DayResult:
+def _run(
+    pings: pl.DataFrame,
+    incidents: pl.DataFrame | None = None,
+    evidence: DayEvidence | None = None,
+) -> DayResult:
     trips, st = sy.schedule(TRIPS)
     schedule = Schedule(sy.SERVICE_DATE, trips, st, sy.shapes(), sy.stops(), 31982)
     return match_day(
@@ -35,6 +40,7 @@ def _run(pings: pl.DataFrame, incidents: pl.DataFrame | None = None) -> DayResul
         INCIDENTS.empty() if incidents is None else incidents,
         load_profile("bento-goncalves-2021"),
         MatchOptions(),
+        evidence=evidence,
     )
 
 
@@ -211,23 +217,175 @@ def test_other_direction_of_the_line_is_not_an_alternative_itinerary() -> None:
     assert got["departure_delay_s"].to_list() == [1500]
 
 
-def test_trip_inside_a_gps_outage_inferred_from_block_continuity() -> None:
-    # V8 runs its block B1: A1, B1 and A2, each 60 s late; its unit is silent for 29 min
-    # while it runs B1 (planned 8:30, 805 s), between A1 and A2 that it ran in full view
-    legs = [("S1", 8 * H + 60, None, 0), ("S2", 8 * H + 1860, None, 0), ("S1", 9 * H + 60, None, 0)]
-    pings = sy.drive("V8", legs, first_ping_id=80_000)
+# V8 runs its block B1: A1, B1 and A2, each 60 s late; its unit is silent for 29 min while it
+# runs B1 (planned 8:30, 805 s), between A1 and A2 that it ran in full view
+B1_LEGS = [("S1", 8 * H + 60, None, 0), ("S2", 8 * H + 1860, None, 0), ("S1", 9 * H + 60, None, 0)]
+
+
+def _silent_b1() -> pl.DataFrame:
+    pings = sy.drive("V8", B1_LEGS, first_ping_id=80_000)
     t = (pl.col("event_at") - sy.REF).dt.total_seconds()
-    b1 = outcome(_run(pings.filter(~t.is_between(8 * H + 1000, 8 * H + 2700))), "B1")
-    assert (b1["outcome"], b1["vehicle_id"]) == ("on_time", "V8")
-    # bounds: A1's arrival (~8:14:25) to A2's departure less B1's planned time (~8:47:35);
-    # the midpoint is about 8:31, some 60 s late like the rest of the block
-    assert b1["departure_delay_s"] == pytest.approx(60, abs=45)
-    assert b1["reason"].startswith("viagem inferida: o veículo V8 fez as viagens A1 e A2")
-    assert "29 min sem sinal de GPS" in b1["reason"]
-    # the same block with the unit pinging while the bus stands at the terminal instead of
-    # running B1: no silence, so B1 was not run (suppressed), whatever the block says
-    stand = sy.drive("V8", [legs[0], legs[2]], first_ping_id=80_000)
-    assert outcome(_run(stand), "B1")["outcome"] == "suppressed"
+    return pings.filter(~t.is_between(8 * H + 1000, 8 * H + 2700))
+
+
+def _feed_up() -> pl.DataFrame:
+    # V9 keeps the feed up: it runs C1 (L2, 8:00) and stands pinging at its end for 3 h
+    run = sy.drive("V9", [("S3", 8 * H, None, 0)], first_ping_id=90_000)
+    last = run.sort("event_at").tail(1)
+    stand = pl.concat(
+        [
+            last.with_columns(
+                pl.col("event_at") + timedelta(seconds=30 * k),
+                pl.col("ping_id") + k,
+            )
+            for k in range(1, 360)
+        ]
+    )
+    return pl.concat([run, stand])
+
+
+def _taps(vehicle: str, route: str, seconds: list[int]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "event_at": [sy.REF + timedelta(seconds=s) for s in seconds],
+            "vehicle_id": [vehicle] * len(seconds),
+            "route_id": [route] * len(seconds),
+        },
+        schema={
+            "event_at": pl.Datetime("us", "UTC"),
+            "vehicle_id": pl.String,
+            "route_id": pl.String,
+        },
+    )
+
+
+def test_trip_in_a_whole_feed_outage_is_not_evaluated() -> None:
+    # V8 is the only unit of the day: its 29 min silence is the whole feed down over B1
+    day = _run(_silent_b1())
+    b1 = outcome(day, "B1")
+    assert (b1["outcome"], b1["evidence_class"]) == ("not_evaluated", "none")
+    assert b1["vehicle_id"] is None and b1["departure_delay_s"] is None
+    assert b1["reason"].startswith("não avaliada — sem dados: o GPS da operadora ? esteve fora")
+    assert b1["feed_up_share"] == 0.0
+    # the outage is a fact of its own: one silence of about 29 min, B1 inside it
+    b1_start = sy.REF + timedelta(seconds=8 * H + 1800)
+    out = day.feed_outages.filter(
+        (pl.col("started_at") <= b1_start) & (pl.col("ended_at") >= b1_start)
+    )
+    assert out.height == 1
+    assert out["duration_s"][0] == pytest.approx(1700, abs=60)
+    assert out["n_trips_not_evaluated"][0] == 1
+    # A1 and A2 were seen whole: GPS evidence on nearly all their planned minutes
+    a1 = outcome(day, "A1")
+    assert (a1["outcome"], a1["evidence_class"]) == ("on_time", "gps")
+    assert a1["gps_minutes_share"] > 0.9
+
+
+def test_silent_trip_without_evidence_is_suppressed_when_the_feed_is_up() -> None:
+    # the same silence while another unit pings: nothing shows B1 ran, the data were there
+    b1 = outcome(_run(pl.concat([_silent_b1(), _feed_up()])), "B1")
+    assert (b1["outcome"], b1["evidence_class"]) == ("suppressed", "none")
+    assert "nenhuma validação ou fiscalização" in b1["reason"]
+    assert b1["gps_minutes_share"] == 0.0
+
+
+def test_silent_trip_with_taps_is_run_by_ticketing_and_dated_by_its_block() -> None:
+    # passengers tapped on V8, line L1, while its unit was silent (8:33 to 8:40)
+    taps = _taps("V8", "L1", [8 * H + 1980, 8 * H + 2100, 8 * H + 2400])
+    # and one tap inside A1's run, which is A1's, not evidence of B1
+    day = _run(
+        pl.concat([_silent_b1(), _feed_up()]),
+        evidence=DayEvidence(taps=taps),
+    )
+    b1 = outcome(day, "B1")
+    assert (b1["outcome"], b1["evidence_class"], b1["vehicle_id"]) == (
+        "on_time",
+        "ticketing",
+        "V8",
+    )
+    # block continuity bounds its departure between A1's arrival (~8:14:25) and A2's
+    # departure less B1's planned time (~8:47:35): 33 min wide, more than twice the profile's
+    # evidence.unobserved_departure_max_uncertainty_s (300 s), so it is not dated: counted on
+    # time, never late or early on a guess
+    assert b1["departure_delay_s"] is None and b1["actual_start_at"] is None
+    assert b1["reason"].startswith("3 validações no veículo V8")
+    assert "horário de partida não observado; contada no horário, veículo V8" in b1["reason"]
+    # one tap is not enough (profile: evidence.ticketing_min_taps = 2)
+    one = _run(
+        pl.concat([_silent_b1(), _feed_up()]),
+        evidence=DayEvidence(taps=_taps("V8", "L1", [8 * H + 2100])),
+    )
+    assert outcome(one, "B1")["outcome"] == "suppressed"
+    # taps inside a GPS run belong to it: A1's passengers do not make B1 run
+    inside = _run(
+        pl.concat([_silent_b1(), _feed_up()]),
+        evidence=DayEvidence(taps=_taps("V8", "L1", [8 * H + 300, 8 * H + 400, 8 * H + 500])),
+    )
+    assert outcome(inside, "B1")["outcome"] == "suppressed"
+
+
+def test_silent_trip_seen_by_an_inspector_is_run_by_inspection() -> None:
+    stop = sy.schedule(TRIPS)[1].filter(pl.col("trip_id") == "B1")["stop_id"][3]
+    seen = DayEvidence().inspections.vstack(
+        pl.DataFrame(
+            {
+                "inspection_id": ["F-17"],
+                "observed_at": [sy.REF + timedelta(seconds=8 * H + 2200)],
+                "vehicle_id": ["V8"],
+                "route_id": ["L1"],
+                "stop_id": [stop],
+                "is_vehicle_seen": [True],
+                "inspector": ["fiscal 204"],
+            },
+            schema=DayEvidence().inspections.schema,
+        )
+    )
+    b1 = outcome(
+        _run(pl.concat([_silent_b1(), _feed_up()]), evidence=DayEvidence(inspections=seen)), "B1"
+    )
+    assert (b1["outcome"], b1["evidence_class"], b1["vehicle_id"]) == (
+        "on_time",
+        "inspection",
+        "V8",
+    )
+    assert b1["reason"].startswith("fiscalização em campo F-17 (fiscal 204) viu o veículo V8")
+
+
+def test_block_without_gps_is_not_evaluated_while_a_registered_vehicle_is_dark() -> None:
+    # V8 runs block B1 and V9 keeps the feed up; nobody's GPS runs block B3 (A3, B3 at 10:00)
+    pings = pl.concat([sy.drive("V8", B1_LEGS, first_ping_id=80_000), _feed_up()])
+    register = pl.DataFrame(
+        {
+            "vehicle_id": ["V8", "V9", "V7", "V6"],
+            "operator_id": ["O1", "O1", "O1", "O1"],
+            "is_reserve": [False, False, False, True],
+        }
+    )
+    routes = pl.DataFrame({"route_id": ["L1", "L2"], "agency_id": ["O1", "O1"]})
+    day = _run(pings, evidence=DayEvidence(vehicles=register, routes=routes))
+    a3 = outcome(day, "A3")
+    # V7 is registered, not reserve, and sent nothing all day: it may have run B3 unseen
+    assert (a3["outcome"], a3["evidence_class"]) == ("not_evaluated", "none")
+    assert (
+        "nenhum veículo com GPS acompanhado no bloco B3 nesse horário e 1 veículo(s) da operadora O1"
+        in a3["reason"]
+    )
+    assert outcome(day, "B3")["outcome"] == "not_evaluated"
+    cov = day.avl_coverage.sort("vehicle_id")
+    assert cov["vehicle_id"].to_list() == ["V6", "V7", "V8", "V9"]
+    assert cov["is_reporting"].to_list() == [False, False, True, True]
+    assert cov["n_trips_run"].to_list() == [0, 0, 3, 1]
+    # a dark reserve vehicle alone proves nothing: B3 suppressed
+    no_v7 = register.filter(pl.col("vehicle_id") != "V7")
+    day = _run(pings, evidence=DayEvidence(vehicles=no_v7, routes=routes))
+    assert outcome(day, "A3")["outcome"] == "suppressed"
+
+
+def test_day_without_pings_has_every_trip_not_evaluated_none_suppressed() -> None:
+    day = _run(sy.drive("V8", B1_LEGS, first_ping_id=80_000).clear())
+    assert day.trip_outcomes.height == len(TRIPS)
+    assert set(day.trip_outcomes["outcome"]) == {"not_evaluated"}
+    assert day.feed_outages.height == 1
 
 
 def test_turnaround_outside_the_geofence_keeps_both_directions() -> None:
