@@ -29,7 +29,6 @@ from core.profile import FeeTable, Profile
 
 OPERATOR_TOTAL = "*"
 BUS_MODALITY = "collective"
-SMALL_CAPACITY_MAX = 20  # the fee table's split: "até 20 passageiros" / "acima de 20"
 
 
 def compute_peak_concurrency(trips: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -215,8 +214,10 @@ def compute_fleet_register(
 ) -> pl.DataFrame:
     """The register as of a day, one row per vehicle, with:
 
-    age_years (whole years), entry_age_years, is_over_max_age, is_entry_over_age (against the
-    service area's limits), inspection_band (1-based order of the profile's bands),
+    age_years (whole years), entry_age_years, max_age_limit_years (the service area's maximum
+    age, or the vehicle type's useful life where the profile sets a shorter one, CGS art.
+    10-III-a micro-ônibus 8 years), is_over_max_age (age above that limit: past its useful
+    life), is_entry_over_age (against the area's entry age), inspection_band (1-based order of the profile's bands),
     inspection_interval_months, inspection_due_on (null when never inspected), is_inspection_overdue
     (due before `as_of`, or never inspected), capacity (seats + standing area × the standing
     limit, passengers), fee_yearly and fee_per_inspection (fee-table currency, null without a
@@ -231,14 +232,25 @@ def compute_fleet_register(
             expr = pl.when(area == name).then(pl.lit(getattr(limits, attr).value)).otherwise(expr)
         return expr
 
+    # a per-type useful life (CGS art. 10-III: micro-ônibus 8 years) caps the area's maximum
+    life = pl.lit(None, dtype=pl.Float64)
+    for name, vtype in profile.crowding.vehicle_types.items():
+        if vtype.useful_life_years is not None:
+            life = (
+                pl.when(pl.col("vehicle_type") == name)
+                .then(pl.lit(float(vtype.useful_life_years.value)))
+                .otherwise(life)
+            )
+    max_age = pl.min_horizontal(by_area("max_age_years"), life)
     age = (pl.lit(as_of.year) - pl.col("manufacture_year")).cast(pl.Int32)
     out = vehicles.with_columns(
         age.alias("age_years"),
         (pl.col("in_service_since").dt.year() - pl.col("manufacture_year"))
         .cast(pl.Int32)
         .alias("entry_age_years"),
+        max_age.alias("max_age_limit_years"),
     ).with_columns(
-        (pl.col("age_years") > by_area("max_age_years")).alias("is_over_max_age"),
+        (pl.col("age_years") > pl.col("max_age_limit_years")).alias("is_over_max_age"),
         (pl.col("entry_age_years") > by_area("entry_age_max_years")).alias("is_entry_over_age"),
     )
     band_expr = pl.lit(None, dtype=pl.Int32)
@@ -289,7 +301,7 @@ def compute_fee_exprs(fee_table: FeeTable | None) -> list[pl.Expr]:
         ]
     items = {i.capacity: i for i in fee_table.items if i.modality == BUS_MODALITY}
     small, large = items.get("up_to_20"), items.get("over_20")
-    small_cap = pl.col("capacity") <= SMALL_CAPACITY_MAX
+    small_cap = pl.col("capacity") <= fee_table.small_capacity_max
 
     def pick(attr: str) -> pl.Expr:
         a = getattr(small, attr) if small else None

@@ -3,7 +3,8 @@
 - passengers of a line = its fare taps (BG art. 26, 49: ticketing is the source of passengers);
 - a tap is an *integration* (BG art. 7-V) when the same card tapped on another line within
   `fares.integration_window_s` before it; a tap the validator already recorded with the fare
-  class 'integration' is one too;
+  class 'integration' is one too; a profile without integration keys (CGS, which grants no
+  integration fare) infers none;
 - equivalent passengers (CGS art. 7 §2) weigh each tap by `fares.equivalent_weights` of its fare
   class; an inferred integration pays `fares.integration_fare_ratio` of its class's weight. The
   effect of integrations = equivalent passengers without that discount − with it;
@@ -32,7 +33,11 @@ def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     integration discount, 0-1). Taps without a card are never integrations.
     """
     fares = profile.fares
-    window_us = fares.integration_window_s.value * 1_000_000
+    # a profile without an integration fare (CGS) has no inferred integration
+    window = fares.integration_window_s
+    has_integration = window is not None
+    window_us = window.value * 1_000_000 if window is not None else -1
+    ratio = fares.integration_fare_ratio.value if fares.integration_fare_ratio else 1.0
     weights = fares.equivalent_weights.value
     default_weight = weights.get("other", 1.0)
     ordered = taps.sort("card_hash", "event_at")
@@ -40,7 +45,8 @@ def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     prev_route = pl.col("route_id").shift(1).over("card_hash")
     gap_us = (pl.col("event_at") - prev_at).dt.total_microseconds()
     inferred = (
-        pl.col("card_hash").is_not_null()
+        pl.lit(has_integration)
+        & pl.col("card_hash").is_not_null()
         & (gap_us <= window_us).fill_null(False)
         & (prev_route != pl.col("route_id")).fill_null(False)
     )
@@ -53,7 +59,7 @@ def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         weight_full.alias("weight_full"),
     ).with_columns(
         pl.when(pl.col("is_integration") & ~recorded)
-        .then(pl.col("weight_full") * fares.integration_fare_ratio.value)
+        .then(pl.col("weight_full") * ratio)
         .otherwise(pl.col("weight_full"))
         .alias("weight")
     )

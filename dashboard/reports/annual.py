@@ -18,6 +18,7 @@ from datetime import date
 import polars as pl
 
 from analytics.indices.scopes import compute_line_scopes
+from analytics.indices.verdicts import verdicts_text
 from core.errors import ConfigError
 from core.profile import Profile
 from core.store import Store
@@ -205,7 +206,7 @@ def read_annual_scopes(store: Store, year: int, scope: str = "operator") -> list
 
 
 def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
-    icv, q, km = profile.icv, profile.quality, profile.km
+    icv, q = profile.icv, profile.quality
     bands = q.grade_min_points.value
 
     def n(v: float) -> str:
@@ -220,10 +221,7 @@ def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
         f"Nota anual = {n(q.annual_weight_icv.value)} · ICV + {n(q.annual_weight_iqs.value)} · "
         f"IQS. Conceitos: A a partir de {n(bands['A'])}, B {n(bands['B'])}, C {n(bands['C'])}, "
         f"D {n(bands['D'])}, E abaixo de {n(bands['D'])} pontos.",
-        f"Cassação (BG art. 72-VII): conceito E em {q.cassacao_consecutive_e_years.value} anos "
-        f"consecutivos ou {q.cassacao_total_e_years.value} intercalados. Renovação exige as "
-        f"metas de qualidade e ao menos {n(km.efficiency_min_ratio.value * 100)} % dos km "
-        f"programados rodados (janela de {km.window_months.value} meses).",
+        verdicts_text(profile),
         "Valores marcados 'padrão, a ser fixado por decreto' não estão fixados na lei: são "
         "padrões do Pontual até que o decreto previsto no art. 58 os fixe.",
     )

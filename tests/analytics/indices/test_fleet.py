@@ -140,3 +140,21 @@ def test_small_vehicle_pays_the_small_fee() -> None:
     )
     reg = compute_fleet_register(v, BG, date(2026, 3, 31), load_fee_table("lei-221-2017"))
     assert (reg["fee_yearly"][0], reg["fee_per_inspection"][0]) == (700.0, 45.0)
+
+
+def test_nine_year_old_micro_is_past_its_useful_life_under_cgs() -> None:
+    # CGS art. 10-III-a, 24, 25: micro-ônibus 8 years (the bus limit of 10 does not apply)
+    v = (
+        fixture_frames()["vehicles"]
+        .head(2)
+        .with_columns(
+            pl.Series("vehicle_type", ["micro", "convencional"]),
+            pl.lit(2017, dtype=pl.Int32).alias("manufacture_year"),
+        )
+    )
+    reg = compute_fleet_register(v, CGS, date(2026, 3, 31))
+    assert reg["age_years"].to_list() == [9, 9]
+    assert reg["max_age_limit_years"].to_list() == [8.0, 10.0]
+    assert reg["is_over_max_age"].to_list() == [True, False]
+    # BG has no per-type life: a 9-year-old urban micro is within the 12 years of art. 18-I-a
+    assert not compute_fleet_register(v, BG, date(2026, 3, 31))["is_over_max_age"].any()
