@@ -5,7 +5,8 @@
   an operator's total counts each block once even when it serves several lines;
 - vehicles operated = distinct vehicles that ran the day's trips (trip_outcomes.vehicle_id);
 - cut = 1 − operated ÷ required; over `fleet.grave_cut_min_ratio` for more than
-  `fleet.grave_cut_min_days` days in a row is a grave deficiency (BG art. 72 p.ú. I);
+  `fleet.grave_cut_min_days` days in a row is a grave deficiency (BG art. 72 p.ú. I); days
+  without service or not processed are skipped, not a reset (`compute_cut_runs`);
 - reserve = active registered vehicles − required; minimum `fleet.reserve_min_ratio` of the
   required fleet, rounded up, or `reserve_small_fleet_min` when the required fleet is below
   `reserve_small_fleet_below` (BG Anexo I XXXV); cap `reserve_max_ratio` rounded down (CGS 23);
@@ -92,13 +93,19 @@ def reserve_max_expr(required: pl.Expr, profile: Profile) -> pl.Expr:
 
 def compute_cut_runs(days: pl.DataFrame, keys: list[str], profile: Profile) -> pl.DataFrame:
     """Adds n_cut_days_consecutive and is_grave_cut to rows with service_date, keys and
-    is_cut_over_limit (a missing day breaks the run)."""
+    is_cut_over_limit.
+
+    Only a day evaluated under the limit ends a run. A day without a row -- the line has no
+    service that day (a Sunday), or the day was not processed -- is not evaluated: it neither
+    counts nor resets (BG art. 72 p.ú. I; otherwise a line without Sunday service could never
+    reach "more than 3 consecutive days"). n_cut_days_consecutive counts the evaluated days
+    over the limit in the run."""
     over = pl.col("is_cut_over_limit")
-    gap = (pl.col("service_date") - pl.col("service_date").shift(1).over(keys)).dt.total_days()
     out = (
         days.sort([*keys, "service_date"])
         .with_columns(
-            ((over != over.shift(1).over(keys)).fill_null(True) | (gap != 1).fill_null(True))
+            (over != over.shift(1).over(keys))
+            .fill_null(True)
             .cast(pl.Int32)
             .cum_sum()
             .over(keys)
@@ -419,11 +426,17 @@ def compute_register_indicators(
 
 
 def compute_fleet_day_indicators(fleet_days: pl.DataFrame, period: Period) -> pl.DataFrame:
-    """Per operator: days with the reserve below the minimum, days of grave cut, mean cut."""
+    """Per operator, over every day of the period (not its last day): days with the reserve
+    below the minimum, days above the cap (CGS art. 23), days of grave cut, mean cut."""
     total = fleet_days.filter(pl.col("route_id") == OPERATOR_TOTAL)
     wide = total.group_by(pl.col("operator_id").alias("scope_id")).agg(
         pl.lit("operator").alias("scope"),
         (~pl.col("is_reserve_ok")).sum().alias("n_reserve_below"),
+        # CGS art. 23 caps the reserve at 15 %: days above the cap (none without a cap)
+        (pl.col("n_reserve") > pl.col("n_reserve_max"))
+        .fill_null(False)
+        .sum()
+        .alias("n_reserve_above"),
         pl.col("is_grave_cut").sum().alias("n_grave"),
         pl.col("is_cut_over_limit").sum().alias("n_cut"),
         pl.len().alias("n_days"),
@@ -439,6 +452,9 @@ def compute_fleet_day_indicators(fleet_days: pl.DataFrame, period: Period) -> pl
                 "n_days",
                 "days",
                 "BG Anexo I XXXV; CGS art. 23",
+            ),
+            IndicatorSpec(
+                "days_reserve_above_max", "n_reserve_above", "n_days", "days", "CGS art. 23"
             ),
             IndicatorSpec(
                 "days_fleet_cut_over_limit", "n_cut", "n_days", "days", "BG art. 72 p.ú. I"

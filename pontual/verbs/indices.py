@@ -58,6 +58,7 @@ LABELS = {
     "iqs": "IQS",
     "annual_score": "nota anual",
     "days_reserve_below_min": "dias com reserva abaixo do mínimo",
+    "days_reserve_above_max": "dias com reserva acima do máximo (CGS art. 23)",
     "days_grave_fleet_cut": "dias de redução grave de frota",
     "coverage_urban": "cobertura urbana (400 m)",
     "coverage_rural": "cobertura rural (1 500 m)",

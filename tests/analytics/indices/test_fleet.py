@@ -10,12 +10,14 @@ import pytest
 
 from analytics.indices.fleet import (
     compute_cut_runs,
+    compute_fleet_day_indicators,
     compute_fleet_days,
     compute_fleet_register,
     compute_vehicles_required,
     reserve_max_expr,
     reserve_min_expr,
 )
+from core.periods import Period
 from core.profile import load_fee_table, load_profile
 from tests.analytics.indices.test_icv import fixture_frames
 
@@ -51,6 +53,24 @@ def test_grave_cut_only_after_more_than_three_consecutive_days() -> None:
     out = compute_cut_runs(days, ["operator_id", "route_id"], BG).sort("service_date")
     assert out["n_cut_days_consecutive"].to_list() == [1, 2, 3, 4, 0, 1, 2, 3, 4, 5]
     assert out["is_grave_cut"].to_list() == [False] * 3 + [True, False] + [False] * 3 + [True] * 2
+
+
+def test_thu_to_sat_and_mon_tue_over_the_limit_is_a_grave_cut() -> None:
+    # BG art. 72 p.ú. I: Sunday has no service on the line (no row) and does not reset the run
+    thu = date(2026, 3, 5)
+    dates = [thu, thu + timedelta(days=1), thu + timedelta(days=2)]
+    dates += [thu + timedelta(days=4), thu + timedelta(days=5)]
+    days = pl.DataFrame(
+        {
+            "service_date": dates,
+            "operator_id": "O1",
+            "route_id": "T10",
+            "is_cut_over_limit": [True] * 5,
+        }
+    )
+    out = compute_cut_runs(days, ["operator_id", "route_id"], BG).sort("service_date")
+    assert out["n_cut_days_consecutive"].to_list() == [1, 2, 3, 4, 5]
+    assert out["is_grave_cut"].to_list() == [False, False, False, True, True]
 
 
 def _t(h: int, m: int = 0) -> datetime:
@@ -158,3 +178,26 @@ def test_nine_year_old_micro_is_past_its_useful_life_under_cgs() -> None:
     assert reg["is_over_max_age"].to_list() == [True, False]
     # BG has no per-type life: a 9-year-old urban micro is within the 12 years of art. 18-I-a
     assert not compute_fleet_register(v, BG, date(2026, 3, 31))["is_over_max_age"].any()
+
+
+def test_reserve_above_the_cgs_cap_is_counted_over_every_day() -> None:
+    # CGS art. 23: reserve 10 %-15 % of the operational fleet; judged on every day
+    days = pl.DataFrame(
+        {
+            "service_date": [date(2026, 3, 7), date(2026, 3, 8)],  # Sat, Sun
+            "operator_id": ["O1", "O1"],
+            "route_id": ["*", "*"],
+            "n_vehicles_required": [20, 10],
+            "n_vehicles_operated": [20, 10],
+            "n_reserve": [3, 13],
+            "n_reserve_max": [3, 1],
+            "is_reserve_ok": [True, True],
+            "is_grave_cut": [False, False],
+            "is_cut_over_limit": [False, False],
+        }
+    )
+    period = Period("2026-03", date(2026, 3, 1), date(2026, 3, 31), "month")
+    rows = compute_fleet_day_indicators(days, period)
+    above = rows.filter(pl.col("indicator") == "days_reserve_above_max").row(0, named=True)
+    assert (above["numerator"], above["denominator"]) == (1, 2)
+    assert above["source"] == "CGS art. 23"
