@@ -130,6 +130,13 @@ class TripRules(Section):
     partial_trip_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
     frequent_headway_max_s: Annotated[Seconds, Spec("s", 60, 3600)]
     breakdown_stop_min_s: Annotated[Seconds, Spec("s", 60, 7200)]
+    # outcomes an approved incident excuses (BG art. 57 §1: delays only); absent = ["late"]
+    justified_outcomes: Annotated[Cited[list[str]], Spec("list")] | None = None
+
+    @property
+    def excused_outcomes(self) -> tuple[str, ...]:
+        """The outcomes an approved incident removes from the ICV ratios."""
+        return tuple(self.justified_outcomes.value) if self.justified_outcomes else ("late",)
 
 
 class ScoreBand(Section):

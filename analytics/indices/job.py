@@ -174,7 +174,9 @@ def compute_index_results(
 ) -> IndexResults:
     """Every index of the period (pure: frames in, frames out)."""
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, inputs.vehicles)
-    flags = attach_scopes(compute_trip_flags(inputs.outcomes), scopes)
+    flags = attach_scopes(
+        compute_trip_flags(inputs.outcomes, profile.trips.excused_outcomes), scopes
+    )
     bd = attach_breakdown_routes(inputs.breakdowns, inputs.outcomes)
     bd = attach_scopes(bd, scopes).with_columns(
         # a breakdown off any line belongs to the vehicle's operator

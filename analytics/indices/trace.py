@@ -66,9 +66,9 @@ def trace_indicator(
     scopes = compute_line_scopes(
         store.read("gtfs_routes").unique("route_id", keep="last"), outcomes, store.read("vehicles")
     )
-    flags = attach_scopes(compute_trip_flags(outcomes), scopes).with_columns(
-        (pl.col("n_programmed") - pl.col("n_justified")).alias("n_eligible")
-    )
+    flags = attach_scopes(
+        compute_trip_flags(outcomes, profile.trips.excused_outcomes), scopes
+    ).with_columns((pl.col("n_programmed") - pl.col("n_justified")).alias("n_eligible"))
     key = {"system": None, "operator": "operator_id", "lot": "lot_id", "line": "route_id"}
     if scope not in key:
         raise ConfigError(
