@@ -242,3 +242,147 @@ def read_grade_history(path: str | Path) -> pl.DataFrame:
                 where=where(path, int(first["line"]), field),
             )
     return frame.select("scope", "scope_id", pl.col("year_int").alias("year"), "grade")
+
+
+BREAKDOWN_SCHEMA = {
+    "part": pl.String,
+    "measure": pl.Float64,
+    "points": pl.Float64,
+    "weight": pl.Float64,
+    "contribution": pl.Float64,
+    "rule": pl.String,
+    "is_law": pl.Boolean,
+}
+
+
+def score_formula(profile: Profile, has_iqs: bool) -> str:
+    """The annual-score formula actually applied (pt-BR), with the rule for a year without a
+    complete survey: the dossier prints this, never another formula."""
+    q = profile.quality
+
+    def n(v: float) -> str:
+        return f"{v:g}".replace(".", ",")
+
+    if has_iqs:
+        return f"Nota anual = {n(q.annual_weight_icv.value)} × ICV + {n(q.annual_weight_iqs.value)} × IQS"
+    if q.annual_without_iqs.value == "icv_only":
+        return (
+            "Nota anual = ICV (sem pesquisa IQS completa no ano: "
+            f"{q.iqs_min_dimensions.value} dimensões exigidas; o peso do IQS não é aplicado)"
+        )
+    return "Sem nota anual: não houve pesquisa IQS completa no ano"
+
+
+def build_score_breakdown(
+    year_values: dict[str, float | None], grade: dict[str, object], profile: Profile
+) -> pl.DataFrame:
+    """The points behind an annual grade, part by part.
+
+    `year_values`: the scope's year indicators by id (icv_fulfilment, icv_punctuality,
+    breakdowns_per_10000_km, icv_score_fulfilment, icv_score_punctuality, icv_score_breakdowns);
+    `grade`: its annual_grades row. Rows: part (pt-BR), measure (the ratio or rate measured),
+    points (0-100), weight (in the ICV for its parts, in the annual score for ICV and IQS),
+    contribution (weight × points), rule (band or formula, pt-BR, with article), is_law (false
+    while the band or weight is a default awaiting the decree, BG art. 58).
+    """
+    icv, q = profile.icv, profile.quality
+    has_iqs = grade.get("iqs_score") is not None
+
+    def band(b: list[float], unit: str) -> str:
+        return f"{b[0]:g}{unit} = 0 pontos, {b[1]:g}{unit} = 100 pontos".replace(".", ",")
+
+    def f(v: object) -> float | None:
+        return float(v) if isinstance(v, int | float) else None
+
+    def mul(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a * b
+
+    parts = (
+        (
+            "Cumprimento de viagens (ICV)",
+            "icv_fulfilment",
+            "icv_score_fulfilment",
+            icv.weight_fulfilment,
+            icv.fulfilment_band,
+            100,
+            " %",
+            "BG art. 57-I-a",
+        ),
+        (
+            "Pontualidade (ICV)",
+            "icv_punctuality",
+            "icv_score_punctuality",
+            icv.weight_punctuality,
+            icv.punctuality_band,
+            100,
+            " %",
+            "BG art. 57-I-b",
+        ),
+        (
+            "Quebras por 10.000 km (ICV)",
+            "breakdowns_per_10000_km",
+            "icv_score_breakdowns",
+            icv.weight_breakdowns,
+            icv.breakdowns_band_per_10000_km,
+            1,
+            "",
+            "BG art. 57-I-c",
+        ),
+    )
+    rows: list[dict[str, object]] = []
+    for label, measure, points, weight, b, scale, unit, art in parts:
+        pts = f(year_values.get(points))
+        rows.append(
+            {
+                "part": label,
+                "measure": f(year_values.get(measure)),
+                "points": pts,
+                "weight": weight.value,
+                "contribution": mul(pts, weight.value),
+                "rule": f"{art}; faixa {band([x * scale for x in b.value], unit)}",
+                "is_law": not (weight.default or b.default),
+            }
+        )
+    w_icv = q.annual_weight_icv.value if has_iqs else 1.0
+    w_iqs = q.annual_weight_iqs.value if has_iqs else None
+    icv_pts, iqs_pts = f(grade.get("icv_score")), f(grade.get("iqs_score"))
+    rows.append(
+        {
+            "part": "ICV (nota)",
+            "measure": None,
+            "points": icv_pts,
+            "weight": w_icv,
+            "contribution": mul(icv_pts, w_icv),
+            "rule": "BG art. 57-I, 58: soma ponderada das três partes",
+            "is_law": not q.annual_weight_icv.default,
+        }
+    )
+    rows.append(
+        {
+            "part": "IQS (pesquisa)",
+            "measure": None,
+            "points": iqs_pts,
+            "weight": w_iqs,
+            "contribution": mul(iqs_pts, w_iqs),
+            "rule": "BG art. 57-II, §3"
+            if has_iqs
+            else "BG art. 57-II: sem pesquisa completa no ano, não entra na nota",
+            "is_law": not q.annual_weight_iqs.default,
+        }
+    )
+    mins = q.grade_min_points.value
+    rows.append(
+        {
+            "part": f"Nota anual — conceito {grade.get('grade', '—')}",
+            "measure": None,
+            "points": f(grade.get("annual_score")),
+            "weight": None,
+            "contribution": None,
+            "rule": score_formula(profile, has_iqs)
+            + f"; conceitos A ≥ {mins['A']:g}, B ≥ {mins['B']:g}, C ≥ {mins['C']:g}, "
+            f"D ≥ {mins['D']:g}, E abaixo"
+            + ("" if not q.grade_min_points.default else " (padrão até o decreto, BG art. 58)"),
+            "is_law": not q.grade_min_points.default,
+        }
+    )
+    return pl.DataFrame(rows, schema=BREAKDOWN_SCHEMA)

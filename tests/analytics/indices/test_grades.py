@@ -8,11 +8,13 @@ import polars as pl
 import pytest
 
 from analytics.indices.grades import (
+    build_score_breakdown,
     compute_annual_grades,
     compute_iqs,
     compute_iqs_by_scope,
     grade_expr,
     read_grade_history,
+    score_formula,
 )
 from core.errors import InputError
 from core.profile import load_profile
@@ -202,3 +204,36 @@ def test_iqs_is_the_mean_of_the_profile_dimensions() -> None:
     iqs = compute_iqs(surveys, 2026, BG)
     # fleet quality (60 + 80) / 2 = 70; then (70 + 90 + 30) / 3
     assert iqs.row(0) == ("O1", pytest.approx(190 / 3), 3, True)
+
+
+def test_score_breakdown_prints_the_formula_it_applied() -> None:
+    year_values = {
+        "icv_fulfilment": 0.94,
+        "icv_punctuality": 0.85,
+        "breakdowns_per_10000_km": 1.75,
+        "icv_score_fulfilment": 50.0,
+        "icv_score_punctuality": 50.0,
+        "icv_score_breakdowns": 50.0,
+    }
+    # without a survey: the annual score is the ICV, and the formula printed says so
+    row = compute_annual_grades(year_scores([("O1", 2026, 50.0, None, None)]), None, BG).row(
+        0, named=True
+    )
+    out = build_score_breakdown(year_values, row, BG)
+    parts = {r["part"]: r for r in out.iter_rows(named=True)}
+    assert parts["Cumprimento de viagens (ICV)"]["contribution"] == pytest.approx(25.0)  # 0.5×50
+    assert parts["ICV (nota)"]["weight"] == 1.0
+    assert parts["IQS (pesquisa)"]["weight"] is None
+    total = parts["Nota anual — conceito E"]
+    assert total["points"] == 50.0
+    assert str(total["rule"]).startswith("Nota anual = ICV (sem pesquisa IQS completa")
+    assert "padrão até o decreto, BG art. 58" in str(total["rule"])
+    assert not out["is_law"].any()  # every band and weight is a default under BG today
+    # with a survey: 0.7 ICV + 0.3 IQS, and the contributions add up to the annual score
+    row = compute_annual_grades(year_scores([("O1", 2026, 80.0, 50.0, None)]), None, BG).row(
+        0, named=True
+    )
+    out = build_score_breakdown(year_values, row, BG)
+    both = out.filter(pl.col("part").is_in(["ICV (nota)", "IQS (pesquisa)"]))
+    assert both["contribution"].sum() == pytest.approx(row["annual_score"]) == pytest.approx(71.0)
+    assert score_formula(BG, True) == "Nota anual = 0,7 × ICV + 0,3 × IQS"
