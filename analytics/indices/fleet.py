@@ -8,8 +8,8 @@
   `fleet.grave_cut_min_days` days in a row is a grave deficiency (BG art. 72 p.ú. I); days
   without service or not processed are skipped, not a reset (`compute_cut_runs`);
 - reserve = active registered vehicles − required; minimum `fleet.reserve_min_ratio` of the
-  required fleet, rounded up, or `reserve_small_fleet_min` when the required fleet is below
-  `reserve_small_fleet_below` (BG Anexo I XXXV); cap `reserve_max_ratio` rounded down (CGS 23);
+  required fleet, rounded up, or `reserve_small_fleet_min` when the registered (owned) fleet
+  is below `reserve_small_fleet_below` (BG Anexo I XXXV); cap `reserve_max_ratio` rounded down (CGS 23);
 - age in whole years = reference year − manufacture year; max and mean per service area
   (BG art. 18), age at entry = entry year − manufacture year (art. 19);
 - inspection due = last inspection + the interval of the vehicle's age band (BG art. 23);
@@ -71,12 +71,17 @@ def compute_vehicles_required(scheduled: pl.DataFrame, keys: list[str]) -> pl.Da
     )
 
 
-def reserve_min_expr(required: pl.Expr, profile: Profile) -> pl.Expr:
+def reserve_min_expr(
+    required: pl.Expr, profile: Profile, owned: pl.Expr | None = None
+) -> pl.Expr:
     """Minimum reserve for a required fleet (BG Anexo I XXXV): ceil(ratio × required), or the
-    small-fleet minimum below the small-fleet size."""
+    small-fleet minimum when the fleet *owned* ("em caso de possuir menos de 10 ônibus": the
+    registered fleet, `owned`; the required fleet when not given) is below the small-fleet
+    size."""
     f = profile.fleet
+    size = required if owned is None else owned
     return (
-        pl.when(required < f.reserve_small_fleet_below.value)
+        pl.when(size < f.reserve_small_fleet_below.value)
         .then(pl.lit(f.reserve_small_fleet_min.value))
         .otherwise((required.cast(pl.Float64) * f.reserve_min_ratio.value - 1e-9).ceil())
         .cast(pl.Int32)
@@ -189,7 +194,9 @@ def compute_fleet_days(
         )
         .with_columns(
             pl.when(total).then(reserve).cast(pl.Int32).alias("n_reserve"),
-            pl.when(total).then(reserve_min_expr(req, profile)).alias("n_reserve_min"),
+            pl.when(total)
+            .then(reserve_min_expr(req, profile, pl.col("n_vehicles_registered")))
+            .alias("n_reserve_min"),
             pl.when(total).then(reserve_max_expr(req, profile)).alias("n_reserve_max"),
             pl.when(total & (req > 0)).then(reserve / req).alias("reserve_ratio"),
         )
