@@ -71,9 +71,7 @@ def compute_vehicles_required(scheduled: pl.DataFrame, keys: list[str]) -> pl.Da
     )
 
 
-def reserve_min_expr(
-    required: pl.Expr, profile: Profile, owned: pl.Expr | None = None
-) -> pl.Expr:
+def reserve_min_expr(required: pl.Expr, profile: Profile, owned: pl.Expr | None = None) -> pl.Expr:
     """Minimum reserve for a required fleet (BG Anexo I XXXV): ceil(ratio × required), or the
     small-fleet minimum when the fleet *owned* ("em caso de possuir menos de 10 ônibus": the
     registered fleet, `owned`; the required fleet when not given) is below the small-fleet
