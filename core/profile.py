@@ -222,6 +222,12 @@ class Crowding(Section):
     over_limit_trip_share_max: Annotated[Ratio, Spec("ratio", 0, 1)]
     vehicle_types: dict[str, VehicleType]
 
+    def standees_limit_by_class(self) -> dict[str, float]:
+        """Standees allowed per m² for each service class with its own limit (BG art. 6-II:
+        selective 0); any other class has `standees_max_per_m2`."""
+        by_class = self.standees_max_per_m2_by_class
+        return dict(by_class.value) if by_class else {}
+
 
 class Km(Section):
     efficiency_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
