@@ -17,8 +17,17 @@ from datetime import date
 
 import polars as pl
 
+from analytics.indices.fleet import compute_fleet_register
+from analytics.indices.grades import build_score_breakdown
 from analytics.indices.scopes import compute_line_scopes
-from analytics.indices.verdicts import verdicts_text
+from analytics.indices.verdicts import (
+    GROUND_LABELS,
+    STATUS_LABELS,
+    Inputs,
+    build_verdict_criteria,
+    compute_verdict_outcomes,
+    verdicts_text,
+)
 from core.errors import ConfigError
 from core.profile import Profile
 from core.store import Store
@@ -205,6 +214,34 @@ def read_annual_scopes(store: Store, year: int, scope: str = "operator") -> list
     return sorted(grades["scope_id"].unique().to_list())
 
 
+def build_verdict_tables(
+    store: Store,
+    profile: Profile,
+    scope: str,
+    scope_id: str,
+    year: int,
+    grades: pl.DataFrame,
+    year_values: dict[str, float | None],
+    grade: dict[str, object],
+) -> tuple[pl.DataFrame, dict[str, str], pl.DataFrame]:
+    """The verdict criteria (with a pt-BR status_label), the outcome of each verdict and the
+    point breakdown of the grade, as the annual page shows them."""
+    start, end = date(year, 1, 1), date(year, 12, 31)
+    fleet_days = read_optional(store, "fleet_days", "service_date BETWEEN ? AND ?", [start, end])
+    vehicles = store.read("vehicles")
+    register = compute_fleet_register(vehicles, profile, end) if vehicles.height else None
+    inputs = Inputs(profile, scope, scope_id, year, grades, fleet_days, register)
+    criteria = build_verdict_criteria(inputs)
+    labels = pl.when(pl.col("verdict") == "renewal").then(
+        pl.col("status").replace_strict(STATUS_LABELS)
+    )
+    criteria = criteria.with_columns(
+        labels.otherwise(pl.col("status").replace_strict(GROUND_LABELS)).alias("status_label")
+    )
+    outcomes = dict(compute_verdict_outcomes(criteria).select("verdict", "outcome").rows())
+    return criteria, outcomes, build_score_breakdown(year_values, grade, profile)
+
+
 def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
     icv, q = profile.icv, profile.quality
     bands = q.grade_min_points.value
@@ -301,6 +338,9 @@ def build_annual_dossier(
     current = grades.filter(pl.col("year") == year)
     grade = current.row(0, named=True) if current.height else {}
     iqs_dims = compute_iqs_dimensions(surveys, operators, year, profile)
+    criteria, outcomes, breakdown = build_verdict_tables(
+        store, profile, scope, scope_id, year, grades, year_values, grade
+    )
     fleet = (
         indicators.filter(
             (pl.col("period") == f"{year:04d}")
@@ -344,6 +384,8 @@ def build_annual_dossier(
         Headline("Metas de qualidade cumpridas", grade.get("is_quality_goal_met")),
         Headline("Apto à renovação", grade.get("is_renewal_eligible")),
         Headline("Alerta de cassação", grade.get("is_cassacao_watch")),
+        Headline(profile.verdicts.renewal.title, outcomes.get("renewal"), "text"),
+        Headline(profile.verdicts.termination.title, outcomes.get("termination", "—"), "text"),
         Headline("Anos com conceito E (consecutivos)", grade.get("n_e_consecutive"), "integer"),
         Headline("Anos com conceito E (total)", grade.get("n_e_total"), "integer"),
         Headline("Infrações sugeridas", infractions.height, "integer"),
@@ -385,6 +427,38 @@ def build_annual_dossier(
                 Col("score_100", "Nota (0-100)", "number"),
                 Col("n_surveys", "Pesquisas", "integer"),
                 Col("n_respondents", "Respondentes", "integer"),
+            ),
+        ),
+        ReportTable(
+            "criterios_vereditos",
+            "Critérios de renovação e de cassação/revogação, com o artigo de cada um",
+            criteria,
+            (
+                Col("verdict_title", "Veredito"),
+                Col("criterion", "Critério"),
+                Col("article", "Artigo"),
+                Col("status_label", "Situação"),
+                Col("value", "Apurado"),
+                Col("threshold", "Limite"),
+                Col("is_law", "Fixado em lei", "bool"),
+                Col("decides", "Decide sozinho", "bool"),
+                Col("note", "Observação"),
+            ),
+            note="'Fixado em lei' falso: critério ou limite padrão do Pontual até o decreto "
+            "(BG art. 58) — o resultado é indicativo.",
+        ),
+        ReportTable(
+            "composicao_nota",
+            "Composição da nota anual (pontos de cada parte)",
+            breakdown,
+            (
+                Col("part", "Parte"),
+                Col("measure", "Medido", "number", 3),
+                Col("points", "Pontos", "number"),
+                Col("weight", "Peso", "number", 2),
+                Col("contribution", "Contribuição", "number"),
+                Col("rule", "Regra"),
+                Col("is_law", "Fixado em lei", "bool"),
             ),
         ),
         ReportTable(
