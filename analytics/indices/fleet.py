@@ -229,7 +229,9 @@ def compute_fleet_register(
     age_years (whole years), entry_age_years, max_age_limit_years (the service area's maximum
     age, or the vehicle type's useful life where the profile sets a shorter one, CGS art.
     10-III-a micro-ônibus 8 years), is_over_max_age (age above that limit: past its useful
-    life), is_entry_over_age (against the area's entry age), inspection_band (1-based order of the profile's bands),
+    life), is_replacement (entered after the operator's first entry day: not the initial
+    fleet), is_entry_over_age (a replacement older than the area's entry age, BG art. 19; null
+    when the entry date is unknown), inspection_band (1-based order of the profile's bands),
     inspection_interval_months, inspection_due_on (null when never inspected), is_inspection_overdue
     (due before `as_of`, or never inspected), capacity (seats + standing area × the standing
     limit, passengers), fee_yearly and fee_per_inspection (fee-table currency, null without a
@@ -255,15 +257,28 @@ def compute_fleet_register(
             )
     max_age = pl.min_horizontal(by_area("max_age_years"), life)
     age = (pl.lit(as_of.year) - pl.col("manufacture_year")).cast(pl.Int32)
-    out = vehicles.with_columns(
-        age.alias("age_years"),
-        (pl.col("in_service_since").dt.year() - pl.col("manufacture_year"))
-        .cast(pl.Int32)
-        .alias("entry_age_years"),
-        max_age.alias("max_age_limit_years"),
-    ).with_columns(
-        (pl.col("age_years") > pl.col("max_age_limit_years")).alias("is_over_max_age"),
-        (pl.col("entry_age_years") > by_area("entry_age_max_years")).alias("is_entry_over_age"),
+    out = (
+        vehicles.with_columns(
+            age.alias("age_years"),
+            (pl.col("in_service_since").dt.year() - pl.col("manufacture_year"))
+            .cast(pl.Int32)
+            .alias("entry_age_years"),
+            max_age.alias("max_age_limit_years"),
+        )
+        .with_columns(
+            (pl.col("age_years") > pl.col("max_age_limit_years")).alias("is_over_max_age"),
+            # BG art. 19 limits the entry age "na substituição da frota": the initial fleet (the
+            # vehicles that entered on the operator's first entry day) answers to art. 18 only
+            (
+                pl.col("in_service_since") > pl.col("in_service_since").min().over("operator_id")
+            ).alias("is_replacement"),
+        )
+        .with_columns(
+            (
+                pl.col("is_replacement")
+                & (pl.col("entry_age_years") > by_area("entry_age_max_years"))
+            ).alias("is_entry_over_age"),
+        )
     )
     band_expr = pl.lit(None, dtype=pl.Int32)
     interval_expr = pl.lit(None, dtype=pl.Int32)
@@ -344,6 +359,8 @@ def compute_register_indicators(
     """Age, inspection and fee indicators per operator (and system) and service area.
 
     Indicator ids carry the area: fleet_age_max_years_urban, fleet_age_mean_years_district,
+    fleet_mean_age_over_limit_urban (1 when the mean age exceeds the area's mean-age limit, BG
+    art. 18-I-b / 18-II-b, else 0),
     vehicles_over_max_age_urban, vehicles_entry_over_age_urban, inspections_overdue_band_1
     (numerator overdue, denominator vehicles of the band), fees_yearly (fee-table currency).
     """
@@ -365,6 +382,11 @@ def compute_register_indicators(
             pl.col("is_over_max_age").sum().alias("n_over"),
             pl.col("is_entry_over_age").fill_null(False).sum().alias("n_entry_over"),
         )
+        wide = wide.with_columns(
+            (pl.col("age_sum") / pl.col("n") > limits.mean_age_max_years.value)
+            .cast(pl.Int32)
+            .alias("mean_over")
+        )
         src = limits.max_age_years.citation
         parts.append(
             to_indicator_rows(
@@ -376,6 +398,13 @@ def compute_register_indicators(
                         "age_sum",
                         "n",
                         "years",
+                        limits.mean_age_max_years.citation,
+                    ),
+                    IndicatorSpec(
+                        f"fleet_mean_age_over_limit_{area}",
+                        "mean_over",
+                        None,
+                        "flag",
                         limits.mean_age_max_years.citation,
                     ),
                     IndicatorSpec(f"vehicles_over_max_age_{area}", "n_over", "n", "ratio", src),

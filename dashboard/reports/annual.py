@@ -52,6 +52,7 @@ FLEET_LABELS = {
     "days_fleet_cut_over_limit": "Dias com redução de frota acima do limite",
     "days_grave_fleet_cut": "Dias de redução grave de frota (art. 72 p.ú. I)",
     "days_reserve_below_min": "Dias com frota reserva abaixo do mínimo",
+    "days_reserve_above_max": "Dias com frota reserva acima do máximo (CGS art. 23)",
     "fleet_operated_ratio": "Frota operada ÷ frota exigida",
     "fees_yearly": "Taxas anuais de fiscalização (UFITAS)",
 }
@@ -59,6 +60,7 @@ FLEET_WORDS = {
     "vehicles_over_max_age": "Veículos acima da idade máxima",
     "vehicles_entry_over_age": "Veículos que entraram acima da idade de ingresso",
     "fleet_age_mean_years": "Idade média da frota (anos)",
+    "fleet_mean_age_over_limit": "Idade média acima do limite (1 = sim)",
     "fleet_age_max_years": "Idade máxima da frota (anos)",
     "inspections_overdue": "Vistorias vencidas",
     "inspections_due": "Vistorias a vencer",

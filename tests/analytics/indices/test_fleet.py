@@ -13,6 +13,7 @@ from analytics.indices.fleet import (
     compute_fleet_day_indicators,
     compute_fleet_days,
     compute_fleet_register,
+    compute_register_indicators,
     compute_vehicles_required,
     reserve_max_expr,
     reserve_min_expr,
@@ -201,3 +202,30 @@ def test_reserve_above_the_cgs_cap_is_counted_over_every_day() -> None:
     above = rows.filter(pl.col("indicator") == "days_reserve_above_max").row(0, named=True)
     assert (above["numerator"], above["denominator"]) == (1, 2)
     assert above["source"] == "CGS art. 23"
+
+
+def test_entry_age_applies_to_replacements_only_and_mean_age_is_flagged() -> None:
+    # BG art. 19: entry age "na substituição da frota"; art. 18-I-b: urban mean age <= 8
+    v = (
+        fixture_frames()["vehicles"]
+        .filter(pl.col("operator_id") == "O1")
+        .head(2)
+        .with_columns(
+            pl.Series("in_service_since", [date(2018, 1, 1), date(2022, 1, 1)]),
+            pl.Series("manufacture_year", [2010, 2014], dtype=pl.Int32),
+            pl.lit("urban").alias("service_area"),
+        )
+    )
+    reg = compute_fleet_register(v, BG, date(2022, 6, 30)).sort("in_service_since")
+    # the first entered at 8 (initial fleet: art. 18 only); the second at 8 > 6 replaces one
+    assert reg["entry_age_years"].to_list() == [8, 8]
+    assert reg["is_replacement"].to_list() == [False, True]
+    assert reg["is_entry_over_age"].to_list() == [False, True]
+    period = Period("2022", date(2022, 1, 1), date(2022, 12, 31), "year")
+    rows = compute_register_indicators(reg, BG, period)
+    flag = rows.filter(
+        (pl.col("indicator") == "fleet_mean_age_over_limit_urban") & (pl.col("scope") == "operator")
+    )
+    # ages 12 and 8: mean 10 > 8
+    assert flag["value"].to_list() == [1.0]
+    assert flag["source"].to_list() == ["BG art. 18-I-b"]
