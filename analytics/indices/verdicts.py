@@ -90,7 +90,7 @@ def _pct(x: float) -> str:
 
 def _graded(inp: Inputs) -> pl.DataFrame | None:
     g = inp.grades
-    if g is None:
+    if g is None or not g.height:
         return None
     g = g.filter(
         (pl.col("scope") == inp.scope)
@@ -155,7 +155,7 @@ def _km_efficiency(inp: Inputs) -> Evaluation:
     km = inp.profile.km.efficiency_min_ratio
     threshold = f"≥ {_pct(km.value)} dos km programados em cada ano"
     g = inp.grades
-    if g is not None:
+    if g is not None and g.height:
         g = g.filter(
             (pl.col("scope") == inp.scope)
             & (pl.col("scope_id") == inp.scope_id)
@@ -214,7 +214,7 @@ def _vehicles_past_useful_life(inp: Inputs) -> Evaluation:
 
 def _operator_days(inp: Inputs) -> pl.DataFrame | None:
     d = inp.fleet_days
-    if d is None:
+    if d is None or not d.height:
         return None
     d = d.filter(
         (pl.col("operator_id") == inp.scope_id) & (pl.col("service_date").dt.year() == inp.year)
