@@ -320,11 +320,14 @@ def compute_fleet_register(
 
 
 def compute_fee_exprs(fee_table: FeeTable | None) -> list[pl.Expr]:
-    """fee_yearly and fee_per_inspection of a bus by its capacity (fee table, 'collective')."""
+    """fee_yearly, fee_per_inspection and fee_per_inspection_chosen_place (an inspection at a
+    place or time the taxpayer chooses: × `chosen_place_inspection_factor`, Lei 221/2017 item
+    12) of a bus by its capacity (fee table, 'collective'); null without a fee table."""
     if fee_table is None:
         return [
             pl.lit(None, dtype=pl.Float64).alias("fee_yearly"),
             pl.lit(None, dtype=pl.Float64).alias("fee_per_inspection"),
+            pl.lit(None, dtype=pl.Float64).alias("fee_per_inspection_chosen_place"),
         ]
     items = {i.capacity: i for i in fee_table.items if i.modality == BUS_MODALITY}
     small, large = items.get("up_to_20"), items.get("over_20")
@@ -342,6 +345,9 @@ def compute_fee_exprs(fee_table: FeeTable | None) -> list[pl.Expr]:
     return [
         pick("yearly_ufitas").alias("fee_yearly"),
         pick("per_inspection_ufitas").alias("fee_per_inspection"),
+        (pick("per_inspection_ufitas") * fee_table.chosen_place_inspection_factor).alias(
+            "fee_per_inspection_chosen_place"
+        ),
     ]
 
 

@@ -149,6 +149,8 @@ def test_age_inspections_and_fees_of_the_register() -> None:
     assert r["V21"]["capacity"] == 31
     assert r["V21"]["fee_yearly"] == pytest.approx(945.0)
     assert r["V21"]["fee_per_inspection"] == pytest.approx(60.0)
+    # item 12: at a place or time the taxpayer chooses, the inspection fee doubles
+    assert r["V21"]["fee_per_inspection_chosen_place"] == pytest.approx(120.0)
 
 
 def test_small_vehicle_pays_the_small_fee() -> None:
