@@ -9,7 +9,9 @@
   class; an inferred integration pays `fares.integration_fare_ratio` of its class's weight. The
   effect of integrations = equivalent passengers without that discount − with it;
 - IPK = passengers ÷ km run; IPKe = equivalent passengers ÷ km run;
-- technical tariff (CGS art. 15) = cost per km ÷ IPKe.
+- technical tariff (CGS art. 16) = cost per km ÷ IPKe. Indicative: art. 15 §2-3 asks for the
+  equivalent passengers of the last 12 months and the total km including dead km to and from
+  the garage; this uses the period's taps and the km run in service (source says so).
 """
 
 from __future__ import annotations
@@ -180,7 +182,8 @@ TARIFF_SPEC = IndicatorSpec(
     "cost_km",
     "equivalent_passengers",
     "brl",
-    "CGS art. 15 (cost per km ÷ IPKe)",
+    "CGS art. 16 (cost per km ÷ IPKe); indicative: km run in service and the period's taps, "
+    "not yet the total km with dead km nor the 12-month demand of art. 15 §2-3",
 )
 
 
