@@ -61,6 +61,10 @@ LABELS = {
     "days_reserve_below_min": "dias com reserva abaixo do mínimo",
     "days_reserve_above_max": "dias com reserva acima do máximo (CGS art. 23)",
     "days_grave_fleet_cut": "dias de redução grave de frota",
+    "regions_served_urban": "regiões urbanas atendidas (deslocamento médio, CGS art. 4)",
+    "regions_served_rural": "regiões rurais atendidas (deslocamento médio, CGS art. 4)",
+    "mean_walk_m_urban": "deslocamento médio urbano até o ponto (m)",
+    "mean_walk_m_rural": "deslocamento médio rural até o ponto (m)",
     "coverage_urban": "cobertura urbana (400 m)",
     "coverage_rural": "cobertura rural (1 500 m)",
 }
