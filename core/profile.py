@@ -18,7 +18,7 @@ from datetime import date
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -130,6 +130,13 @@ class TripRules(Section):
     partial_trip_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
     frequent_headway_max_s: Annotated[Seconds, Spec("s", 60, 3600)]
     breakdown_stop_min_s: Annotated[Seconds, Spec("s", 60, 7200)]
+    # outcomes an approved incident excuses (BG art. 57 §1: delays only); absent = ["late"]
+    justified_outcomes: Annotated[Cited[list[str]], Spec("list")] | None = None
+
+    @property
+    def excused_outcomes(self) -> tuple[str, ...]:
+        """The outcomes an approved incident removes from the ICV ratios."""
+        return tuple(self.justified_outcomes.value) if self.justified_outcomes else ("late",)
 
 
 class ScoreBand(Section):
@@ -169,8 +176,14 @@ class Quality(Section):
     annual_weight_icv: Annotated[Ratio, Spec("ratio", 0, 1)]
     annual_weight_iqs: Annotated[Ratio, Spec("ratio", 0, 1)]
     grade_min_points: Annotated[Cited[dict[str, float]], Spec("points")]
-    cassacao_consecutive_e_years: Annotated[Cited[int], Spec("years", 1, 50)]
-    cassacao_total_e_years: Annotated[Cited[int], Spec("years", 1, 50)]
+    # how many of `iqs_dimensions` a year's survey must score to enter the annual score, and
+    # the score of a year without such a survey: "icv_only" (the ICV alone, with the IQS
+    # weight not charged) or "no_grade" (no annual score, no grade)
+    iqs_min_dimensions: Annotated[Cited[int], Spec("dimensions", 1, 20)]
+    annual_without_iqs: Annotated[Cited[Literal["icv_only", "no_grade"]], Spec("rule")]
+    # absent where the law has no cassação by grade (CGS): no watch is computed
+    cassacao_consecutive_e_years: Annotated[Cited[int], Spec("years", 1, 50)] | None = None
+    cassacao_total_e_years: Annotated[Cited[int], Spec("years", 1, 50)] | None = None
 
     @model_validator(mode="after")
     def _grades(self) -> Quality:
@@ -184,19 +197,36 @@ class Quality(Section):
         total = self.annual_weight_icv.value + self.annual_weight_iqs.value
         if abs(total - 1.0) > 1e-9:
             raise ValueError(f"annual weights must add up to 1, they add up to {total:g}")
+        if (self.cassacao_consecutive_e_years is None) != (self.cassacao_total_e_years is None):
+            raise ValueError("cassacao_consecutive_e_years and cassacao_total_e_years go together")
+        if self.iqs_min_dimensions.value > len(self.iqs_dimensions.value):
+            raise ValueError("iqs_min_dimensions is more than the IQS dimensions listed")
         return self
 
 
 class VehicleType(Section):
     n_seats: Annotated[Cited[int], Spec("seats", 1, 200)]
     standing_area_m2: Annotated[Cited[float], Spec("m2", 0, 40)]
-    useful_life_years: Annotated[Cited[int], Spec("years", 1, 40)]
+    # a per-type vehicle life where the law sets one (CGS art. 10-III, 24-25): a vehicle of
+    # this type older than it is past its life, whatever the area's maximum age
+    useful_life_years: Annotated[Cited[int], Spec("years", 1, 40)] | None = None
 
 
 class Crowding(Section):
     standees_max_per_m2: Annotated[Cited[float], Spec("pass/m2", 0, 12)]
+    # standees allowed per service class where the law sets its own (BG art. 6-II: selective
+    # carries seated passengers only, 0); a class not listed uses standees_max_per_m2
+    standees_max_per_m2_by_class: (
+        Annotated[Cited[dict[str, float]], Spec("pass/m2", 0, 12)] | None
+    ) = None
     over_limit_trip_share_max: Annotated[Ratio, Spec("ratio", 0, 1)]
     vehicle_types: dict[str, VehicleType]
+
+    def standees_limit_by_class(self) -> dict[str, float]:
+        """Standees allowed per m² for each service class with its own limit (BG art. 6-II:
+        selective 0); any other class has `standees_max_per_m2`."""
+        by_class = self.standees_max_per_m2_by_class
+        return dict(by_class.value) if by_class else {}
 
 
 class Km(Section):
@@ -228,8 +258,9 @@ class Fleet(Section):
 
 
 class Fares(Section):
-    integration_window_s: Annotated[Seconds, Spec("s", 0, 14400)]
-    integration_fare_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
+    # absent where the law grants no integration fare (CGS): no tap is an integration
+    integration_window_s: Annotated[Seconds, Spec("s", 0, 14400)] | None = None
+    integration_fare_ratio: Annotated[Ratio, Spec("ratio", 0, 1)] | None = None
     equivalent_weights: Annotated[Cited[dict[str, float]], Spec("ratio", 0, 1)]
 
 
@@ -247,9 +278,70 @@ class Infraction(Section):
 
 class Infractions(Section):
     currency_unit: Annotated[Cited[str], Spec("unit")]
-    repeat_window_days: Annotated[Cited[int], Spec("days", 1, 3650)]
+    # calendar months (BG art. 65 §2 "nos 06 meses imediatamente anteriores"), not days
+    repeat_window_months: Annotated[Cited[int], Spec("months", 1, 120)]
     repeat_multiplier: Annotated[Cited[float], Spec("factor", 1, 10)]
     items: list[Infraction] = Field(default_factory=list)
+
+
+# The rules a verdict criterion can follow: each is evaluated by
+# analytics.indices.verdicts.build_verdict_criteria. "recorded_by_city" is a criterion the law
+# sets on facts Pontual does not see (fiscal qualification, taxes paid, bankruptcy...): it is
+# listed with the status "not computed by Pontual", never dropped.
+CriterionRule = Literal[
+    "quality_goals",
+    "km_efficiency",
+    "fleet_renewed",
+    "grade_e_years",
+    "grave_fleet_cut",
+    "paralisacao",
+    "suspensions",
+    "vehicles_past_useful_life",
+    "recorded_by_city",
+]
+
+
+class Criterion(Section):
+    """One criterion of a verdict: the rule Pontual evaluates, its pt-BR label, its article
+    (or default with a note), and whether it decides the verdict on its own."""
+
+    rule: CriterionRule
+    label: str
+    source: str | None = None
+    default: bool = False
+    note: str | None = None
+    decides: bool = True
+
+    @model_validator(mode="after")
+    def _provenance(self) -> Criterion:
+        if bool(self.source) == self.default:
+            raise ValueError(
+                f"criterion {self.rule}: give either source = '<article>' or default = true "
+                "with a note"
+            )
+        if self.default and not self.note:
+            raise ValueError(f"criterion {self.rule}: a default criterion needs a note")
+        return self
+
+    @property
+    def citation(self) -> str:
+        return self.source if self.source else f"default ({self.note})"
+
+
+class Verdict(Section):
+    """A verdict (renewal, or cassação/revogação) as a list of criteria.
+
+    renewal: apt when every deciding criterion is met; not apt when one is not met; open
+    otherwise. termination: an alert when any ground is met."""
+
+    title: str
+    source: str
+    criteria: list[Criterion]
+
+
+class Verdicts(Section):
+    renewal: Verdict
+    termination: Verdict
 
 
 class Coverage(Section):
@@ -316,6 +408,22 @@ class Profile(BaseModel):
     coverage: Coverage
     occupancy: Occupancy
     evidence: Evidence
+    verdicts: Verdicts
+
+    @model_validator(mode="after")
+    def _verdict_keys(self) -> Profile:
+        rules = {
+            c.rule for v in (self.verdicts.renewal, self.verdicts.termination) for c in v.criteria
+        }
+        if (
+            rules & {"quality_goals", "grade_e_years"}
+            and self.quality.cassacao_total_e_years is None
+        ):
+            raise ValueError(
+                "verdicts: quality_goals and grade_e_years count E years; they need "
+                "quality.cassacao_consecutive_e_years and quality.cassacao_total_e_years"
+            )
+        return self
 
     def cited_values(self) -> list[tuple[str, Cited[Any]]]:
         """Every cited value as (dotted key, value), in file order: the methodology table."""
@@ -348,12 +456,21 @@ class FeeItem(Section):
 
 
 class FeeTable(BaseModel):
+    """A municipal fee table (e.g. Itaboraí's Lei 221/2017). It applies only where a profile
+    names it in `fee_table`; no shipped profile does, since neither BG nor CGS law adopts one."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     name: str
+    municipality: str
     law: str
     currency_unit: str
+    # passengers up to which a vehicle is in the small class ("capacidade até 20")
+    small_capacity_max: int = Field(ge=1)
+    # factor on the inspection fee when the taxpayer chooses the place or time (item 12)
+    chosen_place_inspection_factor: float = Field(ge=1)
+    chosen_place_inspection_source: str
     items: list[FeeItem]
 
 

@@ -336,8 +336,9 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
         visits,
         trips,
         opts.fare_full_brl,
-        profile.fares.integration_window_s.value,
-        profile.fares.integration_fare_ratio.value,
+        # a profile without an integration fare (CGS): no window, full fare
+        profile.fares.integration_window_s.value if profile.fares.integration_window_s else -1,
+        profile.fares.integration_fare_ratio.value if profile.fares.integration_fare_ratio else 1.0,
         opts.seed,
     )
     put(

@@ -54,8 +54,9 @@ def build_capacities(vehicles: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     """Seats and standing area of each registered vehicle, with the profile's fallback per type.
 
     `vehicles`: the `vehicles` register. Returns `vehicle_id`, `n_seats`, `standing_area_m2`
-    (m²) and `capacity_source` ('register' when the register gives both, else
-    'type_fallback'; 'unknown' when neither the register nor the type gives them).
+    (m²), `capacity_source` ('register' when the register gives both, else
+    'type_fallback'; 'unknown' when neither the register nor the type gives them) and
+    `standees_limit_per_m2` (the profile's limit for the vehicle's service class).
     """
     types = profile.crowding.vehicle_types
     fallback = pl.DataFrame(
@@ -69,6 +70,10 @@ def build_capacities(vehicles: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     v = vehicles.select(
         "vehicle_id",
         "vehicle_type",
+        # a frame without the class (a partial register) gets the general limit
+        pl.col("service_class")
+        if "service_class" in vehicles.columns
+        else pl.lit(None, dtype=pl.String).alias("service_class"),
         pl.col("n_seats").cast(pl.Int32),
         pl.col("standing_area_m2").cast(pl.Float64),
     ).join(fallback, on="vehicle_type", how="left")
@@ -81,11 +86,16 @@ def build_capacities(vehicles: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         .then(pl.lit("type_fallback"))
         .otherwise(pl.lit("unknown"))
     )
+    # a service class with its own standing limit (BG art. 6-II: selective seats only, 0)
+    limit: pl.Expr = pl.lit(profile.crowding.standees_max_per_m2.value)
+    for service_class, value in profile.crowding.standees_limit_by_class().items():
+        limit = pl.when(pl.col("service_class") == service_class).then(value).otherwise(limit)
     return v.select(
         "vehicle_id",
         seats.alias("n_seats"),
         area.alias("standing_area_m2"),
         source.alias("capacity_source"),
+        limit.cast(pl.Float64).alias("standees_limit_per_m2"),
     )
 
 
@@ -95,7 +105,9 @@ def standees_per_m2_expr(load: pl.Expr, seats: pl.Expr, area: pl.Expr) -> pl.Exp
     return pl.when(area > 0).then(standees / area)
 
 
-def over_limit_expr(load: pl.Expr, seats: pl.Expr, area: pl.Expr, limit_per_m2: float) -> pl.Expr:
+def over_limit_expr(
+    load: pl.Expr, seats: pl.Expr, area: pl.Expr, limit_per_m2: float | pl.Expr
+) -> pl.Expr:
     """True when the standees per m² exceed the limit (a vehicle without standing area is over
     as soon as someone stands); null when the capacity is unknown."""
     return (
@@ -374,7 +386,9 @@ def compute_loads(
     return (
         v.with_columns(
             standees_per_m2_expr(ld, seats, area).alias("standees_per_m2"),
-            over_limit_expr(ld, seats, area, limit).alias("is_over_limit"),
+            over_limit_expr(
+                ld, seats, area, pl.col("standees_limit_per_m2").fill_null(limit)
+            ).alias("is_over_limit"),
             los_expr(ld, seats, area, options).alias("los"),
         )
         .select(

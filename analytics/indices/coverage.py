@@ -1,9 +1,14 @@
-"""Stop coverage (CGS art. 4): share of the population within walking reach of a stop.
+"""Stop coverage (CGS art. 4): a region is served when its population's *mean* walking
+displacement to the nearest stop, from home or from the workplace, is at most
+`coverage.urban_walk_max_m` (urban) or `coverage.rural_walk_max_m` (rural).
 
 Walking distance = straight-line distance to the nearest stop (in the feed's metric CRS) ×
-`coverage.walking_factor`; a point is covered when it is at most `coverage.urban_walk_max_m`
-(urban) or `coverage.rural_walk_max_m` (rural) from a stop. Population points come from a CSV:
-lat, lon, people, area ('urban' or 'rural').
+`coverage.walking_factor`. Population points come from a CSV: lat, lon, people, area ('urban'
+or 'rural'), and optionally region (an id; default: one region per area) and kind ('home', the
+default, or 'work': where the people work). Per region, area and kind, the people-weighted
+mean walk is compared with the area's limit (`compute_region_coverage`); a region is served
+when every kind given for it is within the limit. The share of people within the limit of a
+stop (coverage_urban, ...) is kept as a supplementary measure: it is not the law's metric.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from core.periods import Period
 from core.profile import Profile
 
 AREAS = ("urban", "rural")
+KINDS = ("home", "work")
 POPULATION_COLUMNS = ("lat", "lon", "people", "area")
 
 
 def read_population(path: str | Path) -> pl.DataFrame:
-    """Population points (lat, lon in WGS 84 degrees; people; area urban/rural)."""
+    """Population points (lat, lon in WGS 84 degrees; people; area urban/rural; region, and
+    kind home/work, when the CSV has those columns)."""
     path = Path(path)
     try:
         raw = pl.read_csv(path, infer_schema=False)
@@ -38,7 +45,13 @@ def read_population(path: str | Path) -> pl.DataFrame:
             where=str(path),
             hint="header line: lat,lon,people,area (area is urban or rural)",
         )
+    if "region" not in raw.columns:
+        raw = raw.with_columns(pl.col("area").str.strip_chars().str.to_lowercase().alias("region"))
+    if "kind" not in raw.columns:
+        raw = raw.with_columns(pl.lit("home").alias("kind"))
     frame = raw.with_row_index("line", offset=2).with_columns(
+        pl.col("kind").str.strip_chars().str.to_lowercase(),
+        pl.col("region").str.strip_chars(),
         pl.col("lat").cast(pl.Float64, strict=False).alias("lat_f"),
         pl.col("lon").cast(pl.Float64, strict=False).alias("lon_f"),
         pl.col("people").cast(pl.Float64, strict=False).alias("people_f"),
@@ -49,6 +62,8 @@ def read_population(path: str | Path) -> pl.DataFrame:
         ("lon", pl.col("lon_f").is_null() | ~pl.col("lon_f").is_between(-180, 180), "a longitude"),
         ("people", pl.col("people_f").is_null() | (pl.col("people_f") < 0), "a count >= 0"),
         ("area", ~pl.col("area").is_in(AREAS).fill_null(False), "'urban' or 'rural'"),
+        ("kind", ~pl.col("kind").is_in(KINDS).fill_null(False), "'home' or 'work'"),
+        ("region", pl.col("region").is_null() | (pl.col("region") == ""), "a region id"),
     )
     for field, bad, expected in checks:
         rows = frame.filter(bad)
@@ -63,6 +78,8 @@ def read_population(path: str | Path) -> pl.DataFrame:
         pl.col("lon_f").alias("lon"),
         pl.col("people_f").alias("people"),
         "area",
+        "region",
+        "kind",
     )
 
 
@@ -94,13 +111,51 @@ def match_nearest_stop(
     )
 
 
+def compute_region_coverage(covered: pl.DataFrame, profile: Profile) -> pl.DataFrame:
+    """Per region, area and kind (CGS art. 4): people, mean_walk_m (people-weighted mean of
+    walk_m), limit_m (the area's limit) and is_served (mean_walk_m <= limit_m); plus, per
+    region, is_region_served (every kind within the limit). `covered`: match_nearest_stop
+    output; a frame without region/kind counts each area as one region of homes."""
+    cov = profile.coverage
+    if "region" not in covered.columns:
+        covered = covered.with_columns(pl.col("area").alias("region"))
+    if "kind" not in covered.columns:
+        covered = covered.with_columns(pl.lit("home").alias("kind"))
+    limit = (
+        pl.when(pl.col("area") == "urban")
+        .then(cov.urban_walk_max_m.value)
+        .otherwise(cov.rural_walk_max_m.value)
+    )
+    people = pl.col("people")
+    return (
+        covered.group_by("region", "area", "kind")
+        .agg(
+            people.sum().alias("people"),
+            ((pl.col("walk_m") * people).sum() / people.sum()).alias("mean_walk_m"),
+        )
+        .with_columns(limit.cast(pl.Float64).alias("limit_m"))
+        .with_columns((pl.col("mean_walk_m") <= pl.col("limit_m")).alias("is_served"))
+        .with_columns(pl.col("is_served").all().over("region", "area").alias("is_region_served"))
+        .sort("area", "region", "kind")
+    )
+
+
 def compute_coverage_indicators(
     covered: pl.DataFrame, profile: Profile, period: Period
 ) -> pl.DataFrame:
-    """System indicators coverage_urban, coverage_rural and coverage_total: people within
-    reach ÷ people (ratio 0-1)."""
+    """System indicators. CGS art. 4: regions_served_urban / _rural (regions whose mean walk,
+    from home and from work, is within the limit ÷ regions) and mean_walk_m_urban / _rural
+    (people-weighted mean walk from home, m). Supplementary, from home points: coverage_urban,
+    coverage_rural and coverage_total (people within reach ÷ people, ratio 0-1)."""
+    regions = (
+        compute_region_coverage(covered, profile)
+        .select("region", "area", "is_region_served")
+        .unique()
+    )
+    # the shares and means count each resident once: their home points
+    homes = covered.filter(pl.col("kind") == "home") if "kind" in covered.columns else covered
     people = pl.col("people")
-    wide = covered.select(
+    wide = homes.select(
         pl.lit("system").alias("scope"),
         pl.lit(SYSTEM_ID).alias("scope_id"),
         *[people.filter(pl.col("area") == a).sum().alias(f"n_{a}") for a in AREAS],
@@ -110,16 +165,51 @@ def compute_coverage_indicators(
         ],
         people.sum().alias("n_total"),
         people.filter(pl.col("is_covered")).sum().alias("c_total"),
+    ).with_columns(
+        *[pl.lit(regions.filter(pl.col("area") == a).height).alias(f"r_{a}") for a in AREAS],
+        *[
+            pl.lit(regions.filter((pl.col("area") == a) & pl.col("is_region_served")).height).alias(
+                f"s_{a}"
+            )
+            for a in AREAS
+        ],
+        *[
+            pl.lit(
+                homes.filter(pl.col("area") == a).select((pl.col("walk_m") * people).sum()).item(),
+                dtype=pl.Float64,
+            ).alias(f"w_{a}")
+            for a in AREAS
+        ],
     )
     cov = profile.coverage
     return to_indicator_rows(
         wide,
         (
             IndicatorSpec(
-                "coverage_urban", "c_urban", "n_urban", "ratio", cov.urban_walk_max_m.citation
+                "regions_served_urban", "s_urban", "r_urban", "ratio", cov.urban_walk_max_m.citation
             ),
             IndicatorSpec(
-                "coverage_rural", "c_rural", "n_rural", "ratio", cov.rural_walk_max_m.citation
+                "regions_served_rural", "s_rural", "r_rural", "ratio", cov.rural_walk_max_m.citation
+            ),
+            IndicatorSpec(
+                "mean_walk_m_urban", "w_urban", "n_urban", "m", cov.urban_walk_max_m.citation
+            ),
+            IndicatorSpec(
+                "mean_walk_m_rural", "w_rural", "n_rural", "m", cov.rural_walk_max_m.citation
+            ),
+            IndicatorSpec(
+                "coverage_urban",
+                "c_urban",
+                "n_urban",
+                "ratio",
+                "supplementary: share within the CGS art. 4 distance",
+            ),
+            IndicatorSpec(
+                "coverage_rural",
+                "c_rural",
+                "n_rural",
+                "ratio",
+                "supplementary: share within the CGS art. 4 distance",
             ),
             IndicatorSpec(
                 "coverage_total", "c_total", "n_total", "ratio", "CGS art. 4 (coverage.*)"

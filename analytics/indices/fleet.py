@@ -5,10 +5,11 @@
   an operator's total counts each block once even when it serves several lines;
 - vehicles operated = distinct vehicles that ran the day's trips (trip_outcomes.vehicle_id);
 - cut = 1 − operated ÷ required; over `fleet.grave_cut_min_ratio` for more than
-  `fleet.grave_cut_min_days` days in a row is a grave deficiency (BG art. 72 p.ú. I);
+  `fleet.grave_cut_min_days` days in a row is a grave deficiency (BG art. 72 p.ú. I); days
+  without service or not processed are skipped, not a reset (`compute_cut_runs`);
 - reserve = active registered vehicles − required; minimum `fleet.reserve_min_ratio` of the
-  required fleet, rounded up, or `reserve_small_fleet_min` when the required fleet is below
-  `reserve_small_fleet_below` (BG Anexo I XXXV); cap `reserve_max_ratio` rounded down (CGS 23);
+  required fleet, rounded up, or `reserve_small_fleet_min` when the registered (owned) fleet
+  is below `reserve_small_fleet_below` (BG Anexo I XXXV); cap `reserve_max_ratio` rounded down (CGS 23);
 - age in whole years = reference year − manufacture year; max and mean per service area
   (BG art. 18), age at entry = entry year − manufacture year (art. 19);
 - inspection due = last inspection + the interval of the vehicle's age band (BG art. 23);
@@ -29,7 +30,6 @@ from core.profile import FeeTable, Profile
 
 OPERATOR_TOTAL = "*"
 BUS_MODALITY = "collective"
-SMALL_CAPACITY_MAX = 20  # the fee table's split: "até 20 passageiros" / "acima de 20"
 
 
 def compute_peak_concurrency(trips: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -71,12 +71,15 @@ def compute_vehicles_required(scheduled: pl.DataFrame, keys: list[str]) -> pl.Da
     )
 
 
-def reserve_min_expr(required: pl.Expr, profile: Profile) -> pl.Expr:
+def reserve_min_expr(required: pl.Expr, profile: Profile, owned: pl.Expr | None = None) -> pl.Expr:
     """Minimum reserve for a required fleet (BG Anexo I XXXV): ceil(ratio × required), or the
-    small-fleet minimum below the small-fleet size."""
+    small-fleet minimum when the fleet *owned* ("em caso de possuir menos de 10 ônibus": the
+    registered fleet, `owned`; the required fleet when not given) is below the small-fleet
+    size."""
     f = profile.fleet
+    size = required if owned is None else owned
     return (
-        pl.when(required < f.reserve_small_fleet_below.value)
+        pl.when(size < f.reserve_small_fleet_below.value)
         .then(pl.lit(f.reserve_small_fleet_min.value))
         .otherwise((required.cast(pl.Float64) * f.reserve_min_ratio.value - 1e-9).ceil())
         .cast(pl.Int32)
@@ -93,13 +96,19 @@ def reserve_max_expr(required: pl.Expr, profile: Profile) -> pl.Expr:
 
 def compute_cut_runs(days: pl.DataFrame, keys: list[str], profile: Profile) -> pl.DataFrame:
     """Adds n_cut_days_consecutive and is_grave_cut to rows with service_date, keys and
-    is_cut_over_limit (a missing day breaks the run)."""
+    is_cut_over_limit.
+
+    Only a day evaluated under the limit ends a run. A day without a row -- the line has no
+    service that day (a Sunday), or the day was not processed -- is not evaluated: it neither
+    counts nor resets (BG art. 72 p.ú. I; otherwise a line without Sunday service could never
+    reach "more than 3 consecutive days"). n_cut_days_consecutive counts the evaluated days
+    over the limit in the run."""
     over = pl.col("is_cut_over_limit")
-    gap = (pl.col("service_date") - pl.col("service_date").shift(1).over(keys)).dt.total_days()
     out = (
         days.sort([*keys, "service_date"])
         .with_columns(
-            ((over != over.shift(1).over(keys)).fill_null(True) | (gap != 1).fill_null(True))
+            (over != over.shift(1).over(keys))
+            .fill_null(True)
             .cast(pl.Int32)
             .cum_sum()
             .over(keys)
@@ -183,7 +192,9 @@ def compute_fleet_days(
         )
         .with_columns(
             pl.when(total).then(reserve).cast(pl.Int32).alias("n_reserve"),
-            pl.when(total).then(reserve_min_expr(req, profile)).alias("n_reserve_min"),
+            pl.when(total)
+            .then(reserve_min_expr(req, profile, pl.col("n_vehicles_registered")))
+            .alias("n_reserve_min"),
             pl.when(total).then(reserve_max_expr(req, profile)).alias("n_reserve_max"),
             pl.when(total & (req > 0)).then(reserve / req).alias("reserve_ratio"),
         )
@@ -215,8 +226,12 @@ def compute_fleet_register(
 ) -> pl.DataFrame:
     """The register as of a day, one row per vehicle, with:
 
-    age_years (whole years), entry_age_years, is_over_max_age, is_entry_over_age (against the
-    service area's limits), inspection_band (1-based order of the profile's bands),
+    age_years (whole years), entry_age_years, max_age_limit_years (the service area's maximum
+    age, or the vehicle type's useful life where the profile sets a shorter one, CGS art.
+    10-III-a micro-ônibus 8 years), is_over_max_age (age above that limit: past its useful
+    life), is_replacement (entered after the operator's first entry day: not the initial
+    fleet), is_entry_over_age (a replacement older than the area's entry age, BG art. 19; null
+    when the entry date is unknown), inspection_band (1-based order of the profile's bands),
     inspection_interval_months, inspection_due_on (null when never inspected), is_inspection_overdue
     (due before `as_of`, or never inspected), capacity (seats + standing area × the standing
     limit, passengers), fee_yearly and fee_per_inspection (fee-table currency, null without a
@@ -231,15 +246,39 @@ def compute_fleet_register(
             expr = pl.when(area == name).then(pl.lit(getattr(limits, attr).value)).otherwise(expr)
         return expr
 
+    # a per-type useful life (CGS art. 10-III: micro-ônibus 8 years) caps the area's maximum
+    life = pl.lit(None, dtype=pl.Float64)
+    for name, vtype in profile.crowding.vehicle_types.items():
+        if vtype.useful_life_years is not None:
+            life = (
+                pl.when(pl.col("vehicle_type") == name)
+                .then(pl.lit(float(vtype.useful_life_years.value)))
+                .otherwise(life)
+            )
+    max_age = pl.min_horizontal(by_area("max_age_years"), life)
     age = (pl.lit(as_of.year) - pl.col("manufacture_year")).cast(pl.Int32)
-    out = vehicles.with_columns(
-        age.alias("age_years"),
-        (pl.col("in_service_since").dt.year() - pl.col("manufacture_year"))
-        .cast(pl.Int32)
-        .alias("entry_age_years"),
-    ).with_columns(
-        (pl.col("age_years") > by_area("max_age_years")).alias("is_over_max_age"),
-        (pl.col("entry_age_years") > by_area("entry_age_max_years")).alias("is_entry_over_age"),
+    out = (
+        vehicles.with_columns(
+            age.alias("age_years"),
+            (pl.col("in_service_since").dt.year() - pl.col("manufacture_year"))
+            .cast(pl.Int32)
+            .alias("entry_age_years"),
+            max_age.alias("max_age_limit_years"),
+        )
+        .with_columns(
+            (pl.col("age_years") > pl.col("max_age_limit_years")).alias("is_over_max_age"),
+            # BG art. 19 limits the entry age "na substituição da frota": the initial fleet (the
+            # vehicles that entered on the operator's first entry day) answers to art. 18 only
+            (
+                pl.col("in_service_since") > pl.col("in_service_since").min().over("operator_id")
+            ).alias("is_replacement"),
+        )
+        .with_columns(
+            (
+                pl.col("is_replacement")
+                & (pl.col("entry_age_years") > by_area("entry_age_max_years"))
+            ).alias("is_entry_over_age"),
+        )
     )
     band_expr = pl.lit(None, dtype=pl.Int32)
     interval_expr = pl.lit(None, dtype=pl.Int32)
@@ -281,15 +320,18 @@ def compute_fleet_register(
 
 
 def compute_fee_exprs(fee_table: FeeTable | None) -> list[pl.Expr]:
-    """fee_yearly and fee_per_inspection of a bus by its capacity (fee table, 'collective')."""
+    """fee_yearly, fee_per_inspection and fee_per_inspection_chosen_place (an inspection at a
+    place or time the taxpayer chooses: × `chosen_place_inspection_factor`, Lei 221/2017 item
+    12) of a bus by its capacity (fee table, 'collective'); null without a fee table."""
     if fee_table is None:
         return [
             pl.lit(None, dtype=pl.Float64).alias("fee_yearly"),
             pl.lit(None, dtype=pl.Float64).alias("fee_per_inspection"),
+            pl.lit(None, dtype=pl.Float64).alias("fee_per_inspection_chosen_place"),
         ]
     items = {i.capacity: i for i in fee_table.items if i.modality == BUS_MODALITY}
     small, large = items.get("up_to_20"), items.get("over_20")
-    small_cap = pl.col("capacity") <= SMALL_CAPACITY_MAX
+    small_cap = pl.col("capacity") <= fee_table.small_capacity_max
 
     def pick(attr: str) -> pl.Expr:
         a = getattr(small, attr) if small else None
@@ -303,6 +345,9 @@ def compute_fee_exprs(fee_table: FeeTable | None) -> list[pl.Expr]:
     return [
         pick("yearly_ufitas").alias("fee_yearly"),
         pick("per_inspection_ufitas").alias("fee_per_inspection"),
+        (pick("per_inspection_ufitas") * fee_table.chosen_place_inspection_factor).alias(
+            "fee_per_inspection_chosen_place"
+        ),
     ]
 
 
@@ -320,6 +365,8 @@ def compute_register_indicators(
     """Age, inspection and fee indicators per operator (and system) and service area.
 
     Indicator ids carry the area: fleet_age_max_years_urban, fleet_age_mean_years_district,
+    fleet_mean_age_over_limit_urban (1 when the mean age exceeds the area's mean-age limit, BG
+    art. 18-I-b / 18-II-b, else 0),
     vehicles_over_max_age_urban, vehicles_entry_over_age_urban, inspections_overdue_band_1
     (numerator overdue, denominator vehicles of the band), fees_yearly (fee-table currency).
     """
@@ -341,6 +388,11 @@ def compute_register_indicators(
             pl.col("is_over_max_age").sum().alias("n_over"),
             pl.col("is_entry_over_age").fill_null(False).sum().alias("n_entry_over"),
         )
+        wide = wide.with_columns(
+            (pl.col("age_sum") / pl.col("n") > limits.mean_age_max_years.value)
+            .cast(pl.Int32)
+            .alias("mean_over")
+        )
         src = limits.max_age_years.citation
         parts.append(
             to_indicator_rows(
@@ -352,6 +404,13 @@ def compute_register_indicators(
                         "age_sum",
                         "n",
                         "years",
+                        limits.mean_age_max_years.citation,
+                    ),
+                    IndicatorSpec(
+                        f"fleet_mean_age_over_limit_{area}",
+                        "mean_over",
+                        None,
+                        "flag",
                         limits.mean_age_max_years.citation,
                     ),
                     IndicatorSpec(f"vehicles_over_max_age_{area}", "n_over", "n", "ratio", src),
@@ -407,11 +466,17 @@ def compute_register_indicators(
 
 
 def compute_fleet_day_indicators(fleet_days: pl.DataFrame, period: Period) -> pl.DataFrame:
-    """Per operator: days with the reserve below the minimum, days of grave cut, mean cut."""
+    """Per operator, over every day of the period (not its last day): days with the reserve
+    below the minimum, days above the cap (CGS art. 23), days of grave cut, mean cut."""
     total = fleet_days.filter(pl.col("route_id") == OPERATOR_TOTAL)
     wide = total.group_by(pl.col("operator_id").alias("scope_id")).agg(
         pl.lit("operator").alias("scope"),
         (~pl.col("is_reserve_ok")).sum().alias("n_reserve_below"),
+        # CGS art. 23 caps the reserve at 15 %: days above the cap (none without a cap)
+        (pl.col("n_reserve") > pl.col("n_reserve_max"))
+        .fill_null(False)
+        .sum()
+        .alias("n_reserve_above"),
         pl.col("is_grave_cut").sum().alias("n_grave"),
         pl.col("is_cut_over_limit").sum().alias("n_cut"),
         pl.len().alias("n_days"),
@@ -427,6 +492,9 @@ def compute_fleet_day_indicators(fleet_days: pl.DataFrame, period: Period) -> pl
                 "n_days",
                 "days",
                 "BG Anexo I XXXV; CGS art. 23",
+            ),
+            IndicatorSpec(
+                "days_reserve_above_max", "n_reserve_above", "n_days", "days", "CGS art. 23"
             ),
             IndicatorSpec(
                 "days_fleet_cut_over_limit", "n_cut", "n_days", "days", "BG art. 72 p.ú. I"

@@ -3,7 +3,8 @@
 Definitions (each threshold from the profile; the law leaves scores to a decree, art. 58):
 
 - a trip is *programmed* when it has a trip_outcomes row; *justified* when an approved incident
-  covers it (art. 57 §1): justified trips leave numerator and denominator of every ratio;
+  covers it and its outcome is one the profile excuses (art. 57 §1: late only, see
+  `compute_trip_flags`): justified trips leave numerator and denominator of every ratio;
 - *run* = outcome on_time, late or early (partial, suppressed and broken_down are not run);
 - fulfilment (57-I-a) = trips run ÷ (programmed − justified);
 - punctuality (57-I-b) = on-time trips ÷ trips run (not justified), with early and late apart;
@@ -33,26 +34,36 @@ from core.periods import Period
 from core.profile import Profile
 
 RUN_OUTCOMES = ("on_time", "late", "early")
+# BG art. 57 §1: "não serão consideradas viagens em atraso..." -- an incident excuses delays
+EXCUSED_BY_LAW = ("late",)
 ART_ICV = "BG art. 57-I"
 
 
-def compute_trip_flags(outcomes: pl.DataFrame) -> pl.DataFrame:
+def compute_trip_flags(
+    outcomes: pl.DataFrame, excused: Sequence[str] = EXCUSED_BY_LAW
+) -> pl.DataFrame:
     """trip_outcomes rows plus 0/1 counters (is_* as Int32) and km.
+
+    A trip is justified only when an approved incident covers it (`is_justified`) *and* its
+    outcome is one the profile excuses (`excused`, `profile.trips.excused_outcomes`; BG art.
+    57 §1 excuses delays only): a suppressed, partial, broken-down or early trip under an
+    incident stays counted as such.
 
     Added columns: n_programmed (1), n_justified, n_run, n_on_time, n_late, n_early,
     n_suppressed, n_partial, n_broken_down (all but n_programmed and n_justified count only
     trips that are not justified), km_run (distance run capped at the programmed one, km),
     km_programmed (km).
     """
-    free = ~pl.col("is_justified")
     outcome = pl.col("outcome")
+    justified = pl.col("is_justified") & outcome.is_in(list(excused))
+    free = ~justified
 
     def count(cond: pl.Expr) -> pl.Expr:
         return (cond & free).cast(pl.Int32)
 
     return outcomes.with_columns(
         pl.lit(1, dtype=pl.Int32).alias("n_programmed"),
-        pl.col("is_justified").cast(pl.Int32).alias("n_justified"),
+        justified.cast(pl.Int32).alias("n_justified"),
         count(outcome.is_in(RUN_OUTCOMES)).alias("n_run"),
         count(outcome == "on_time").alias("n_on_time"),
         count(outcome == "late").alias("n_late"),

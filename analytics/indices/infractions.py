@@ -15,7 +15,9 @@ pings behind it. Facts detected (the item numbers of BG Anexo I):
   most severe that applies, from annual_grades).
 
 Repeat (art. 65 §1-2): the same item of the same group by the same operator on an earlier day
-within `infractions.repeat_window_days` (day 180 is a repeat, day 181 is not). The fine is
+within the `infractions.repeat_window_months` calendar months before ("nos 06 meses
+imediatamente anteriores": 31 Jan -> 31 Jul is a repeat, 31 Jan -> 1 Aug is not; a month end
+clips, 31 Aug looks back to 28/29 Feb). The fine is
 the item's `urm_repeat`, else `urm_first` × `repeat_multiplier`; group A has no fine on the first
 offence (warning, 0 URM).
 """
@@ -295,8 +297,8 @@ def match_grade_facts(grades: pl.DataFrame, profile: Profile) -> pl.DataFrame:
                     ("km_efficiency", 3),
                 )
             ],
-            pl.lit(q.cassacao_consecutive_e_years.value),
-            pl.lit(q.cassacao_total_e_years.value),
+            pl.lit(q.cassacao_consecutive_e_years.value if q.cassacao_consecutive_e_years else "—"),
+            pl.lit(q.cassacao_total_e_years.value if q.cassacao_total_e_years else "—"),
         ).alias("evidence"),
         pl.lit(None, dtype=pl.String).alias("trip_ids"),
         pl.lit(None, dtype=pl.String).alias("ping_ids"),
@@ -337,7 +339,7 @@ def compute_suggested_infractions(
     suggestion).
     """
     inf = profile.infractions
-    window = inf.repeat_window_days.value
+    window = f"-{inf.repeat_window_months.value}mo"
     facts = facts.with_columns(pl.col("occurred_on").cast(pl.Date))
     rows = facts.join(catalogue(profile), on="item", how="inner")
     keys = ["operator_id", "group", "item"]
@@ -347,9 +349,7 @@ def compute_suggested_infractions(
     days = pl.concat(history).unique().sort([*keys, "occurred_on"])
     days = days.with_columns(pl.col("occurred_on").shift(1).over(keys).alias("previous_on"))
     rows = rows.join(days, on=[*keys, "occurred_on"], how="left")
-    repeat = ((pl.col("occurred_on") - pl.col("previous_on")).dt.total_days() <= window).fill_null(
-        False
-    )
+    repeat = (pl.col("previous_on") >= pl.col("occurred_on").dt.offset_by(window)).fill_null(False)
     urm_repeat = pl.coalesce(
         pl.col("urm_repeat"), pl.col("urm_first") * inf.repeat_multiplier.value
     )
@@ -375,11 +375,19 @@ def compute_suggested_infractions(
             pl.format(
                 "{}; reincidência: {}",
                 pl.col("item_source"),
-                pl.lit(f"{inf.repeat_multiplier.citation}, {inf.repeat_window_days.citation}"),
+                pl.lit(f"{inf.repeat_multiplier.citation}, {inf.repeat_window_months.citation}"),
             ).alias("source"),
         )
         .sort("occurred_on", "operator_id", "item", "route_id")
     )
+
+
+def repeat_window_start(day: date, months: int) -> date:
+    """The first day whose offences make an offence on `day` a repeat: `months` calendar
+    months before, clipped to the month's end (31 Aug, 6 months -> 28/29 Feb)."""
+    start = pl.select(pl.lit(day).dt.offset_by(f"-{months}mo")).item()
+    assert isinstance(start, date)
+    return start
 
 
 def year_end(year: int) -> date:

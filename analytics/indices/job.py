@@ -9,7 +9,7 @@ idempotent) and traces an indicator back to its trips and pings (`trace_indicato
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
@@ -38,6 +38,7 @@ from analytics.indices.infractions import (
     match_fleet_facts,
     match_grade_facts,
     match_trip_facts,
+    repeat_window_start,
 )
 from analytics.indices.km import compute_km_efficiency, compute_km_indicators
 from analytics.indices.ridership import compute_ridership_indicators
@@ -182,7 +183,9 @@ def compute_index_results(
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, inputs.vehicles)
     coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
     inputs = replace(inputs, outcomes=split_evaluated(inputs.outcomes))
-    flags = attach_scopes(compute_trip_flags(inputs.outcomes), scopes)
+    flags = attach_scopes(
+        compute_trip_flags(inputs.outcomes, profile.trips.excused_outcomes), scopes
+    )
     bd = attach_breakdown_routes(inputs.breakdowns, inputs.outcomes)
     bd = attach_scopes(bd, scopes).with_columns(
         # a breakdown off any line belongs to the vehicle's operator
@@ -372,7 +375,7 @@ def write_index_results(
 
 def read_previous_infractions(store: Store, period: Period, profile: Profile) -> pl.DataFrame:
     """Suggestions before the period, within the repeat window (they make repeats)."""
-    since = period.start - timedelta(days=profile.infractions.repeat_window_days.value)
+    since = repeat_window_start(period.start, profile.infractions.repeat_window_months.value)
     return store.query(
         'SELECT operator_id, "group", item, occurred_on FROM suggested_infractions '
         "WHERE occurred_on >= ? AND occurred_on < ?",

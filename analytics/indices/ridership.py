@@ -3,12 +3,15 @@
 - passengers of a line = its fare taps (BG art. 26, 49: ticketing is the source of passengers);
 - a tap is an *integration* (BG art. 7-V) when the same card tapped on another line within
   `fares.integration_window_s` before it; a tap the validator already recorded with the fare
-  class 'integration' is one too;
+  class 'integration' is one too; a profile without integration keys (CGS, which grants no
+  integration fare) infers none;
 - equivalent passengers (CGS art. 7 §2) weigh each tap by `fares.equivalent_weights` of its fare
   class; an inferred integration pays `fares.integration_fare_ratio` of its class's weight. The
   effect of integrations = equivalent passengers without that discount − with it;
 - IPK = passengers ÷ km run; IPKe = equivalent passengers ÷ km run;
-- technical tariff (CGS art. 15) = cost per km ÷ IPKe.
+- technical tariff (CGS art. 16) = cost per km ÷ IPKe. Indicative: art. 15 §2-3 asks for the
+  equivalent passengers of the last 12 months and the total km including dead km to and from
+  the garage; this uses the period's taps and the km run in service (source says so).
 """
 
 from __future__ import annotations
@@ -24,36 +27,76 @@ from core.profile import Profile
 INTEGRATION_CLASS = "integration"
 
 
+def compute_integration_chains(
+    ordered: pl.DataFrame, window_us: int, *, has_vehicle: bool
+) -> pl.Series:
+    """is_integration of each tap of `ordered` (sorted by card_hash, event_at).
+
+    BG art. 5 (viagens integradas) and 7-V: a trip using more than one line, changing to
+    another vehicle, within one hour. The hour runs from the journey's first (paid) boarding,
+    not from the previous tap, so a chain cannot stretch past it. A tap continues the journey
+    when its card is known, its line differs from the previous tap's, its vehicle differs
+    (when both are known) and it is within the window of the journey's first boarding;
+    otherwise it starts a new journey. Resolved in rounds (one journey per card per round), so
+    no per-row loop: rounds = the most journeys a card makes in the frame.
+    """
+    prev_route = pl.col("route_id").shift(1).over("card_hash")
+    link = pl.col("card_hash").is_not_null() & (prev_route != pl.col("route_id")).fill_null(False)
+    if has_vehicle:
+        prev_vehicle = pl.col("vehicle_id").shift(1).over("card_hash")
+        link = link & (prev_vehicle != pl.col("vehicle_id")).fill_null(True)
+    frame = ordered.select(
+        "card_hash", "event_at", link.alias("_link"), pl.int_range(pl.len()).alias("_i")
+    )
+    result = pl.Series("is_integration", [False] * frame.height, dtype=pl.Boolean)
+    pending = frame.filter(pl.col("card_hash").is_not_null())
+    while pending.height:
+        first = pl.col("_i") == pl.col("_i").min().over("card_hash")
+        since_start = pl.col("event_at") - pl.col("event_at").min().over("card_hash")
+        ok = first | (pl.col("_link") & (since_start.dt.total_microseconds() <= window_us))
+        # the journey: its first tap, then the taps that continue it until the first break
+        pending = pending.with_columns(
+            first.alias("_first"),
+            ok.cast(pl.Int32).cum_min().over("card_hash").cast(pl.Boolean).alias("_member"),
+        )
+        joined = pending.filter(pl.col("_member") & ~pl.col("_first"))["_i"]
+        if joined.len():
+            result = result.scatter(joined, True)
+        pending = pending.filter(~pl.col("_member")).drop("_first", "_member")
+    return result
+
+
 def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     """Taps plus is_integration and the equivalent weights.
 
-    `taps`: fare_transactions rows (card_hash, event_at, route_id, fare_class). Added columns:
-    is_integration (bool), weight_full (the class's weight, 0-1) and weight (after the
-    integration discount, 0-1). Taps without a card are never integrations.
+    `taps`: fare_transactions rows (card_hash, event_at, route_id, fare_class; vehicle_id
+    when known). Added columns: is_integration (bool; `compute_integration_chains`, or a tap
+    the validator recorded as 'integration'), weight_full (the class's weight, 0-1) and weight
+    (after the integration discount, 0-1). Taps without a card are never integrations; a
+    profile without integration keys (CGS) infers none.
     """
     fares = profile.fares
-    window_us = fares.integration_window_s.value * 1_000_000
+    window = fares.integration_window_s
+    ratio = fares.integration_fare_ratio.value if fares.integration_fare_ratio else 1.0
     weights = fares.equivalent_weights.value
     default_weight = weights.get("other", 1.0)
     ordered = taps.sort("card_hash", "event_at")
-    prev_at = pl.col("event_at").shift(1).over("card_hash")
-    prev_route = pl.col("route_id").shift(1).over("card_hash")
-    gap_us = (pl.col("event_at") - prev_at).dt.total_microseconds()
-    inferred = (
-        pl.col("card_hash").is_not_null()
-        & (gap_us <= window_us).fill_null(False)
-        & (prev_route != pl.col("route_id")).fill_null(False)
-    )
+    if window is not None:
+        inferred = compute_integration_chains(
+            ordered, window.value * 1_000_000, has_vehicle="vehicle_id" in taps.columns
+        )
+    else:
+        inferred = pl.Series("is_integration", [False] * ordered.height, dtype=pl.Boolean)
     recorded = pl.col("fare_class") == INTEGRATION_CLASS
     weight_full = pl.col("fare_class").replace_strict(
         weights, default=default_weight, return_dtype=pl.Float64
     )
     return ordered.with_columns(
-        (inferred | recorded).alias("is_integration"),
+        (pl.lit(inferred) | recorded).alias("is_integration"),
         weight_full.alias("weight_full"),
     ).with_columns(
         pl.when(pl.col("is_integration") & ~recorded)
-        .then(pl.col("weight_full") * fares.integration_fare_ratio.value)
+        .then(pl.col("weight_full") * ratio)
         .otherwise(pl.col("weight_full"))
         .alias("weight")
     )
@@ -139,7 +182,8 @@ TARIFF_SPEC = IndicatorSpec(
     "cost_km",
     "equivalent_passengers",
     "brl",
-    "CGS art. 15 (cost per km ÷ IPKe)",
+    "CGS art. 16 (cost per km ÷ IPKe); indicative: km run in service and the period's taps, "
+    "not yet the total km with dead km nor the 12-month demand of art. 15 §2-3",
 )
 
 

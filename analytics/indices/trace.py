@@ -68,9 +68,9 @@ def trace_indicator(
         store.read("gtfs_routes").unique("route_id", keep="last"), outcomes, store.read("vehicles")
     )
     # not_evaluated trips are in no index (analytics.indices.data_coverage)
-    flags = attach_scopes(compute_trip_flags(split_evaluated(outcomes)), scopes).with_columns(
-        (pl.col("n_programmed") - pl.col("n_justified")).alias("n_eligible")
-    )
+    flags = attach_scopes(
+        compute_trip_flags(split_evaluated(outcomes), profile.trips.excused_outcomes), scopes
+    ).with_columns((pl.col("n_programmed") - pl.col("n_justified")).alias("n_eligible"))
     key = {"system": None, "operator": "operator_id", "lot": "lot_id", "line": "route_id"}
     if scope not in key:
         raise ConfigError(

@@ -72,16 +72,24 @@ ANNUAL_GRADES = Table(
         (
             "is_quality_goal_met",
             pl.Boolean(),
-            "grade better than E and km efficiency not below the minimum",
+            "the year's part of the profile's deciding renewal criteria (BG: grade better "
+            "than E; CGS: km efficiency not below the minimum)",
             False,
         ),
         (
             "is_renewal_eligible",
             pl.Boolean(),
-            "quality goals met in this year and every earlier graded year (BG art. 32-I, 38-I)",
+            "the renewal criteria computed from grades are met up to this year (BG: no "
+            "cassação count of E years, art. 32-I, 72-VII; CGS: km every year, art. 2 p.u. a); "
+            "the full criteria list is analytics.indices.verdicts",
             False,
         ),
-        ("n_e_consecutive", pl.Int32(), "grade-E years in a row ending this year", False),
+        (
+            "n_e_consecutive",
+            pl.Int32(),
+            "graded E years in a row ending this year (a year without grade is a gap, not a break)",
+            False,
+        ),
         ("n_e_total", pl.Int32(), "grade-E years up to this year, consecutive or not", False),
         (
             "n_goal_missed_total",
@@ -92,7 +100,8 @@ ANNUAL_GRADES = Table(
         (
             "is_cassacao_watch",
             pl.Boolean(),
-            "E for 3 consecutive or 8 total years (BG art. 72-VII): revocation may apply",
+            "operators only, where the profile has the rule: E for 3 consecutive or 8 total "
+            "years (BG art. 72-VII): cassação may apply",
             False,
         ),
         ("is_history", pl.Boolean(), "entered from the history CSV, not computed", False),

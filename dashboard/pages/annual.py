@@ -19,9 +19,8 @@ st.title("Avaliação anual")
 st.caption(
     f"Nota anual = {quality.annual_weight_icv.value:.1f} × ICV + "
     f"{quality.annual_weight_iqs.value:.1f} × IQS".replace(".", ",")
-    + f"; cassação com conceito E em {quality.cassacao_consecutive_e_years.value} anos "
-    f"consecutivos ou {quality.cassacao_total_e_years.value} no total "
-    f"({labels.to_source(quality.cassacao_consecutive_e_years.source)})."
+    + f"; {state.profile().verdicts.termination.title} "
+    f"({labels.to_source(state.profile().verdicts.termination.source)})."
 )
 
 grades: pl.DataFrame = state.load("read_annual_grades", f.operator_id, f.lot_id)

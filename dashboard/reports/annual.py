@@ -17,7 +17,17 @@ from datetime import date
 
 import polars as pl
 
+from analytics.indices.fleet import compute_fleet_register
+from analytics.indices.grades import build_score_breakdown
 from analytics.indices.scopes import compute_line_scopes
+from analytics.indices.verdicts import (
+    GROUND_LABELS,
+    STATUS_LABELS,
+    Inputs,
+    build_verdict_criteria,
+    compute_verdict_outcomes,
+    verdicts_text,
+)
 from core.errors import ConfigError
 from core.profile import Profile
 from core.store import Store
@@ -42,6 +52,7 @@ FLEET_LABELS = {
     "days_fleet_cut_over_limit": "Dias com redução de frota acima do limite",
     "days_grave_fleet_cut": "Dias de redução grave de frota (art. 72 p.ú. I)",
     "days_reserve_below_min": "Dias com frota reserva abaixo do mínimo",
+    "days_reserve_above_max": "Dias com frota reserva acima do máximo (CGS art. 23)",
     "fleet_operated_ratio": "Frota operada ÷ frota exigida",
     "fees_yearly": "Taxas anuais de fiscalização (UFITAS)",
 }
@@ -49,6 +60,7 @@ FLEET_WORDS = {
     "vehicles_over_max_age": "Veículos acima da idade máxima",
     "vehicles_entry_over_age": "Veículos que entraram acima da idade de ingresso",
     "fleet_age_mean_years": "Idade média da frota (anos)",
+    "fleet_mean_age_over_limit": "Idade média acima do limite (1 = sim)",
     "fleet_age_max_years": "Idade máxima da frota (anos)",
     "inspections_overdue": "Vistorias vencidas",
     "inspections_due": "Vistorias a vencer",
@@ -204,8 +216,36 @@ def read_annual_scopes(store: Store, year: int, scope: str = "operator") -> list
     return sorted(grades["scope_id"].unique().to_list())
 
 
+def build_verdict_tables(
+    store: Store,
+    profile: Profile,
+    scope: str,
+    scope_id: str,
+    year: int,
+    grades: pl.DataFrame,
+    year_values: dict[str, float | None],
+    grade: dict[str, object],
+) -> tuple[pl.DataFrame, dict[str, str], pl.DataFrame]:
+    """The verdict criteria (with a pt-BR status_label), the outcome of each verdict and the
+    point breakdown of the grade, as the annual page shows them."""
+    start, end = date(year, 1, 1), date(year, 12, 31)
+    fleet_days = read_optional(store, "fleet_days", "service_date BETWEEN ? AND ?", [start, end])
+    vehicles = store.read("vehicles")
+    register = compute_fleet_register(vehicles, profile, end) if vehicles.height else None
+    inputs = Inputs(profile, scope, scope_id, year, grades, fleet_days, register)
+    criteria = build_verdict_criteria(inputs)
+    labels = pl.when(pl.col("verdict") == "renewal").then(
+        pl.col("status").replace_strict(STATUS_LABELS)
+    )
+    criteria = criteria.with_columns(
+        labels.otherwise(pl.col("status").replace_strict(GROUND_LABELS)).alias("status_label")
+    )
+    outcomes = dict(compute_verdict_outcomes(criteria).select("verdict", "outcome").rows())
+    return criteria, outcomes, build_score_breakdown(year_values, grade, profile)
+
+
 def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
-    icv, q, km = profile.icv, profile.quality, profile.km
+    icv, q = profile.icv, profile.quality
     bands = q.grade_min_points.value
 
     def n(v: float) -> str:
@@ -220,10 +260,7 @@ def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
         f"Nota anual = {n(q.annual_weight_icv.value)} · ICV + {n(q.annual_weight_iqs.value)} · "
         f"IQS. Conceitos: A a partir de {n(bands['A'])}, B {n(bands['B'])}, C {n(bands['C'])}, "
         f"D {n(bands['D'])}, E abaixo de {n(bands['D'])} pontos.",
-        f"Cassação (BG art. 72-VII): conceito E em {q.cassacao_consecutive_e_years.value} anos "
-        f"consecutivos ou {q.cassacao_total_e_years.value} intercalados. Renovação exige as "
-        f"metas de qualidade e ao menos {n(km.efficiency_min_ratio.value * 100)} % dos km "
-        f"programados rodados (janela de {km.window_months.value} meses).",
+        verdicts_text(profile),
         "Valores marcados 'padrão, a ser fixado por decreto' não estão fixados na lei: são "
         "padrões do Pontual até que o decreto previsto no art. 58 os fixe.",
     )
@@ -303,6 +340,9 @@ def build_annual_dossier(
     current = grades.filter(pl.col("year") == year)
     grade = current.row(0, named=True) if current.height else {}
     iqs_dims = compute_iqs_dimensions(surveys, operators, year, profile)
+    criteria, outcomes, breakdown = build_verdict_tables(
+        store, profile, scope, scope_id, year, grades, year_values, grade
+    )
     fleet = (
         indicators.filter(
             (pl.col("period") == f"{year:04d}")
@@ -346,6 +386,8 @@ def build_annual_dossier(
         Headline("Metas de qualidade cumpridas", grade.get("is_quality_goal_met")),
         Headline("Apto à renovação", grade.get("is_renewal_eligible")),
         Headline("Alerta de cassação", grade.get("is_cassacao_watch")),
+        Headline(profile.verdicts.renewal.title, outcomes.get("renewal"), "text"),
+        Headline(profile.verdicts.termination.title, outcomes.get("termination", "—"), "text"),
         Headline("Anos com conceito E (consecutivos)", grade.get("n_e_consecutive"), "integer"),
         Headline("Anos com conceito E (total)", grade.get("n_e_total"), "integer"),
         Headline("Infrações sugeridas", infractions.height, "integer"),
@@ -387,6 +429,38 @@ def build_annual_dossier(
                 Col("score_100", "Nota (0-100)", "number"),
                 Col("n_surveys", "Pesquisas", "integer"),
                 Col("n_respondents", "Respondentes", "integer"),
+            ),
+        ),
+        ReportTable(
+            "criterios_vereditos",
+            "Critérios de renovação e de cassação/revogação, com o artigo de cada um",
+            criteria,
+            (
+                Col("verdict_title", "Veredito"),
+                Col("criterion", "Critério"),
+                Col("article", "Artigo"),
+                Col("status_label", "Situação"),
+                Col("value", "Apurado"),
+                Col("threshold", "Limite"),
+                Col("is_law", "Fixado em lei", "bool"),
+                Col("decides", "Decide sozinho", "bool"),
+                Col("note", "Observação"),
+            ),
+            note="'Fixado em lei' falso: critério ou limite padrão do Pontual até o decreto "
+            "(BG art. 58) — o resultado é indicativo.",
+        ),
+        ReportTable(
+            "composicao_nota",
+            "Composição da nota anual (pontos de cada parte)",
+            breakdown,
+            (
+                Col("part", "Parte"),
+                Col("measure", "Medido", "number", 3),
+                Col("points", "Pontos", "number"),
+                Col("weight", "Peso", "number", 2),
+                Col("contribution", "Contribuição", "number"),
+                Col("rule", "Regra"),
+                Col("is_law", "Fixado em lei", "bool"),
             ),
         ),
         ReportTable(

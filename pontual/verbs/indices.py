@@ -22,6 +22,7 @@ from analytics.indices.job import IndexResults, read_cost_per_km, run_indices
 from analytics.indices.trace import read_trace_pings, trace_indicator
 from core.errors import ConfigError
 from core.periods import Period, parse_period, range_period
+from core.profile import Profile
 from pontual.context import Context
 
 # pt-BR names of the indicators printed (the id is shown for the others)
@@ -61,7 +62,12 @@ LABELS = {
     "iqs": "IQS",
     "annual_score": "nota anual",
     "days_reserve_below_min": "dias com reserva abaixo do mínimo",
+    "days_reserve_above_max": "dias com reserva acima do máximo (CGS art. 23)",
     "days_grave_fleet_cut": "dias de redução grave de frota",
+    "regions_served_urban": "regiões urbanas atendidas (deslocamento médio, CGS art. 4)",
+    "regions_served_rural": "regiões rurais atendidas (deslocamento médio, CGS art. 4)",
+    "mean_walk_m_urban": "deslocamento médio urbano até o ponto (m)",
+    "mean_walk_m_rural": "deslocamento médio rural até o ponto (m)",
     "coverage_urban": "cobertura urbana (400 m)",
     "coverage_rural": "cobertura rural (1 500 m)",
 }
@@ -174,7 +180,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         sys.stdout.write(shown.write_csv())
         return 0
     print_table(ctx, shown, period, profile.name)
-    print_summary(ctx, results)
+    print_summary(ctx, results, profile)
     return 0
 
 
@@ -227,11 +233,41 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
     ctx.console.print(out)
 
 
-def print_summary(ctx: Context, results: IndexResults) -> None:
+def print_summary(ctx: Context, results: IndexResults, profile: Profile) -> None:
+    # imported here: the verdict criteria are needed only when a year is graded
+    from analytics.indices.verdicts import (
+        Inputs,
+        build_verdict_criteria,
+        compute_verdict_outcomes,
+    )
+
     grades = results.annual_grades.filter(~pl.col("is_history"))
     if grades.height:
-        g = Table("escopo", "ano", "ICV", "IQS", "nota anual", "conceito", "renovação", "cassação")
+        v = profile.verdicts
+        g = Table(
+            "escopo",
+            "ano",
+            "ICV",
+            "IQS",
+            "nota anual",
+            "conceito",
+            v.renewal.title.lower(),
+            v.termination.title.split(" (")[0].lower(),
+            caption="Cada veredito lista seus critérios com o artigo no dossiê anual "
+            "(`pontual report annual`); o conceito é indicativo enquanto as faixas forem padrão.",
+        )
         for r in grades.sort("scope", "scope_id").iter_rows(named=True):
+            criteria = build_verdict_criteria(
+                Inputs(
+                    profile,
+                    r["scope"],
+                    r["scope_id"],
+                    r["year"],
+                    grades=results.annual_grades,
+                    fleet_days=results.fleet_days,
+                )
+            )
+            outcome = dict(compute_verdict_outcomes(criteria).select("verdict", "outcome").rows())
             g.add_row(
                 f"{r['scope']} {r['scope_id']}",
                 str(r["year"]),
@@ -239,10 +275,8 @@ def print_summary(ctx: Context, results: IndexResults) -> None:
                 format_value(r["iqs_score"], "points"),
                 format_value(r["annual_score"], "points"),
                 r["grade"],
-                "apta" if r["is_renewal_eligible"] else "não apta",
-                f"ALERTA ({r['n_e_consecutive']} seguidos, {r['n_e_total']} no total)"
-                if r["is_cassacao_watch"]
-                else "—",
+                outcome.get("renewal", "—"),
+                outcome.get("termination", "—"),
             )
         ctx.console.print(g)
     inf = results.suggested_infractions

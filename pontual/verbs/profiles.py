@@ -55,4 +55,14 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
                 "" if item.urm_repeat is None else f"{item.urm_repeat:g}",
             )
         ctx.console.print(inf)
+    # imported here: the CLI loads analytics only on the verb that needs it
+    from analytics.indices.verdicts import describe_profile_verdicts
+
+    verdicts = describe_profile_verdicts(prof)
+    for title in verdicts["verdict_title"].unique(maintain_order=True):
+        rows = verdicts.filter(verdicts["verdict_title"] == title)
+        crit = Table("critério", "artigo", "decide sozinho", title=title)
+        for r in rows.iter_rows(named=True):
+            crit.add_row(r["criterion"], r["article"], "sim" if r["decides"] else "não")
+        ctx.console.print(crit)
     return 0

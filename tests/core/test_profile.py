@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from core.errors import ProfileError
@@ -83,6 +85,96 @@ def test_fee_table_of_lei_221() -> None:
     )
     ott = next(i for i in fees.items if i.modality == "ott")
     assert ott.per_km_ufitas == 0.06
+    # audit a16-a18: Itaboraí's ordinary law; OTT inspection 45; item 12 doubles the fee
+    assert fees.municipality == "Itaboraí"
+    assert fees.law.startswith("Lei Ordinária nº 221, de 07/04/2017")
+    assert ott.per_inspection_ufitas == 45
+    assert fees.chosen_place_inspection_factor == 2.0
+    assert fees.small_capacity_max == 20
+
+
+# Table (a) of the legal audit (shared/reviews/legal-audit-2026-11.md), one test per row.
+
+
+def test_a1_bg_has_no_per_type_useful_life() -> None:
+    bg = load_profile("bento-goncalves-2021")
+    assert all(t.useful_life_years is None for t in bg.crowding.vehicle_types.values())
+
+
+def test_a2_micro_onibus_has_up_to_20_seats() -> None:
+    bg = load_profile("bento-goncalves-2021")
+    micro = bg.crowding.vehicle_types["micro"].n_seats
+    assert micro.value == 20 and micro.source is not None and "art. 15 §1" in micro.source
+    cgs = load_profile("campina-grande-do-sul-2003")
+    assert cgs.crowding.vehicle_types["micro"].n_seats.value == 20
+
+
+def test_a3_repeat_window_is_six_calendar_months() -> None:
+    for name in ("bento-goncalves-2021", "campina-grande-do-sul-2003"):
+        window = load_profile(name).infractions.repeat_window_months
+        assert (window.value, window.unit) == (6, "months")
+
+
+def test_a7_bg_records_its_amendment() -> None:
+    bg = load_profile("bento-goncalves-2021")
+    assert "Lei nº 7.176, de 5 de junho de 2025" in bg.law
+
+
+def test_a8_cgs_takes_effect_on_the_day_of_the_law() -> None:
+    assert load_profile("campina-grande-do-sul-2003").effective_from == date(2003, 12, 24)
+
+
+def test_a9_cgs_annual_inspection_is_law() -> None:
+    (band,) = load_profile("campina-grande-do-sul-2003").fleet.inspections
+    assert band.interval_months.value == 12
+    assert band.interval_months.source is not None and "6-XII" in band.interval_months.source
+    assert not band.interval_months.default and not band.min_age_years.default
+
+
+def test_a10_a15_cgs_has_no_bg_discounts() -> None:
+    cgs = load_profile("campina-grande-do-sul-2003")
+    weights = cgs.fares.equivalent_weights.value
+    assert weights["student"] == 1.0 and weights["integration"] == 1.0
+    assert weights["fiscal"] == 0.0 and weights["elderly"] == 0.0  # art. 17-I, 17-II
+    assert cgs.fares.integration_window_s is None and cgs.fares.integration_fare_ratio is None
+
+
+def test_a11_cgs_age_cites_the_useful_life_articles() -> None:
+    cgs = load_profile("campina-grande-do-sul-2003")
+    source = cgs.fleet.age["urban"].max_age_years.source
+    assert source is not None and "10-III" in source and "24, 25" in source
+
+
+def test_a14_cgs_has_no_cassacao_by_grade() -> None:
+    cgs = load_profile("campina-grande-do-sul-2003")
+    assert cgs.quality.cassacao_consecutive_e_years is None
+    assert cgs.quality.cassacao_total_e_years is None
+    rules = {c.rule for c in cgs.verdicts.termination.criteria}
+    assert "grade_e_years" not in rules and "vehicles_past_useful_life" in rules
+
+
+def test_a17_no_shipped_profile_applies_the_itaborai_fee_table() -> None:
+    for name in list_profiles():
+        assert load_profile(name).fee_table is None
+
+
+def test_bg_selective_service_carries_seated_passengers_only() -> None:
+    by_class = load_profile("bento-goncalves-2021").crowding.standees_max_per_m2_by_class
+    assert by_class is not None and by_class.value == {"selective": 0.0}
+
+
+def test_renewal_criteria_cite_their_articles() -> None:
+    bg = load_profile("bento-goncalves-2021").verdicts.renewal.criteria
+    assert [(c.rule, c.source, c.decides) for c in bg] == [
+        ("quality_goals", "BG art. 32-I, 38-I; art. 72-VII; Anexo I LXI, LXXXV, LXXXVIII", True),
+        ("recorded_by_city", "BG art. 32-II, 38-II", True),
+        ("km_efficiency", None, False),  # not BG law: a default that decides nothing alone
+    ]
+    cgs = load_profile("campina-grande-do-sul-2003").verdicts.renewal.criteria
+    assert [c.source for c in cgs] == [
+        "CGS art. 2, parágrafo único, a",
+        "CGS art. 2, parágrafo único, b; art. 10-III, 24, 25",
+    ]
 
 
 def test_valid_minimal_fixture_loads() -> None:

@@ -120,8 +120,9 @@ def test_fleet_page_applies_the_age_and_reserve_rules(
     assert shown["Veículos cadastrados"][0] == "4"
     assert shown["Acima da idade máxima"][0] == "1"  # V2, urban, 14 years > 12 (BG art. 18)
     assert shown["Vistorias vencidas"][0] == "0"
-    # Yearly fee: V1, V2, V3 over 20 passengers (945), V4 padron fallback 40 seats (945).
-    assert shown["Total anual (UFITAS)"][0] == "3.780"
+    # BG adopts no fee table (the Lei 221/2017 table is Itaboraí's, issue 17): no fee shown
+    assert "Total anual (UFITAS)" not in shown
+    assert any("não indica tabela de taxas" in i.value for i in at.info)
 
 
 def test_annual_page_flags_the_cassacao_watch(

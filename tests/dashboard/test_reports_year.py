@@ -275,6 +275,19 @@ def test_annual_dossier_equals_the_grades_and_the_monthly_icv(
     assert headline(report, "IQS (pontos)") == pytest.approx(grade["iqs_score"])
     watch = "sim" if grade["is_cassacao_watch"] else "não"
     assert headline(report, "Alerta de cassação") == watch
+    # the verdict criteria the annual page shows, each with its article (issue 17)
+    criteria = report.table("criterios_vereditos").frame
+    e_years = criteria.filter(pl.col("rule") == "grade_e_years").row(0, named=True)
+    assert e_years["article"] == "BG art. 72-VII; Anexo I LXXXVIII"
+    assert e_years["status"] == ("met" if grade["is_cassacao_watch"] else "not_met")
+    assert e_years["value"] == f"{grade['n_e_consecutive']} seguidos, {grade['n_e_total']} no total"
+    fiscal = criteria.filter(pl.col("article") == "BG art. 32-II, 38-II")
+    assert fiscal["status"].to_list() == ["not_computed"]
+    assert headline(report, "Prorrogação do contrato") in ("não apta", "em aberto")
+    # the point breakdown adds up to the annual score (0.7 ICV + 0.3 IQS)
+    parts = report.table("composicao_nota").frame
+    shares = parts.filter(pl.col("part").is_in(["ICV (nota)", "IQS (pesquisa)"]))
+    assert shares["contribution"].sum() == pytest.approx(grade["annual_score"])
     # ICV by month in the dossier = the operator's monthly indicators, all twelve months
     icv = report.table("icv_mensal").frame
     assert icv["month"].to_list() == [date(YEAR, m, 1) for m in range(1, 13)]

@@ -49,6 +49,20 @@ def test_profiles_show_prints_sources() -> None:
     assert "Atrasar o cumprimento do horário" in result.stdout
 
 
+def test_profiles_show_lists_verdict_criteria_with_articles() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pontual", "profiles", "show", "bento-goncalves-2021"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"},
+    )
+    assert "Prorrogação do contrato" in result.stdout
+    assert "BG art. 32-II, 38-II" in result.stdout  # fiscal qualification, recorded by the city
+    assert "BG art. 72-IV, parágrafo único, I" in result.stdout
+    assert "Cassação da concessão ou permissão" in result.stdout
+
+
 def test_help_lists_verbs() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pontual", "--help"], capture_output=True, text=True, check=True

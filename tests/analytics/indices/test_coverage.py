@@ -10,6 +10,7 @@ from pyproj import Transformer
 
 from analytics.indices.coverage import (
     compute_coverage_indicators,
+    compute_region_coverage,
     match_nearest_stop,
     read_population,
 )
@@ -54,3 +55,47 @@ def test_population_with_a_bad_area_names_the_line() -> None:
         read_population(FIXTURES / "population_bad_area_line_3.csv")
     assert "'suburban'" in err.value.what
     assert err.value.where is not None and "line 3, field area" in err.value.where
+
+
+def test_a_region_is_served_by_its_mean_walk_from_home_and_work() -> None:
+    # CGS art. 4: "deslocamento médio" of the region's population, from home or workplace.
+    # Region N (urban): 10 people at 390 m and 10 at 403 m -> mean 396.5 <= 400: served,
+    # although half of them are beyond 400 m (the share metric would say 50 %).
+    # Region S (urban): homes at 390 m, but its workplaces at 520 m: not served.
+    to_m = Transformer.from_crs(4326, EPSG, always_xy=True)
+    to_ll = Transformer.from_crs(EPSG, 4326, always_xy=True)
+    x0, y0 = to_m.transform(-49.05, -25.30)
+    pts = [
+        (300, "N", "home", 10.0),
+        (310, "N", "home", 10.0),
+        (300, "S", "home", 10.0),
+        (400, "S", "work", 10.0),
+    ]
+    lon, lat = to_ll.transform([x0 + d for d, *_ in pts], [y0] * len(pts))
+    pop = pl.DataFrame(
+        {
+            "lat": lat,
+            "lon": lon,
+            "people": [p for *_, p in pts],
+            "area": "urban",
+            "region": [r for _, r, _, _ in pts],
+            "kind": [k for _, _, k, _ in pts],
+        }
+    )
+    covered = match_nearest_stop(pop, pl.DataFrame({"stop_x_m": [x0], "stop_y_m": [y0]}), EPSG, CGS)
+    regions = compute_region_coverage(covered, CGS)
+    n = regions.filter(pl.col("region") == "N").row(0, named=True)
+    assert n["mean_walk_m"] == pytest.approx((390 + 403) / 2, abs=0.5)
+    assert n["is_served"] and n["is_region_served"]
+    s = {r["kind"]: r for r in regions.filter(pl.col("region") == "S").iter_rows(named=True)}
+    assert s["home"]["is_served"] and not s["work"]["is_served"]
+    assert not s["home"]["is_region_served"]
+    ind = compute_coverage_indicators(covered, CGS, parse_period("2026"))
+    v = {r["indicator"]: r for r in ind.iter_rows(named=True)}
+    assert (v["regions_served_urban"]["numerator"], v["regions_served_urban"]["denominator"]) == (
+        1,
+        2,
+    )
+    # mean walk from home over the three home points: (390 + 403 + 390) / 3
+    assert v["mean_walk_m_urban"]["value"] == pytest.approx((390 + 403 + 390) / 3, abs=0.5)
+    assert "CGS art. 4" in v["regions_served_urban"]["source"]

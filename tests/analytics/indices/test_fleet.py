@@ -10,12 +10,15 @@ import pytest
 
 from analytics.indices.fleet import (
     compute_cut_runs,
+    compute_fleet_day_indicators,
     compute_fleet_days,
     compute_fleet_register,
+    compute_register_indicators,
     compute_vehicles_required,
     reserve_max_expr,
     reserve_min_expr,
 )
+from core.periods import Period
 from core.profile import load_fee_table, load_profile
 from tests.analytics.indices.test_icv import fixture_frames
 
@@ -51,6 +54,24 @@ def test_grave_cut_only_after_more_than_three_consecutive_days() -> None:
     out = compute_cut_runs(days, ["operator_id", "route_id"], BG).sort("service_date")
     assert out["n_cut_days_consecutive"].to_list() == [1, 2, 3, 4, 0, 1, 2, 3, 4, 5]
     assert out["is_grave_cut"].to_list() == [False] * 3 + [True, False] + [False] * 3 + [True] * 2
+
+
+def test_thu_to_sat_and_mon_tue_over_the_limit_is_a_grave_cut() -> None:
+    # BG art. 72 p.ú. I: Sunday has no service on the line (no row) and does not reset the run
+    thu = date(2026, 3, 5)
+    dates = [thu, thu + timedelta(days=1), thu + timedelta(days=2)]
+    dates += [thu + timedelta(days=4), thu + timedelta(days=5)]
+    days = pl.DataFrame(
+        {
+            "service_date": dates,
+            "operator_id": "O1",
+            "route_id": "T10",
+            "is_cut_over_limit": [True] * 5,
+        }
+    )
+    out = compute_cut_runs(days, ["operator_id", "route_id"], BG).sort("service_date")
+    assert out["n_cut_days_consecutive"].to_list() == [1, 2, 3, 4, 5]
+    assert out["is_grave_cut"].to_list() == [False, False, False, True, True]
 
 
 def _t(h: int, m: int = 0) -> datetime:
@@ -128,6 +149,8 @@ def test_age_inspections_and_fees_of_the_register() -> None:
     assert r["V21"]["capacity"] == 31
     assert r["V21"]["fee_yearly"] == pytest.approx(945.0)
     assert r["V21"]["fee_per_inspection"] == pytest.approx(60.0)
+    # item 12: at a place or time the taxpayer chooses, the inspection fee doubles
+    assert r["V21"]["fee_per_inspection_chosen_place"] == pytest.approx(120.0)
 
 
 def test_small_vehicle_pays_the_small_fee() -> None:
@@ -140,3 +163,71 @@ def test_small_vehicle_pays_the_small_fee() -> None:
     )
     reg = compute_fleet_register(v, BG, date(2026, 3, 31), load_fee_table("lei-221-2017"))
     assert (reg["fee_yearly"][0], reg["fee_per_inspection"][0]) == (700.0, 45.0)
+
+
+def test_nine_year_old_micro_is_past_its_useful_life_under_cgs() -> None:
+    # CGS art. 10-III-a, 24, 25: micro-ônibus 8 years (the bus limit of 10 does not apply)
+    v = (
+        fixture_frames()["vehicles"]
+        .head(2)
+        .with_columns(
+            pl.Series("vehicle_type", ["micro", "convencional"]),
+            pl.lit(2017, dtype=pl.Int32).alias("manufacture_year"),
+        )
+    )
+    reg = compute_fleet_register(v, CGS, date(2026, 3, 31))
+    assert reg["age_years"].to_list() == [9, 9]
+    assert reg["max_age_limit_years"].to_list() == [8.0, 10.0]
+    assert reg["is_over_max_age"].to_list() == [True, False]
+    # BG has no per-type life: a 9-year-old urban micro is within the 12 years of art. 18-I-a
+    assert not compute_fleet_register(v, BG, date(2026, 3, 31))["is_over_max_age"].any()
+
+
+def test_reserve_above_the_cgs_cap_is_counted_over_every_day() -> None:
+    # CGS art. 23: reserve 10 %-15 % of the operational fleet; judged on every day
+    days = pl.DataFrame(
+        {
+            "service_date": [date(2026, 3, 7), date(2026, 3, 8)],  # Sat, Sun
+            "operator_id": ["O1", "O1"],
+            "route_id": ["*", "*"],
+            "n_vehicles_required": [20, 10],
+            "n_vehicles_operated": [20, 10],
+            "n_reserve": [3, 13],
+            "n_reserve_max": [3, 1],
+            "is_reserve_ok": [True, True],
+            "is_grave_cut": [False, False],
+            "is_cut_over_limit": [False, False],
+        }
+    )
+    period = Period("2026-03", date(2026, 3, 1), date(2026, 3, 31), "month")
+    rows = compute_fleet_day_indicators(days, period)
+    above = rows.filter(pl.col("indicator") == "days_reserve_above_max").row(0, named=True)
+    assert (above["numerator"], above["denominator"]) == (1, 2)
+    assert above["source"] == "CGS art. 23"
+
+
+def test_entry_age_applies_to_replacements_only_and_mean_age_is_flagged() -> None:
+    # BG art. 19: entry age "na substituição da frota"; art. 18-I-b: urban mean age <= 8
+    v = (
+        fixture_frames()["vehicles"]
+        .filter(pl.col("operator_id") == "O1")
+        .head(2)
+        .with_columns(
+            pl.Series("in_service_since", [date(2018, 1, 1), date(2022, 1, 1)]),
+            pl.Series("manufacture_year", [2010, 2014], dtype=pl.Int32),
+            pl.lit("urban").alias("service_area"),
+        )
+    )
+    reg = compute_fleet_register(v, BG, date(2022, 6, 30)).sort("in_service_since")
+    # the first entered at 8 (initial fleet: art. 18 only); the second at 8 > 6 replaces one
+    assert reg["entry_age_years"].to_list() == [8, 8]
+    assert reg["is_replacement"].to_list() == [False, True]
+    assert reg["is_entry_over_age"].to_list() == [False, True]
+    period = Period("2022", date(2022, 1, 1), date(2022, 12, 31), "year")
+    rows = compute_register_indicators(reg, BG, period)
+    flag = rows.filter(
+        (pl.col("indicator") == "fleet_mean_age_over_limit_urban") & (pl.col("scope") == "operator")
+    )
+    # ages 12 and 8: mean 10 > 8
+    assert flag["value"].to_list() == [1.0]
+    assert flag["source"].to_list() == ["BG art. 18-I-b"]

@@ -8,16 +8,20 @@ import polars as pl
 import pytest
 
 from analytics.indices.grades import (
+    build_score_breakdown,
     compute_annual_grades,
     compute_iqs,
+    compute_iqs_by_scope,
     grade_expr,
     read_grade_history,
+    score_formula,
 )
 from core.errors import InputError
 from core.profile import load_profile
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "indices"
 BG = load_profile("bento-goncalves-2021")
+CGS = load_profile("campina-grande-do-sul-2003")
 
 
 def year_scores(rows: list[tuple[str, int, float, float | None, float | None]]) -> pl.DataFrame:
@@ -55,13 +59,56 @@ def test_without_survey_the_score_is_the_icv() -> None:
     assert out["grade"][0] == "B"
 
 
-def test_km_below_minimum_misses_the_quality_goal() -> None:
-    out = compute_annual_grades(year_scores([("O1", 2026, 95.0, 95.0, 0.899)]), None, BG)
+def test_grade_a_with_85_percent_km_is_not_unfit_for_renewal_under_bg() -> None:
+    # BG has no km rule (art. 32-I, 38-I ask quality goals): km below 90 % is shown, decides nothing
+    out = compute_annual_grades(year_scores([("O1", 2026, 95.0, 95.0, 0.85)]), None, BG)
     row = out.row(0, named=True)
     assert row["grade"] == "A"
     assert not row["is_km_ok"]
-    assert not row["is_quality_goal_met"]
-    assert not row["is_renewal_eligible"]
+    assert row["is_quality_goal_met"]
+    assert row["is_renewal_eligible"]
+
+
+def test_km_below_90_percent_misses_the_goal_under_cgs() -> None:
+    # CGS art. 2 p.u. a: >= 90 % of programmed km; 89.9 % in one year is a miss, 90 % is met
+    rows = [("O1", 2025, 95.0, None, 0.90), ("O1", 2026, 95.0, None, 0.899)]
+    out = compute_annual_grades(year_scores(rows), None, CGS).sort("year")
+    assert out["is_quality_goal_met"].to_list() == [True, False]
+    assert out["is_renewal_eligible"].to_list() == [True, False]
+    assert not out["is_cassacao_watch"].any()  # CGS has no cassação by grade
+
+
+def test_one_or_two_missed_years_are_fined_not_disqualifying_under_bg() -> None:
+    rows = [("O1", 2024, 30.0, None, None), ("O1", 2025, 95.0, None, None)]
+    rows += [("O1", 2026, 30.0, None, None)]
+    out = compute_annual_grades(year_scores(rows), None, BG).sort("year")
+    assert out["grade"].to_list() == ["E", "A", "E"]
+    assert out["n_goal_missed_total"].to_list() == [1, 1, 2]
+    assert out["is_renewal_eligible"].to_list() == [True, True, True]
+
+
+def test_cgs_grade_e_years_raise_no_cassacao_watch() -> None:
+    rows = [("O1", y, 10.0, None, 0.95) for y in (2024, 2025, 2026)]
+    out = compute_annual_grades(year_scores(rows), None, CGS)
+    assert out["grade"].to_list() == ["E", "E", "E"]
+    assert not out["is_cassacao_watch"].any()
+    assert out["is_renewal_eligible"].all()  # no A-E grade decides renewal in CGS
+
+
+def test_cassacao_watch_is_for_operators_not_lots_or_the_system() -> None:
+    rows = [(s, "X", y, 10.0, None, None) for s in ("operator", "lot", "system") for y in (1, 2, 3)]
+    frame = pl.DataFrame(
+        rows,
+        schema=["scope", "scope_id", "year", "icv_score", "iqs_score", "km_efficiency"],
+        orient="row",
+    ).with_columns(pl.col("year").cast(pl.Int32) + 2023, pl.col(pl.Null).cast(pl.Float64))
+    out = compute_annual_grades(frame, None, BG)
+    watch = out.filter(pl.col("year") == 2026).sort("scope")
+    assert dict(zip(watch["scope"], watch["is_cassacao_watch"], strict=True)) == {
+        "lot": False,
+        "operator": True,
+        "system": False,
+    }
 
 
 def test_three_consecutive_e_years_with_history() -> None:
@@ -89,7 +136,8 @@ def test_eight_e_years_in_total_not_consecutive() -> None:
     assert o2.filter(pl.col("year") == 2029)["n_e_consecutive"][0] == 1
 
 
-def test_a_missing_year_breaks_the_run() -> None:
+def test_a_year_without_grade_does_not_break_the_run() -> None:
+    # E, -, E, E: 2024 has no grade; the run is 3 graded E years and raises the watch
     history = pl.DataFrame(
         {
             "scope": ["operator"] * 2,
@@ -99,7 +147,34 @@ def test_a_missing_year_breaks_the_run() -> None:
         }
     )
     out = compute_annual_grades(year_scores([("O3", 2025, 10.0, 10.0, 0.95)]), history, BG)
-    assert out.sort("year")["n_e_consecutive"].to_list() == [1, 2, 1]
+    out = out.sort("year")
+    assert out["year"].to_list() == [2022, 2023, 2025]
+    assert out["n_e_consecutive"].to_list() == [1, 2, 3]
+    assert out["is_cassacao_watch"].to_list() == [False, False, True]
+
+
+def test_a_non_e_grade_breaks_the_run() -> None:
+    rows = [("O4", 2024, 10.0, None, None), ("O4", 2025, 65.0, None, None)]
+    rows += [("O4", 2026, 10.0, None, None)]
+    out = compute_annual_grades(year_scores(rows), None, BG).sort("year")
+    assert out["grade"].to_list() == ["E", "D", "E"]
+    assert out["n_e_consecutive"].to_list() == [1, 0, 1]
+
+
+def test_incomplete_survey_does_not_enter_the_score() -> None:
+    surveys = pl.DataFrame(
+        {
+            "period": ["2026"] * 2,
+            "operator_id": ["O1"] * 2,
+            "dimension": ["fleet_quality", "courtesy_and_safety"],
+            "score": [10.0, 10.0],
+        }
+    )
+    iqs = compute_iqs(surveys, 2026, BG)
+    assert iqs["n_dimensions"][0] == 2
+    assert not iqs["is_iqs_complete"][0]  # BG art. 57-II: the three aspects a, b, c
+    scopes = pl.DataFrame({"route_id": ["R"], "operator_id": ["O1"], "lot_id": ["L"]})
+    assert compute_iqs_by_scope(iqs, scopes).height == 0
 
 
 def test_history_with_an_unknown_grade_names_line_and_field() -> None:
@@ -128,4 +203,37 @@ def test_iqs_is_the_mean_of_the_profile_dimensions() -> None:
     )
     iqs = compute_iqs(surveys, 2026, BG)
     # fleet quality (60 + 80) / 2 = 70; then (70 + 90 + 30) / 3
-    assert iqs.row(0) == ("O1", pytest.approx(190 / 3), 3)
+    assert iqs.row(0) == ("O1", pytest.approx(190 / 3), 3, True)
+
+
+def test_score_breakdown_prints_the_formula_it_applied() -> None:
+    year_values = {
+        "icv_fulfilment": 0.94,
+        "icv_punctuality": 0.85,
+        "breakdowns_per_10000_km": 1.75,
+        "icv_score_fulfilment": 50.0,
+        "icv_score_punctuality": 50.0,
+        "icv_score_breakdowns": 50.0,
+    }
+    # without a survey: the annual score is the ICV, and the formula printed says so
+    row = compute_annual_grades(year_scores([("O1", 2026, 50.0, None, None)]), None, BG).row(
+        0, named=True
+    )
+    out = build_score_breakdown(year_values, row, BG)
+    parts = {r["part"]: r for r in out.iter_rows(named=True)}
+    assert parts["Cumprimento de viagens (ICV)"]["contribution"] == pytest.approx(25.0)  # 0.5×50
+    assert parts["ICV (nota)"]["weight"] == 1.0
+    assert parts["IQS (pesquisa)"]["weight"] is None
+    total = parts["Nota anual — conceito E"]
+    assert total["points"] == 50.0
+    assert str(total["rule"]).startswith("Nota anual = ICV (sem pesquisa IQS completa")
+    assert "padrão até o decreto, BG art. 58" in str(total["rule"])
+    assert not out["is_law"].any()  # every band and weight is a default under BG today
+    # with a survey: 0.7 ICV + 0.3 IQS, and the contributions add up to the annual score
+    row = compute_annual_grades(year_scores([("O1", 2026, 80.0, 50.0, None)]), None, BG).row(
+        0, named=True
+    )
+    out = build_score_breakdown(year_values, row, BG)
+    both = out.filter(pl.col("part").is_in(["ICV (nota)", "IQS (pesquisa)"]))
+    assert both["contribution"].sum() == pytest.approx(row["annual_score"]) == pytest.approx(71.0)
+    assert score_formula(BG, True) == "Nota anual = 0,7 × ICV + 0,3 × IQS"

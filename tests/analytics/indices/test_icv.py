@@ -89,15 +89,18 @@ def test_line_scopes_follow_agency_then_vehicles() -> None:
 
 def test_fulfilment_and_punctuality_by_hand() -> None:
     ind = icv_of(fixture_frames())
-    # T10: 10 programmed, 2 justified (t06, t09); run and not justified: t01 t02 t03 t04 t07 t10
-    assert value(ind, "line", "T10", "icv_fulfilment") == (6.0, 8.0, 0.75)
+    # T10: 10 programmed; t09 (late, incident INC2) is justified; t06 (suppressed under the
+    # approved incident INC1) is NOT: BG art. 57 §1 excuses delays only, so it stays a
+    # suppression; run and not justified: t01 t02 t03 t04 t07 t10
+    assert value(ind, "line", "T10", "icv_fulfilment") == (6.0, 9.0, 6 / 9)
+    assert value(ind, "line", "T10", "trips_justified")[2] == 1.0
     # on time among those 6: t01 t02 t07 t10; late t03; early t04
     assert value(ind, "line", "T10", "icv_punctuality")[:2] == (4.0, 6.0)
     assert value(ind, "line", "T10", "trips_late")[2] == 1.0
     assert value(ind, "line", "T10", "trips_early")[2] == 1.0
-    assert value(ind, "line", "T10", "trips_suppressed")[2] == 1.0  # t06 is justified
-    # system: 16 programmed, 2 justified, 11 run, 8 on time
-    assert value(ind, "system", "all", "icv_fulfilment")[:2] == (11.0, 14.0)
+    assert value(ind, "line", "T10", "trips_suppressed")[2] == 2.0  # t06 counts (not a delay)
+    # system: 16 programmed, 1 justified, 11 run, 8 on time
+    assert value(ind, "system", "all", "icv_fulfilment")[:2] == (11.0, 15.0)
     assert value(ind, "system", "all", "icv_punctuality")[:2] == (8.0, 11.0)
     assert value(ind, "operator", "O2", "icv_fulfilment")[:2] == (5.0, 6.0)
 

@@ -125,7 +125,8 @@ def test_run_indices_writes_the_hand_checked_values(store_file: Path) -> None:
     with Store.open(store_file) as store:
         results = run_indices(store, PROFILE, PERIOD)
         t10 = stored(store, "line", "T10", "icv_fulfilment")
-        assert (t10["numerator"], t10["denominator"], t10["value"]) == (6.0, 8.0, 0.75)
+        # t06 (suppressed under an approved incident) stays counted: art. 57 §1 excuses delays
+        assert (t10["numerator"], t10["denominator"], t10["value"]) == (6.0, 9.0, 6 / 9)
         assert t10["profile_id"] == PROFILE.id and t10["source"] == "BG art. 57-I-a"
         # the breakdown off any line went to V11's operator
         assert stored(store, "operator", "O1", "breakdowns")["value"] == 1.0
@@ -202,7 +203,7 @@ def test_cli_prints_and_traces(store_file: Path, capsys: pytest.CaptureFixture[s
         == 0
     )
     trace = pl.read_csv(capsys.readouterr().out.encode())
-    assert trace["in_numerator"].sum() == 6 and trace["in_denominator"].sum() == 8
+    assert trace["in_numerator"].sum() == 6 and trace["in_denominator"].sum() == 9
 
 
 def test_cli_refuses_a_bad_period(store_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

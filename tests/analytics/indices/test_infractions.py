@@ -13,6 +13,7 @@ from analytics.indices.infractions import (
     match_fleet_facts,
     match_grade_facts,
     match_trip_facts,
+    repeat_window_start,
 )
 from analytics.indices.scopes import attach_scopes, compute_line_scopes
 from core.profile import load_profile
@@ -44,14 +45,15 @@ def facts(*rows: dict[str, object]) -> pl.DataFrame:
     )
 
 
-def test_repeat_on_day_180_but_not_on_day_181() -> None:
-    first = date(2026, 1, 1)
+def test_repeat_within_six_calendar_months_31_jan_to_31_jul() -> None:
+    # BG art. 65 §2: "nos 06 meses imediatamente anteriores" -- calendar months, not 180 days
+    # (31 Jan -> 31 Jul is 181 days and a repeat; 31 Jan -> 1 Aug is not)
     out = compute_suggested_infractions(
         facts(
-            fact("VII", first),
-            fact("VII", first + timedelta(days=180)),
-            fact("XXXV", first),
-            fact("XXXV", first + timedelta(days=181)),
+            fact("VII", date(2026, 1, 31)),
+            fact("VII", date(2026, 7, 31)),
+            fact("XXXV", date(2026, 1, 31)),
+            fact("XXXV", date(2026, 8, 1)),
         ),
         None,
         BG,
@@ -64,6 +66,24 @@ def test_repeat_on_day_180_but_not_on_day_181() -> None:
     assert xxxv["is_repeat"].to_list() == [False, False]
     assert xxxv["urm"].to_list() == [2.0, 2.0]
     assert set(out["status"]) == {STATUS}
+    assert "BG art. 65 §2" in out["source"][0]
+
+
+def test_repeat_window_clips_at_the_month_end() -> None:
+    # 31 Aug looks back to 28 Feb 2026: 28 Feb is a repeat, 27 Feb is not
+    out = compute_suggested_infractions(
+        facts(
+            fact("VII", date(2026, 2, 28)),
+            fact("VII", date(2026, 8, 31)),
+            fact("XXXV", date(2026, 2, 27)),
+            fact("XXXV", date(2026, 8, 31)),
+        ),
+        None,
+        BG,
+    ).sort("item", "occurred_on")
+    assert out["is_repeat"].to_list() == [False, True, False, False]
+    assert repeat_window_start(date(2026, 8, 31), 6) == date(2026, 2, 28)
+    assert repeat_window_start(date(2026, 7, 31), 6) == date(2026, 1, 31)
 
 
 def test_repeat_without_a_table_value_doubles_the_fine() -> None:

@@ -12,6 +12,7 @@ from core.periods import parse_period
 from core.profile import load_profile
 
 BG = load_profile("bento-goncalves-2021")
+CGS = load_profile("campina-grande-do-sul-2003")
 
 
 def _t(h: int, m: int) -> datetime:
@@ -64,3 +65,35 @@ def test_per_operator_costs_give_the_tariff_without_a_flat_cost() -> None:
         (pl.col("indicator") == "technical_tariff_brl") & (pl.col("scope") == "system")
     )
     assert tariff["value"][0] == pytest.approx(8.0 * 15 / 3.0)
+
+
+def test_integration_hour_runs_from_the_first_boarding_on_another_vehicle() -> None:
+    # BG art. 5 (integradas) and 7-V: more than one line, another vehicle, within 1 hour of
+    # the first boarding. c1: A 8:00 paid, B 8:40 integration, C 9:10 is 70 min after 8:00
+    # (30 min after 8:40): a new fare, and it starts a journey: D 9:50 integrates with it.
+    # c2: A 8:00 on V1, then B 8:20 on the same vehicle V1 (a line change on board): no
+    # integration; C 8:30 on V2 is one. c3: A 8:00, A 8:30 same line: a new fare.
+    taps = pl.DataFrame(
+        {
+            "card_hash": ["c1"] * 4 + ["c2"] * 3 + ["c3"] * 2,
+            "event_at": [
+                *(_t(8, 0), _t(8, 40), _t(9, 10), _t(9, 50)),
+                *(_t(8, 0), _t(8, 20), _t(8, 30)),
+                *(_t(8, 0), _t(8, 30)),
+            ],
+            "route_id": ["A", "B", "C", "D", "A", "B", "C", "A", "A"],
+            "vehicle_id": ["V1", "V2", "V3", "V4", "V1", "V1", "V2", "V1", "V5"],
+            "fare_class": "full",
+        }
+    )
+    out = match_integrations(taps, BG).sort("card_hash", "event_at")
+    assert out["is_integration"].to_list() == [
+        False, True, False, True,
+        False, False, True,
+        False, False,
+    ]  # fmt: skip
+    # the 60th minute is still inside the hour
+    edge = taps.head(2).with_columns(pl.Series("event_at", [_t(8, 0), _t(9, 0)]))
+    assert match_integrations(edge, BG)["is_integration"].to_list() == [False, True]
+    # CGS grants no integration fare: none is inferred
+    assert not match_integrations(taps, CGS)["is_integration"].any()
