@@ -9,8 +9,10 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from dashboard import data, downloads, labels, state
+from dashboard import downloads, labels, state
 from dashboard.format import format_column, to_local, to_number
+from dashboard.queries import annual as q
+from dashboard.queries.snapshot import ALL
 
 f = state.filters()
 tz = state.timezone()
@@ -24,7 +26,7 @@ st.caption(
     f"({labels.to_source(quality.cassacao_consecutive_e_years.source)})."
 )
 
-grades: pl.DataFrame = state.load("read_annual_grades", f.operator_id, f.lot_id)
+grades: pl.DataFrame = state.load(q.read_annual_grades, f.operator_id, f.lot_id)
 if grades.is_empty():
     state.empty_notice("avaliação anual", f"pontual indices --period {f.period[:4]}")
 else:
@@ -80,10 +82,10 @@ st.caption(
     "Gerados na hora a partir do snapshot publicado, pelos mesmos construtores de "
     "`pontual report` (mesmos números e mesmo hash de reprodutibilidade)."
 )
-offers: list[downloads.ReportOffer] = state.load("read_report_offers", year)
-if f.lot_id != data.ALL:
+offers: list[downloads.ReportOffer] = state.load(q.read_report_offers, year)
+if f.lot_id != ALL:
     offers = [o for o in offers if o.kind != "annual" or (o.scope, o.scope_id) == ("lot", f.lot_id)]
-elif f.operator_id != data.ALL:
+elif f.operator_id != ALL:
     offers = [
         o
         for o in offers

@@ -6,12 +6,15 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboard import data, state
+from core.periods import parse_period
+from dashboard import state
 from dashboard.format import format_column, to_integer, to_number
+from dashboard.queries import infractions as q
 
 f = state.filters()
 tz = state.timezone()
-start, end = data.compute_period_dates(f.period)
+period = parse_period(f.period)
+start, end = period.start, period.end
 unit = state.profile().infractions.currency_unit.value
 st.title("Infrações sugeridas")
 st.warning(
@@ -19,7 +22,7 @@ st.warning(
     "traz a evidência (viagens, horários, registros GPS) para conferência."
 )
 
-rows: pl.DataFrame = state.load("read_suggested_infractions", start, end, f.operator_id)
+rows: pl.DataFrame = state.load(q.read_suggested_infractions, start, end, f.operator_id)
 if rows.is_empty():
     state.empty_notice("infrações sugeridas", f"pontual indices --period {f.period}")
     st.stop()

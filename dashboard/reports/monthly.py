@@ -8,12 +8,18 @@ from pathlib import Path
 
 import polars as pl
 
+from analytics.indices.scopes import compute_line_scopes
 from core.errors import ConfigError
 from core.periods import parse_period
 from core.profile import Profile
 from core.store import Store
 from core.tables.observed import FARE_CLASSES
 from dashboard.format import to_period
+from dashboard.labels import FARE_CLASS_LABELS
+from dashboard.queries.filters import read_routes
+from dashboard.queries.fleet import read_register
+from dashboard.queries.lines import read_outcomes
+from dashboard.queries.reports import read_taps
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_staff
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
@@ -21,14 +27,6 @@ from dashboard.reports.operation import (
     attach_line_names,
     compute_line_operation,
     compute_passengers_by_class,
-)
-from dashboard.reports.sources import (
-    FARE_CLASS_LABELS,
-    compute_scopes,
-    read_outcomes,
-    read_routes,
-    read_taps,
-    read_vehicles,
 )
 
 
@@ -41,7 +39,7 @@ def build_monthly_report(
     command: str | None = None,
 ) -> ReportData:
     """The monthly operating report of `month` ('2026-03') from the store."""
-    period = parse_period(month)
+    period = parse_period(month, where="--month")
     if period.kind != "month":
         raise ConfigError(
             f"invalid month {month!r}: expected YYYY-MM",
@@ -50,9 +48,9 @@ def build_monthly_report(
         )
     start, end = period.start, period.end
     outcomes = read_outcomes(store, start, end)
-    taps = read_taps(store, start, end, profile.general.timezone.value)
-    routes, vehicles = read_routes(store), read_vehicles(store)
-    scopes = compute_scopes(routes, outcomes, vehicles)
+    taps = read_taps(store, period, profile.general.timezone.value)
+    routes, vehicles = read_routes(store), read_register(store)
+    scopes = compute_line_scopes(routes, outcomes, vehicles)
     people = read_staff(staff) if staff else None
 
     by_form = compute_passengers_by_class(taps)

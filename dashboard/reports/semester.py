@@ -4,15 +4,18 @@ per line and month, and the maintenance costs the operator enters."""
 
 from __future__ import annotations
 
-import re
-from datetime import date
 from pathlib import Path
 
 import polars as pl
 
-from core.errors import ConfigError
+from analytics.indices.scopes import compute_line_scopes
+from core.periods import parse_semester
 from core.profile import Profile
 from core.store import Store
+from dashboard.queries.filters import read_routes
+from dashboard.queries.fleet import read_register
+from dashboard.queries.lines import read_outcomes
+from dashboard.queries.reports import read_taps
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_maintenance_costs
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
@@ -22,15 +25,6 @@ from dashboard.reports.operation import (
     compute_line_operation,
     compute_passengers_by_class,
 )
-from dashboard.reports.sources import (
-    compute_scopes,
-    read_outcomes,
-    read_routes,
-    read_taps,
-    read_vehicles,
-)
-
-_HALF = re.compile(r"^(\d{4})-S?([12])$")
 
 FARE_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("paying", "Pagantes (inteira)", ("full",)),
@@ -42,24 +36,6 @@ FARE_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 """The law's groups of passengers (BG Anexo I XLII: 'pagantes, isentos, VT etc.') from the
 fare classes of the taps."""
-
-
-def parse_half(text: str) -> tuple[int, int, date, date]:
-    """'2026-1' or '2026-S1' -> (year, half, first day, last day)."""
-    m = _HALF.match(text.strip())
-    if not m:
-        raise ConfigError(
-            f"invalid semester {text!r}: expected YYYY-1 (January-June) or YYYY-2 (July-December)",
-            where="--half",
-            hint="e.g. --half 2026-1",
-        )
-    year, half = int(m[1]), int(m[2])
-    return (
-        year,
-        half,
-        date(year, 1 if half == 1 else 7, 1),
-        date(year, 6 if half == 1 else 12, 30 if half == 1 else 31),
-    )
 
 
 def compute_fare_groups(by_class: pl.DataFrame) -> pl.DataFrame:
@@ -101,12 +77,13 @@ def build_semester_report(
     command: str | None = None,
 ) -> ReportData:
     """The semester report of `half` ('2026-1' = January-June) from the store."""
-    year, n_half, start, end = parse_half(half)
-    tz = profile.general.timezone.value
+    semester = parse_semester(half)
+    year, n_half = semester.start.year, 1 if semester.start.month == 1 else 2
+    start, end = semester.start, semester.end
     outcomes = read_outcomes(store, start, end)
-    taps = read_taps(store, start, end, tz)
-    routes, vehicles = read_routes(store), read_vehicles(store)
-    scopes = compute_scopes(routes, outcomes, vehicles)
+    taps = read_taps(store, semester, profile.general.timezone.value)
+    routes, vehicles = read_routes(store), read_register(store)
+    scopes = compute_line_scopes(routes, outcomes, vehicles)
     costs = read_maintenance_costs(maintenance) if maintenance else None
     if costs is not None:
         costs = costs.filter(pl.col("month").is_between(start, end))
