@@ -18,6 +18,7 @@ import polars as pl
 
 from analytics.matching.options import MatchOptions
 from analytics.matching.runs import itinerary_share
+from core.instants import to_utc_instant
 from core.profile import Profile
 
 
@@ -35,10 +36,7 @@ def compute_trip_outcomes(
     late_s = float(rules.late_departure_s.value)
     ratio = float(rules.partial_trip_min_ratio.value)
 
-    def at(c):
-        return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
-            "UTC"
-        )
+    at = to_utc_instant
 
     inferred = infer_trips_in_outages(trips, runs, options)
     matched = runs.filter(pl.col("trip_id").is_not_null()).select(
