@@ -47,6 +47,10 @@ class Period:
     def n_days(self) -> int:
         return (self.end - self.start).days + 1
 
+    def days(self) -> list[date]:
+        """[start, end]: the parameters of a `service_date BETWEEN ? AND ?` query."""
+        return [self.start, self.end]
+
     def previous(self) -> Period:
         """The period just before, of the same kind and length: '2026-03' -> '2026-02',
         '2026' -> '2025', '2026-S1' -> '2025-S2', a range -> the range of as many days

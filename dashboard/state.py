@@ -174,5 +174,5 @@ def filters() -> Filters:
 
 
 def empty_notice(what: str, command: str) -> None:
-    """The info box a page shows when a table it needs is empty or absent."""
+    """The info box a page shows when a table it needs is still empty for the selection."""
     st.info(f"Sem dados de {what} para esta seleção. Rode `{command}` para preenchê-los.")

@@ -183,7 +183,7 @@ for i, kpi in enumerate(KPIS):
 if not indicators.is_empty():
     st.subheader(f"Todos os indicadores — {to_period(f.period)}")
     table = indicators.filter(pl.col("period") == f.period)
-    units = table["unit"] if "unit" in table.columns else pl.Series([""] * table.height)
+    units = table["unit"]
     shown = pl.DataFrame(
         [
             labels.label_indicators(table["indicator"]).alias("Indicador"),
@@ -197,9 +197,7 @@ if not indicators.is_empty():
             format_column(table["numerator"], "quantity").alias("Numerador"),
             format_column(table["denominator"], "quantity").alias("Denominador"),
             units.replace_strict(labels.UNIT_LABELS, default=units).alias("Unidade"),
-            labels.to_source_text(
-                table["source"] if "source" in table.columns else units.clear(table.height)
-            ).alias("Fonte"),
+            labels.to_source_text(table["source"]).alias("Fonte"),
         ]
     ).sort("Indicador")
     # Every row visible without scrolling inside the table (35 px a row, plus the header).

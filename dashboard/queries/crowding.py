@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
 
 import polars as pl
 
 from core.store import Store
-from dashboard.queries.snapshot import add_route_filter
+from dashboard.queries.snapshot import build_selection
 
 
 def read_crowding_heatmap(
@@ -30,13 +29,10 @@ def read_crowding_heatmap(
     `hour` (0-23, local), `n_trips`, `n_over_limit`, `over_limit_share` (0-1),
     `max_standees_per_m2` (worst run, passengers per m²), `extra_trips_needed` (summed over
     the days, art. 59 §1)."""
-    where: list[str] = ["service_date BETWEEN ? AND ?"]
-    params: list[Any] = [start, end]
-    if not add_route_filter("route_id", route_ids, where, params):
+    selection = build_selection(start, end, route_ids, direction)
+    if selection is None:
         return pl.DataFrame()
-    if direction is not None:
-        where.append("direction_id = ?")
-        params.append(direction)
+    where, params = selection
     return store.query(
         f"SELECT route_id, hour(timezone(?, hour_at))::INTEGER AS hour, "
         "sum(n_trips)::INTEGER AS n_trips, sum(n_over_limit)::INTEGER AS n_over_limit, "
@@ -62,13 +58,11 @@ def read_crowding_actions(
     `limit` rows: every column of `crowding_summary`, `worst_from_stop_name`,
     `worst_to_stop_name`, and over all the matching line-hours (not only those returned)
     `n_actions`, `n_action_days` and `extra_trips_total`."""
-    where = ["c.service_date BETWEEN ? AND ?", "c.is_action_required"]
-    params: list[Any] = [start, end]
-    if not add_route_filter("c.route_id", route_ids, where, params):
+    selection = build_selection(start, end, route_ids, direction, "c.")
+    if selection is None:
         return pl.DataFrame()
-    if direction is not None:
-        where.append("c.direction_id = ?")
-        params.append(direction)
+    where, params = selection
+    where.append("c.is_action_required")
     stops = "(SELECT stop_id, any_value(stop_name) AS stop_name FROM gtfs_stops GROUP BY stop_id)"
     return store.query(
         "WITH c AS (SELECT c.*, count(*) OVER () AS n_actions, "
@@ -99,13 +93,10 @@ def read_crowded_trips(
     `limit` rows): `service_date`, `vehicle_id`, `run_index`, `trip_id`, `route_id`,
     `direction_id`, `departure_at` (UTC), `max_load` (passengers), `max_standees_per_m2`,
     `is_over_limit`, `los`, `n_seats`, `standing_area_m2`, `capacity_source`."""
-    where: list[str] = ["service_date BETWEEN ? AND ?"]
-    params: list[Any] = [start, end]
-    if not add_route_filter("route_id", route_ids, where, params):
+    selection = build_selection(start, end, route_ids, direction)
+    if selection is None:
         return pl.DataFrame()
-    if direction is not None:
-        where.append("direction_id = ?")
-        params.append(direction)
+    where, params = selection
     return store.query(
         "SELECT service_date, vehicle_id, run_index, trip_id, route_id, direction_id, "
         "departure_at, max_load, max_standees_per_m2, is_over_limit, los, n_seats, "

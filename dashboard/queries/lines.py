@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from core.store import Store
-from dashboard.queries.snapshot import select_rows
+from dashboard.queries.snapshot import build_selection, select_rows
 
 OUTCOME_LABELS: dict[str, str] = {
     "on_time": "no horário",
@@ -32,16 +32,10 @@ def read_outcome_counts(
 ) -> pl.DataFrame:
     """Trip outcomes per line over [start, end]: `route_id`, `n_programmed`, one `n_<outcome>`
     column per outcome, `n_justified` (trips covered by an approved incident)."""
-    where: list[str] = ["service_date BETWEEN ? AND ?"]
-    params: list[Any] = [start, end]
-    if route_ids is not None:
-        if not route_ids:
-            return pl.DataFrame()
-        where.append(f"route_id IN ({', '.join('?' for _ in route_ids)})")
-        params += list(route_ids)
-    if direction is not None:
-        where.append("direction_id = ?")
-        params.append(direction)
+    selection = build_selection(start, end, route_ids, direction)
+    if selection is None:
+        return pl.DataFrame()
+    where, params = selection
     counts = ", ".join(f"count(*) FILTER (WHERE outcome = '{o}') AS n_{o}" for o in OUTCOME_LABELS)
     return store.query(
         f"SELECT route_id, count(*) AS n_programmed, {counts}, "

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from core.store import Store
-from dashboard.queries.snapshot import add_route_filter
+from dashboard.queries.snapshot import build_selection
 
 INDICATOR_COLUMNS = ("period", "indicator", "numerator", "denominator", "value", "unit", "source")
 
@@ -58,10 +58,11 @@ def read_crowded_share(
     """Runs over the crowding limit in [start, end] (`trip_crowding`): one row with
     `n_over_limit`, `n_trips` (runs with a known capacity) and `value` (their ratio, 0-1;
     null without runs); no row when the line restriction is empty."""
-    where = ["service_date BETWEEN ? AND ?", "is_over_limit IS NOT NULL"]
-    params: list[Any] = [start, end]
-    if not add_route_filter("route_id", route_ids, where, params):
+    selection = build_selection(start, end, route_ids, None)
+    if selection is None:
         return pl.DataFrame()
+    where, params = selection
+    where.append("is_over_limit IS NOT NULL")
     return store.query(
         "SELECT sum(is_over_limit::INTEGER)::INTEGER AS n_over_limit, "
         "count(*)::INTEGER AS n_trips, avg(is_over_limit::INTEGER) AS value "

@@ -9,6 +9,7 @@ pipeline has not filled yet is simply empty, and every reader then returns an em
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -52,15 +53,25 @@ def select_rows(
     return store.query(sql, params)
 
 
-def add_route_filter(
-    column: str, route_ids: Sequence[str] | None, where: list[str], params: list[Any]
-) -> bool:
-    """Add `column IN (...)` for a line restriction; False when the restriction is empty
-    (no line: the caller returns an empty frame)."""
-    if route_ids is None:
-        return True
-    if not route_ids:
-        return False
-    where.append(f"{column} IN ({', '.join('?' for _ in route_ids)})")
-    params.extend(route_ids)
-    return True
+def build_selection(
+    start: date,
+    end: date,
+    route_ids: Sequence[str] | None,
+    direction: int | None,
+    alias: str = "",
+) -> tuple[list[str], list[Any]] | None:
+    """The WHERE conditions and their parameters of a page's selection: service days in
+    [start, end], the lines `route_ids` (None: every line) and the `direction` (None: both),
+    on columns prefixed by `alias` ('c.'). None when `route_ids` is empty: no line is
+    chosen, and the reader returns an empty frame."""
+    if route_ids is not None and not route_ids:
+        return None
+    where = [f"{alias}service_date BETWEEN ? AND ?"]
+    params: list[Any] = [start, end]
+    if route_ids is not None:
+        where.append(f"{alias}route_id IN ({', '.join('?' for _ in route_ids)})")
+        params.extend(route_ids)
+    if direction is not None:
+        where.append(f"{alias}direction_id = ?")
+        params.append(direction)
+    return where, params

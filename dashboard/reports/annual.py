@@ -30,19 +30,36 @@ from dashboard.queries.overview import read_indicators
 from dashboard.queries.reports import read_monthly_judged, read_monthly_scheduled, read_year_surveys
 from dashboard.queries.snapshot import ALL
 from dashboard.reports.assemble import finish_report
-from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+from dashboard.reports.model import (
+    Chart,
+    Col,
+    Headline,
+    ReportData,
+    ReportTable,
+    Section,
+    indicator_col,
+    indicator_headline,
+)
 from dashboard.reports.reproducibility import build_methodology
 
 ICV_PARTS = (
-    "icv_fulfilment",
-    "icv_punctuality",
-    "breakdowns_per_10000_km",
-    "icv_score_fulfilment",
-    "icv_score_punctuality",
-    "icv_score_breakdowns",
-    "icv_score",
+    ("icv_fulfilment", "Cumprimento de viagens"),
+    ("icv_punctuality", "Pontualidade"),
+    ("breakdowns_per_10000_km", "Quebras por 10.000 km"),
+    ("icv_score_fulfilment", "Pontos cumprimento"),
+    ("icv_score_punctuality", "Pontos pontualidade"),
+    ("icv_score_breakdowns", "Pontos quebras"),
+    ("icv_score", "Nota do ICV"),
 )
-KM_PARTS = ("km_programmed", "km_run", "km_efficiency")
+"""The ICV's indicators by month (BG art. 57-I) and their column headings."""
+KM_PARTS = (
+    ("km_programmed", "Km programados"),
+    ("km_run", "Km rodados"),
+    ("km_efficiency", "Km rodados ÷ programados"),
+)
+"""The km indicators by month (CGS art. 2, 20-II) and their column headings."""
+HEADLINE_PARTS = ("icv_fulfilment", "icv_punctuality", "breakdowns_per_10000_km")
+"""The ICV parts among the dossier's headline figures."""
 FLEET_PREFIXES = ("vehicles_", "fleet_", "inspections_", "days_", "fees")
 
 
@@ -252,8 +269,8 @@ def build_annual_dossier(
     observed = read_monthly_judged(store, whole)
 
     # -- tables ------------------------------------------------------------------------------
-    icv_monthly = compute_month_table(indicators, year, ICV_PARTS)
-    km_monthly = compute_month_table(indicators, year, KM_PARTS).with_columns(
+    icv_monthly = compute_month_table(indicators, year, tuple(i for i, _ in ICV_PARTS))
+    km_monthly = compute_month_table(indicators, year, tuple(i for i, _ in KM_PARTS)).with_columns(
         (pl.col("km_efficiency") >= profile.km.efficiency_min_ratio.value).alias("is_km_ok")
     )
     year_values = dict(
@@ -292,9 +309,11 @@ def build_annual_dossier(
         Headline("Nota anual (pontos)", grade.get("annual_score")),
         Headline("ICV (pontos)", grade.get("icv_score", year_values.get("icv_score"))),
         Headline("IQS (pontos)", grade.get("iqs_score")),
-        Headline("Cumprimento de viagens", year_values.get("icv_fulfilment"), "percent"),
-        Headline("Pontualidade", year_values.get("icv_punctuality"), "percent"),
-        Headline("Quebras por 10.000 km", year_values.get("breakdowns_per_10000_km"), "number", 2),
+        *[
+            indicator_headline(label, id, year_values.get(id))
+            for id, label in ICV_PARTS
+            if id in HEADLINE_PARTS
+        ],
         Headline(
             "Km rodados ÷ programados",
             grade.get("km_efficiency", year_values.get("km_efficiency")),
@@ -326,13 +345,7 @@ def build_annual_dossier(
             icv_monthly,
             (
                 Col("month", "Mês", "month"),
-                Col("icv_fulfilment", "Cumprimento de viagens", pct),
-                Col("icv_punctuality", "Pontualidade", pct),
-                Col("breakdowns_per_10000_km", "Quebras por 10.000 km", "number", 2),
-                Col("icv_score_fulfilment", "Pontos cumprimento", "number"),
-                Col("icv_score_punctuality", "Pontos pontualidade", "number"),
-                Col("icv_score_breakdowns", "Pontos quebras", "number"),
-                Col("icv_score", "Nota do ICV", "number"),
+                *[indicator_col(id, label) for id, label in ICV_PARTS],
             ),
         ),
         ReportTable(
@@ -371,9 +384,7 @@ def build_annual_dossier(
             km_monthly,
             (
                 Col("month", "Mês", "month"),
-                Col("km_programmed", "Km programados", "number"),
-                Col("km_run", "Km rodados", "number"),
-                Col("km_efficiency", "Km rodados ÷ programados", pct),
+                *[indicator_col(id, label) for id, label in KM_PARTS],
                 Col("is_km_ok", "Atinge o mínimo", "bool"),
             ),
         ),

@@ -8,22 +8,20 @@ from pathlib import Path
 
 import polars as pl
 
-from analytics.indices.scopes import compute_line_scopes
 from core.periods import parse_semester
 from core.profile import Profile
 from core.store import Store
-from dashboard.queries.filters import read_routes
-from dashboard.queries.fleet import read_register
-from dashboard.queries.lines import read_outcomes
-from dashboard.queries.reports import read_taps
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_maintenance_costs
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
 from dashboard.reports.operation import (
+    LINE_COLUMNS,
     attach_line_names,
+    build_line_table,
     compute_line_ipk,
     compute_line_operation,
     compute_passengers_by_class,
+    read_operation_inputs,
 )
 
 FARE_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -80,10 +78,8 @@ def build_semester_report(
     semester = parse_semester(half)
     year, n_half = semester.start.year, 1 if semester.start.month == 1 else 2
     start, end = semester.start, semester.end
-    outcomes = read_outcomes(store, start, end)
-    taps = read_taps(store, semester, profile.general.timezone.value)
-    routes, vehicles = read_routes(store), read_register(store)
-    scopes = compute_line_scopes(routes, outcomes, vehicles)
+    read = read_operation_inputs(store, semester, profile)
+    outcomes, taps, routes, scopes = read.outcomes, read.taps, read.routes, read.scopes
     costs = read_maintenance_costs(maintenance) if maintenance else None
     if costs is not None:
         costs = costs.filter(pl.col("month").is_between(start, end))
@@ -91,14 +87,7 @@ def build_semester_report(
     operation = compute_line_operation(outcomes)
     ipk = compute_line_ipk(taps, outcomes, scopes, profile)
     groups = compute_fare_groups(compute_passengers_by_class(taps))
-    lines = attach_line_names(
-        operation.join(ipk.drop("km_run"), on="route_id", how="full", coalesce=True),
-        routes,
-        scopes,
-    ).with_columns(pl.col("n_passengers").fill_null(0))
-    lines = lines.with_columns(
-        [pl.col(c).fill_null(0) for c in ("n_programmed", "n_run", "km_programmed", "km_run")]
-    ).sort("route_id")
+    lines = build_line_table(operation, ipk.drop("km_run"), routes, scopes)
     monthly = compute_line_ipk(taps, outcomes, scopes, profile, by=("month",))
 
     total_km = float(lines["km_run"].sum())
@@ -119,14 +108,7 @@ def build_semester_report(
     ]
 
     line_cols = (
-        Col("route_id", "Linha", "code"),
-        Col("line_name", "Nome"),
-        Col("operator_id", "Operadora", "code"),
-        Col("n_passengers", "Passageiros", "integer"),
-        Col("n_programmed", "Viagens programadas", "integer"),
-        Col("n_run", "Viagens realizadas", "integer"),
-        Col("km_programmed", "Km programados", "number"),
-        Col("km_run", "Km rodados", "number"),
+        *LINE_COLUMNS,
         Col("ipk", "IPK", "number", 3),
         Col("ipk_equivalent", "IPK equivalente", "number", 3),
     )
@@ -191,12 +173,7 @@ def build_semester_report(
             (Chart("IPK por linha", "linhas", "route_id", ("ipk",), "bar", "passageiros/km"),),
         ),
     ]
-    inputs = {
-        "trip_outcomes": outcomes,
-        "fare_transactions": taps,
-        "gtfs_routes": routes,
-        "vehicles": vehicles,
-    }
+    inputs = read.hashed()
     if costs is not None:
         per_km = compute_maintenance_per_km(
             costs,

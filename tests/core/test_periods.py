@@ -37,6 +37,10 @@ def test_every_label_reads_back_into_its_period(
     assert (period.label, period.kind, period.start, period.end) == (label, kind, start, end)
 
 
+def test_days_are_the_between_parameters() -> None:
+    assert parse_period("2026-02").days() == [date(2026, 2, 1), date(2026, 2, 28)]
+
+
 def test_the_rolling_window_label_reads_back() -> None:
     window = months_back(date(2026, 3, 15), 12)
     assert parse_period(window.label) == window

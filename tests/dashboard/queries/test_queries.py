@@ -62,13 +62,12 @@ def test_a_line_restriction_filters_and_an_empty_one_reads_nothing(store: Store)
     hours = crowding.read_crowding_heatmap(store, *MARCH, ["L1"], None, "America/Sao_Paulo")
     # 10:00 and 12:00 UTC are 07:00 and 09:00 in Bento Gonçalves.
     assert hours.select("hour", "n_trips", "n_over_limit").rows() == [(7, 1, 0), (9, 1, 1)]
-    assert crowding.read_crowding_heatmap(
-        store, *MARCH, [], None, "America/Sao_Paulo"
-    ).is_empty()
-    where: list[str] = []
-    params: list[object] = []
-    assert snapshot.add_route_filter("route_id", ["L1", "L2"], where, params)
-    assert (where, params) == (["route_id IN (?, ?)"], ["L1", "L2"])
+    assert crowding.read_crowding_heatmap(store, *MARCH, [], None, "America/Sao_Paulo").is_empty()
+    assert snapshot.build_selection(*MARCH, ["L1", "L2"], 1, "c.") == (
+        ["c.service_date BETWEEN ? AND ?", "c.route_id IN (?, ?)", "c.direction_id = ?"],
+        [*MARCH, "L1", "L2", 1],
+    )
+    assert snapshot.build_selection(*MARCH, [], None) is None
 
 
 def test_select_rows_skips_the_all_filter_and_keeps_the_order(store: Store) -> None:
