@@ -15,6 +15,13 @@ import polars as pl
 from core.store import Store
 from dashboard.queries.snapshot import build_selection
 
+WORST_FIRST = (
+    "c.extra_trips_needed DESC NULLS LAST, c.over_limit_share DESC, "
+    "c.max_standees_per_m2 DESC NULLS LAST, c.service_date, c.route_id, c.hour_at"
+)
+"""The order of the line-hours that ask for action: most extra trips, then the largest share
+over the limit, then the densest standing; ties by day, line and hour."""
+
 
 def read_crowding_heatmap(
     store: Store,
@@ -69,14 +76,11 @@ def read_crowding_actions(
         "count(DISTINCT c.service_date) OVER () AS n_action_days, "
         "coalesce(sum(c.extra_trips_needed) OVER (), 0) AS extra_trips_total "
         f"FROM crowding_summary c WHERE {' AND '.join(where)} "
-        "ORDER BY c.extra_trips_needed DESC NULLS LAST, c.over_limit_share DESC, "
-        "c.max_standees_per_m2 DESC NULLS LAST, c.service_date, c.route_id, c.hour_at "
-        f"LIMIT {int(limit)}) "
+        f"ORDER BY {WORST_FIRST} LIMIT {int(limit)}) "
         "SELECT c.*, a.stop_name AS worst_from_stop_name, b.stop_name AS worst_to_stop_name "
         f"FROM c LEFT JOIN {stops} a ON a.stop_id = c.worst_from_stop_id "
         f"LEFT JOIN {stops} b ON b.stop_id = c.worst_to_stop_id "
-        "ORDER BY c.extra_trips_needed DESC NULLS LAST, c.over_limit_share DESC, "
-        "c.max_standees_per_m2 DESC NULLS LAST, c.service_date, c.route_id, c.hour_at",
+        f"ORDER BY {WORST_FIRST}",
         params,
     )
 
