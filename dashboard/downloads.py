@@ -14,10 +14,12 @@ from pathlib import Path
 
 import polars as pl
 
+from core.instants import to_utc_instant
 from core.profile import Profile
 from core.store import Store
-from dashboard.data import read_outcome_months
-from dashboard.reports.annual import build_annual_dossier, read_annual_scopes
+from dashboard.queries.annual import read_annual_scopes
+from dashboard.queries.filters import read_outcome_months
+from dashboard.reports.annual import build_annual_dossier
 from dashboard.reports.model import ReportData
 from dashboard.reports.monthly import build_monthly_report
 from dashboard.reports.render_pdf import to_pdf
@@ -72,10 +74,7 @@ def compute_report_offers(store: Store, year: int) -> list[ReportOffer]:
         for scope in ("operator", "lot")
         for scope_id in read_annual_scopes(store, year, scope)
     ]
-    has_outcomes = not store.query(
-        "SELECT 1 FROM information_schema.tables WHERE table_name = 'trip_outcomes'"
-    ).is_empty()
-    months = read_outcome_months(store, year) if has_outcomes else []
+    months = read_outcome_months(store, year)
     halves = sorted({f"{year}-{1 if int(m[5:]) <= 6 else 2}" for m in months})
     offers += [ReportOffer("semester", h) for h in halves]
     offers += [ReportOffer("monthly", m) for m in months]
@@ -122,10 +121,6 @@ def read_written_reports(folder: Path) -> pl.DataFrame:
                 "modified_at": pl.Float64,
             },
         )
-        .with_columns(
-            pl.from_epoch((pl.col("modified_at") * 1e6).cast(pl.Int64), "us")
-            .dt.replace_time_zone("UTC")
-            .alias("modified_at")
-        )
+        .with_columns(to_utc_instant("modified_at").alias("modified_at"))
         .sort("modified_at", descending=True)
     )

@@ -15,6 +15,9 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
+from core.errors import ConfigError
+from core.periods import parse_period
+
 Number = Any
 """What the number formatters accept (Polars aggregates may return any of these)."""
 
@@ -107,21 +110,26 @@ def to_delay(seconds: Number) -> str:
     return f"{sign}{minutes} min {secs:02d} s"
 
 
-def to_period(period: str) -> str:
-    """A period id as planners read it: '2026-03' -> 'mar/2026', '2026' -> '2026',
-    '2026-03-01..2026-03-31' -> '01/03/2026 a 31/03/2026', '2026-S1' -> '1º sem./2026'."""
-    months = ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez")
-    if ".." in period:
-        start, end = period.split("..", 1)
-        return f"{to_date(date.fromisoformat(start))} a {to_date(date.fromisoformat(end))}"
-    if "-S" in period:
-        year, half = period.split("-S", 1)
-        return f"{half}º sem./{year}"
-    if len(period) == 7 and period[4] == "-":
-        return f"{months[int(period[5:]) - 1]}/{period[:4]}"
-    if len(period) == 10:
-        return to_date(date.fromisoformat(period))
-    return period
+MONTHS = ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez")
+
+
+def to_period(label: str) -> str:
+    """A period label (`core.periods`) as planners read it: '2026-03' -> 'mar/2026',
+    '2026' -> '2026', '2026-S1' -> '1º sem./2026', '2026-03-02' -> '02/03/2026',
+    '2026-03-01..2026-03-31' -> '01/03/2026 a 31/03/2026'; any other text as it is."""
+    try:
+        period = parse_period(label)
+    except ConfigError:
+        return label
+    if period.kind == "month":
+        return f"{MONTHS[period.start.month - 1]}/{period.start.year}"
+    if period.kind == "semester":
+        return f"{1 if period.start.month == 1 else 2}º sem./{period.start.year}"
+    if period.kind == "day":
+        return to_date(period.start)
+    if period.kind == "range":
+        return f"{to_date(period.start)} a {to_date(period.end)}"
+    return period.label
 
 
 def format_column(series: pl.Series, kind: str, timezone: str = "UTC") -> pl.Series:

@@ -8,6 +8,8 @@ rerun without restarting the app.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -18,8 +20,9 @@ import streamlit as st
 from core.profile import Profile, load_profile
 from core.settings import Settings
 from core.store import Store, open_snapshot
-from dashboard import data
 from dashboard.format import to_period
+from dashboard.queries import filters as filter_queries
+from dashboard.queries.snapshot import ALL, read_snapshot_mtime
 
 if TYPE_CHECKING:  # the report builders (ReportLab) load only when a report is asked for
     from dashboard import downloads
@@ -57,22 +60,24 @@ def _snapshot(store_path: str, mtime: float) -> Store:
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _cached(name: str, store_path: str, mtime: float, args: tuple[Any, ...]) -> Any:
+def _cached(module: str, name: str, store_path: str, mtime: float, args: tuple[Any, ...]) -> Any:
     # `mtime` is only part of the key: a new snapshot is a new cache entry. Each read runs on
     # its own cursor of the shared connection: sessions run in threads, and a DuckDB
     # connection is not to be shared across threads, its cursors are.
     shared = _snapshot(store_path, mtime)
     cursor = shared.con.cursor()
     try:
-        return getattr(data, name)(Store(shared.path, cursor, read_only=True), *args)
+        reader = getattr(importlib.import_module(module), name)
+        return reader(Store(shared.path, cursor, read_only=True), *args)
     finally:
         cursor.close()
 
 
-def load(name: str, *args: Any) -> Any:
-    """`dashboard.data.<name>(snapshot, *args)`, cached until the snapshot changes."""
+def load(reader: Callable[..., Any], *args: Any) -> Any:
+    """`reader(snapshot, *args)` (a function of `dashboard.queries`), cached until the
+    snapshot changes. The cache keys on the reader's module and name, not the function."""
     path = str(settings().store_path)
-    return _cached(name, path, data.read_snapshot_mtime(path), tuple(args))
+    return _cached(reader.__module__, reader.__name__, path, read_snapshot_mtime(path), tuple(args))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -95,14 +100,14 @@ def report_bytes(offer: downloads.ReportOffer, fmt: str) -> bytes:
     """The bytes of an offered report as `fmt`, built on first use and cached until the
     snapshot changes (the download buttons call this when clicked)."""
     path = str(settings().store_path)
-    mtime = data.read_snapshot_mtime(path)
+    mtime = read_snapshot_mtime(path)
     return _report_bytes(path, mtime, settings().profile_id, offer, fmt)  # type: ignore[no-any-return]
 
 
 def require_snapshot() -> None:
     """Stop the page with an explanation when no snapshot has been published yet."""
     path = settings().store_path
-    if data.read_snapshot_mtime(path) == 0.0:
+    if read_snapshot_mtime(path) == 0.0:
         st.info(
             f"Nenhum dado publicado em `{path}`. Rode `pontual demo --no-serve` (ou a "
             "ingestão e `pontual match`) para criar o banco e publicar o snapshot de leitura."
@@ -111,39 +116,39 @@ def require_snapshot() -> None:
 
 
 def timezone() -> str:
-    return str(load("read_timezone", profile().general.timezone.value))
+    return str(load(filter_queries.read_timezone, profile().general.timezone.value))
 
 
 def render_filters() -> Filters | None:
     """The sidebar filters (period, operator/lot, line, direction); None without a snapshot."""
     sidebar = st.sidebar
     sidebar.markdown("### Filtros")
-    if data.read_snapshot_mtime(settings().store_path) == 0.0:
+    if read_snapshot_mtime(settings().store_path) == 0.0:
         sidebar.caption("Sem dados publicados.")
         return None
-    periods: pl.DataFrame = load("read_periods")
+    periods: pl.DataFrame = load(filter_queries.read_periods)
     period_ids = periods["period"].to_list() or [date.today().strftime("%Y-%m")]
     period = sidebar.selectbox("Período", period_ids, format_func=to_period, key="f_period")
-    operators: pl.DataFrame = load("read_operators")
-    op_ids = [data.ALL, *sorted(set(operators["operator_id"].drop_nulls().to_list()))]
+    operators: pl.DataFrame = load(filter_queries.read_operators)
+    op_ids = [ALL, *sorted(set(operators["operator_id"].drop_nulls().to_list()))]
     operator_id = sidebar.selectbox(
         "Operadora", op_ids, format_func=lambda v: v or "Todas", key="f_operator"
     )
     lots = operators.filter(pl.col("lot_id").is_not_null())
-    if operator_id != data.ALL:
+    if operator_id != ALL:
         lots = lots.filter(pl.col("operator_id") == operator_id)
-    lot_ids = [data.ALL, *sorted(set(lots["lot_id"].to_list()))]
-    if st.session_state.get("f_lot", data.ALL) not in lot_ids:
-        st.session_state["f_lot"] = data.ALL
+    lot_ids = [ALL, *sorted(set(lots["lot_id"].to_list()))]
+    if st.session_state.get("f_lot", ALL) not in lot_ids:
+        st.session_state["f_lot"] = ALL
     lot_id = sidebar.selectbox("Lote", lot_ids, format_func=lambda v: v or "Todos", key="f_lot")
-    route_ids = load("read_route_ids", operator_id, lot_id)
-    lines: pl.DataFrame = load("read_lines")
+    route_ids = load(filter_queries.read_route_ids, operator_id, lot_id)
+    lines: pl.DataFrame = load(filter_queries.read_lines)
     if route_ids is not None:
         lines = lines.filter(pl.col("route_id").is_in(route_ids))
     labels = dict(zip(lines["route_id"].to_list(), lines["label"].to_list(), strict=True))
-    line_ids = [data.ALL, *labels]
-    if st.session_state.get("f_route", data.ALL) not in line_ids:
-        st.session_state["f_route"] = data.ALL
+    line_ids = [ALL, *labels]
+    if st.session_state.get("f_route", ALL) not in line_ids:
+        st.session_state["f_route"] = ALL
     route_id = sidebar.selectbox(
         "Linha", line_ids, format_func=lambda v: labels.get(v, "Todas"), key="f_route"
     )
@@ -169,5 +174,5 @@ def filters() -> Filters:
 
 
 def empty_notice(what: str, command: str) -> None:
-    """The info box a page shows when a table it needs is empty or absent."""
+    """The info box a page shows when a table it needs is still empty for the selection."""
     st.info(f"Sem dados de {what} para esta seleção. Rode `{command}` para preenchê-los.")

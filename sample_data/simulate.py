@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from core.errors import ConfigError
+from core.instants import to_utc_instant
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from sample_data.avl import build_dark_windows, build_true_pings, drop_dark, to_reported_pings
@@ -46,9 +47,7 @@ OUTCOMES = ("on_time", "late", "early", "partial", "suppressed", "broken_down")
 
 
 def _utc(col: str) -> pl.Expr:
-    return pl.from_epoch(
-        (pl.col(col) * 1_000_000).round(0).cast(pl.Int64), time_unit="us"
-    ).dt.replace_time_zone("UTC")
+    return to_utc_instant(col)
 
 
 def build_network(opts: SimulationOptions) -> tuple[Timetable, pl.DataFrame]:

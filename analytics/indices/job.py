@@ -78,10 +78,6 @@ class IndexResults:
     line_scopes: pl.DataFrame
 
 
-def _days(period: Period) -> list[object]:
-    return [period.start, period.end]
-
-
 def read_monthly_km(store: Store, start: date, end: date) -> pl.DataFrame:
     """route_id, month (first day), km_run (capped at the programmed km, as in `icv`),
     km_programmed per line and month of trip_outcomes between two service days."""
@@ -109,7 +105,7 @@ def read_monthly_km(store: Store, start: date, end: date) -> pl.DataFrame:
 
 def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexInputs:
     """Read everything the period's indices need (the km window reaches back before it)."""
-    days = _days(period)
+    days = period.days()
     start_at, end_at = local_bounds(period, profile.general.timezone.value)
     window = months_back(period.end, profile.km.window_months.value)
     feeds = store.read("feed_versions").sort("loaded_at")
@@ -338,7 +334,7 @@ def write_index_results(
 ) -> dict[str, int]:
     """Replace the period's rows of the four tables in one transaction; rows written per table."""
     now = datetime.now(UTC)
-    days = _days(period)
+    days = period.days()
     written = {}
     with store.transaction():
         written["indicators"] = store.replace(

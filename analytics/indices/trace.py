@@ -17,11 +17,6 @@ from core.profile import Profile
 from core.schema import table
 from core.store import Store
 
-
-def _days(period: Period) -> list[object]:
-    return [period.start, period.end]
-
-
 # -- traceability ------------------------------------------------------------------------------
 # Which trip counters make an indicator's numerator and denominator (see icv.compute_trip_flags).
 TRACE_COUNTERS: dict[str, tuple[str, str]] = {
@@ -63,7 +58,7 @@ def trace_indicator(
             hint="traceable: " + ", ".join(sorted(TRACE_COUNTERS)),
         )
     per = parse_period(period) if isinstance(period, str) else period
-    outcomes = store.read("trip_outcomes", "service_date BETWEEN ? AND ?", _days(per))
+    outcomes = store.read("trip_outcomes", "service_date BETWEEN ? AND ?", per.days())
     scopes = compute_line_scopes(
         store.read("gtfs_routes").unique("route_id", keep="last"), outcomes, store.read("vehicles")
     )
@@ -81,7 +76,7 @@ def trace_indicator(
     col = key[scope]
     rows = flags if col is None else flags.filter(pl.col(col) == scope_id)
     num, den = TRACE_COUNTERS[indicator]
-    runs = store.read("trips_performed", "service_date BETWEEN ? AND ?", _days(per)).select(
+    runs = store.read("trips_performed", "service_date BETWEEN ? AND ?", per.days()).select(
         "service_date",
         "vehicle_id",
         "run_index",

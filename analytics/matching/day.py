@@ -41,6 +41,7 @@ from analytics.matching.options import MatchOptions
 from analytics.matching.outcomes import compute_trip_outcomes
 from analytics.matching.stop_visits import compute_stop_visits
 from core import __version__
+from core.instants import to_utc_instant
 from core.profile import Profile
 from core.schema import table
 from core.store import Store
@@ -238,10 +239,7 @@ def assemble_day(
         "profile_id": profile.id,
     }
 
-    def at(c):
-        return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
-            "UTC"
-        )
+    at = to_utc_instant
 
     performed = runs.with_columns(
         at("started_s").alias("started_at"),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from core.instants import to_utc_instant
+
 
 def compute_headways(
     trips: pl.DataFrame, runs: pl.DataFrame, frequent_headway_max_s: float
@@ -47,9 +49,7 @@ def compute_headways(
     )
     return out.select(
         *key,
-        pl.from_epoch((pl.col("hour_s") * 1e6).cast(pl.Int64), "us")
-        .dt.replace_time_zone("UTC")
-        .alias("hour_at"),
+        to_utc_instant("hour_s").alias("hour_at"),
         "n_planned",
         "n_observed",
         "planned_headway_mean_s",

@@ -31,6 +31,7 @@ import polars as pl
 from analytics.matching.evidence import TripContext
 from analytics.matching.options import MatchOptions
 from analytics.matching.runs import itinerary_share
+from core.instants import to_utc_instant
 from core.profile import Profile
 
 
@@ -85,10 +86,7 @@ def compute_trip_outcomes(
     down_min = float(ev.feed_down_min_share.value)
     ctx = context if context is not None else _no_context(trips)
 
-    def at(c):
-        return pl.from_epoch((pl.col(c) * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone(
-            "UTC"
-        )
+    at = to_utc_instant
 
     gps = runs.filter(pl.col("trip_id").is_not_null()).select(
         "trip_id",

@@ -19,6 +19,7 @@ import polars as pl
 
 from analytics.matching.crossings import MIN_SPEED_M_S, RUN_KEY, group_start
 from analytics.matching.options import MatchOptions
+from core.instants import to_utc_instant
 
 TRACK_COLUMNS = ("t_s", "prog_m", "v_prev_m_s", "v_next_m_s", "t_prev_s", "t_next_s")
 CROSSING_COLUMNS = ("arrive_s", "leave_s", "nearest_ping_m")
@@ -174,12 +175,8 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
             (pl.col("planned_start_at") + pl.duration(seconds=pl.col("departure_offset_s"))).alias(
                 "planned_departure_at"
             ),
-            pl.from_epoch((pl.col("arrive_s") * 1e6).round().cast(pl.Int64), "us")
-            .dt.replace_time_zone("UTC")
-            .alias("arrival_at"),
-            pl.from_epoch((pl.col("leave_s") * 1e6).round().cast(pl.Int64), "us")
-            .dt.replace_time_zone("UTC")
-            .alias("departure_at"),
+            to_utc_instant("arrive_s").alias("arrival_at"),
+            to_utc_instant("leave_s").alias("departure_at"),
         )
     )
     return out.select(

@@ -9,8 +9,10 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from dashboard import data, downloads, labels, state
+from dashboard import downloads, labels, state
 from dashboard.format import format_column, to_local, to_number
+from dashboard.queries import annual as q
+from dashboard.queries.snapshot import ALL
 
 f = state.filters()
 tz = state.timezone()
@@ -23,7 +25,7 @@ st.caption(
     f"({labels.to_source(state.profile().verdicts.termination.source)})."
 )
 
-grades: pl.DataFrame = state.load("read_annual_grades", f.operator_id, f.lot_id)
+grades: pl.DataFrame = state.load(q.read_annual_grades, f.operator_id, f.lot_id)
 if grades.is_empty():
     state.empty_notice("avaliação anual", f"pontual indices --period {f.period[:4]}")
 else:
@@ -32,7 +34,6 @@ else:
         "scope_id": "Operadora / lote",
         "year": "Ano",
         "icv_score": "ICV",
-        "iqs": "IQS",
         "iqs_score": "IQS",
         "annual_score": "Nota anual",
         "grade": "Conceito",
@@ -44,34 +45,31 @@ else:
         "is_cassacao_watch": "Alerta de cassação",
         "is_history": "Histórico",
     }
-    shown = grades.select([c for c in names if c in grades.columns]).with_columns(
+    shown = grades.select(list(names)).with_columns(
         pl.col("scope").replace({"operator": "operadora", "lot": "lote", "system": "sistema"}),
         pl.col("scope_id").replace({"all": "todo o sistema"}),
     )
-    for col in ("icv_score", "iqs", "iqs_score", "annual_score"):
-        if col in shown.columns:
-            shown = shown.with_columns(format_column(shown[col], "number"))
-    if "km_efficiency" in shown.columns:
-        shown = shown.with_columns(format_column(shown["km_efficiency"], "percent"))
+    shown = shown.with_columns(
+        *[format_column(shown[c], "number") for c in ("icv_score", "iqs_score", "annual_score")],
+        format_column(shown["km_efficiency"], "percent"),
+    )
     st.dataframe(
-        shown.rename({k: v for k, v in names.items() if k in shown.columns}),
+        shown.rename(names),
         hide_index=True,
         width="stretch",
     )
-    watch = next((c for c in ("is_cassacao_watch", "is_cassacao") if c in grades.columns), None)
-    if watch and grades[watch].fill_null(False).any():
-        flagged = grades.filter(pl.col(watch).fill_null(False))["scope_id"].unique().to_list()
+    if grades["is_cassacao_watch"].fill_null(False).any():
+        watched = pl.col("is_cassacao_watch").fill_null(False)
+        flagged = grades.filter(watched)["scope_id"].unique().to_list()
         st.warning(f"Alerta de cassação (BG art. 72-VII): {', '.join(flagged)}.")
-    renew = next((c for c in ("is_renewal_eligible",) if c in grades.columns), None)
-    if renew:
-        latest = grades.sort("year").group_by("scope", "scope_id").last().sort("scope_id")
-        for r in latest.iter_rows(named=True):
-            verdict = "apta à renovação" if r[renew] else "não apta à renovação"
-            who = {"operator": "Operadora", "lot": "Lote", "system": "Sistema"}.get(
-                r["scope"], r["scope"]
-            )
-            name = "" if r["scope"] == "system" else f" {r['scope_id']}"
-            st.write(f"**{who}{name}** ({r['year']}): {verdict}.")
+    latest = grades.sort("year").group_by("scope", "scope_id").last().sort("scope_id")
+    for r in latest.iter_rows(named=True):
+        verdict = "apta à renovação" if r["is_renewal_eligible"] else "não apta à renovação"
+        who = {"operator": "Operadora", "lot": "Lote", "system": "Sistema"}.get(
+            r["scope"], r["scope"]
+        )
+        name = "" if r["scope"] == "system" else f" {r['scope_id']}"
+        st.write(f"**{who}{name}** ({r['year']}): {verdict}.")
 
 st.subheader("Relatórios para download")
 year = int(f.period[:4])
@@ -79,10 +77,10 @@ st.caption(
     "Gerados na hora a partir do snapshot publicado, pelos mesmos construtores de "
     "`pontual report` (mesmos números e mesmo hash de reprodutibilidade)."
 )
-offers: list[downloads.ReportOffer] = state.load("read_report_offers", year)
-if f.lot_id != data.ALL:
+offers: list[downloads.ReportOffer] = state.load(q.read_report_offers, year)
+if f.lot_id != ALL:
     offers = [o for o in offers if o.kind != "annual" or (o.scope, o.scope_id) == ("lot", f.lot_id)]
-elif f.operator_id != data.ALL:
+elif f.operator_id != ALL:
     offers = [
         o
         for o in offers

@@ -10,12 +10,17 @@ from datetime import date
 import polars as pl
 import streamlit as st
 
-from dashboard import charts, data, labels, state
+from core.periods import parse_period
+from dashboard import charts, labels, state
 from dashboard.format import format_column, to_date, to_integer, to_number, to_percent
+from dashboard.queries import crowding as q
+from dashboard.queries import filters
+from dashboard.queries.snapshot import ALL
 
 f = state.filters()
 tz = state.timezone()
-start, end = data.compute_period_dates(f.period)
+period = parse_period(f.period)
+start, end = period.start, period.end
 crowding = state.profile().crowding
 limit = crowding.standees_max_per_m2
 fill = f"pontual crowding --from {start} --to {end}"
@@ -24,7 +29,7 @@ st.caption(
     f"Limite de lotação: todos os assentos ocupados mais {to_number(limit.value, 1)} "
     f"passageiros em pé por m² ({labels.to_source(limit.source)}). Horários em {tz}."
 )
-lines: pl.DataFrame = state.load("read_lines")
+lines: pl.DataFrame = state.load(filters.read_lines)
 names = dict(zip(lines["route_id"].to_list(), lines["label"].to_list(), strict=True))
 short = dict(
     zip(
@@ -33,10 +38,10 @@ short = dict(
         strict=True,
     )
 )
-route_ids = (f.route_id,) if f.route_id != data.ALL else f.route_ids
+route_ids = (f.route_id,) if f.route_id != ALL else f.route_ids
 
 st.subheader("Viagens acima do limite por linha e hora")
-cells: pl.DataFrame = state.load("read_crowding_heatmap", start, end, route_ids, f.direction, tz)
+cells: pl.DataFrame = state.load(q.read_crowding_heatmap, start, end, route_ids, f.direction, tz)
 if cells.is_empty():
     state.empty_notice("lotação", fill)
 else:
@@ -55,7 +60,7 @@ else:
     )
 
 st.subheader("Viagens extras necessárias (art. 59 §1)")
-actions: pl.DataFrame = state.load("read_crowding_actions", start, end, route_ids, f.direction)
+actions: pl.DataFrame = state.load(q.read_crowding_actions, start, end, route_ids, f.direction)
 share_max = crowding.over_limit_trip_share_max
 if actions.is_empty():
     if cells.is_empty():
@@ -120,7 +125,7 @@ else:
         )
 
 st.subheader("Perfil de carga de uma viagem")
-crowded: pl.DataFrame = state.load("read_crowded_trips", start, end, route_ids, f.direction)
+crowded: pl.DataFrame = state.load(q.read_crowded_trips, start, end, route_ids, f.direction)
 if crowded.is_empty():
     state.empty_notice("carga por parada", fill)
     st.stop()
@@ -149,7 +154,7 @@ chosen: tuple[date, str, int] = st.selectbox(
     "Viagem (as mais lotadas primeiro)", keys, format_func=trip_labels.__getitem__, key="crowd_trip"
 )
 run = crowded.row(keys.index(chosen), named=True)
-loads: pl.DataFrame = state.load("read_trip_loads", *chosen)
+loads: pl.DataFrame = state.load(q.read_trip_loads, *chosen)
 seats, area = run["n_seats"], run["standing_area_m2"]
 standing_limit = seats + area * limit.value if seats is not None and area is not None else None
 c1, c2, c3, c4 = st.columns(4)

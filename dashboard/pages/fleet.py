@@ -7,16 +7,19 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
+from core.periods import parse_period
 from core.profile import load_fee_table
-from dashboard import charts, data, fleet, labels, state
+from dashboard import charts, fleet, labels, state
 from dashboard.format import format_column, to_integer, to_number, to_percent
+from dashboard.queries import fleet as q
 
 f = state.filters()
 profile = state.profile()
-start, end = data.compute_period_dates(f.period)
+period = parse_period(f.period)
+start, end = period.start, period.end
 st.title("Frota")
 
-vehicles: pl.DataFrame = state.load("read_vehicles", f.operator_id, f.lot_id)
+vehicles: pl.DataFrame = state.load(q.read_vehicles, f.operator_id, f.lot_id)
 if vehicles.is_empty():
     state.empty_notice("cadastro da frota", "pontual ingest vehicles")
     st.stop()
@@ -49,7 +52,7 @@ st.dataframe(
 )
 
 st.subheader("Disponibilidade diária × frota exigida")
-days: pl.DataFrame = state.load("read_fleet_days", start, end, f.operator_id)
+days: pl.DataFrame = state.load(q.read_fleet_days, start, end, f.operator_id)
 cut = profile.fleet.grave_cut_min_ratio
 n_days = profile.fleet.grave_cut_min_days
 if days.is_empty():

@@ -6,12 +6,15 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboard import data, state
+from core.periods import parse_period
+from dashboard import state
 from dashboard.format import format_column, to_integer, to_number
+from dashboard.queries import infractions as q
 
 f = state.filters()
 tz = state.timezone()
-start, end = data.compute_period_dates(f.period)
+period = parse_period(f.period)
+start, end = period.start, period.end
 unit = state.profile().infractions.currency_unit.value
 st.title("Infrações sugeridas")
 st.warning(
@@ -19,25 +22,22 @@ st.warning(
     "traz a evidência (viagens, horários, registros GPS) para conferência."
 )
 
-rows: pl.DataFrame = state.load("read_suggested_infractions", start, end, f.operator_id)
+rows: pl.DataFrame = state.load(q.read_suggested_infractions, start, end, f.operator_id)
 if rows.is_empty():
     state.empty_notice("infrações sugeridas", f"pontual indices --period {f.period}")
     st.stop()
 
-urm = next((c for c in ("urm", "fine_urm", "urm_value") if c in rows.columns), None)
 c1, c2 = st.columns(2)
 c1.metric("Sugestões no período", to_integer(rows.height))
-if urm:
-    c2.metric(f"Total ({unit})", to_number(rows[urm].sum(), 1))
+c2.metric(f"Total ({unit})", to_number(rows["urm"].sum(), 1))
 
-if {"occurred_on", "trip_ids"} <= set(rows.columns):
-    # The evidence link opens the first trip's page with its map, pings and stop delays.
-    first_trip = pl.col("trip_ids").str.split(",").list.first().str.strip_chars()
-    rows = rows.with_columns(
-        pl.when(first_trip.is_not_null() & (first_trip != ""))
-        .then(pl.format("viagem?data={}&viagem={}", pl.col("occurred_on"), first_trip))
-        .alias("evidência")
-    )
+# The evidence link opens the first trip's page with its map, pings and stop delays.
+first_trip = pl.col("trip_ids").str.split(",").list.first().str.strip_chars()
+rows = rows.with_columns(
+    pl.when(first_trip.is_not_null() & (first_trip != ""))
+    .then(pl.format("viagem?data={}&viagem={}", pl.col("occurred_on"), first_trip))
+    .alias("evidência")
+)
 names = {
     "group": "Grupo",
     "item": "Item (Anexo I)",
@@ -50,23 +50,18 @@ names = {
     "fact": "Fato constatado",
     "evidence": "Meios de prova (art. 77)",
     "is_repeat": "Reincidência",
-    urm or "urm": f"Multa ({unit})",
+    "urm": f"Multa ({unit})",
     "status": "Situação",
     "source": "Fundamento",
     "evidência": "evidência",
 }
-shown = rows.select([c for c in names if c in rows.columns])
-formats = {"occurred_on": "date", "occurred_at": "clock", urm or "urm": "number"}
+shown = rows.select(list(names))
+formats = {"occurred_on": "date", "occurred_at": "clock", "urm": "number"}
+shown = shown.with_columns(format_column(shown[c], kind, tz) for c, kind in formats.items())
 shown = shown.with_columns(
-    format_column(shown[c], kind, tz) for c, kind in formats.items() if c in shown.columns
+    pl.col("route_id", "vehicle_id").fill_null("—"),
+    pl.col("is_repeat").replace_strict({True: "sim", False: "não"}, default="—"),
 )
-shown = shown.with_columns(
-    pl.col(c).fill_null("—") for c in ("route_id", "vehicle_id") if c in shown.columns
-)
-if "is_repeat" in shown.columns:
-    shown = shown.with_columns(
-        pl.col("is_repeat").replace_strict({True: "sim", False: "não"}, default="—")
-    )
 config = {"evidência": st.column_config.LinkColumn("Viagem", display_text="abrir viagem")}
 st.dataframe(
     shown.rename(names, strict=False), hide_index=True, width="stretch", column_config=config

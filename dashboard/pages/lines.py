@@ -6,30 +6,34 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboard import charts, data, labels, state
+from core.periods import parse_period
+from dashboard import charts, labels, state
 from dashboard.format import format_column, to_date, to_number, to_period
+from dashboard.queries import lines as q
+from dashboard.queries.snapshot import ALL
 
 f = state.filters()
 tz = state.timezone()
-start, end = data.compute_period_dates(f.period)
+period = parse_period(f.period)
+start, end = period.start, period.end
 st.title("Linhas")
 st.caption(f"{to_period(f.period)} · horários em {tz}")
 
-days: list = state.load("read_service_dates", start, end)
+days: list = state.load(q.read_service_dates, start, end)
 if not days:
     state.empty_notice("viagens realizadas", "pontual match")
     st.stop()
 day = st.selectbox("Dia", days, format_func=to_date, key="lines_day")
 
 st.subheader(f"Resultado das viagens em {to_date(day)}")
-counts: pl.DataFrame = state.load("read_outcome_counts", day, day, f.route_ids, f.direction)
-if f.route_id != data.ALL and counts.height:
+counts: pl.DataFrame = state.load(q.read_outcome_counts, day, day, f.route_ids, f.direction)
+if f.route_id != ALL and counts.height:
     counts = counts.filter(pl.col("route_id") == f.route_id)
 if counts.is_empty():
     state.empty_notice("viagens deste dia", "pontual match")
 else:
     named = {"route_id": "Linha", "n_programmed": "Programadas"}
-    named.update({f"n_{k}": v.capitalize() for k, v in data.OUTCOME_LABELS.items()})
+    named.update({f"n_{k}": v.capitalize() for k, v in q.OUTCOME_LABELS.items()})
     named["n_justified"] = "Justificadas"
     st.dataframe(counts.rename(named), hide_index=True, width="stretch")
 
@@ -39,14 +43,14 @@ if not lines:
 default = lines.index(f.route_id) if f.route_id in lines else 0
 route_id = st.selectbox("Linha para o detalhe", lines, index=default, key="lines_route")
 
-trips: pl.DataFrame = state.load("read_day_outcomes", day, route_id, f.direction)
+trips: pl.DataFrame = state.load(q.read_day_outcomes, day, route_id, f.direction)
 st.subheader(f"Viagens da linha {route_id}")
 if trips.height:
     shown = pl.DataFrame(
         [
             format_column(trips["planned_start_at"], "clock", tz).alias("Partida programada"),
             format_column(trips["actual_start_at"], "clock", tz).alias("Partida real"),
-            trips["outcome"].replace(data.OUTCOME_LABELS).alias("Resultado"),
+            trips["outcome"].replace(q.OUTCOME_LABELS).alias("Resultado"),
             format_column(trips["departure_delay_s"], "delay").alias("Atraso na origem"),
             trips["vehicle_id"].fill_null("—").alias("Veículo"),
             trips["is_justified"].alias("Justificada"),
@@ -57,7 +61,7 @@ if trips.height:
     st.dataframe(shown, hide_index=True, width="stretch")
 
 st.subheader("Diagrama de Marey (tempo × distância)")
-points: pl.DataFrame = state.load("read_marey", day, route_id, f.direction)
+points: pl.DataFrame = state.load(q.read_marey, day, route_id, f.direction)
 if points.is_empty():
     state.empty_notice("horários e visitas às paradas", "pontual gtfs load e pontual match")
 else:
@@ -65,7 +69,7 @@ else:
     st.altair_chart(charts.build_marey(points, tz), width="stretch")
 
 st.subheader(f"Distribuição dos atrasos na origem — {to_period(f.period)}")
-period_trips: pl.DataFrame = state.load("read_delays", start, end, route_id, f.direction)
+period_trips: pl.DataFrame = state.load(q.read_delays, start, end, route_id, f.direction)
 if period_trips.is_empty():
     state.empty_notice("atrasos", "pontual match")
 else:
@@ -76,7 +80,7 @@ else:
     )
 
 st.subheader("Intervalos e espera excedente (linhas frequentes)")
-headways: pl.DataFrame = state.load("read_headways", start, end, route_id)
+headways: pl.DataFrame = state.load(q.read_headways, start, end, route_id)
 if headways.is_empty():
     frequent = state.profile().trips.frequent_headway_max_s
     st.info(

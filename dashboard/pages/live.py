@@ -9,8 +9,10 @@ import os
 import polars as pl
 import streamlit as st
 
-from dashboard import data, labels, maps, state
+from dashboard import labels, maps, state
 from dashboard.format import format_column, to_integer, to_local
+from dashboard.queries import filters
+from dashboard.queries import live as q
 
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
 DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-port
@@ -31,7 +33,7 @@ base_url = c1.text_input(
 )
 colour_by = COLOUR_BY[c2.radio("Colorir por", list(COLOUR_BY), horizontal=True, key="live_by")]
 c3.button("Atualizar", icon=":material/refresh:", key="live_refresh")
-lines: pl.DataFrame = state.load("read_lines")
+lines: pl.DataFrame = state.load(filters.read_lines)
 short = dict(
     zip(
         lines["route_id"].to_list(),
@@ -48,7 +50,7 @@ legend = (
     "GTFS-Realtime que o feed estima das validações; cinza: sem informação."
 )
 
-live = data.read_live_feed(base_url, LIVE_TIMEOUT_S)
+live = q.read_live_feed(base_url, LIVE_TIMEOUT_S)
 if live is not None:
     shown = maps.compute_live_colours(
         live.with_columns(
@@ -93,7 +95,7 @@ st.info(
     f"variável {LIVE_URL_ENV}) para o servidor. Abaixo, a última posição gravada de cada "
     "veículo."
 )
-last: pl.DataFrame = state.load("read_last_positions")
+last: pl.DataFrame = state.load(q.read_last_positions)
 if last.is_empty():
     state.empty_notice("posições GPS", "pontual ingest avl")
     st.stop()

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import polars as pl
 import streamlit as st
 
-from dashboard import data, labels, state
+from core.indicators import Indicator, indicator
+from core.periods import parse_period
+from dashboard import labels, state
 from dashboard.format import (
     format_column,
     to_indicator_value,
@@ -20,79 +22,66 @@ from dashboard.format import (
     to_quantity,
     to_signed,
 )
+from dashboard.queries import filters
+from dashboard.queries import overview as q
+from dashboard.queries.snapshot import ALL
 
 # Not an `indicators` row: the share of runs over the crowding limit, from `trip_crowding`.
 CROWDED = "crowded_trip_share"
+ANNUAL = "annual_score"
 
 
 @dataclass(frozen=True)
 class Kpi:
-    """One headline number: the `indicators` ids it may be stored under, how it reads."""
+    """One headline number: its indicator id (`core.indicators`, which says how it reads and
+    which way is better), its short headline and the page that explains it."""
 
-    ids: tuple[str, ...]
-    label: str
-    kind: str  # 'percent' (ratio 0-1), 'number', 'integer'
+    id: str
+    headline: str
     page: str
     page_label: str
-    higher_is_better: bool = True
-    decimals: int = 1
+
+    @property
+    def indicator(self) -> Indicator:
+        found = indicator(self.id)
+        assert found is not None, self.id  # KPIS names catalogue ids (tested)
+        return found
 
 
 KPIS = (
-    Kpi(("icv_score",), "ICV (nota 0–100)", "number", "pages/lines.py", "Viagens por linha"),
+    Kpi("icv_score", "ICV (nota 0–100)", "pages/lines.py", "Viagens por linha"),
+    Kpi("icv_fulfilment", "Cumprimento de viagens", "pages/lines.py", "Viagens por linha"),
+    Kpi("icv_punctuality", "Pontualidade", "pages/lines.py", "Atrasos por linha"),
+    Kpi("breakdowns_per_10000_km", "Quebras por 10.000 km", "pages/fleet.py", "Frota"),
+    Kpi("trips_suppressed", "Viagens suprimidas", "pages/lines.py", "Supressões por linha"),
+    Kpi("km_efficiency", "Km rodado / programado", "pages/lines.py", "Km por linha"),
+    Kpi("ipk", "IPK (passageiros/km)", "pages/crowding.py", "Lotação"),
     Kpi(
-        ("icv_fulfilment",),
-        "Cumprimento de viagens",
-        "percent",
-        "pages/lines.py",
-        "Viagens por linha",
-    ),
-    Kpi(("icv_punctuality",), "Pontualidade", "percent", "pages/lines.py", "Atrasos por linha"),
-    Kpi(
-        ("breakdowns_per_10000_km",),
-        "Quebras por 10.000 km",
-        "number",
-        "pages/fleet.py",
-        "Frota",
-        higher_is_better=False,
-        decimals=2,
-    ),
-    Kpi(
-        ("suppressed_trips", "n_suppressed", "trips_suppressed"),
-        "Viagens suprimidas",
-        "integer",
-        "pages/lines.py",
-        "Supressões por linha",
-        higher_is_better=False,
-    ),
-    Kpi(("km_efficiency",), "Km rodado / programado", "percent", "pages/lines.py", "Km por linha"),
-    Kpi(("ipk",), "IPK (passageiros/km)", "number", "pages/crowding.py", "Lotação", decimals=2),
-    Kpi(
-        (CROWDED,),
+        CROWDED,
         "Viagens acima do limite de lotação",
-        "percent",
         "pages/crowding.py",
         "Lotação por linha e hora",
-        higher_is_better=False,
     ),
-    Kpi(("annual_score",), "Nota anual parcial", "number", "pages/annual.py", "Avaliação anual"),
+    Kpi(ANNUAL, "Nota anual parcial", "pages/annual.py", "Avaliação anual"),
 )
 
 
 def _value_text(kpi: Kpi, value: float | None) -> str:
-    if kpi.kind == "percent":
-        return to_percent(value, kpi.decimals)
-    if kpi.kind == "integer":
+    ind = kpi.indicator
+    if ind.format == "percent":
+        return to_percent(value, ind.decimals)
+    if ind.format == "count":
         return to_integer(value)
-    return to_number(value, kpi.decimals)
+    return to_number(value, ind.decimals)
 
 
 def _change_text(kpi: Kpi, change: float | None) -> str | None:
     if change is None:
         return None
-    if kpi.kind == "percent":
-        return to_points_change(change, kpi.decimals)
-    return to_signed(change, 0 if kpi.kind == "integer" else kpi.decimals)
+    ind = kpi.indicator
+    if ind.format == "percent":
+        return to_points_change(change, ind.decimals)
+    return to_signed(change, 0 if ind.format == "count" else ind.decimals)
 
 
 def _grade(score: float | None) -> str:
@@ -107,7 +96,7 @@ def _help(row: dict | None, kpi: Kpi) -> str:
     """Where the number comes from: numerator ÷ denominator and the article."""
     if row is None:
         return "Sem valor neste período."
-    if kpi.ids == (CROWDED,):
+    if kpi.id == CROWDED:
         return (
             f"{to_integer(row['numerator'])} de {to_integer(row['denominator'])} viagens com "
             "perfil de carga ficaram acima do limite (BG art. 59; tabela trip_crowding)."
@@ -121,21 +110,22 @@ def _help(row: dict | None, kpi: Kpi) -> str:
 
 
 f = state.filters()
-scope, scope_id = data.compute_scope(f.operator_id, f.lot_id, f.route_id)
-previous = data.compute_previous_period(f.period)
-year = f.period[:4]
+scope, scope_id = filters.compute_scope(f.operator_id, f.lot_id, f.route_id)
+chosen = parse_period(f.period)
+previous = chosen.previous().label
+year = str(chosen.start.year)
 periods = tuple(dict.fromkeys((f.period, previous, year)))
-indicators: pl.DataFrame = state.load("read_indicators", scope, scope_id, periods)
-changes = data.build_changes(indicators, f.period, previous)
-annual = data.build_changes(indicators, year, str(int(year) - 1))
+indicators: pl.DataFrame = state.load(q.read_indicators, scope, scope_id, periods)
+changes = q.build_changes(indicators, f.period, previous)
+annual = q.build_changes(indicators, year, parse_period(year).previous().label)
 details = {
     (r["period"], r["indicator"]): r for r in indicators.iter_rows(named=True)
 }  # dozens of rows
-route_ids = (f.route_id,) if f.route_id != data.ALL else f.route_ids
+route_ids = (f.route_id,) if f.route_id != ALL else f.route_ids
 crowded: dict[str, dict] = {}
 for when, period in (("now", f.period), ("before", previous)):
-    span = data.compute_period_dates(period)
-    share: pl.DataFrame = state.load("read_crowded_share", *span, route_ids)
+    span = parse_period(period)
+    share: pl.DataFrame = state.load(q.read_crowded_share, span.start, span.end, route_ids)
     if share.height and share["n_trips"][0]:
         r = share.row(0, named=True)
         crowded[when] = {
@@ -164,26 +154,26 @@ if "now" in crowded:
     now = crowded["now"]["value"]
     values[CROWDED] = {"value": now, "change": now - before if before is not None else None}
 columns = st.columns(3)
-key: str | None
 for i, kpi in enumerate(KPIS):
-    key = next((k for k in kpi.ids if k in values), None)
-    detail = details.get((f.period, key)) if key else None
-    if kpi.ids == ("annual_score",):
-        key = next((f"annual:{k}" for k in kpi.ids if f"annual:{k}" in values), key)
-        detail = details.get((year, "annual_score"))
-    if kpi.ids == (CROWDED,):
+    key = kpi.id
+    if kpi.id == ANNUAL and f"annual:{ANNUAL}" in values:
+        key = f"annual:{ANNUAL}"  # the year's score, whatever period is chosen
+    detail = details.get((f.period, kpi.id))
+    if kpi.id == ANNUAL:
+        detail = details.get((year, ANNUAL))
+    if kpi.id == CROWDED:
         detail = crowded.get("now")
-    row = values.get(key) if key else None
+    row = values.get(key)
     value = row["value"] if row else None
     with columns[i % 3].container(border=True):
-        label = kpi.label
-        if kpi.ids == ("annual_score",):
-            label = f"{kpi.label} {year} (conceito {_grade(value)})"
+        label = kpi.headline
+        if kpi.id == ANNUAL:
+            label = f"{kpi.headline} {year} (conceito {_grade(value)})"
         st.metric(
             label,
             _value_text(kpi, value),
             delta=_change_text(kpi, row["change"] if row else None),
-            delta_color="normal" if kpi.higher_is_better else "inverse",
+            delta_color="normal" if kpi.indicator.is_higher_better else "inverse",
             help=_help(detail, kpi),
         )
         st.page_link(
@@ -193,7 +183,7 @@ for i, kpi in enumerate(KPIS):
 if not indicators.is_empty():
     st.subheader(f"Todos os indicadores — {to_period(f.period)}")
     table = indicators.filter(pl.col("period") == f.period)
-    units = table["unit"] if "unit" in table.columns else pl.Series([""] * table.height)
+    units = table["unit"]
     shown = pl.DataFrame(
         [
             labels.label_indicators(table["indicator"]).alias("Indicador"),
@@ -207,9 +197,7 @@ if not indicators.is_empty():
             format_column(table["numerator"], "quantity").alias("Numerador"),
             format_column(table["denominator"], "quantity").alias("Denominador"),
             units.replace_strict(labels.UNIT_LABELS, default=units).alias("Unidade"),
-            labels.to_source_text(
-                table["source"] if "source" in table.columns else units.clear(table.height)
-            ).alias("Fonte"),
+            labels.to_source_text(table["source"]).alias("Fonte"),
         ]
     ).sort("Indicador")
     # Every row visible without scrolling inside the table (35 px a row, plus the header).

@@ -10,18 +10,23 @@ from datetime import date
 import polars as pl
 import streamlit as st
 
-from dashboard import charts, data, maps, state
+from core.periods import parse_period
+from dashboard import charts, maps, state
 from dashboard.format import format_column, to_date, to_delay, to_local, to_number, to_percent
+from dashboard.queries import filters
+from dashboard.queries import lines as line_queries
+from dashboard.queries import trip as q
 
 f = state.filters()
 tz = state.timezone()
-start, end = data.compute_period_dates(f.period)
+period = parse_period(f.period)
+start, end = period.start, period.end
 st.title("Viagem")
 
 params = st.query_params
 linked_day = params.get("data")
 linked_trip = params.get("viagem")
-days: list = state.load("read_service_dates", start, end)
+days: list = state.load(line_queries.read_service_dates, start, end)
 if linked_day:
     day = date.fromisoformat(linked_day)
     if day not in days:
@@ -38,11 +43,11 @@ day = col_day.selectbox(
     key="trip_day",
 )
 if linked_trip:
-    outcome: pl.DataFrame = state.load("read_trip_outcome", day, linked_trip)
+    outcome: pl.DataFrame = state.load(q.read_trip_outcome, day, linked_trip)
     route_id = outcome["route_id"][0] if outcome.height else f.route_id
 else:
     route_id = f.route_id
-lines: pl.DataFrame = state.load("read_lines")
+lines: pl.DataFrame = state.load(filters.read_lines)
 line_ids = lines["route_id"].to_list()
 if f.route_ids is not None:
     line_ids = [r for r in line_ids if r in f.route_ids]
@@ -55,7 +60,7 @@ route_id = col_line.selectbox(
     index=line_ids.index(route_id) if route_id in line_ids else 0,
     key="trip_route",
 )
-trips: pl.DataFrame = state.load("read_trip_ids", day, route_id)
+trips: pl.DataFrame = state.load(q.read_trip_ids, day, route_id)
 if f.direction is not None and trips.height:
     trips = trips.filter(pl.col("direction_id") == f.direction)
 if trips.is_empty():
@@ -64,7 +69,7 @@ if trips.is_empty():
 trip_ids = trips["trip_id"].to_list()
 starts = format_column(trips["planned_start_at"], "clock", tz).to_list()
 labels = {
-    t: f"{s} · {data.OUTCOME_LABELS.get(o, o)} · {t}"
+    t: f"{s} · {line_queries.OUTCOME_LABELS.get(o, o)} · {t}"
     for t, s, o in zip(trip_ids, starts, trips["outcome"].to_list(), strict=True)
 }
 trip_id = col_trip.selectbox(
@@ -75,9 +80,9 @@ trip_id = col_trip.selectbox(
     key="trip_id",
 )
 
-outcome = state.load("read_trip_outcome", day, trip_id)
+outcome = state.load(q.read_trip_outcome, day, trip_id)
 row = outcome.row(0, named=True)
-label = data.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
+label = line_queries.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
 st.subheader(f"Resultado: {label}" + (" (justificada)" if row["is_justified"] else ""))
 st.write(row["reason"])
 c1, c2, c3, c4 = st.columns(4)
@@ -97,7 +102,7 @@ st.caption(
     f"{row['last_ping_id'] or '—'} ({row['n_pings'] or 0} registros GPS) · viagem {trip_id}"
 )
 
-incident: pl.DataFrame = state.load("read_incident", row["incident_id"])
+incident: pl.DataFrame = state.load(q.read_incident, row["incident_id"])
 if incident.height:
     inc = incident.row(0, named=True)
     st.success(
@@ -105,16 +110,16 @@ if incident.height:
         f"{to_local(inc['ends_at'], tz)}: {inc.get('note') or 'sem observação'}"
         + (" — aprovada pelo órgão gestor." if inc["is_justified"] else " — não aprovada.")
     )
-breakdowns: pl.DataFrame = state.load("read_trip_breakdowns", day, trip_id)
+breakdowns: pl.DataFrame = state.load(q.read_trip_breakdowns, day, trip_id)
 if breakdowns.height:
     for b in breakdowns.iter_rows(named=True):
         st.warning(f"Quebra às {to_local(b['started_at'], tz)}: {b['evidence']}")
 
 pings: pl.DataFrame = state.load(
-    "read_trip_pings", row["vehicle_id"], row["first_ping_id"], row["last_ping_id"]
+    q.read_trip_pings, row["vehicle_id"], row["first_ping_id"], row["last_ping_id"]
 )
-shape: pl.DataFrame = state.load("read_trip_shape", day, trip_id)
-stops: pl.DataFrame = state.load("read_trip_stops", day, trip_id)
+shape: pl.DataFrame = state.load(q.read_trip_shape, day, trip_id)
+stops: pl.DataFrame = state.load(q.read_trip_stops, day, trip_id)
 st.subheader("Mapa: itinerário, paradas e registros GPS")
 if shape.is_empty() and pings.is_empty():
     state.empty_notice("itinerário e GPS", "pontual gtfs load e pontual avl load")

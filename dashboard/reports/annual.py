@@ -29,57 +29,50 @@ from analytics.indices.verdicts import (
     verdicts_text,
 )
 from core.errors import ConfigError
+from core.indicators import to_label
+from core.periods import year_period
 from core.profile import Profile
 from core.store import Store
+from dashboard.queries.annual import read_scope_grades
+from dashboard.queries.crowding import read_crowding_summary, read_trip_crowding
+from dashboard.queries.filters import read_routes
+from dashboard.queries.fleet import read_register
+from dashboard.queries.infractions import read_suggested_infractions
+from dashboard.queries.overview import read_indicators
+from dashboard.queries.reports import read_monthly_judged, read_monthly_scheduled, read_year_surveys
+from dashboard.queries.snapshot import ALL
 from dashboard.reports.assemble import finish_report
-from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+from dashboard.reports.model import (
+    Chart,
+    Col,
+    Headline,
+    ReportData,
+    ReportTable,
+    Section,
+    indicator_col,
+    indicator_headline,
+)
 from dashboard.reports.reproducibility import build_methodology
-from dashboard.reports.sources import read_indicators, read_optional, read_routes, read_vehicles
 
 ICV_PARTS = (
-    "icv_fulfilment",
-    "icv_punctuality",
-    "breakdowns_per_10000_km",
-    "icv_score_fulfilment",
-    "icv_score_punctuality",
-    "icv_score_breakdowns",
-    "icv_score",
+    ("icv_fulfilment", "Cumprimento de viagens"),
+    ("icv_punctuality", "Pontualidade"),
+    ("breakdowns_per_10000_km", "Quebras por 10.000 km"),
+    ("icv_score_fulfilment", "Pontos cumprimento"),
+    ("icv_score_punctuality", "Pontos pontualidade"),
+    ("icv_score_breakdowns", "Pontos quebras"),
+    ("icv_score", "Nota do ICV"),
 )
-KM_PARTS = ("km_programmed", "km_run", "km_efficiency")
+"""The ICV's indicators by month (BG art. 57-I) and their column headings."""
+KM_PARTS = (
+    ("km_programmed", "Km programados"),
+    ("km_run", "Km rodados"),
+    ("km_efficiency", "Km rodados ÷ programados"),
+)
+"""The km indicators by month (CGS art. 2, 20-II) and their column headings."""
+HEADLINE_PARTS = ("icv_fulfilment", "icv_punctuality", "breakdowns_per_10000_km")
+"""The ICV parts among the dossier's headline figures."""
 FLEET_PREFIXES = ("vehicles_", "fleet_", "inspections_", "days_", "fees")
-
-FLEET_LABELS = {
-    "days_fleet_cut_over_limit": "Dias com redução de frota acima do limite",
-    "days_grave_fleet_cut": "Dias de redução grave de frota (art. 72 p.ú. I)",
-    "days_reserve_below_min": "Dias com frota reserva abaixo do mínimo",
-    "days_reserve_above_max": "Dias com frota reserva acima do máximo (CGS art. 23)",
-    "fleet_operated_ratio": "Frota operada ÷ frota exigida",
-    "fees_yearly": "Taxas anuais de fiscalização (UFITAS)",
-}
-FLEET_WORDS = {
-    "vehicles_over_max_age": "Veículos acima da idade máxima",
-    "vehicles_entry_over_age": "Veículos que entraram acima da idade de ingresso",
-    "fleet_age_mean_years": "Idade média da frota (anos)",
-    "fleet_mean_age_over_limit": "Idade média acima do limite (1 = sim)",
-    "fleet_age_max_years": "Idade máxima da frota (anos)",
-    "inspections_overdue": "Vistorias vencidas",
-    "inspections_due": "Vistorias a vencer",
-}
-AREA_WORDS = {"urban": "urbano", "district": "distrital"}
-
-
-def label_fleet_indicator(indicator: str) -> str:
-    """pt-BR name of a fleet indicator id ('vehicles_over_max_age_urban' -> 'Veículos acima
-    da idade máxima — urbano'); unknown ids are shown as they are."""
-    if indicator in FLEET_LABELS:
-        return FLEET_LABELS[indicator]
-    for stem, words in FLEET_WORDS.items():
-        if indicator.startswith(stem + "_"):
-            rest = indicator[len(stem) + 1 :]
-            if rest.startswith("band_"):
-                return f"{words} — faixa {rest[5:]}"
-            return f"{words} — {AREA_WORDS.get(rest, rest)}"
-    return indicator
 
 
 def _scope_lines(scopes: pl.DataFrame, scope: str, scope_id: str) -> pl.DataFrame:
@@ -210,12 +203,6 @@ def compute_completeness(
     )
 
 
-def read_annual_scopes(store: Store, year: int, scope: str = "operator") -> list[str]:
-    """Operators (or lots) graded in `year` in annual_grades."""
-    grades = read_optional(store, "annual_grades", "year = ? AND scope = ?", [year, scope])
-    return sorted(grades["scope_id"].unique().to_list())
-
-
 def build_verdict_tables(
     store: Store,
     profile: Profile,
@@ -229,7 +216,7 @@ def build_verdict_tables(
     """The verdict criteria (with a pt-BR status_label), the outcome of each verdict and the
     point breakdown of the grade, as the annual page shows them."""
     start, end = date(year, 1, 1), date(year, 12, 31)
-    fleet_days = read_optional(store, "fleet_days", "service_date BETWEEN ? AND ?", [start, end])
+    fleet_days = store.read("fleet_days", "service_date BETWEEN ? AND ?", [start, end])
     vehicles = store.read("vehicles")
     register = compute_fleet_register(vehicles, profile, end) if vehicles.height else None
     inputs = Inputs(profile, scope, scope_id, year, grades, fleet_days, register)
@@ -278,19 +265,18 @@ def build_annual_dossier(
     """The annual renewal dossier of one operator (scope 'operator') or lot ('lot')."""
     if scope not in ("operator", "lot"):
         raise ConfigError(f"unknown scope {scope!r}: expected operator or lot", where="--scope")
-    start, end = date(year, 1, 1), date(year, 12, 31)
+    whole = year_period(year)
+    start, end = whole.start, whole.end
     months = [f"{year:04d}-{m:02d}" for m in range(1, 13)]
-    indicators = read_indicators(store, scope, scope_id, [*months, f"{year:04d}"])
-    grades = read_optional(
-        store, "annual_grades", "scope = ? AND scope_id = ? AND year <= ?", [scope, scope_id, year]
-    ).sort("year")
+    indicators = read_indicators(store, scope, scope_id, [*months, whole.label])
+    grades = read_scope_grades(store, scope, scope_id, year)
     if indicators.height == 0 and grades.filter(pl.col("year") == year).height == 0:
         raise ConfigError(
             f"no indices of {scope} {scope_id} in {year} in the store",
             where=f"store {store.path}, tables indicators and annual_grades",
             hint=f"run `pontual indices --period {year}` (and each month) first",
         )
-    routes, vehicles = read_routes(store), read_vehicles(store)
+    routes, vehicles = read_routes(store), read_register(store)
     runs = store.query(
         "SELECT route_id, vehicle_id FROM trip_outcomes WHERE service_date BETWEEN ? AND ? "
         "ORDER BY route_id, vehicle_id",
@@ -301,37 +287,27 @@ def build_annual_dossier(
     operators = sorted(
         [scope_id] if scope == "operator" else lines["operator_id"].unique().to_list()
     )
-    surveys = store.read("iqs_surveys").filter(pl.col("period").str.starts_with(f"{year:04d}"))
-    infractions = read_optional(
-        store, "suggested_infractions", "occurred_on BETWEEN ? AND ?", [start, end]
-    ).filter(pl.col("operator_id").is_in(operators))
+    surveys = read_year_surveys(store, year)
+    infractions = read_suggested_infractions(store, start, end, ALL).filter(
+        pl.col("operator_id").is_in(operators)
+    )
     if scope == "lot":
         infractions = infractions.filter(
             pl.col("route_id").is_null() | pl.col("route_id").is_in(lines["route_id"].implode())
         )
     infractions = infractions.sort("occurred_on", "infraction_key")
-    crowd_trips = read_optional(
-        store, "trip_crowding", "service_date BETWEEN ? AND ?", [start, end]
-    ).select("route_id", "is_over_limit", "max_standees_per_m2")
-    crowd_hours = read_optional(
-        store, "crowding_summary", "service_date BETWEEN ? AND ?", [start, end]
-    ).select("route_id", "is_action_required", "extra_trips_needed")
-    scheduled = store.query(
-        "SELECT CAST(date_trunc('month', service_date) AS DATE) AS month, route_id, "
-        "count(*) AS n_scheduled FROM scheduled_trips WHERE service_date BETWEEN ? AND ? "
-        "GROUP BY ALL ORDER BY ALL",
-        [start, end],
+    crowd_trips = read_trip_crowding(store, start, end).select(
+        "route_id", "is_over_limit", "max_standees_per_m2"
     )
-    observed = store.query(
-        "SELECT CAST(date_trunc('month', service_date) AS DATE) AS month, route_id, "
-        "count(*) AS n_with_outcome, count(first_ping_id) AS n_with_gps FROM trip_outcomes "
-        "WHERE service_date BETWEEN ? AND ? GROUP BY ALL ORDER BY ALL",
-        [start, end],
+    crowd_hours = read_crowding_summary(store, start, end).select(
+        "route_id", "is_action_required", "extra_trips_needed"
     )
+    scheduled = read_monthly_scheduled(store, whole)
+    observed = read_monthly_judged(store, whole)
 
     # -- tables ------------------------------------------------------------------------------
-    icv_monthly = compute_month_table(indicators, year, ICV_PARTS)
-    km_monthly = compute_month_table(indicators, year, KM_PARTS).with_columns(
+    icv_monthly = compute_month_table(indicators, year, tuple(i for i, _ in ICV_PARTS))
+    km_monthly = compute_month_table(indicators, year, tuple(i for i, _ in KM_PARTS)).with_columns(
         (pl.col("km_efficiency") >= profile.km.efficiency_min_ratio.value).alias("is_km_ok")
     )
     year_values = dict(
@@ -349,9 +325,7 @@ def build_annual_dossier(
             & pl.any_horizontal([pl.col("indicator").str.starts_with(p) for p in FLEET_PREFIXES])
         )
         .with_columns(
-            pl.col("indicator")
-            .map_elements(label_fleet_indicator, return_dtype=pl.String)
-            .alias("label")
+            pl.col("indicator").map_elements(to_label, return_dtype=pl.String).alias("label")
         )
         .sort("indicator")
     )
@@ -375,9 +349,11 @@ def build_annual_dossier(
         Headline("Nota anual (pontos)", grade.get("annual_score")),
         Headline("ICV (pontos)", grade.get("icv_score", year_values.get("icv_score"))),
         Headline("IQS (pontos)", grade.get("iqs_score")),
-        Headline("Cumprimento de viagens", year_values.get("icv_fulfilment"), "percent"),
-        Headline("Pontualidade", year_values.get("icv_punctuality"), "percent"),
-        Headline("Quebras por 10.000 km", year_values.get("breakdowns_per_10000_km"), "number", 2),
+        *[
+            indicator_headline(label, id, year_values.get(id))
+            for id, label in ICV_PARTS
+            if id in HEADLINE_PARTS
+        ],
         Headline(
             "Km rodados ÷ programados",
             grade.get("km_efficiency", year_values.get("km_efficiency")),
@@ -411,13 +387,7 @@ def build_annual_dossier(
             icv_monthly,
             (
                 Col("month", "Mês", "month"),
-                Col("icv_fulfilment", "Cumprimento de viagens", pct),
-                Col("icv_punctuality", "Pontualidade", pct),
-                Col("breakdowns_per_10000_km", "Quebras por 10.000 km", "number", 2),
-                Col("icv_score_fulfilment", "Pontos cumprimento", "number"),
-                Col("icv_score_punctuality", "Pontos pontualidade", "number"),
-                Col("icv_score_breakdowns", "Pontos quebras", "number"),
-                Col("icv_score", "Nota do ICV", "number"),
+                *[indicator_col(id, label) for id, label in ICV_PARTS],
             ),
         ),
         ReportTable(
@@ -488,9 +458,7 @@ def build_annual_dossier(
             km_monthly,
             (
                 Col("month", "Mês", "month"),
-                Col("km_programmed", "Km programados", "number"),
-                Col("km_run", "Km rodados", "number"),
-                Col("km_efficiency", "Km rodados ÷ programados", pct),
+                *[indicator_col(id, label) for id, label in KM_PARTS],
                 Col("is_km_ok", "Atinge o mínimo", "bool"),
             ),
         ),

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from core.indicators import indicator
+
 KINDS = ("text", "integer", "number", "percent", "date", "month", "bool", "code")
 """How a column is shown: text, integer (1.234), number (1.234,5), percent (97,3 %),
 date (dd/mm/aaaa), month (a Date shown as mar/2026), bool (sim/não), code (an id, as is)."""
@@ -104,3 +106,25 @@ class ReportData:
 
     def table(self, name: str) -> ReportTable:
         return self.tables[name]
+
+
+def to_indicator_kind(id: str) -> tuple[str, int]:
+    """How a report shows an indicator of the catalogue (`core.indicators`): its column kind
+    ('percent', 'integer' or 'number') and decimals."""
+    found = indicator(id)
+    if found is None:
+        return "number", 1
+    kind = {"percent": "percent", "count": "integer"}.get(found.format, "number")
+    return kind, found.decimals
+
+
+def indicator_col(id: str, label: str) -> Col:
+    """A column holding the values of indicator `id`, shown as the catalogue says."""
+    kind, decimals = to_indicator_kind(id)
+    return Col(id, label, kind, decimals)
+
+
+def indicator_headline(label: str, id: str, value: float | None) -> Headline:
+    """A headline figure holding a value of indicator `id`, shown as the catalogue says."""
+    kind, decimals = to_indicator_kind(id)
+    return Headline(label, value, kind, decimals)

@@ -14,21 +14,16 @@ from core.profile import Profile
 from core.store import Store
 from core.tables.observed import FARE_CLASSES
 from dashboard.format import to_period
+from dashboard.labels import FARE_CLASS_LABELS
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_staff
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
 from dashboard.reports.operation import (
-    attach_line_names,
+    LINE_COLUMNS,
+    build_line_table,
     compute_line_operation,
     compute_passengers_by_class,
-)
-from dashboard.reports.sources import (
-    FARE_CLASS_LABELS,
-    compute_scopes,
-    read_outcomes,
-    read_routes,
-    read_taps,
-    read_vehicles,
+    read_operation_inputs,
 )
 
 
@@ -41,7 +36,7 @@ def build_monthly_report(
     command: str | None = None,
 ) -> ReportData:
     """The monthly operating report of `month` ('2026-03') from the store."""
-    period = parse_period(month)
+    period = parse_period(month, where="--month")
     if period.kind != "month":
         raise ConfigError(
             f"invalid month {month!r}: expected YYYY-MM",
@@ -49,14 +44,11 @@ def build_monthly_report(
             hint="e.g. --month 2026-03",
         )
     start, end = period.start, period.end
-    outcomes = read_outcomes(store, start, end)
-    taps = read_taps(store, start, end, profile.general.timezone.value)
-    routes, vehicles = read_routes(store), read_vehicles(store)
-    scopes = compute_scopes(routes, outcomes, vehicles)
+    inputs = read_operation_inputs(store, period, profile)
     people = read_staff(staff) if staff else None
 
-    by_form = compute_passengers_by_class(taps)
-    operation = compute_line_operation(outcomes)
+    by_form = compute_passengers_by_class(inputs.taps)
+    operation = compute_line_operation(inputs.outcomes)
     if people is not None:
         people = people.filter(pl.col("month") == start)
         operation = operation.join(
@@ -70,21 +62,8 @@ def build_monthly_report(
             pl.lit(None, dtype=pl.Int64).alias("n_drivers"),
             pl.lit(None, dtype=pl.Int64).alias("n_inspectors"),
         )
-    operation = (
-        attach_line_names(
-            operation.join(
-                by_form.select("route_id", "n_passengers"), on="route_id", how="full", coalesce=True
-            ),
-            routes,
-            scopes,
-        )
-        .with_columns(
-            [
-                pl.col(c).fill_null(0)
-                for c in ("n_passengers", "n_programmed", "n_run", "km_programmed", "km_run")
-            ]
-        )
-        .sort("route_id")
+    operation = build_line_table(
+        operation, by_form.select("route_id", "n_passengers"), inputs.routes, inputs.scopes
     )
 
     forms = [c for c in FARE_CLASSES if int(by_form[f"n_{c}"].sum()) > 0] or ["full"]
@@ -117,14 +96,7 @@ def build_monthly_report(
             "Rodagem, viagens e pessoal por linha",
             operation,
             (
-                Col("route_id", "Linha", "code"),
-                Col("line_name", "Nome"),
-                Col("operator_id", "Operadora", "code"),
-                Col("n_passengers", "Passageiros", "integer"),
-                Col("n_programmed", "Viagens programadas", "integer"),
-                Col("n_run", "Viagens realizadas", "integer"),
-                Col("km_programmed", "Km programados", "number"),
-                Col("km_run", "Km rodados", "number"),
+                *LINE_COLUMNS,
                 Col("n_drivers", "Motoristas", "integer"),
                 Col("n_inspectors", "Fiscais", "integer"),
             ),
@@ -172,12 +144,7 @@ def build_monthly_report(
         headlines=headlines,
         sections=sections,
         tables=tables,
-        inputs={
-            "trip_outcomes": outcomes,
-            "fare_transactions": taps,
-            "gtfs_routes": routes,
-            "vehicles": vehicles,
-        },
+        inputs=inputs.hashed(),
         files={"staff": staff},
         profile=profile,
         store=store,

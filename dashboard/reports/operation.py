@@ -7,16 +7,75 @@ so a report's line totals equal the `indicators` rows of the same period.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
 from analytics.indices.icv import compute_trip_flags
 from analytics.indices.ridership import compute_ridership, match_integrations
-from analytics.indices.scopes import UNKNOWN, attach_scopes
+from analytics.indices.scopes import UNKNOWN, attach_scopes, compute_line_scopes
+from core.periods import Period
 from core.profile import Profile
+from core.store import Store
 from core.tables.observed import FARE_CLASSES
+from dashboard.queries.filters import read_routes
+from dashboard.queries.fleet import read_register
+from dashboard.queries.lines import read_outcomes
+from dashboard.queries.reports import read_taps
+from dashboard.reports.model import Col
 
 LINE_LEVEL = (("line", "route_id"),)
+
+LINE_COLUMNS = (
+    Col("route_id", "Linha", "code"),
+    Col("line_name", "Nome"),
+    Col("operator_id", "Operadora", "code"),
+    Col("n_passengers", "Passageiros", "integer"),
+    Col("n_programmed", "Viagens programadas", "integer"),
+    Col("n_run", "Viagens realizadas", "integer"),
+    Col("km_programmed", "Km programados", "number"),
+    Col("km_run", "Km rodados", "number"),
+)
+"""The first columns of the per-line table of the semester and monthly reports."""
+
+LINE_COUNTS = ("n_passengers", "n_programmed", "n_run", "km_programmed", "km_run")
+"""What a line without trips or taps counts as 0 in that table."""
+
+
+@dataclass(frozen=True)
+class OperationInputs:
+    """What the semester and monthly reports read from the store for a period."""
+
+    outcomes: pl.DataFrame
+    taps: pl.DataFrame
+    routes: pl.DataFrame
+    vehicles: pl.DataFrame
+    scopes: pl.DataFrame
+    """Operator and lot of every line (`analytics.indices.scopes.compute_line_scopes`)."""
+
+    def hashed(self) -> dict[str, pl.DataFrame]:
+        """The frames behind the report's reproducibility hash, by table name."""
+        return {
+            "trip_outcomes": self.outcomes,
+            "fare_transactions": self.taps,
+            "gtfs_routes": self.routes,
+            "vehicles": self.vehicles,
+        }
+
+
+def read_operation_inputs(store: Store, period: Period, profile: Profile) -> OperationInputs:
+    """Trip outcomes and taps of the period's (local) days, the lines, the fleet register and
+    the scopes of the lines, through the dashboard's readers."""
+    outcomes = read_outcomes(store, period.start, period.end)
+    routes, vehicles = read_routes(store), read_register(store)
+    return OperationInputs(
+        outcomes=outcomes,
+        taps=read_taps(store, period, profile.general.timezone.value),
+        routes=routes,
+        vehicles=vehicles,
+        scopes=compute_line_scopes(routes, outcomes, vehicles),
+    )
+
 
 OPERATION_COLUMNS = (
     "n_programmed",
@@ -113,4 +172,19 @@ def attach_line_names(df: pl.DataFrame, routes: pl.DataFrame, scopes: pl.DataFra
     )
     return attach_scopes(df.join(names, on="route_id", how="left"), scopes).with_columns(
         pl.col("line_name").fill_null(pl.col("route_id"))
+    )
+
+
+def build_line_table(
+    operation: pl.DataFrame, per_line: pl.DataFrame, routes: pl.DataFrame, scopes: pl.DataFrame
+) -> pl.DataFrame:
+    """`operation` (per line) with the `per_line` figures (taps, IPK...) of every line either
+    has, the line's name, operator and lot (`attach_line_names`), `LINE_COUNTS` null -> 0, by
+    line."""
+    return (
+        attach_line_names(
+            operation.join(per_line, on="route_id", how="full", coalesce=True), routes, scopes
+        )
+        .with_columns([pl.col(c).fill_null(0) for c in LINE_COUNTS])
+        .sort("route_id")
     )

@@ -4,33 +4,25 @@ per line and month, and the maintenance costs the operator enters."""
 
 from __future__ import annotations
 
-import re
-from datetime import date
 from pathlib import Path
 
 import polars as pl
 
-from core.errors import ConfigError
+from core.periods import parse_semester
 from core.profile import Profile
 from core.store import Store
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_maintenance_costs
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
 from dashboard.reports.operation import (
+    LINE_COLUMNS,
     attach_line_names,
+    build_line_table,
     compute_line_ipk,
     compute_line_operation,
     compute_passengers_by_class,
+    read_operation_inputs,
 )
-from dashboard.reports.sources import (
-    compute_scopes,
-    read_outcomes,
-    read_routes,
-    read_taps,
-    read_vehicles,
-)
-
-_HALF = re.compile(r"^(\d{4})-S?([12])$")
 
 FARE_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("paying", "Pagantes (inteira)", ("full",)),
@@ -42,24 +34,6 @@ FARE_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 """The law's groups of passengers (BG Anexo I XLII: 'pagantes, isentos, VT etc.') from the
 fare classes of the taps."""
-
-
-def parse_half(text: str) -> tuple[int, int, date, date]:
-    """'2026-1' or '2026-S1' -> (year, half, first day, last day)."""
-    m = _HALF.match(text.strip())
-    if not m:
-        raise ConfigError(
-            f"invalid semester {text!r}: expected YYYY-1 (January-June) or YYYY-2 (July-December)",
-            where="--half",
-            hint="e.g. --half 2026-1",
-        )
-    year, half = int(m[1]), int(m[2])
-    return (
-        year,
-        half,
-        date(year, 1 if half == 1 else 7, 1),
-        date(year, 6 if half == 1 else 12, 30 if half == 1 else 31),
-    )
 
 
 def compute_fare_groups(by_class: pl.DataFrame) -> pl.DataFrame:
@@ -101,12 +75,11 @@ def build_semester_report(
     command: str | None = None,
 ) -> ReportData:
     """The semester report of `half` ('2026-1' = January-June) from the store."""
-    year, n_half, start, end = parse_half(half)
-    tz = profile.general.timezone.value
-    outcomes = read_outcomes(store, start, end)
-    taps = read_taps(store, start, end, tz)
-    routes, vehicles = read_routes(store), read_vehicles(store)
-    scopes = compute_scopes(routes, outcomes, vehicles)
+    semester = parse_semester(half)
+    year, n_half = semester.start.year, 1 if semester.start.month == 1 else 2
+    start, end = semester.start, semester.end
+    read = read_operation_inputs(store, semester, profile)
+    outcomes, taps, routes, scopes = read.outcomes, read.taps, read.routes, read.scopes
     costs = read_maintenance_costs(maintenance) if maintenance else None
     if costs is not None:
         costs = costs.filter(pl.col("month").is_between(start, end))
@@ -114,14 +87,7 @@ def build_semester_report(
     operation = compute_line_operation(outcomes)
     ipk = compute_line_ipk(taps, outcomes, scopes, profile)
     groups = compute_fare_groups(compute_passengers_by_class(taps))
-    lines = attach_line_names(
-        operation.join(ipk.drop("km_run"), on="route_id", how="full", coalesce=True),
-        routes,
-        scopes,
-    ).with_columns(pl.col("n_passengers").fill_null(0))
-    lines = lines.with_columns(
-        [pl.col(c).fill_null(0) for c in ("n_programmed", "n_run", "km_programmed", "km_run")]
-    ).sort("route_id")
+    lines = build_line_table(operation, ipk.drop("km_run"), routes, scopes)
     monthly = compute_line_ipk(taps, outcomes, scopes, profile, by=("month",))
 
     total_km = float(lines["km_run"].sum())
@@ -142,14 +108,7 @@ def build_semester_report(
     ]
 
     line_cols = (
-        Col("route_id", "Linha", "code"),
-        Col("line_name", "Nome"),
-        Col("operator_id", "Operadora", "code"),
-        Col("n_passengers", "Passageiros", "integer"),
-        Col("n_programmed", "Viagens programadas", "integer"),
-        Col("n_run", "Viagens realizadas", "integer"),
-        Col("km_programmed", "Km programados", "number"),
-        Col("km_run", "Km rodados", "number"),
+        *LINE_COLUMNS,
         Col("ipk", "IPK", "number", 3),
         Col("ipk_equivalent", "IPK equivalente", "number", 3),
     )
@@ -214,12 +173,7 @@ def build_semester_report(
             (Chart("IPK por linha", "linhas", "route_id", ("ipk",), "bar", "passageiros/km"),),
         ),
     ]
-    inputs = {
-        "trip_outcomes": outcomes,
-        "fare_transactions": taps,
-        "gtfs_routes": routes,
-        "vehicles": vehicles,
-    }
+    inputs = read.hashed()
     if costs is not None:
         per_km = compute_maintenance_per_km(
             costs,

@@ -21,56 +21,11 @@ from analytics.indices.infractions import DISCLAIMER
 from analytics.indices.job import IndexResults, read_cost_per_km, run_indices
 from analytics.indices.trace import read_trace_pings, trace_indicator
 from core.errors import ConfigError
+from core.indicators import to_label
 from core.periods import Period, parse_period, range_period
 from core.profile import Profile
 from pontual.context import Context
 
-# pt-BR names of the indicators printed (the id is shown for the others)
-LABELS = {
-    "trips_programmed": "viagens programadas",
-    "trips_justified": "viagens justificadas",
-    "trips_run": "viagens realizadas",
-    "trips_suppressed": "viagens suprimidas",
-    "trips_not_evaluated": "viagens não avaliadas — sem dados",
-    "evaluated_share": "viagens avaliadas / programadas",
-    "gps_coverage_share": "viagens com GPS / programadas",
-    "trips_partial": "viagens parciais",
-    "trips_broken_down": "viagens interrompidas por quebra",
-    "trips_late": "viagens atrasadas",
-    "trips_early": "viagens adiantadas",
-    "icv_fulfilment": "ICV — cumprimento de viagens",
-    "icv_punctuality": "ICV — pontualidade",
-    "share_late": "atrasadas / realizadas",
-    "share_early": "adiantadas / realizadas",
-    "breakdowns": "quebras",
-    "breakdowns_per_10000_km": "quebras por 10 000 km",
-    "mkbf_km": "km médio entre quebras (MKBF)",
-    "km_run": "km rodados",
-    "km_programmed": "km programados",
-    "icv_score": "nota do ICV",
-    "km_efficiency": "km rodados / programados",
-    "km_efficiency_window": "km rodados / programados (12 meses)",
-    "km_months_below": "meses abaixo do mínimo de km",
-    "passengers": "passageiros",
-    "equivalent_passengers": "passageiros equivalentes",
-    "fare_integrations": "integrações tarifárias",
-    "ipk": "IPK",
-    "ipk_equivalent": "IPK equivalente",
-    "technical_tariff_brl": "tarifa técnica (R$)",
-    "ewt_s": "tempo de espera excedente (EWT, s)",
-    "headway_regularity": "regularidade do intervalo",
-    "iqs": "IQS",
-    "annual_score": "nota anual",
-    "days_reserve_below_min": "dias com reserva abaixo do mínimo",
-    "days_reserve_above_max": "dias com reserva acima do máximo (CGS art. 23)",
-    "days_grave_fleet_cut": "dias de redução grave de frota",
-    "regions_served_urban": "regiões urbanas atendidas (deslocamento médio, CGS art. 4)",
-    "regions_served_rural": "regiões rurais atendidas (deslocamento médio, CGS art. 4)",
-    "mean_walk_m_urban": "deslocamento médio urbano até o ponto (m)",
-    "mean_walk_m_rural": "deslocamento médio rural até o ponto (m)",
-    "coverage_urban": "cobertura urbana (400 m)",
-    "coverage_rural": "cobertura rural (1 500 m)",
-}
 RATIO_UNITS = {"ratio"}
 DEFAULT_SHOWN = (
     "trips_programmed",
@@ -225,7 +180,7 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
     for r in rows.iter_rows(named=True):
         out.add_row(
             f"{r['scope']} {r['scope_id']}",
-            LABELS.get(r["indicator"], r["indicator"]),
+            to_label(r["indicator"]),
             format_value(r["value"], r["unit"]),
             "" if r["denominator"] is None else format_value(r["numerator"], "n"),
             "" if r["denominator"] is None else format_value(r["denominator"], "n"),
@@ -332,7 +287,7 @@ def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
         "pings",
         "no numerador",
         "no denominador",
-        title=f"{LABELS.get(args.trace, args.trace)} — {scope} {scope_id} — {period.label}",
+        title=f"{to_label(args.trace)} — {scope} {scope_id} — {period.label}",
     )
     for r in used.iter_rows(named=True):
         pings_txt = (

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from core.errors import ConfigError, StoreError
 from core.store import Store, open_snapshot
-from dashboard.reports.annual import build_annual_dossier, read_annual_scopes
+from dashboard.queries.annual import read_annual_scopes
+from dashboard.reports.annual import build_annual_dossier
 from dashboard.reports.model import ReportData
 from dashboard.reports.monthly import build_monthly_report
 from dashboard.reports.render_csv import to_csv

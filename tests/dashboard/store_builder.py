@@ -26,12 +26,12 @@ INDICATORS = {
     ("2026-03", "icv_fulfilment"): (1449.0, 1489.0, 0.9731),
     ("2026-03", "icv_punctuality"): (1275.0, 1449.0, 0.88),
     ("2026-03", "breakdowns_per_10000_km"): (3.0, 24000.0, 1.25),
-    ("2026-03", "suppressed_trips"): (None, None, 40.0),
+    ("2026-03", "trips_suppressed"): (None, None, 40.0),
     ("2026-03", "km_efficiency"): (22896.0, 24000.0, 0.954),
     ("2026-03", "ipk"): (44880.0, 24000.0, 1.87),
     ("2026-02", "icv_fulfilment"): (1400.0, 1456.8, 0.961),
     ("2026-02", "icv_score"): (None, None, 80.0),
-    ("2026-02", "suppressed_trips"): (None, None, 45.0),
+    ("2026-02", "trips_suppressed"): (None, None, 45.0),
     ("2026", "annual_score"): (None, None, 84.0),
 }
 

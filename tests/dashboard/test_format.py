@@ -6,7 +6,6 @@ from datetime import UTC, date, datetime
 
 import polars as pl
 
-from dashboard.data import compute_period_dates, compute_previous_period
 from dashboard.format import (
     format_column,
     to_date,
@@ -51,7 +50,8 @@ def test_dates_are_dd_mm_aaaa_in_local_time() -> None:
 def test_periods_read_and_step_back() -> None:
     assert to_period("2026-03") == "mar/2026"
     assert to_period("2026-03-01..2026-03-15") == "01/03/2026 a 15/03/2026"
-    assert compute_period_dates("2024-02") == (date(2024, 2, 1), date(2024, 2, 29))
-    assert compute_previous_period("2026-01") == "2025-12"
-    assert compute_previous_period("2026") == "2025"
-    assert compute_previous_period("2026-03-08..2026-03-14") == "2026-03-01..2026-03-07"
+    assert to_period("2026-S1") == "1º sem./2026"
+    assert to_period("2026-03-02") == "02/03/2026"
+    assert to_period("2025-04..2026-03") == "01/04/2025 a 31/03/2026"
+    assert to_period("2026") == "2026"
+    assert to_period("not a period") == "not a period"

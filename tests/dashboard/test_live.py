@@ -15,7 +15,7 @@ import pytest
 from google.protobuf import json_format
 from streamlit.testing.v1 import AppTest
 
-from dashboard.data import LIVE_POSITIONS_PATH, LIVE_TRIP_UPDATES_PATH, build_live_vehicles
+from dashboard.queries.live import LIVE_POSITIONS_PATH, LIVE_TRIP_UPDATES_PATH, build_live_vehicles
 from gtfs.realtime import build_trip_updates, build_vehicle_positions
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")

@@ -10,8 +10,10 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.indicators import indicator
 from core.store import open_snapshot
 from dashboard.format import to_integer, to_number, to_percent
+from dashboard.labels import label_indicators
 from dashboard.pages import PAGES
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
@@ -66,3 +68,17 @@ def test_every_page_renders_on_the_pipeline_store(app: AppTest, path: str, title
     # Every page the pipeline fills shows data, not a 'run this command' notice.
     if path != "pages/live.py":
         assert not [i.value for i in app.info if "Rode `pontual" in i.value], path
+
+
+def test_every_indicator_the_pipeline_writes_is_in_the_catalogue(pipeline_store: Path) -> None:
+    """The ids and units a real run writes (`pontual demo`) are the catalogue's, so every
+    page, report and CLI table names them in pt-BR and formats them as declared."""
+    with open_snapshot(pipeline_store) as store:
+        written = store.query("SELECT DISTINCT indicator, unit FROM indicators").rows()
+    assert len(written) >= 50
+    entries = {i: indicator(i) for i, _ in written}
+    assert not [i for i, entry in entries.items() if entry is None]
+    wrong_unit = [(i, u) for i, u in written if (e := entries[i]) is not None and e.unit != u]
+    assert not wrong_unit, wrong_unit
+    shown = label_indicators(pl.Series([i for i, _ in written]))
+    assert all(label != id for label, (id, _) in zip(shown, written, strict=True))

@@ -12,7 +12,6 @@ month and a semester boundary exercise every table. Building it takes about 10 s
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -45,6 +44,7 @@ from pontual.cli import main
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from tests.conftest import FIXTURES
+from tests.dashboard.report_reading import headline, line_in, pdf_text
 
 PROFILE = load_profile("bento-goncalves-2021")
 HERE = FIXTURES / "reports"
@@ -86,15 +86,6 @@ def store(store_file: Path) -> Iterator[Store]:
         yield s
 
 
-def pdf_text(path: Path) -> str:
-    if shutil.which("pdftotext") is None:
-        pytest.skip("pdftotext (Debian poppler-utils, `make sysdeps`) is not installed")
-    out = subprocess.run(
-        ["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True, text=True
-    )
-    return out.stdout
-
-
 def indicator(store: Store, scope: str, scope_id: str, period: str, name: str) -> float:
     rows = store.query(
         "SELECT value FROM indicators WHERE scope = ? AND scope_id = ? AND period = ? "
@@ -103,18 +94,6 @@ def indicator(store: Store, scope: str, scope_id: str, period: str, name: str) -
     )
     assert rows.height == 1, (scope, scope_id, period, name)
     return float(rows["value"][0])
-
-
-def headline(report: ReportData, label: str) -> object:
-    rows = report.table("resumo").frame.filter(pl.col("label") == label)
-    assert rows.height == 1, label
-    value, text = rows.row(0)[1:]
-    return value if value is not None else text
-
-
-def line_in(text: str, label: str, value: str) -> bool:
-    """Whether the PDF text shows `value` on the same line as `label`."""
-    return any(label in ln and value in ln.split(label, 1)[1] for ln in text.splitlines())
 
 
 # -- semester -------------------------------------------------------------------------------

@@ -19,8 +19,6 @@ second rendering from a fresh read of the store gives the same hash and the same
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -41,6 +39,7 @@ from dashboard.reports.semester import build_semester_report
 from pontual.cli import main
 from sample_data.timetable import sampled_year_dates
 from tests.conftest import FIXTURES
+from tests.dashboard.report_reading import headline, line_in, pdf_text
 
 PROFILE = load_profile("bento-goncalves-2021")
 YEAR = 2025
@@ -118,15 +117,6 @@ def rendered(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Rendered
     }
 
 
-def pdf_text(path: Path) -> str:
-    if shutil.which("pdftotext") is None:
-        pytest.skip("pdftotext (Debian poppler-utils, `make sysdeps`) is not installed")
-    done = subprocess.run(
-        ["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True, text=True
-    )
-    return done.stdout
-
-
 def values(store: Store, scope: str, scope_id: str, name: str) -> dict[str, float]:
     """period -> value of one indicator of one scope, every period in the store."""
     rows = store.query(
@@ -134,18 +124,6 @@ def values(store: Store, scope: str, scope_id: str, name: str) -> dict[str, floa
         [scope, scope_id, name],
     )
     return dict(rows.iter_rows())
-
-
-def headline(report: ReportData, label: str) -> object:
-    rows = report.table("resumo").frame.filter(pl.col("label") == label)
-    assert rows.height == 1, label
-    value, text = rows.row(0)[1:]
-    return value if value is not None else text
-
-
-def line_in(text: str, label: str, value: str) -> bool:
-    """Whether the PDF text shows `value` on the same line as `label`, after it."""
-    return any(label in ln and value in ln.split(label, 1)[1] for ln in text.splitlines())
 
 
 # -- the store of the sampled year ------------------------------------------------------------

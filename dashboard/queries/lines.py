@@ -1,0 +1,149 @@
+"""Linhas: what each line did over the period and on one day.
+
+Reads `trip_outcomes` (counts per outcome, the day's trips, departure delays; also every
+column for the reports), `scheduled_trips` with `gtfs_stop_times` and `stop_visits` (the
+time-distance diagram), `headway_observations` (waits at frequent lines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from core.store import Store
+from dashboard.queries.snapshot import build_selection, select_rows
+
+OUTCOME_LABELS: dict[str, str] = {
+    "on_time": "no horário",
+    "late": "atrasada",
+    "early": "adiantada",
+    "partial": "parcial",
+    "suppressed": "suprimida",
+    "broken_down": "quebra",
+    "not_evaluated": "não avaliada — sem dados",
+}
+"""Trip outcomes in the laws' words (BG art. 57-I)."""
+
+
+def read_outcome_counts(
+    store: Store, start: date, end: date, route_ids: Sequence[str] | None, direction: int | None
+) -> pl.DataFrame:
+    """Trip outcomes per line over [start, end]: `route_id`, `n_programmed`, one `n_<outcome>`
+    column per outcome, `n_justified` (trips covered by an approved incident)."""
+    selection = build_selection(start, end, route_ids, direction)
+    if selection is None:
+        return pl.DataFrame()
+    where, params = selection
+    counts = ", ".join(f"count(*) FILTER (WHERE outcome = '{o}') AS n_{o}" for o in OUTCOME_LABELS)
+    return store.query(
+        f"SELECT route_id, count(*) AS n_programmed, {counts}, "
+        "count(*) FILTER (WHERE is_justified) AS n_justified "
+        f"FROM trip_outcomes WHERE {' AND '.join(where)} GROUP BY route_id ORDER BY route_id",
+        params,
+    )
+
+
+def read_service_dates(store: Store, start: date, end: date) -> list[date]:
+    """Service days with trip outcomes inside [start, end], newest first."""
+    rows = store.query(
+        "SELECT DISTINCT service_date FROM trip_outcomes WHERE service_date BETWEEN ? AND ? "
+        "ORDER BY service_date DESC",
+        [start, end],
+    )
+    return list(rows["service_date"].to_list())
+
+
+def read_day_outcomes(
+    store: Store, service_date: date, route_id: str, direction: int | None
+) -> pl.DataFrame:
+    """The `trip_outcomes` rows of one line on one day, in planned order."""
+    return select_rows(
+        store,
+        "trip_outcomes",
+        {"service_date": service_date, "route_id": route_id, "direction_id": direction},
+        order_by=("planned_start_at",),
+    )
+
+
+def read_marey(
+    store: Store, service_date: date, route_id: str, direction: int | None
+) -> pl.DataFrame:
+    """Time–distance points of a line's day: `trip_id`, `kind` ('programada' or 'realizada'),
+    `at` (UTC instant), `dist_km` (distance along the itinerary, km), `vehicle_id`.
+
+    Scheduled points come from the timetable (service-day reference = planned start instant
+    minus planned start seconds, plus each stop time); actual points from `stop_visits`.
+    """
+    frames = []
+    params: list[Any] = [service_date, route_id]
+    dir_sql = ""
+    if direction is not None:
+        dir_sql = " AND s.direction_id = ?"
+        params.append(direction)
+    frames.append(
+        store.query(
+            "SELECT s.trip_id, 'programada' AS kind, "
+            "s.planned_start_at + to_seconds(coalesce(t.arrival_time_s, t.departure_time_s)"
+            " - s.planned_start_s) AS at, t.shape_dist_m / 1000.0 AS dist_km, "
+            "NULL::VARCHAR AS vehicle_id "
+            "FROM scheduled_trips s JOIN gtfs_stop_times t "
+            "ON t.feed_id = s.feed_id AND t.trip_id = s.template_trip_id "
+            "WHERE s.service_date = ? AND s.route_id = ?" + dir_sql + " "
+            "AND t.shape_dist_m IS NOT NULL",
+            params,
+        )
+    )
+    frames.append(
+        store.query(
+            "SELECT v.trip_id, 'realizada' AS kind, coalesce(v.arrival_at, v.departure_at)"
+            " AS at, v.stop_dist_m / 1000.0 AS dist_km, v.vehicle_id "
+            "FROM stop_visits v JOIN trip_outcomes s "
+            "ON s.service_date = v.service_date AND s.trip_id = v.trip_id "
+            "AND s.vehicle_id = v.vehicle_id AND s.run_index = v.run_index "
+            "WHERE v.service_date = ? AND s.route_id = ?" + dir_sql + " "
+            "AND coalesce(v.arrival_at, v.departure_at) IS NOT NULL",
+            params,
+        )
+    )
+    frames = [f for f in frames if f.height]
+    if not frames:
+        return pl.DataFrame()
+    return pl.concat(frames, how="vertical_relaxed").sort("kind", "trip_id", "at")
+
+
+def read_headways(store: Store, start: date, end: date, route_id: str) -> pl.DataFrame:
+    """`headway_observations` of one line over [start, end] (frequent lines only)."""
+    return select_rows(
+        store,
+        "headway_observations",
+        {"route_id": route_id},
+        between=("service_date", start, end),
+        order_by=("service_date", "direction_id", "hour_at"),
+    )
+
+
+def read_delays(
+    store: Store, start: date, end: date, route_id: str, direction: int | None
+) -> pl.DataFrame:
+    """Origin departure delays of a line's run trips over [start, end]: `delay_min` (+ late)."""
+    frame = select_rows(
+        store,
+        "trip_outcomes",
+        {"route_id": route_id, "direction_id": direction},
+        between=("service_date", start, end),
+        columns=("departure_delay_s",),
+    )
+    if frame.is_empty():
+        return pl.DataFrame()
+    return frame.drop_nulls().select((pl.col("departure_delay_s") / 60.0).alias("delay_min"))
+
+
+def read_outcomes(store: Store, start: date, end: date) -> pl.DataFrame:
+    """Every `trip_outcomes` column (declared dtypes) of the service days [start, end], by
+    day and trip: what the reports count (the ICV flags need them all)."""
+    return store.read("trip_outcomes", "service_date BETWEEN ? AND ?", [start, end]).sort(
+        "service_date", "trip_id"
+    )

@@ -1,0 +1,128 @@
+"""Ao vivo: the vehicles of the live GTFS-RT feed (`pontual serve`), or the last stored ping
+of each vehicle when the feed is not running.
+
+Reads the feed server's JSON (VehiclePositions and TripUpdates) over HTTP, and
+`vehicle_locations` from the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from core.instants import to_utc_instant
+from core.store import Store
+
+LIVE_POSITIONS_PATH = "/gtfs-rt/vehicle-positions.pb?format=json"
+
+
+LIVE_TRIP_UPDATES_PATH = "/gtfs-rt/trip-updates.pb?format=json"
+
+
+LIVE_HEALTH_PATH = "/health"
+
+
+LIVE_SCHEMA: dict[str, Any] = {
+    "vehicle_id": pl.String,
+    "route_id": pl.String,
+    "trip_id": pl.String,
+    "lat": pl.Float64,
+    "lon": pl.Float64,
+    "delay_s": pl.Float64,
+    "occupancy_status": pl.String,
+    "occupancy_percentage": pl.Float64,
+    "timestamp_at": pl.Datetime("us", "UTC"),
+}
+"""Columns of `build_live_vehicles`."""
+
+
+def _json_path(frame: pl.DataFrame, column: str, *fields: str) -> pl.Expr:
+    """The nested field `column.fields...` of a frame of JSON objects; null where the payload
+    never carries it (protobuf JSON omits default and absent fields)."""
+    if column not in frame.columns:
+        return pl.lit(None)
+    expr, dtype = pl.col(column), frame.schema[column]
+    dtype_any: Any = dtype
+    for name in fields:
+        if not isinstance(dtype_any, pl.Struct) or name not in {f.name for f in dtype_any.fields}:
+            return pl.lit(None)
+        dtype_any = next(f.dtype for f in dtype_any.fields if f.name == name)
+        expr = expr.struct.field(name)
+    return expr
+
+
+def build_live_vehicles(
+    positions: Mapping[str, Any], trip_updates: Mapping[str, Any]
+) -> pl.DataFrame:
+    """The vehicles of the live feed (`pontual serve`'s GTFS-RT JSON, `?format=json`): one row
+    per VehiclePosition with a position, its trip's delay from the TripUpdates feed.
+
+    Columns: `vehicle_id`, `route_id`, `trip_id`, `lat`, `lon` (WGS84), `delay_s` (the trip
+    update's delay, seconds, + late; null when the vehicle has no predicted trip),
+    `occupancy_status` (GTFS-RT enum name; null when not sent: EMPTY is protobuf's default),
+    `occupancy_percentage` (0-100+), `timestamp_at` (UTC instant of the position).
+    """
+    entities = [e for e in positions.get("entity", []) if isinstance(e.get("vehicle"), dict)]
+    if not entities:
+        return pl.DataFrame(schema=LIVE_SCHEMA)
+    vp = pl.from_dicts([e["vehicle"] for e in entities], infer_schema_length=None)
+    vehicles = vp.select(
+        _json_path(vp, "vehicle", "id").alias("vehicle_id"),
+        _json_path(vp, "trip", "routeId").alias("route_id"),
+        _json_path(vp, "trip", "tripId").alias("trip_id"),
+        _json_path(vp, "position", "latitude").alias("lat"),
+        _json_path(vp, "position", "longitude").alias("lon"),
+        _json_path(vp, "occupancyStatus").alias("occupancy_status"),
+        _json_path(vp, "occupancyPercentage").alias("occupancy_percentage"),
+        # int64 fields are strings in protobuf JSON
+        _json_path(vp, "timestamp").cast(pl.Int64).alias("timestamp_s"),
+    ).with_columns(to_utc_instant("timestamp_s").alias("timestamp_at"))
+    updates = [e["tripUpdate"] for e in trip_updates.get("entity", []) if "tripUpdate" in e]
+    delays = pl.DataFrame(schema={"trip_id": pl.String, "delay_s": pl.Float64})
+    if updates:
+        tu = pl.from_dicts(updates, infer_schema_length=None)
+        delays = (
+            tu.select(
+                _json_path(tu, "trip", "tripId").cast(pl.String).alias("trip_id"),
+                _json_path(tu, "delay").cast(pl.Float64).alias("delay_s"),
+            )
+            .drop_nulls("trip_id")
+            .unique("trip_id", keep="first")
+        )
+    out = vehicles.with_columns(pl.col("trip_id").cast(pl.String)).join(
+        delays, on="trip_id", how="left"
+    )
+    return (
+        out.select([pl.col(c).cast(t) for c, t in LIVE_SCHEMA.items()])
+        .drop_nulls(["lat", "lon"])
+        .sort("vehicle_id")
+    )
+
+
+def read_live_feed(base_url: str, timeout_s: float) -> pl.DataFrame | None:
+    """Fetch the live vehicles from `pontual serve` at `base_url` (`build_live_vehicles`);
+    None when the server does not answer or answers with an error."""
+    import requests  # a dependency of streamlit; imported here so the module stays light
+
+    base = base_url.rstrip("/")
+    try:
+        bodies = []
+        for path in (LIVE_POSITIONS_PATH, LIVE_TRIP_UPDATES_PATH):
+            reply = requests.get(base + path, timeout=timeout_s)
+            reply.raise_for_status()
+            bodies.append(reply.json())
+    except (requests.RequestException, ValueError):
+        return None
+    return build_live_vehicles(bodies[0], bodies[1])
+
+
+def read_last_positions(store: Store) -> pl.DataFrame:
+    """The last stored ping of every vehicle: `vehicle_id`, `event_at`, `lat`, `lon`,
+    `reported_occupancy` (what the Ao vivo page shows when the live feed is not running)."""
+    return store.query(
+        "SELECT vehicle_id, max(event_at) AS event_at, arg_max(lat, event_at) AS lat, "
+        "arg_max(lon, event_at) AS lon, arg_max(reported_occupancy, event_at) "
+        "AS reported_occupancy FROM vehicle_locations GROUP BY vehicle_id ORDER BY vehicle_id"
+    )

@@ -1,0 +1,71 @@
+"""Visão geral: the headline indices of a scope and their change against the previous period.
+
+Reads `indicators` (one scope, some periods; also the annual dossier's source) and
+`trip_crowding` (the share of runs over the crowding limit, which is not an `indicators`
+row). Returns the `indicators` rows, the change table built from them, and a one-row share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from core.store import Store
+from dashboard.queries.snapshot import build_selection
+
+INDICATOR_COLUMNS = ("period", "indicator", "numerator", "denominator", "value", "unit", "source")
+
+
+def read_indicators(
+    store: Store, scope: str, scope_id: str, periods: Sequence[str]
+) -> pl.DataFrame:
+    """`indicators` rows of one scope (the system scope whatever `scope_id`) for some periods:
+    `period`, `indicator`, `numerator`, `denominator`, `value` (in `unit`), `unit`, `source`
+    (articles and profile keys), sorted by period and indicator."""
+    where = "scope = ? AND list_contains(?::VARCHAR[], period)"
+    params: list[Any] = [scope, list(periods)]
+    if scope != "system":
+        where += " AND scope_id = ?"
+        params.append(scope_id)
+    return store.query(
+        f"SELECT {', '.join(INDICATOR_COLUMNS)} FROM indicators WHERE {where} "
+        "ORDER BY period, indicator",
+        params,
+    )
+
+
+def build_changes(indicators: pl.DataFrame, period: str, previous: str) -> pl.DataFrame:
+    """One row per indicator of `period`: `indicator`, `value`, `previous_value` (the same
+    indicator in `previous`, null when absent) and `change` = value - previous_value, in the
+    indicator's own unit (ratios stay ratios)."""
+    now = indicators.filter(pl.col("period") == period).select("indicator", "value")
+    before = indicators.filter(pl.col("period") == previous).select(
+        "indicator", pl.col("value").alias("previous_value")
+    )
+    return (
+        now.join(before, on="indicator", how="left")
+        .with_columns((pl.col("value") - pl.col("previous_value")).alias("change"))
+        .cast({"value": pl.Float64, "previous_value": pl.Float64, "change": pl.Float64})
+    )
+
+
+def read_crowded_share(
+    store: Store, start: date, end: date, route_ids: Sequence[str] | None
+) -> pl.DataFrame:
+    """Runs over the crowding limit in [start, end] (`trip_crowding`): one row with
+    `n_over_limit`, `n_trips` (runs with a known capacity) and `value` (their ratio, 0-1;
+    null without runs); no row when the line restriction is empty."""
+    selection = build_selection(start, end, route_ids, None)
+    if selection is None:
+        return pl.DataFrame()
+    where, params = selection
+    where.append("is_over_limit IS NOT NULL")
+    return store.query(
+        "SELECT sum(is_over_limit::INTEGER)::INTEGER AS n_over_limit, "
+        "count(*)::INTEGER AS n_trips, avg(is_over_limit::INTEGER) AS value "
+        f"FROM trip_crowding WHERE {' AND '.join(where)}",
+        params,
+    )
