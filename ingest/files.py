@@ -19,26 +19,24 @@ from core.errors import InputError
 from core.profile import Profile
 from core.schema import table
 from core.store import Store
+from ingest.checks import JudgedBatch
 from ingest.gpx import read_gpx
 from ingest.gtfsrt import read_vehicle_positions_file
 from ingest.mapping import Mapping, detect_mapping, read_mapping, to_documented
 from ingest.olhovivo import OLHO_VIVO_TZ, is_olho_vivo, read_olho_vivo
 from ingest.options import IngestOptions
-from ingest.records import (
-    IngestCounts,
-    JudgedBatch,
-    compute_avl_judged,
-    compute_fare_judged,
-    compute_judged,
-    input_columns,
-    read_network_context,
-    write_judged,
-)
+from ingest.parsing import input_columns
 from ingest.registers import (
     compute_count_checks,
     compute_incident_checks,
     compute_survey_checks,
     compute_vehicle_checks,
+)
+from ingest.rules import (
+    compute_avl_judged,
+    compute_fare_judged,
+    compute_judged,
+    read_network_context,
 )
 from ingest.tabular import (
     read_csv_chunks,
@@ -46,6 +44,7 @@ from ingest.tabular import (
     read_json_lines_chunks,
     read_parquet_chunks,
 )
+from ingest.writing import IngestCounts, write_judged
 
 KIND_TABLES = {
     "avl": "vehicle_locations",

@@ -35,12 +35,8 @@ from core.errors import ConfigError, InputError
 from core.store import Store
 from ingest.mqtt_payloads import MessageFrames, build_message_frames
 from ingest.options import IngestOptions
-from ingest.records import (
-    IngestCounts,
-    read_network_context,
-    write_avl_records,
-    write_fare_records,
-)
+from ingest.rules import read_network_context
+from ingest.writing import IngestCounts, write_avl_records, write_fare_records
 
 log = logging.getLogger(__name__)
 
@@ -541,7 +537,7 @@ class MqttConsumer:
                 return
 
 
-# Payload field -> documented AVL raw column of `ingest.records.write_avl_records`.
+# Payload field -> documented AVL raw column of `ingest.writing.write_avl_records`.
 AVL_RENAMES = {
     "trip_id": "reported_trip_id",
     "route_id": "reported_route_id",

@@ -12,8 +12,9 @@ import polars as pl
 
 from core.profile import Profile
 from core.tables.observed import INCIDENT_KINDS
+from ingest.checks import Check
 from ingest.options import IngestOptions
-from ingest.records import Check, _future_check
+from ingest.rules import future_check
 
 
 def _one_of(column: str, allowed: list[str] | tuple[str, ...], what: str) -> Check:
@@ -53,7 +54,7 @@ def compute_incident_checks(options: IngestOptions) -> list[Check]:
     return [
         _one_of("kind", INCIDENT_KINDS, "incident kinds"),
         Check("ends_at", pl.col("ends_at") < pl.col("starts_at"), "ends_at before starts_at"),
-        _future_check("starts_at", datetime.now(UTC), options),
+        future_check("starts_at", datetime.now(UTC), options),
     ]
 
 
@@ -79,7 +80,7 @@ def compute_survey_checks(profile: Profile) -> list[Check]:
 
 def compute_count_checks(options: IngestOptions) -> list[Check]:
     return [
-        _future_check("event_at", datetime.now(UTC), options),
+        future_check("event_at", datetime.now(UTC), options),
         Check("n_boardings", pl.col("n_boardings") < 0, "n_boardings negative"),
         Check("n_alightings", pl.col("n_alightings") < 0, "n_alightings negative"),
     ]

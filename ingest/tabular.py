@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from core.errors import InputError
-from ingest.records import RAW_RECORD, READ_ERROR, RECORD_KEY
+from ingest.parsing import RAW_RECORD, READ_ERROR, RECORD_KEY
 
 JSON_LINE_SUFFIXES = (".jsonl", ".ndjson", ".json")
 

@@ -11,7 +11,7 @@ from core.settings import hash_key
 from ingest.files import KIND_TABLES, ingest_file
 from ingest.gtfsrt import poll_vehicle_positions
 from ingest.options import build_options
-from ingest.records import IngestCounts, write_avl_records
+from ingest.writing import IngestCounts, write_avl_records
 from pontual.context import Context
 
 

@@ -1,0 +1,242 @@
+"""Writing judged batches: accepted rows, quarantine rows and the run's row, one transaction.
+
+`write_judged` reads a `JudgedBatch` (from `ingest.rules`) and appends the good rows
+(idempotent on the table's key; or upserts them, for the fleet register), the quarantine rows and
+an `ingest_runs` row in one transaction, and returns the `IngestCounts`. `write_records`,
+`write_avl_records` and `write_fare_records` validate and write in one call (the MQTT listener's
+entry points). Cost (1 M clean pings): the key check ~0.04 s and the insert ~0.45 s, and a
+clean batch is never copied through a filter.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import polars as pl
+
+from core.schema import UTC_INSTANT, Column, Table, table
+from core.store import Store
+from ingest.checks import Check, JudgedBatch
+from ingest.options import IngestOptions
+from ingest.rules import (
+    NetworkContext,
+    compute_avl_judged,
+    compute_fare_judged,
+    compute_judged,
+    read_network_context,
+)
+
+
+@dataclass
+class IngestCounts:
+    """What one call (or one file, summed over its chunks) did.
+
+    n_read: records read; n_accepted: rows written to the table; n_duplicate: records whose key
+    was already stored (or repeated within the batch); n_quarantined: records rejected into
+    quarantine (a re-run counts them again but adds no quarantine row). `notes` says which rules
+    were skipped and why (e.g. no GTFS feed loaded, so no bounding-box check).
+    """
+
+    n_read: int = 0
+    n_accepted: int = 0
+    n_duplicate: int = 0
+    n_quarantined: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    def __add__(self, other: IngestCounts) -> IngestCounts:
+        notes = self.notes + tuple(n for n in other.notes if n not in self.notes)
+        return IngestCounts(
+            self.n_read + other.n_read,
+            self.n_accepted + other.n_accepted,
+            self.n_duplicate + other.n_duplicate,
+            self.n_quarantined + other.n_quarantined,
+            notes,
+        )
+
+
+def write_batch(
+    store: Store,
+    accepted: pl.DataFrame,
+    quarantined: pl.DataFrame,
+    *,
+    target: str,
+    source: str,
+    run_kind: str,
+    started_at: datetime,
+    n_read: int,
+    source_sha256: str | None = None,
+    upsert: bool = False,
+    notes: Sequence[str] = (),
+) -> IngestCounts:
+    """Append (or upsert by key) the accepted rows, the quarantine rows and the run's row.
+
+    One transaction: a crash leaves either all of the batch or none of it. Upsert replaces the
+    stored rows whose key is in the batch and whose content changed (a fleet register changes);
+    rows identical to the stored ones count as duplicates.
+    """
+    decl = table(target)
+    row_source = (
+        pl.col("source").fill_null(source) if "source" in accepted.columns else pl.lit(source)
+    )
+    accepted = accepted.with_columns(
+        row_source.alias("source"), pl.lit(started_at).cast(UTC_INSTANT).alias("ingested_at")
+    )
+    with store.transaction():
+        if upsert:
+            n_accepted, n_duplicate = _upsert(store, decl, accepted)
+        else:
+            result = store.append(target, accepted)
+            n_accepted, n_duplicate = result.n_inserted, result.n_duplicate
+        store.append("quarantine", quarantined)
+        counts = IngestCounts(n_read, n_accepted, n_duplicate, quarantined.height, tuple(notes))
+        store.append(
+            "ingest_runs",
+            pl.DataFrame(
+                {
+                    "run_id": [uuid.uuid4().hex],
+                    "kind": [run_kind],
+                    "source": [source],
+                    "source_sha256": [source_sha256],
+                    "started_at": [started_at],
+                    "finished_at": [datetime.now(UTC)],
+                    "n_read": [counts.n_read],
+                    "n_accepted": [counts.n_accepted],
+                    "n_duplicate": [counts.n_duplicate],
+                    "n_quarantined": [counts.n_quarantined],
+                }
+            ),
+        )
+    return counts
+
+
+def _upsert(store: Store, decl: Table, rows: pl.DataFrame) -> tuple[int, int]:
+    if rows.height == 0:
+        return 0, 0
+    key = list(decl.primary_key)
+    content = [c for c in decl.column_names if c not in ("source", "ingested_at")]
+    rows = rows.unique(subset=key, keep="last", maintain_order=True)
+    stored = store.read(decl.name).select(content)
+    batch = decl.conform(rows)
+    unchanged = batch.select(content).join(stored, on=content, how="semi", nulls_equal=True)
+    changed = batch.join(unchanged.select(key), on=key, how="anti")
+    if changed.height:
+        view = "_upsert_keys"
+        store.con.register(view, changed.select(key).to_arrow())
+        try:
+            cond = " AND ".join(f't."{k}" = k."{k}"' for k in key)
+            store.con.execute(
+                f'DELETE FROM "{decl.name}" t WHERE EXISTS (SELECT 1 FROM {view} k WHERE {cond})'
+            ).fetchall()
+        finally:
+            store.con.unregister(view)
+        store.append(decl.name, changed)
+    return changed.height, rows.height - changed.height
+
+
+def write_judged(
+    store: Store,
+    batch: JudgedBatch,
+    *,
+    source: str,
+    run_kind: str,
+    source_sha256: str | None = None,
+    upsert: bool = False,
+) -> IngestCounts:
+    """Write a validated batch: rows, quarantine and the run's row, in one transaction."""
+    return write_batch(
+        store,
+        batch.accepted,
+        batch.quarantined,
+        target=batch.target,
+        source=source,
+        run_kind=run_kind,
+        started_at=batch.started_at,
+        n_read=batch.n_read,
+        source_sha256=source_sha256,
+        upsert=upsert,
+        notes=batch.notes,
+    )
+
+
+def write_records(
+    store: Store,
+    raw: pl.DataFrame,
+    *,
+    target: str,
+    source: str,
+    run_kind: str,
+    options: IngestOptions | None = None,
+    checks: Sequence[Check] = (),
+    notes: Sequence[str] = (),
+    prepare: pl.Expr | None = None,
+    source_sha256: str | None = None,
+    upsert: bool = False,
+    columns: Sequence[Column] | None = None,
+) -> IngestCounts:
+    """Validate `raw` against table `target` and write it (`compute_judged`, `write_judged`)."""
+    batch = compute_judged(
+        raw,
+        target=target,
+        source=source,
+        options=options,
+        checks=checks,
+        notes=notes,
+        prepare=prepare,
+        columns=columns,
+    )
+    return write_judged(
+        store,
+        batch,
+        source=source,
+        run_kind=run_kind,
+        source_sha256=source_sha256,
+        upsert=upsert,
+    )
+
+
+def write_avl_records(
+    store: Store,
+    raw: pl.DataFrame,
+    *,
+    source: str,
+    run_kind: str = "avl",
+    options: IngestOptions | None = None,
+    source_sha256: str | None = None,
+    context: NetworkContext | None = None,
+) -> IngestCounts:
+    """Validate raw AVL pings and append the good ones to `vehicle_locations` (one transaction).
+
+    `raw` holds the documented AVL columns (vehicle_id, event_at, lat, lon, speed_m_s,
+    heading_deg, reported_trip_id, reported_route_id, reported_direction_id, event_code,
+    reported_occupancy, operator_id; any may be strings), `record_key`, optionally `raw_record`
+    and `snapshot_at` (the stale-fix rule). `context` saves a store read per call when given.
+    """
+    ctx = context or read_network_context(store)
+    batch = compute_avl_judged(raw, ctx, source=source, options=options)
+    return write_judged(store, batch, source=source, run_kind=run_kind, source_sha256=source_sha256)
+
+
+def write_fare_records(
+    store: Store,
+    raw: pl.DataFrame,
+    *,
+    source: str,
+    key: bytes,
+    run_kind: str = "fares",
+    options: IngestOptions | None = None,
+    source_sha256: str | None = None,
+    context: NetworkContext | None = None,
+) -> IngestCounts:
+    """Hash card ids, validate raw taps and append the good ones to `fare_transactions`.
+
+    `raw` holds the documented fare columns (transaction_id, event_at, vehicle_id, route_id,
+    card_id, fare_class, amount, operator_id) and `record_key`, optionally `raw_record`. `key`
+    is `core.settings.hash_key(settings, create=True)`. The raw card id never reaches the store:
+    it is replaced by its HMAC before validation, in quarantine's raw_record too.
+    """
+    ctx = context or read_network_context(store)
+    batch = compute_fare_judged(raw, ctx, source=source, key=key, options=options)
+    return write_judged(store, batch, source=source, run_kind=run_kind, source_sha256=source_sha256)
