@@ -12,8 +12,9 @@ rejected ones as quarantine rows (first failing field and reason, the original t
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -37,42 +38,75 @@ from ingest.parsing import (
     with_record_key,
 )
 
+log = logging.getLogger(__name__)
+
 # A degree of latitude, in metres (mean, WGS 84): enough for a margin of a few kilometres.
 _M_PER_DEG_LAT = 111_320.0
 
 
 # -- rules of each table --------------------------------------------------------------------
+REASON_UNPROCESSABLE = "record could not be processed (internal error, see the log)"
+"""The last resort of `compute_judged_isolating`: a record whose validation failed alone."""
+
+REASON_OTHER_OPERATOR = "vehicle of another operator (the fleet register names {registered})"
+"""A record whose operator is not the registered operator of its vehicle (one operator cannot
+forge or block another's data): the reason, with the registered operator."""
+
+
 @dataclass(frozen=True)
 class NetworkContext:
-    """What the rules need from the store: the network's box and the fleet register."""
+    """What the rules need from the store: the network's box and the fleet register.
+
+    `fleet`: the register's `vehicle_id` and `operator_id` (None when the register is empty).
+    """
 
     bbox: tuple[float, float, float, float] | None  # min lat, min lon, max lat, max lon
-    known_vehicles: pl.Series | None  # None when the register is empty
+    fleet: pl.DataFrame | None
+
+    @property
+    def known_vehicles(self) -> pl.Series | None:
+        return None if self.fleet is None else self.fleet["vehicle_id"]
 
 
 def read_network_context(store: Store) -> NetworkContext:
-    """The bounding box of the loaded stops and the registered vehicle ids (None when none)."""
+    """The bounding box of the loaded stops and the fleet register (None when empty)."""
     row = store.query(
         "SELECT min(stop_lat) AS a, min(stop_lon) AS b, max(stop_lat) AS c, max(stop_lon) AS d "
         "FROM gtfs_stops WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
     ).row(0)
     bbox = None if row[0] is None else (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
-    vehicles = store.query("SELECT vehicle_id FROM vehicles")["vehicle_id"]
-    return NetworkContext(bbox, vehicles if vehicles.len() else None)
+    fleet = store.query("SELECT vehicle_id, operator_id FROM vehicles")
+    return NetworkContext(bbox, fleet if fleet.height else None)
 
 
 def compute_fleet_checks(
     ctx: NetworkContext, options: IngestOptions
 ) -> tuple[list[Check], list[str]]:
-    if options.accept_unknown_vehicles:
-        return [], []
-    if ctx.known_vehicles is None:
+    """The fleet-register rules of a ping or tap: its vehicle is registered (unless unknown
+    vehicles are accepted) and, when the record names an operator (the MQTT topic's, or the
+    file's column), registered to that operator. Skipped, with a note, while the register is
+    empty."""
+    if ctx.fleet is None:
+        if options.accept_unknown_vehicles:
+            return [], []
         return [], ["fleet register empty: vehicle ids not checked (run `pontual ingest vehicles`)"]
-    unknown = pl.col("vehicle_id").is_not_null() & ~pl.col("vehicle_id").is_in(
-        ctx.known_vehicles.implode()
+    checks: list[Check] = []
+    vehicle = pl.col("vehicle_id")
+    if not options.accept_unknown_vehicles:
+        unknown = vehicle.is_not_null() & ~vehicle.is_in(ctx.fleet["vehicle_id"].implode())
+        reason = "vehicle_id not in the fleet register (load it, or pass --accept-unknown-vehicles)"
+        checks.append(Check("vehicle_id", unknown, reason))
+    registered = vehicle.replace_strict(
+        ctx.fleet["vehicle_id"], ctx.fleet["operator_id"], default=None, return_dtype=pl.String()
     )
-    reason = "vehicle_id not in the fleet register (load it, or pass --accept-unknown-vehicles)"
-    return [Check("vehicle_id", unknown, reason)], []
+    other = (
+        pl.col("operator_id").is_not_null()
+        & registered.is_not_null()
+        & (registered != pl.col("operator_id"))
+    )
+    reason_other = pl.format(REASON_OTHER_OPERATOR.replace("{registered}", "{}"), registered)
+    checks.append(Check("operator_id", other, reason_other))
+    return checks, []
 
 
 def future_check(column: str, now: datetime, options: IngestOptions) -> Check:
@@ -295,3 +329,45 @@ def compute_fare_judged(
         prepare=pl.col("fare_class").str.to_lowercase(),
         columns=columns,
     )
+
+
+def compute_judged_isolating(
+    judge: Callable[[pl.DataFrame], JudgedBatch],
+    raw: pl.DataFrame,
+    *,
+    target: str,
+    source: str,
+) -> JudgedBatch:
+    """`judge(raw)`, where a failure of the validation itself (an error, a native panic) is
+    pinned on the records that cause it: the batch is bisected, and a record that fails alone
+    is quarantined as unprocessable (`REASON_UNPROCESSABLE`, its fields as JSON with any card
+    id left out) while the rest of the batch is judged as usual. For streams, where one
+    record must never stop the consumer; validation touches no store, so nothing else can
+    fail here.
+    """
+    try:
+        return judge(raw)
+    except (Exception, pl.exceptions.PanicException):
+        if raw.height > 1:
+            log.exception("validating %d records failed; bisecting", raw.height)
+            mid = raw.height // 2
+            first = compute_judged_isolating(judge, raw.slice(0, mid), target=target, source=source)
+            rest = compute_judged_isolating(judge, raw.slice(mid), target=target, source=source)
+            return JudgedBatch(
+                target,
+                pl.concat([first.accepted, rest.accepted], how="diagonal_relaxed"),
+                pl.concat([first.quarantined, rest.quarantined], how="vertical_relaxed"),
+                first.n_read + rest.n_read,
+                first.started_at,
+                tuple(dict.fromkeys(first.notes + rest.notes)),
+            )
+        log.exception("a record from %s could not be validated", source)
+    started_at = datetime.now(UTC)
+    rejected = with_record_key(raw).with_columns(
+        pl.lit(None, dtype=pl.String()).alias("_field"),
+        pl.lit(REASON_UNPROCESSABLE).alias("_reason"),
+    )
+    fields = [c for c in raw.columns if c not in (CARD_ID, RAW_RECORD, RECORD_KEY, "source")]
+    rejected = rejected.drop([c for c in (RAW_RECORD,) if c in rejected.columns])
+    quarantined = to_quarantine(rejected, fields, source=source, target=target, at=started_at)
+    return JudgedBatch(target, raw.clear(), quarantined, raw.height, started_at)
