@@ -49,7 +49,8 @@ def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
     The stored side is bounded to the batch's time range, so DuckDB's zone maps skip the
     row groups of other days.
     """
-    match = " AND ".join(f't."{k}" = n."{k}"' for k in decl.primary_key)
+    # A nullable key column (a tap's operator) matches null to null, as the in-memory check.
+    match = " AND ".join(f't."{k}" IS NOT DISTINCT FROM n."{k}"' for k in decl.primary_key)
     tcol = f'"{decl.key_time_column}"'
     return (
         f'INSERT INTO "{decl.name}" ({columns}) SELECT {columns} FROM {view} n WHERE NOT EXISTS ('
@@ -60,7 +61,7 @@ def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
 
 def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> pl.DataFrame:
     """The rows of `frame` whose key is neither in `stored` (the stored keys) nor repeated in
-    `frame` (the first of repeated rows is kept).
+    `frame` (the first of repeated rows is kept). A null key value equals a null one.
 
     Keys are compared through a 64-bit hash of the key columns first (cheap on a million rows,
     where joins on the raw string and time columns are not); rows whose hash matches are then
@@ -80,7 +81,7 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
     pairs = index.select("_pos", "_key_hash", *key).join(
         stored_hashed, on="_key_hash", how="inner", suffix="_stored"
     )
-    same = pl.all_horizontal(pl.col(k) == pl.col(f"{k}_stored") for k in key)
+    same = pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_stored")) for k in key)
     seen = pairs.filter(same).select("_pos")
     return index.join(seen, on="_pos", how="anti", maintain_order="left").drop("_pos", "_key_hash")
 

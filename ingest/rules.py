@@ -235,7 +235,7 @@ def compute_judged(
     options: IngestOptions | None = None,
     checks: Sequence[Check] = (),
     notes: Sequence[str] = (),
-    prepare: pl.Expr | None = None,
+    prepare: pl.Expr | Sequence[pl.Expr] | None = None,
     columns: Sequence[Column] | None = None,
 ) -> JudgedBatch:
     """Validate `raw` against table `target` (see the module docstring); touches no store.
@@ -326,9 +326,20 @@ def compute_fare_judged(
         options=options,
         checks=checks,
         notes=notes,
-        prepare=pl.col("fare_class").str.to_lowercase(),
+        prepare=[pl.col("fare_class").str.to_lowercase(), _operator_of_vehicle(ctx)],
         columns=columns,
     )
+
+
+def _operator_of_vehicle(ctx: NetworkContext) -> pl.Expr:
+    """A tap's operator: as given (topic or file), else its vehicle's in the fleet register;
+    it scopes the tap's key (`fare_transactions`), so one operator's ids never meet another's."""
+    if ctx.fleet is None:
+        return pl.col("operator_id")
+    registered = pl.col("vehicle_id").replace_strict(
+        ctx.fleet["vehicle_id"], ctx.fleet["operator_id"], default=None, return_dtype=pl.String()
+    )
+    return pl.coalesce(pl.col("operator_id"), registered).alias("operator_id")
 
 
 def compute_judged_isolating(

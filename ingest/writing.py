@@ -27,6 +27,7 @@ from ingest.rules import (
     compute_fare_judged,
     compute_judged,
     read_network_context,
+    to_quarantine,
 )
 
 
@@ -85,6 +86,22 @@ def write_batch(
         row_source.alias("source"), pl.lit(started_at).cast(UTC_INSTANT).alias("ingested_at")
     )
     with store.transaction():
+        if target in CONFLICT_FIELDS and accepted.height:
+            accepted, conflicts = compute_key_conflicts(store, decl, accepted)
+            if conflicts.height:
+                quarantined = pl.concat(
+                    [
+                        quarantined,
+                        to_quarantine(
+                            conflicts,
+                            [c.name for c in decl.columns],
+                            source=source,
+                            target=target,
+                            at=started_at,
+                        ),
+                    ],
+                    how="vertical_relaxed",
+                )
         if upsert:
             n_accepted, n_duplicate = _upsert(store, decl, accepted)
         else:
@@ -110,6 +127,82 @@ def write_batch(
             ),
         )
     return counts
+
+
+# Tables whose key may come back with different content (a vendor's id reused, a forged or
+# corrected record): such a record is quarantined as a conflict, blaming this field, never
+# dropped as a duplicate. A record identical to the stored one is a duplicate.
+CONFLICT_FIELDS = {"fare_transactions": "transaction_id"}
+REASON_CONFLICT = "key already stored with different content (conflict): {key}"
+
+
+def compute_key_conflicts(
+    store: Store, decl: Table, rows: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split `rows` (typed rows for `decl`) into (kept, conflicts).
+
+    A row conflicts when its key is stored with different content, or, for a key not stored,
+    when an earlier row of the batch holds the key with different content (content: every
+    declared column but the key, `source` and `ingested_at`; null equals null). `conflicts`
+    carries `_field` and `_reason` for `to_quarantine`. Reads the stored rows of the batch's
+    keys only (a join bounded to the batch's time range).
+    """
+    key = list(decl.primary_key)
+    skip = {*key, "source", "ingested_at", decl.identity}
+    content = [c.name for c in decl.columns if c.name not in skip and c.name in rows.columns]
+    indexed = rows.with_row_index("_pos")
+
+    def differs_from(suffix: str) -> pl.Expr:
+        return pl.any_horizontal(~pl.col(c).eq_missing(pl.col(c + suffix)) for c in content)
+
+    # Against the store.
+    stored = _read_stored_content(store, decl, indexed.select("_pos", *key), content)
+    vs_store = indexed.select("_pos", *content).join(stored, on="_pos", how="inner")
+    bad_store = vs_store.filter(differs_from("_stored"))["_pos"]
+    # Within the batch, for keys not stored: against the first row of the key.
+    fresh = indexed.join(stored.select("_pos"), on="_pos", how="anti")
+    first = fresh.unique(subset=key, keep="first", maintain_order=True).select(
+        *key, pl.col("_pos").alias("_first"), *[pl.col(c).alias(c + "_first") for c in content]
+    )
+    paired = fresh.join(first, on=key, how="inner", nulls_equal=True)
+    bad_batch = paired.filter((pl.col("_pos") != pl.col("_first")) & differs_from("_first"))["_pos"]
+    bad = pl.concat([bad_store, bad_batch])
+    if bad.len() == 0:
+        return rows, rows.clear()
+    is_bad = pl.col("_pos").is_in(bad.implode())
+    blamed = CONFLICT_FIELDS[decl.name]
+    conflicts = indexed.filter(is_bad).with_columns(
+        pl.lit(blamed).alias("_field"),
+        pl.lit(REASON_CONFLICT.format(key=", ".join(key))).alias("_reason"),
+    )
+    return indexed.filter(~is_bad).drop("_pos"), conflicts.drop("_pos")
+
+
+def _read_stored_content(
+    store: Store, decl: Table, keys: pl.DataFrame, content: Sequence[str]
+) -> pl.DataFrame:
+    """`_pos` of each batch row whose key is stored, with the stored content (`<col>_stored`)."""
+    tcol = decl.key_time_column
+    view = "_conflict_keys"
+    match = " AND ".join(f't."{k}" IS NOT DISTINCT FROM n."{k}"' for k in decl.primary_key)
+    bounded = (
+        f' AND t."{tcol}" BETWEEN (SELECT min("{tcol}") FROM {view}) '
+        f'AND (SELECT max("{tcol}") FROM {view})'
+        if tcol is not None
+        else ""
+    )
+    cols = ", ".join(f't."{c}" AS "{c}_stored"' for c in content)
+    store.con.register(view, keys.to_arrow())
+    try:
+        found = store.query(
+            f'SELECT n._pos, {cols} FROM {view} n JOIN "{decl.name}" t ON {match}{bounded}'
+        )
+    finally:
+        store.con.unregister(view)
+    return found.select(
+        pl.col("_pos").cast(pl.UInt32),
+        *[pl.col(f"{c}_stored").cast(decl.column(c).dtype) for c in content],
+    )
 
 
 def _upsert(store: Store, decl: Table, rows: pl.DataFrame) -> tuple[int, int]:
@@ -171,7 +264,7 @@ def write_records(
     options: IngestOptions | None = None,
     checks: Sequence[Check] = (),
     notes: Sequence[str] = (),
-    prepare: pl.Expr | None = None,
+    prepare: pl.Expr | Sequence[pl.Expr] | None = None,
     source_sha256: str | None = None,
     upsert: bool = False,
     columns: Sequence[Column] | None = None,

@@ -192,3 +192,65 @@ def test_append_skips_stored_and_repeated_keys_in_a_partly_new_batch(
         assert rows == [("1001", -29.17), ("1001", -29.171), ("1002", -29.18)]
         ids = store.query("SELECT ping_id FROM vehicle_locations ORDER BY ping_id")["ping_id"]
         assert ids.to_list()[:2] == [1, 2] and ids.n_unique() == 3
+
+
+def test_fares_key_migration_keeps_the_taps_and_drops_the_id_only_key(store_path: Path) -> None:
+    # A store of the release before migration 5: fare_transactions keyed by transaction_id.
+    with Store.open(store_path, target_version=4) as old:
+        old.con.execute("DROP TABLE fare_transactions").fetchall()
+        old.con.execute(
+            "CREATE TABLE fare_transactions (transaction_id VARCHAR NOT NULL, "
+            "event_at TIMESTAMPTZ NOT NULL, vehicle_id VARCHAR, route_id VARCHAR, "
+            "card_hash VARCHAR, fare_class VARCHAR NOT NULL, amount DOUBLE, operator_id VARCHAR, "
+            "source VARCHAR NOT NULL, ingested_at TIMESTAMPTZ NOT NULL, "
+            "PRIMARY KEY (transaction_id))"
+        ).fetchall()
+        old.con.execute(
+            "INSERT INTO fare_transactions VALUES ('T1', '2026-03-02 12:00:00+00', '101', 'L1', "
+            "'h1', 'full', 4.5, 'O1', 'f.csv', '2026-03-02 13:00:00+00')"
+        ).fetchall()
+    other = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T1"],
+            "event_at": [datetime(2026, 3, 2, 12, 0, tzinfo=UTC)] * 2,
+            "fare_class": ["full"] * 2,
+            "operator_id": ["O2", "O1"],
+            "source": ["g.csv"] * 2,
+            "ingested_at": [datetime(2026, 3, 2, 14, 0, tzinfo=UTC)] * 2,
+        }
+    )
+    with Store.open(store_path) as store:
+        assert store.schema_version >= 5
+        kept = store.read("fare_transactions")
+        # O2's T1 is another tap; O1's T1 at the same instant is the stored one.
+        result = store.append("fare_transactions", other)
+        keys = store.query(
+            "SELECT operator_id, transaction_id, source FROM fare_transactions ORDER BY 1"
+        ).rows()
+    assert kept.select("transaction_id", "card_hash", "amount").rows() == [("T1", "h1", 4.5)]
+    assert (result.n_inserted, result.n_duplicate) == (1, 1)
+    assert keys == [("O1", "T1", "f.csv"), ("O2", "T1", "g.csv")]
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_a_null_key_value_matches_a_null_one(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: bool
+) -> None:
+    # Taps of a file without operators (and no fleet register): a re-run adds nothing.
+    if not in_memory:
+        monkeypatch.setattr(store_module, "_MAX_STORED_KEYS_PER_ROW", 0)
+        monkeypatch.setattr(store_module, "_MIN_KEYS_IN_MEMORY", 0)
+    taps = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T2"],
+            "event_at": [datetime(2026, 3, 2, 12, 0, tzinfo=UTC)] * 2,
+            "fare_class": ["full"] * 2,
+            "source": ["f.csv"] * 2,
+            "ingested_at": [datetime(2026, 3, 2, 14, 0, tzinfo=UTC)] * 2,
+        }
+    )
+    with Store.open(store_path) as store:
+        store.append("fare_transactions", taps)
+        again = store.append("fare_transactions", taps)
+        assert store.count("fare_transactions") == 2
+    assert again.n_inserted == 0
