@@ -20,6 +20,23 @@ HASH_KEY_ENV = "PONTUAL_HASH_KEY"
 
 
 @dataclass(frozen=True)
+class ArchiveLimits:
+    """Caps on unpacking a zip archive (a GTFS feed), so a zip bomb fails clearly instead of
+    exhausting memory. Real feeds stay far below: the largest stop_times.txt we know are
+    around 1 GiB, and CSV text compresses 5-30 to 1.
+
+    max_entry_bytes: largest uncompressed file; max_total_bytes: largest sum over the files
+    read; max_ratio: largest uncompressed/compressed ratio of a file, checked once
+    `ratio_floor_bytes` of it are unpacked (a tiny file may compress well and harm nobody).
+    """
+
+    max_entry_bytes: int = 2 * 1024**3
+    max_total_bytes: int = 4 * 1024**3
+    max_ratio: float = 200.0
+    ratio_floor_bytes: int = 16 * 1024**2
+
+
+@dataclass(frozen=True)
 class Settings:
     """What every command needs to know about its environment."""
 
