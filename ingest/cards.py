@@ -1,6 +1,7 @@
 """Card hashing (LGPD): raw card ids in, keyed hashes out, before anything is stored.
 
-`compute_card_hashes` reads a frame of raw taps with `card_id` (and optionally `raw_record`,
+`mask_card_numbers` masks what may be a card number in the raw text of a rejected record, which
+may not have parsed at all (so its card field is unknown). `compute_card_hashes` reads a frame of raw taps with `card_id` (and optionally `raw_record`,
 `transaction_id`, `event_at`, `vehicle_id`) and returns it with `card_hash` in place of
 `card_id`, the card id replaced by its hash inside `raw_record` too, and a derived
 `transaction_id` where the source gave none. The key is `core.settings.hash_key`.
@@ -56,3 +57,25 @@ def compute_card_hashes(df: pl.DataFrame, key: bytes) -> pl.DataFrame:
         )
         out = con.sql(sql, params={"opad": opad, "ipad": ipad}).pl()
     return out
+
+
+CARD_MASK = "***"
+# A `card_id` field in JSON text, whatever its value (a string with escapes, or a bare token).
+_CARD_FIELD = r'("card_id"\s*:\s*)("(?:[^"\\]|\\.)*"|[^,}\s]+)'
+# A card number anywhere: a word of 8 or more digits (transport cards, PANs), or 12 to 20
+# digits in groups of four (as printed). Words with letters (ids like TX000000001, hex hashes)
+# and ISO dates are left alone.
+_CARD_LIKE = r"\b\d{8,}\b|\b\d{4}(?:[ -]\d{4}){2,4}\b"
+
+
+def mask_card_numbers(text: pl.Expr) -> pl.Expr:
+    """`text` with any `card_id` JSON field and every card-like number replaced by `***`.
+
+    For the raw text of rejected fare records (and messages): a record that did not parse may
+    hold its card number anywhere (a shifted CSV field, a truncated JSON line), and the raw
+    card number must never be stored. Epoch times (10 digits) are masked too: the price of
+    never guessing wrong; the record's line number (`record_key`) still finds it.
+    """
+    return text.str.replace_all(_CARD_FIELD, '${1}"' + CARD_MASK + '"').str.replace_all(
+        _CARD_LIKE, CARD_MASK
+    )

@@ -11,7 +11,6 @@ vehicle or operator in the payload that contradicts the topic).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from core.schema import table
+from ingest.cards import mask_card_numbers
 
 # Payload fields, read as text: the ingest writers parse and validate them like a CSV column.
 AVL_FIELDS: tuple[str, ...] = (
@@ -85,9 +85,6 @@ DEFAULT_MAX_FIELD_BYTES = 256
 """Longest field value kept (bytes, UTF-8): ids, times and numbers are far shorter."""
 # How much of an oversized payload quarantine keeps (the rest is cut, with its size noted).
 _KEPT_OF_OVERSIZED_BYTES = 1024
-# A card id in a payload the decoder could not read: masked before the raw text is stored.
-_CARD_FIELD = r'("card_id"\s*:\s*)("(?:[^"\\]|\\.)*"|[^,}\s]+)'
-CARD_MASK = '"***"'
 
 
 def _struct_dtype(fields: Sequence[str]) -> pl.Struct:
@@ -162,14 +159,13 @@ def _reason(payload: bytes) -> str:
 
 
 def to_quarantine_text(payload: bytes, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> str:
-    """The raw text quarantine keeps of a rejected payload: readable even when not UTF-8, cut
-    when oversized, and with any card id masked (a payload that did not decode was never hashed:
-    the card number must not reach the store, LGPD)."""
+    """The raw text quarantine keeps of a rejected payload: readable even when not UTF-8, and
+    cut when oversized. Card numbers are masked after (`mask_card_numbers`, vectorised)."""
     cut = len(payload) > max_message_bytes
     text = payload[: _KEPT_OF_OVERSIZED_BYTES if cut else None].decode("utf-8", "backslashreplace")
     if cut:
         text += f"... ({len(payload)} bytes, cut)"
-    return re.sub(_CARD_FIELD, r"\1" + CARD_MASK, text)
+    return text
 
 
 def build_message_frames(
@@ -289,8 +285,13 @@ def build_message_frames(
     quarantine = pl.concat(rejected, how="vertical_relaxed")
     # Rare path (rejected messages only): readable, bounded, card ids masked.
     raw = [to_quarantine_text(p, max_message_bytes) for p in quarantine["payload"].to_list()]
+    # A rejected payload was never hashed: its card number must not reach the store (LGPD).
     quarantine = table("quarantine").conform(
-        quarantine.with_columns(raw_record=pl.Series(raw, dtype=pl.String())),
+        quarantine.with_columns(
+            raw_record=pl.when(pl.col("target_table") == TARGET_TABLES["fares"])
+            .then(mask_card_numbers(pl.lit(pl.Series(raw, dtype=pl.String()))))
+            .otherwise(pl.lit(pl.Series(raw, dtype=pl.String())))
+        ),
         fill={"quarantined_at": received_at},
     )
     return MessageFrames(avl=frames["avl"], fares=frames["fares"], quarantine=quarantine)
@@ -310,7 +311,7 @@ def build_unprocessable_quarantine(
             target_table=pl.lit(TARGET_TABLES.get(kind, TARGET_TABLES["avl"])),
             field=pl.lit(None, dtype=pl.String()),
             reason=pl.lit(REASON_UNPROCESSABLE),
-            raw_record=pl.lit(to_quarantine_text(payload, max_message_bytes)),
+            raw_record=mask_card_numbers(pl.lit(to_quarantine_text(payload, max_message_bytes))),
         ),
         fill={"quarantined_at": datetime.now(UTC)},
     )

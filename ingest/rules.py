@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import polars as pl
@@ -23,7 +23,7 @@ import polars as pl
 from core.schema import UTC_INSTANT, Column, table
 from core.store import Store
 from core.tables.observed import FARE_CLASSES
-from ingest.cards import compute_card_hashes
+from ingest.cards import compute_card_hashes, mask_card_numbers
 from ingest.checks import Check, JudgedBatch, compute_rejections
 from ingest.options import IngestOptions
 from ingest.parsing import (
@@ -319,7 +319,7 @@ def compute_fare_judged(
     columns = [
         table("fare_transactions").column("card_hash") if c.name == CARD_ID else c for c in columns
     ]
-    return compute_judged(
+    judged = compute_judged(
         hashed,
         target="fare_transactions",
         source=source,
@@ -329,6 +329,10 @@ def compute_fare_judged(
         prepare=[pl.col("fare_class").str.to_lowercase(), _operator_of_vehicle(ctx)],
         columns=columns,
     )
+    if judged.quarantined.height == 0:
+        return judged
+    masked = judged.quarantined.with_columns(mask_card_numbers(pl.col("raw_record")))
+    return replace(judged, quarantined=masked)
 
 
 def _operator_of_vehicle(ctx: NetworkContext) -> pl.Expr:
@@ -381,4 +385,6 @@ def compute_judged_isolating(
     fields = [c for c in raw.columns if c not in (CARD_ID, RAW_RECORD, RECORD_KEY, "source")]
     rejected = rejected.drop([c for c in (RAW_RECORD,) if c in rejected.columns])
     quarantined = to_quarantine(rejected, fields, source=source, target=target, at=started_at)
+    if target == "fare_transactions":
+        quarantined = quarantined.with_columns(mask_card_numbers(pl.col("raw_record")))
     return JudgedBatch(target, raw.clear(), quarantined, raw.height, started_at)

@@ -7,10 +7,12 @@ import hmac
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from core.store import Store
 from ingest.cards import compute_card_hashes
-from tests.ingest.conftest import KEY, ingest_fixture
+from pontual.cli import main
+from tests.ingest.conftest import DATA, KEY, ingest_fixture
 
 
 def test_card_hash_is_hmac_sha256_of_the_card_id() -> None:
@@ -44,3 +46,42 @@ def test_fares_store_no_raw_card_id(store_path: Path) -> None:
     data = b"".join(p.read_bytes() for p in store_path.parent.iterdir() if p.is_file())
     for card in (b"918273645", b"555000111", b"777444222", b"333222111"):
         assert card not in data
+
+
+@pytest.mark.parametrize(
+    ("name", "cards", "n_quarantined"),
+    [
+        (
+            "fares_line_shifted_card_lands_in_fare_class.csv",
+            ("6037990011223344", "6037990055667788", "6037 9900 9988 7766"),
+            2,
+        ),
+        (
+            "fares_line_not_json_keeps_its_card.jsonl",
+            ("6037990011220001", "6037990011220002", "6037990011220003"),
+            2,
+        ),
+    ],
+)
+def test_a_fare_line_that_does_not_parse_leaves_no_card_number_anywhere(
+    store_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    cards: tuple[str, ...],
+    n_quarantined: int,
+) -> None:
+    path = str(DATA / name)
+    assert main(["--store", str(store_path), "ingest", "fares", path]) == 0
+    assert main(["--store", str(store_path), "quarantine"]) == 0
+    out = capsys.readouterr().out
+    with Store.open(store_path) as store:
+        assert store.count("quarantine") == n_quarantined
+        raw = store.query("SELECT raw_record FROM quarantine")["raw_record"].to_list()
+        store.publish_snapshot()
+    assert all("***" in r for r in raw), raw
+    files = [p for p in store_path.parent.iterdir() if p.is_file()]
+    assert any(p.name.endswith(".snapshot.duckdb") for p in files)
+    data = b"".join(p.read_bytes() for p in files)
+    for card in cards:
+        assert card.encode() not in data, card
+        assert card not in out
