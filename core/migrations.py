@@ -1,6 +1,6 @@
 """Versioned migrations of the store schema.
 
-Migrations 1 and 5 (the fares key) are declared here; each derived-table module in `core.tables` declares its own
+Migrations 1, 5 (the fares key) and 6 (the key fingerprint) are declared here; each derived-table module in `core.tables` declares its own
 (`MIGRATION`, versions fixed in advance: matching 2, indices 3, crowding 4). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -74,6 +74,13 @@ MIGRATIONS += (
             "INSERT INTO fare_transactions SELECT * FROM fare_transactions_v4 ORDER BY event_at",
             "DROP TABLE fare_transactions_v4",
         ),
+    ),
+)
+
+# Migration 6: the card-hashing key's fingerprint (issue #23.6).
+MIGRATIONS += (
+    Migration(
+        6, "hash_key_fingerprints: the card-hashing key a store uses", ("hash_key_fingerprints",)
     ),
 )
 

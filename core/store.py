@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from core import __version__
-from core.errors import SchemaVersionError, StoreError
+from core.errors import ConfigError, SchemaVersionError, StoreError
 from core.migrations import Migration, all_migrations, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
@@ -117,6 +118,10 @@ class Store:
                 hint="run `pontual demo` or `pontual init` first",
             )
         if not read_only:
+            # The store holds personal data (card hashes, plates): every file the writer makes
+            # (the store, its WAL, the folder) is its owner's alone; a snapshot may be shared
+            # with a group (`publish_snapshot`). DuckDB creates its files as the umask says.
+            _restrict_umask()
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
             con = duckdb.connect(str(path), read_only=read_only)
@@ -342,6 +347,29 @@ class Store:
     def count(self, name: str) -> int:
         return int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
 
+    # -- the card-hashing key -------------------------------------------------------------
+    def check_key_fingerprint(self, fingerprint: str) -> None:
+        """Refuse a card-hashing key other than the one this store's cards were hashed with.
+
+        The first call on a store records `fingerprint` (`core.settings.key_fingerprint`);
+        later calls with another one raise a ConfigError (exit 2): hashes made with two keys
+        would make every card two cards.
+        """
+        stored = self._run("SELECT fingerprint FROM hash_key_fingerprints")
+        if not stored:
+            self._require_writable()
+            self._run(
+                "INSERT INTO hash_key_fingerprints VALUES (?, ?)", [fingerprint, datetime.now(UTC)]
+            )
+            return
+        if all(row[0] != fingerprint for row in stored):
+            raise ConfigError(
+                "the card-hashing key is not the one this store's cards were hashed with",
+                where=str(self.path),
+                hint="use the store's key file (or PONTUAL_HASH_KEY) from the backup; to change "
+                "keys see docs/key-rotation.md",
+            )
+
     # -- snapshot for readers --------------------------------------------------------------
     def publish_snapshot(self) -> Path:
         """Checkpoint and publish a consistent read-only copy for the dashboard and the feed.
@@ -354,8 +382,19 @@ class Store:
         target = snapshot_path(self.path)
         tmp = target.with_name(target.name + ".tmp")
         shutil.copyfile(self.path, tmp)
+        # Owner read/write, and group read when the store itself is group-readable (readers
+        # under another account of the store's group); never anyone else.
+        os.chmod(tmp, 0o600 | (stat.S_IMODE(os.stat(self.path).st_mode) & 0o040))
         os.replace(tmp, target)
         return target
+
+
+def _restrict_umask() -> None:
+    """Take group and other permissions out of this process's umask (files made from now on
+    are the owner's alone). Process-wide and kept: the store's WAL is created later, at the
+    first write after each checkpoint."""
+    current = os.umask(0o077)
+    os.umask(current | 0o077)
 
 
 def open_snapshot(path: str | Path) -> Store:

@@ -13,6 +13,8 @@ import hashlib
 
 import polars as pl
 
+from core.settings import key_fingerprint
+from core.store import Store
 from ingest.parsing import CARD_ID, RAW_RECORD, scratch_connection
 
 
@@ -79,3 +81,8 @@ def mask_card_numbers(text: pl.Expr) -> pl.Expr:
     return text.str.replace_all(_CARD_FIELD, '${1}"' + CARD_MASK + '"').str.replace_all(
         _CARD_LIKE, CARD_MASK
     )
+
+
+def require_store_key(store: Store, key: bytes) -> None:
+    """Refuse `key` unless it is the key of `store`'s card hashes (recorded on first use)."""
+    store.check_key_fingerprint(key_fingerprint(key))

@@ -19,6 +19,7 @@ from core.errors import InputError
 from core.profile import Profile
 from core.schema import table
 from core.store import Store
+from ingest.cards import require_store_key
 from ingest.checks import JudgedBatch
 from ingest.gpx import read_gpx
 from ingest.gtfsrt import read_vehicle_positions_file
@@ -168,8 +169,10 @@ def ingest_file(
     sha_future = hashing.submit(compute_file_sha256, path)
     hashing.shutdown(wait=False)
     ctx = read_network_context(store) if kind in ("avl", "fares") else None
-    if kind == "fares" and key is None:
-        raise ValueError("fares need the card-hashing key")  # programming error
+    if kind == "fares":
+        if key is None:
+            raise ValueError("fares need the card-hashing key")  # programming error
+        require_store_key(store, key)
 
     def judge(chunk: pl.DataFrame) -> JudgedBatch:
         if kind == "avl":

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from core.errors import ConfigError, InputError
 from core.store import Store
+from ingest.cards import require_store_key
 from ingest.mqtt_payloads import (
     DEFAULT_MAX_FIELD_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -647,6 +648,9 @@ def make_batch_writer(
             )
             total += write_judged(store, avl, source=source, run_kind="avl")
         if frames.fares.height:
+            if not state.get("key_checked"):
+                require_store_key(store, key)
+                state["key_checked"] = True
             fares = compute_judged_isolating(
                 lambda raw: compute_fare_judged(raw, ctx, source=source, key=key, options=options),
                 frames.fares,

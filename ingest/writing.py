@@ -19,6 +19,7 @@ import polars as pl
 
 from core.schema import UTC_INSTANT, Column, Table, table
 from core.store import Store
+from ingest.cards import require_store_key
 from ingest.checks import Check, JudgedBatch
 from ingest.options import IngestOptions
 from ingest.rules import (
@@ -330,6 +331,7 @@ def write_fare_records(
     is `core.settings.hash_key(settings, create=True)`. The raw card id never reaches the store:
     it is replaced by its HMAC before validation, in quarantine's raw_record too.
     """
+    require_store_key(store, key)
     ctx = context or read_network_context(store)
     batch = compute_fare_judged(raw, ctx, source=source, key=key, options=options)
     return write_judged(store, batch, source=source, run_kind=run_kind, source_sha256=source_sha256)

@@ -254,3 +254,19 @@ def test_a_null_key_value_matches_a_null_one(
         again = store.append("fare_transactions", taps)
         assert store.count("fare_transactions") == 2
     assert again.n_inserted == 0
+
+
+def test_store_and_snapshot_files_are_not_readable_by_others(store_path: Path) -> None:
+    import stat
+
+    def mode(p: Path) -> int:
+        return stat.S_IMODE(p.stat().st_mode)
+
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS)
+        snap = store.publish_snapshot()
+        assert (mode(store_path), mode(snap)) == (0o600, 0o600)
+        assert mode(store_path.parent) & 0o077 == 0
+        # A store shared with its group (readers under another account) shares its snapshot.
+        store_path.chmod(0o640)
+        assert mode(store.publish_snapshot()) == 0o640
