@@ -57,6 +57,10 @@ class Settings:
         quiet: bool = False,
         debug: bool = False,
     ) -> Settings:
+        if store is not None and not store.strip():
+            raise ConfigError(
+                "--store is empty", where="option --store", hint="give the store file's path"
+            )
         store_path = Path(store or os.environ.get(STORE_ENV) or DEFAULT_STORE)
         profile_id = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
         return cls(store_path=store_path, profile_id=profile_id, quiet=quiet, debug=debug)

@@ -9,6 +9,7 @@ after each job (`Store.publish_snapshot`), so they keep working while the pipeli
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterator, Mapping, Sequence
@@ -122,15 +123,22 @@ class Store:
             # (the store, its WAL, the folder) is its owner's alone; a snapshot may be shared
             # with a group (`publish_snapshot`). DuckDB creates its files as the umask says.
             _restrict_umask()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the store's folder: {exc.strerror}",
+                    where=str(path.parent),
+                    hint="check the path given with --store (or PONTUAL_STORE)",
+                ) from exc
+        if path.is_dir():
+            raise StoreError(
+                "the store path is a folder", where=str(path), hint="give the store file's path"
+            )
         try:
             con = duckdb.connect(str(path), read_only=read_only)
         except duckdb.Error as exc:
-            raise StoreError(
-                f"cannot open the store: {exc}",
-                where=str(path),
-                hint="another process may be writing it; readers use the published snapshot",
-            ) from exc
+            raise _open_error(path, exc) from exc
         con.execute("SET TimeZone = 'UTC'").fetchall()
         store = cls(path, con, read_only=read_only)
         try:
@@ -387,6 +395,34 @@ class Store:
         os.chmod(tmp, 0o600 | (stat.S_IMODE(os.stat(self.path).st_mode) & 0o040))
         os.replace(tmp, target)
         return target
+
+
+def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
+    """Why DuckDB could not open the store, in words: locked, corrupt, forbidden or other."""
+    text = str(exc)
+    lowered = text.lower()
+    if "could not set lock" in lowered or "conflicting lock" in lowered:
+        holder = re.search(r"\(PID (\d+)\)", text)
+        return StoreError(
+            "the store is open for writing by another process"
+            + (f" (PID {holder[1]})" if holder else ""),
+            where=str(path),
+            hint="one process writes the store at a time: wait for it or stop it "
+            "(`pontual listen`/`serve` hold it while running); readers use the snapshot",
+        )
+    if "not a valid duckdb database" in lowered or "corrupt" in lowered or "checksum" in lowered:
+        return StoreError(
+            "the store file is damaged or is not a Pontual store (not a DuckDB database)",
+            where=str(path),
+            hint="restore the store from the backup, or give the right --store path",
+        )
+    if "permission denied" in lowered or isinstance(exc, duckdb.PermissionException):
+        return StoreError(
+            "no permission to open the store file",
+            where=str(path),
+            hint="run as the store's owner, or check the file's permissions",
+        )
+    return StoreError(f"cannot open the store: {text.splitlines()[0]}", where=str(path))
 
 
 def _restrict_umask() -> None:

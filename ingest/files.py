@@ -44,6 +44,7 @@ from ingest.tabular import (
     read_json_line_keys,
     read_json_lines_chunks,
     read_parquet_chunks,
+    read_parquet_columns,
 )
 from ingest.writing import IngestCounts, write_judged
 
@@ -109,7 +110,7 @@ def read_raw_chunks(
         columns = first.columns if first is not None else []
         chunks = _prepend(first, chunks)
     elif suffix == ".parquet":
-        columns = pl.scan_parquet(path).collect_schema().names()
+        columns = read_parquet_columns(path)
         chunks = read_parquet_chunks(path, options.chunk_rows)
     elif suffix in (".jsonl", ".ndjson", ".json"):
         columns = read_json_line_keys(path)
@@ -211,5 +212,5 @@ def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list: 
     if kind == "incidents":
         return compute_incident_checks(options)
     if kind == "surveys":
-        return compute_survey_checks(profile)
+        return compute_survey_checks(profile, options)
     return compute_count_checks(options)

@@ -109,6 +109,17 @@ def compute_fleet_checks(
     return checks, []
 
 
+def past_check(column: str, options: IngestOptions) -> Check:
+    """Times before `min_event_year`: a device whose clock was never set (1970-01-01 is epoch 0,
+    1900 and 0001 are the zero dates of spreadsheets and .NET)."""
+    floor = pl.lit(datetime(options.min_event_year, 1, 1, tzinfo=UTC)).cast(UTC_INSTANT)
+    return Check(
+        column,
+        pl.col(column) < floor,
+        f"{column} before {options.min_event_year}: a clock that was never set",
+    )
+
+
 def future_check(column: str, now: datetime, options: IngestOptions) -> Check:
     limit = now.timestamp() + options.future_skew_s
     limit_at = pl.lit(datetime.fromtimestamp(limit, UTC)).cast(UTC_INSTANT)
@@ -135,6 +146,7 @@ def compute_avl_checks(
     else:
         checks.append(bbox_check(ctx.bbox, options.bbox_margin_m))
     checks.append(future_check("event_at", now, options))
+    checks.append(past_check("event_at", options))
     if has_snapshot:
         stale = pl.col("event_at") < pl.col(SNAPSHOT_AT) - pl.duration(
             microseconds=int(options.stale_fix_max_age_s * 1_000_000)
@@ -190,6 +202,7 @@ def compute_fare_checks(
     amount = pl.col("amount")
     checks = [
         future_check("event_at", now, options),
+        past_check("event_at", options),
         Check(
             "fare_class",
             ~pl.col("fare_class").is_in(FARE_CLASSES),

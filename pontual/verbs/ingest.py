@@ -109,6 +109,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
+    if args.limit < 0:
+        raise ConfigError("--limit must be 0 or more", where="option --limit")
     with ctx.store() as store:
         where, params = ("", [])
         if args.source:

@@ -102,3 +102,8 @@ def test_a_key_is_created_while_no_card_was_hashed(store_path: Path) -> None:
     path.unlink()
     assert cli(store_path, "ingest", "fares", FARES) == 0
     assert path.exists()
+
+
+def test_an_empty_store_option_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--store", "", "init"]) == 2
+    assert "--store is empty" in capsys.readouterr().err

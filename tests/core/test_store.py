@@ -270,3 +270,39 @@ def test_store_and_snapshot_files_are_not_readable_by_others(store_path: Path) -
         # A store shared with its group (readers under another account) shares its snapshot.
         store_path.chmod(0o640)
         assert mode(store.publish_snapshot()) == 0o640
+
+
+def test_an_open_failure_says_why(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    damaged = tmp_path / "damaged.duckdb"
+    damaged.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError) as err:
+        Store.open(damaged)
+    assert "damaged or is not a Pontual store" in err.value.what
+    assert err.value.hint is not None and "backup" in err.value.hint
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path / "missing.duckdb", read_only=True)
+    assert err.value.what == "store not found"
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path)
+    assert "is a folder" in err.value.what
+    locked = tmp_path / "locked.duckdb"
+    Store.open(locked).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); "
+         "print('held', flush=True); time.sleep(30)", str(locked)],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        for read_only in (False, True):
+            with pytest.raises(StoreError) as err:
+                Store.open(locked, read_only=read_only)
+            assert err.value.what == (
+                f"the store is open for writing by another process (PID {holder.pid})"
+            )
+    finally:
+        holder.kill()
+        holder.wait()

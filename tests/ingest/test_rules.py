@@ -74,8 +74,14 @@ def test_unknown_vehicles_need_explicit_acceptance(store_path: Path) -> None:
             1,
             ["ends_at before starts_at", "kind unknown", "cannot read is_justified as yes/no"],
         ),
-        ("iqs_surveys.csv", "surveys", 3, ["score outside 0..100"]),
+        (
+            "iqs_surveys.csv",
+            "surveys",
+            2,
+            ["score outside 0..100", "period not YYYY, YYYY-S1/S2 or YYYY-MM (month 01..12)"],
+        ),
         ("passenger_counts.csv", "counts", 1, ["n_alightings negative"]),
+        ("iqs_surveys_year_before_2000.csv", "surveys", 1, ["period year outside 2000"] * 3),
         ("avl_lines.jsonl", "avl", 2, ["not valid JSON (line 3)", "cannot read lat as a number"]),
     ],
 )
