@@ -142,3 +142,82 @@ def test_poison_messages_are_quarantined_and_listen_keeps_running(
     out, _ = again.communicate(timeout=30)
     assert again.returncode == 0, out.decode()
     assert "stopped: 0 messages" in out.decode(), out.decode()
+
+
+def test_poison_messages_do_not_stop_serve_and_the_feed_keeps_answering(
+    broker: Broker, store_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    from pontual.cli import main
+    from tests.conftest import FIXTURES
+    from tests.mosquitto import LISTENER_USER, free_port
+
+    tiny = str(FIXTURES / "gtfs" / "tiny_feed")
+    assert main(["--store", str(store_path), "gtfs", "load", tiny]) == 0
+    load_fleet(store_path)
+    t0 = 1_705_316_400  # 2024-01-15 08:00 local (UTC-3), a service day of the tiny feed
+    http_port = free_port()
+    env = {**os.environ, "PONTUAL_MQTT_PASSWORD": broker.passwords[LISTENER_USER]}
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "pontual", "--store", str(store_path), "serve",
+            "--port", str(broker.port), "--username", LISTENER_USER,
+            "--http-port", str(http_port), "--date", "2024-01-15",
+            "--batch-interval-s", "0.2", "--max-runtime-s", "120",
+        ],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{http_port}"
+    pub0 = Publisher(broker.port, "op0", broker.passwords["op0"], "gw-op0")
+
+    def healthy() -> bool:
+        assert server.poll() is None, "serve stopped"
+        try:
+            return httpx.get(base + "/health", timeout=1.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_for(healthy, timeout_s=60)
+        poison = [
+            ping("op0", "1042", t0),
+            ("pontual/avl/op0/1042", b""),
+            ("pontual/avl/op0/1042", b'{"lat": "' + b"9" * 1_000_000 + b'"}'),
+            ("pontual/avl/op0/1042", b"\xff\xfe\xfd"),
+            ("pontual/avl/op0/1042", b"[1, 2, 3]"),
+            ping("op0", "2001", t0 + 1),
+            ping("op0", "1042", t0 + 30),
+        ]
+        assert pub0.send(poison) == [0] * len(poison)
+        time.sleep(1.5)
+        assert healthy()
+        assert pub0.send([ping("op0", "1042", t0 + 60)]) == [0]
+        time.sleep(1.0)
+        assert healthy()
+        feed = httpx.get(base + "/gtfs-rt/vehicle-positions.pb", timeout=5.0)
+        assert feed.status_code == 200 and feed.content
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        pub0.close()
+    assert server.returncode == 0, out.decode()
+    with Store.open(store_path) as store:
+        stored = store.read("vehicle_locations")["event_at"].dt.epoch("s").sort().to_list()
+        reasons = sorted(store.read("quarantine")["reason"].to_list())
+    assert stored == [t0, t0 + 30, t0 + 60]
+    assert reasons == sorted(
+        [
+            REASON_EMPTY,
+            REASON_TOO_LARGE.format(limit=16384),
+            REASON_NOT_UTF8,
+            REASON_NOT_OBJECT,
+            "vehicle of another operator (the fleet register names op1)",
+        ]
+    )
