@@ -51,7 +51,8 @@ from core.profile import load_profile
 from core.store import Store
 from ingest.files import compute_file_sha256, ingest_file
 from ingest.options import IngestOptions
-from ingest.records import read_network_context, write_avl_records
+from ingest.rules import read_network_context
+from ingest.writing import write_avl_records
 
 
 def build_pings(n: int, seed: int = 0) -> pl.DataFrame:
@@ -78,8 +79,8 @@ REPEATS = 3
 STAGES = {
     "read": ("ingest/tabular.py", "read_parquet_chunks"),
     "read csv": ("ingest/tabular.py", "read_csv_chunks"),
-    "parse": ("ingest/records.py", "compute_typed"),
-    "validate": ("ingest/records.py", "compute_rejections"),
+    "parse": ("ingest/parsing.py", "compute_typed"),
+    "validate": ("ingest/checks.py", "compute_rejections"),
     "key check": ("core/store.py", "compute_new_keys"),
     "insert": ("core/store.py", "_run"),
 }

@@ -1,6 +1,6 @@
 """Versioned migrations of the store schema.
 
-Migration 1 is declared here; each derived-table module in `core.tables` declares its own
+Migrations 1, 5 (the fares key) and 6 (the key fingerprint) are declared here; each derived-table module in `core.tables` declares its own
 (`MIGRATION`, versions fixed in advance: matching 2, indices 3, crowding 4). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -62,6 +62,41 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE annual_grades ADD COLUMN IF NOT EXISTS evaluated_share DOUBLE",
             "ALTER TABLE annual_grades ADD COLUMN IF NOT EXISTS is_provisional BOOLEAN",
         ),
+    ),
+)
+
+
+# Migration 6: the fares key scoped by operator and time (issue #23.3). DuckDB cannot drop a
+# primary key in place: the table is rebuilt under its new declaration (written out literally,
+# as a shipped migration is frozen) and its rows copied, in the migration's transaction.
+MIGRATIONS += (
+    Migration(
+        6,
+        "fare_transactions keyed by operator, transaction id and time (no primary-key index)",
+        sql=(
+            "ALTER TABLE fare_transactions RENAME TO fare_transactions_v4",
+            """CREATE TABLE fare_transactions (
+  "transaction_id" VARCHAR NOT NULL,
+  "event_at" TIMESTAMPTZ NOT NULL,
+  "vehicle_id" VARCHAR,
+  "route_id" VARCHAR,
+  "card_hash" VARCHAR,
+  "fare_class" VARCHAR NOT NULL,
+  "amount" DOUBLE,
+  "operator_id" VARCHAR,
+  "source" VARCHAR NOT NULL,
+  "ingested_at" TIMESTAMPTZ NOT NULL
+)""",
+            "INSERT INTO fare_transactions SELECT * FROM fare_transactions_v4 ORDER BY event_at",
+            "DROP TABLE fare_transactions_v4",
+        ),
+    ),
+)
+
+# Migration 7: the card-hashing key's fingerprint (issue #23.6).
+MIGRATIONS += (
+    Migration(
+        7, "hash_key_fingerprints: the card-hashing key a store uses", ("hash_key_fingerprints",)
     ),
 )
 

@@ -497,6 +497,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ProfileError("profile file not found", where=str(path)) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"not valid TOML: {exc}", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ProfileError("not a text file: a profile is TOML in UTF-8", where=str(path)) from exc
 
 
 def read_profile(path: str | Path) -> Profile:

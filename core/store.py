@@ -9,7 +9,9 @@ after each job (`Store.publish_snapshot`), so they keep working while the pipeli
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ import polars as pl
 import pyarrow as pa
 
 from core import __version__
-from core.errors import SchemaVersionError, StoreError
+from core.errors import ConfigError, SchemaVersionError, StoreError
 from core.migrations import Migration, all_migrations, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
@@ -49,7 +51,8 @@ def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
     The stored side is bounded to the batch's time range, so DuckDB's zone maps skip the
     row groups of other days.
     """
-    match = " AND ".join(f't."{k}" = n."{k}"' for k in decl.primary_key)
+    # A nullable key column (a tap's operator) matches null to null, as the in-memory check.
+    match = " AND ".join(f't."{k}" IS NOT DISTINCT FROM n."{k}"' for k in decl.primary_key)
     tcol = f'"{decl.key_time_column}"'
     return (
         f'INSERT INTO "{decl.name}" ({columns}) SELECT {columns} FROM {view} n WHERE NOT EXISTS ('
@@ -60,7 +63,7 @@ def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
 
 def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> pl.DataFrame:
     """The rows of `frame` whose key is neither in `stored` (the stored keys) nor repeated in
-    `frame` (the first of repeated rows is kept).
+    `frame` (the first of repeated rows is kept). A null key value equals a null one.
 
     Keys are compared through a 64-bit hash of the key columns first (cheap on a million rows,
     where joins on the raw string and time columns are not); rows whose hash matches are then
@@ -80,7 +83,7 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
     pairs = index.select("_pos", "_key_hash", *key).join(
         stored_hashed, on="_key_hash", how="inner", suffix="_stored"
     )
-    same = pl.all_horizontal(pl.col(k) == pl.col(f"{k}_stored") for k in key)
+    same = pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_stored")) for k in key)
     seen = pairs.filter(same).select("_pos")
     return index.join(seen, on="_pos", how="anti", maintain_order="left").drop("_pos", "_key_hash")
 
@@ -116,15 +119,26 @@ class Store:
                 hint="run `pontual demo` or `pontual init` first",
             )
         if not read_only:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # The store holds personal data (card hashes, plates): every file the writer makes
+            # (the store, its WAL, the folder) is its owner's alone; a snapshot may be shared
+            # with a group (`publish_snapshot`). DuckDB creates its files as the umask says.
+            _restrict_umask()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the store's folder: {exc.strerror}",
+                    where=str(path.parent),
+                    hint="check the path given with --store (or PONTUAL_STORE)",
+                ) from exc
+        if path.is_dir():
+            raise StoreError(
+                "the store path is a folder", where=str(path), hint="give the store file's path"
+            )
         try:
             con = duckdb.connect(str(path), read_only=read_only)
         except duckdb.Error as exc:
-            raise StoreError(
-                f"cannot open the store: {exc}",
-                where=str(path),
-                hint="another process may be writing it; readers use the published snapshot",
-            ) from exc
+            raise _open_error(path, exc) from exc
         con.execute("SET TimeZone = 'UTC'").fetchall()
         store = cls(path, con, read_only=read_only)
         try:
@@ -341,6 +355,29 @@ class Store:
     def count(self, name: str) -> int:
         return int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
 
+    # -- the card-hashing key -------------------------------------------------------------
+    def check_key_fingerprint(self, fingerprint: str) -> None:
+        """Refuse a card-hashing key other than the one this store's cards were hashed with.
+
+        The first call on a store records `fingerprint` (`core.settings.key_fingerprint`);
+        later calls with another one raise a ConfigError (exit 2): hashes made with two keys
+        would make every card two cards.
+        """
+        stored = self._run("SELECT fingerprint FROM hash_key_fingerprints")
+        if not stored:
+            self._require_writable()
+            self._run(
+                "INSERT INTO hash_key_fingerprints VALUES (?, ?)", [fingerprint, datetime.now(UTC)]
+            )
+            return
+        if all(row[0] != fingerprint for row in stored):
+            raise ConfigError(
+                "the card-hashing key is not the one this store's cards were hashed with",
+                where=str(self.path),
+                hint="use the store's key file (or PONTUAL_HASH_KEY) from the backup; to change "
+                "keys see docs/key-rotation.md",
+            )
+
     # -- snapshot for readers --------------------------------------------------------------
     def publish_snapshot(self) -> Path:
         """Checkpoint and publish a consistent read-only copy for the dashboard and the feed.
@@ -353,8 +390,47 @@ class Store:
         target = snapshot_path(self.path)
         tmp = target.with_name(target.name + ".tmp")
         shutil.copyfile(self.path, tmp)
+        # Owner read/write, and group read when the store itself is group-readable (readers
+        # under another account of the store's group); never anyone else.
+        os.chmod(tmp, 0o600 | (stat.S_IMODE(os.stat(self.path).st_mode) & 0o040))
         os.replace(tmp, target)
         return target
+
+
+def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
+    """Why DuckDB could not open the store, in words: locked, corrupt, forbidden or other."""
+    text = str(exc)
+    lowered = text.lower()
+    if "could not set lock" in lowered or "conflicting lock" in lowered:
+        holder = re.search(r"\(PID (\d+)\)", text)
+        return StoreError(
+            "the store is open for writing by another process"
+            + (f" (PID {holder[1]})" if holder else ""),
+            where=str(path),
+            hint="one process writes the store at a time: wait for it or stop it "
+            "(`pontual listen`/`serve` hold it while running); readers use the snapshot",
+        )
+    if "not a valid duckdb database" in lowered or "corrupt" in lowered or "checksum" in lowered:
+        return StoreError(
+            "the store file is damaged or is not a Pontual store (not a DuckDB database)",
+            where=str(path),
+            hint="restore the store from the backup, or give the right --store path",
+        )
+    if "permission denied" in lowered or isinstance(exc, duckdb.PermissionException):
+        return StoreError(
+            "no permission to open the store file",
+            where=str(path),
+            hint="run as the store's owner, or check the file's permissions",
+        )
+    return StoreError(f"cannot open the store: {text.splitlines()[0]}", where=str(path))
+
+
+def _restrict_umask() -> None:
+    """Take group and other permissions out of this process's umask (files made from now on
+    are the owner's alone). Process-wide and kept: the store's WAL is created later, at the
+    first write after each checkpoint."""
+    current = os.umask(0o077)
+    os.umask(current | 0o077)
 
 
 def open_snapshot(path: str | Path) -> Store:

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 
 from core.errors import InputError, where
+from core.settings import ArchiveLimits
 from gtfs.errors import ERROR, WARNING, GtfsIssue, Severity
 from gtfs.spec import FILE_SPECS, FieldSpec, FileSpec
 
@@ -68,9 +69,15 @@ class Feed:
 # -- sources ---------------------------------------------------------------------------------
 
 
-def read_feed_files(path: str | Path) -> dict[str, bytes]:
-    """The raw bytes of every *.txt of a feed folder or zip, by file name."""
+def read_feed_files(path: str | Path, limits: ArchiveLimits | None = None) -> dict[str, bytes]:
+    """The raw bytes of every *.txt of a feed folder or zip, by file name.
+
+    A zip is unpacked in bounded steps under `limits` (sizes and compression ratio, see
+    `core.settings.ArchiveLimits`); an archive past them is an `InputError` naming the file
+    and the limit, and no more of it is read.
+    """
     path = Path(path)
+    limits = limits or ArchiveLimits()
     if not path.exists():
         raise InputError(
             "GTFS feed not found", where=where(path), hint="give a .zip file or a folder of .txt"
@@ -85,16 +92,72 @@ def read_feed_files(path: str | Path) -> dict[str, bytes]:
         )
     try:
         with zipfile.ZipFile(path) as zf:
-            names = [
-                n for n in zf.namelist() if n.endswith(".txt") and not n.startswith("__MACOSX")
+            infos = [
+                i
+                for i in zf.infolist()
+                if i.filename.endswith(".txt") and not i.filename.startswith("__MACOSX")
             ]
             # Feeds zipped with their folder keep files one level down: take the shallowest.
-            depth = min((n.count("/") for n in names), default=0)
-            return {
-                PurePosixPath(n).name: zf.read(n) for n in sorted(names) if n.count("/") == depth
-            }
-    except (zipfile.BadZipFile, OSError) as exc:
+            depth = min((i.filename.count("/") for i in infos), default=0)
+            chosen = sorted(
+                (i for i in infos if i.filename.count("/") == depth), key=lambda i: i.filename
+            )
+            # The sizes the archive declares are checked first (cheap); the unpacking checks
+            # the real ones, as a crafted archive may declare anything.
+            for info in chosen:
+                _check_entry(path, info.filename, info.file_size, info.compress_size, limits)
+            declared = sum(i.file_size for i in chosen)
+            if declared > limits.max_total_bytes:
+                raise _too_large(path, "the feed's files unpack", declared, limits.max_total_bytes)
+            out: dict[str, bytes] = {}
+            total = 0
+            for info in chosen:
+                data = _unpack(zf, info, path, limits, limits.max_total_bytes - total)
+                total += len(data)
+                out[PurePosixPath(info.filename).name] = data
+            return out
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise InputError(f"cannot read the zip archive: {exc}", where=where(path)) from exc
+
+
+_UNPACK_STEP_BYTES = 4 * 1024**2
+
+
+def _unpack(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limits: ArchiveLimits, room: int
+) -> bytes:
+    """One entry, unpacked in steps, stopping at the first limit passed."""
+    parts: list[bytes] = []
+    size = 0
+    with zf.open(info) as fh:
+        while chunk := fh.read(_UNPACK_STEP_BYTES):
+            size += len(chunk)
+            _check_entry(path, info.filename, size, info.compress_size, limits)
+            if size > room:
+                raise _too_large(path, "the feed's files unpack", size, limits.max_total_bytes)
+            parts.append(chunk)
+    return b"".join(parts)
+
+
+def _check_entry(path: Path, name: str, size: int, compressed: int, limits: ArchiveLimits) -> None:
+    if size > limits.max_entry_bytes:
+        raise _too_large(path, f"{name} unpacks", size, limits.max_entry_bytes)
+    if size >= limits.ratio_floor_bytes and size > limits.max_ratio * max(compressed, 1):
+        raise InputError(
+            f"{name} unpacks to more than {limits.max_ratio:g} times its compressed size "
+            f"({compressed} bytes compressed): refused as a zip bomb",
+            where=where(path),
+            hint="a GTFS feed compresses 5 to 30 times; re-export the feed",
+        )
+
+
+def _too_large(path: Path, what: str, size: int, limit: int) -> InputError:
+    return InputError(
+        f"{what} to more than {limit / 1024**2:,.0f} MiB "
+        f"(at least {size / 1024**2:,.0f} MiB): refused",
+        where=where(path),
+        hint="a GTFS feed this large is not expected; check the archive (a zip bomb?)",
+    )
 
 
 def compute_sha256(files: Mapping[str, bytes]) -> str:

@@ -19,34 +19,35 @@ from core.errors import InputError
 from core.profile import Profile
 from core.schema import table
 from core.store import Store
+from ingest.cards import require_store_key
+from ingest.checks import JudgedBatch
 from ingest.gpx import read_gpx
 from ingest.gtfsrt import read_vehicle_positions_file
 from ingest.inspections import compute_inspection_checks
 from ingest.mapping import Mapping, detect_mapping, read_mapping, to_documented
 from ingest.olhovivo import OLHO_VIVO_TZ, is_olho_vivo, read_olho_vivo
 from ingest.options import IngestOptions
-from ingest.records import (
-    IngestCounts,
-    JudgedBatch,
-    compute_avl_judged,
-    compute_fare_judged,
-    compute_judged,
-    input_columns,
-    read_network_context,
-    write_judged,
-)
+from ingest.parsing import input_columns
 from ingest.registers import (
     compute_count_checks,
     compute_incident_checks,
     compute_survey_checks,
     compute_vehicle_checks,
 )
+from ingest.rules import (
+    compute_avl_judged,
+    compute_fare_judged,
+    compute_judged,
+    read_network_context,
+)
 from ingest.tabular import (
     read_csv_chunks,
     read_json_line_keys,
     read_json_lines_chunks,
     read_parquet_chunks,
+    read_parquet_columns,
 )
+from ingest.writing import IngestCounts, write_judged
 
 KIND_TABLES = {
     "avl": "vehicle_locations",
@@ -111,7 +112,7 @@ def read_raw_chunks(
         columns = first.columns if first is not None else []
         chunks = _prepend(first, chunks)
     elif suffix == ".parquet":
-        columns = pl.scan_parquet(path).collect_schema().names()
+        columns = read_parquet_columns(path)
         chunks = read_parquet_chunks(path, options.chunk_rows)
     elif suffix in (".jsonl", ".ndjson", ".json"):
         columns = read_json_line_keys(path)
@@ -172,8 +173,10 @@ def ingest_file(
     sha_future = hashing.submit(compute_file_sha256, path)
     hashing.shutdown(wait=False)
     ctx = read_network_context(store) if kind in ("avl", "fares") else None
-    if kind == "fares" and key is None:
-        raise ValueError("fares need the card-hashing key")  # programming error
+    if kind == "fares":
+        if key is None:
+            raise ValueError("fares need the card-hashing key")  # programming error
+        require_store_key(store, key)
 
     def judge(chunk: pl.DataFrame) -> JudgedBatch:
         if kind == "avl":
@@ -212,7 +215,7 @@ def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list: 
     if kind == "incidents":
         return compute_incident_checks(options)
     if kind == "surveys":
-        return compute_survey_checks(profile)
+        return compute_survey_checks(profile, options)
     if kind == "inspections":
         return compute_inspection_checks(options)
     return compute_count_checks(options)

@@ -13,7 +13,7 @@ import gpxpy.gpx
 import polars as pl
 
 from core.errors import InputError
-from ingest.records import RECORD_KEY
+from ingest.parsing import RECORD_KEY
 
 
 def read_gpx(path: Path, vehicle_id: str | None = None) -> pl.DataFrame:

@@ -12,7 +12,7 @@ import polars as pl
 
 from core.errors import InputError
 from gtfs.realtime import decode_feed, read_vehicle_positions
-from ingest.records import RECORD_KEY
+from ingest.parsing import RECORD_KEY
 
 
 def to_avl_records(positions: pl.DataFrame, feed_timestamp_s: int) -> pl.DataFrame:

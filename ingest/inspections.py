@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 
 import polars as pl
 
+from ingest.checks import Check
 from ingest.options import IngestOptions
-from ingest.records import Check, _future_check
+from ingest.rules import future_check
 
 KIND = "inspections"
 TABLE = "inspections"
@@ -36,5 +37,5 @@ def compute_inspection_checks(options: IngestOptions) -> list[Check]:
             pl.col("vehicle_id").is_null() & pl.col("route_id").is_null(),
             "nothing seen: give vehicle_id or route_id",
         ),
-        _future_check("observed_at", datetime.now(UTC), options),
+        future_check("observed_at", datetime.now(UTC), options),
     ]

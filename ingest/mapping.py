@@ -32,7 +32,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import ConfigError, InputError
-from ingest.records import RAW_RECORD, READ_ERROR, RECORD_KEY, SNAPSHOT_AT
+from ingest.parsing import RAW_RECORD, READ_ERROR, RECORD_KEY, SNAPSHOT_AT
 
 KINDS = ("avl", "fares", "vehicles", "incidents", "surveys", "counts")
 

@@ -33,14 +33,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from core.errors import ConfigError, InputError
 from core.store import Store
-from ingest.mqtt_payloads import MessageFrames, build_message_frames
-from ingest.options import IngestOptions
-from ingest.records import (
-    IngestCounts,
-    read_network_context,
-    write_avl_records,
-    write_fare_records,
+from ingest.cards import require_store_key
+from ingest.mqtt_payloads import (
+    DEFAULT_MAX_FIELD_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    MessageFrames,
+    build_message_frames,
+    build_unprocessable_quarantine,
 )
+from ingest.options import IngestOptions
+from ingest.rules import (
+    compute_avl_judged,
+    compute_fare_judged,
+    compute_judged_isolating,
+    read_network_context,
+)
+from ingest.writing import IngestCounts, write_judged
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +92,18 @@ class ListenerOptions(BaseModel):
     )
     snapshot_interval_s: float = Field(
         60.0, ge=0, description="publish the readers' snapshot at most this often (0: never)"
+    )
+    max_message_bytes: int = Field(
+        DEFAULT_MAX_MESSAGE_BYTES,
+        ge=256,
+        le=16 * 1024 * 1024,
+        description="a larger payload is quarantined unread (bytes)",
+    )
+    max_field_bytes: int = Field(
+        DEFAULT_MAX_FIELD_BYTES,
+        ge=16,
+        le=64 * 1024,
+        description="a message with a longer field value is quarantined (bytes, UTF-8)",
     )
     max_messages: int | None = Field(None, ge=1, description="stop after this many (tests)")
     idle_exit_s: float | None = Field(None, gt=0, description="stop after this long idle (tests)")
@@ -374,13 +394,7 @@ class MqttConsumer:
         started = time.perf_counter()
         topics, payloads, acks = self._topics, self._payloads, self._acks
         self._topics, self._payloads, self._acks = [], [], []
-        frames = build_message_frames(
-            topics, payloads, topic_root=self.options.topic_root, received_at=datetime.now(UTC)
-        )
-        with self.store.transaction():
-            accepted, duplicate, quarantined = self.write_batch(self.store, frames)
-            if frames.quarantine.height:
-                quarantined += self.store.append("quarantine", frames.quarantine).n_inserted
+        frames, (accepted, duplicate, quarantined) = self._commit(topics, payloads)
         # Only now is the batch durable: acknowledge it (PUBACK), never before.
         for mid in acks:
             self.client.ack(mid, 1)
@@ -397,6 +411,59 @@ class MqttConsumer:
             self.on_batch_committed(frames.avl, frames.fares)
         self._maybe_publish_snapshot()
         return counts
+
+    def _commit(
+        self, topics: list[str], payloads: list[bytes]
+    ) -> tuple[MessageFrames, tuple[int, int, int]]:
+        """Decode, validate and write one batch in one transaction; counts in messages.
+
+        What a publisher sent can only make the decoding or the validation fail, never the
+        write: both isolate the records at fault into quarantine (`_build_frames`, and
+        `compute_judged_isolating` in the writer). An error of the write itself (the store)
+        propagates, and the batch is not acknowledged.
+        """
+        frames = self._build_frames(topics, payloads)
+        with self.store.transaction():
+            accepted, duplicate, quarantined = self.write_batch(self.store, frames)
+            if frames.quarantine.height:
+                quarantined += self.store.append("quarantine", frames.quarantine).n_inserted
+        return frames, (accepted, duplicate, quarantined)
+
+    def _build_frames(self, topics: list[str], payloads: list[bytes]) -> MessageFrames:
+        opt = self.options
+
+        def build(t: list[str], p: list[bytes]) -> MessageFrames:
+            return build_message_frames(
+                t,
+                p,
+                topic_root=opt.topic_root,
+                received_at=datetime.now(UTC),
+                max_message_bytes=opt.max_message_bytes,
+                max_field_bytes=opt.max_field_bytes,
+            )
+
+        try:
+            return build(topics, payloads)
+        except (Exception, pl.exceptions.PanicException):
+            # The decoder already isolates bad payloads; this is the last resort for a failure
+            # nobody foresaw: each message alone, the ones that still fail quarantined.
+            log.exception("decoding a batch failed; decoding its messages one by one")
+        done: list[MessageFrames] = []
+        for topic, payload in zip(topics, payloads, strict=True):
+            try:
+                done.append(build([topic], [payload]))
+            except (Exception, pl.exceptions.PanicException):
+                log.exception("message on %s could not be decoded", topic)
+                empty = build([], [])
+                row = build_unprocessable_quarantine(
+                    topic, payload, max_message_bytes=opt.max_message_bytes
+                )
+                done.append(MessageFrames(empty.avl, empty.fares, row))
+        return MessageFrames(
+            avl=pl.concat([f.avl for f in done], how="vertical_relaxed"),
+            fares=pl.concat([f.fares for f in done], how="vertical_relaxed"),
+            quarantine=pl.concat([f.quarantine for f in done], how="vertical_relaxed"),
+        )
 
     def _add(self, c: BatchCounts) -> None:
         t = self.totals
@@ -541,7 +608,7 @@ class MqttConsumer:
                 return
 
 
-# Payload field -> documented AVL raw column of `ingest.records.write_avl_records`.
+# Payload field -> documented AVL raw column of `ingest.writing.write_avl_records`.
 AVL_RENAMES = {
     "trip_id": "reported_trip_id",
     "route_id": "reported_route_id",
@@ -573,18 +640,24 @@ def make_batch_writer(
         ctx = state["context"]
         total = IngestCounts()
         if frames.avl.height:
-            total += write_avl_records(
-                store,
+            avl = compute_judged_isolating(
+                lambda raw: compute_avl_judged(raw, ctx, source=source, options=options),
                 frames.avl.rename(AVL_RENAMES),
+                target="vehicle_locations",
                 source=source,
-                run_kind="avl",
-                options=options,
-                context=ctx,
             )
+            total += write_judged(store, avl, source=source, run_kind="avl")
         if frames.fares.height:
-            total += write_fare_records(
-                store, frames.fares, source=source, key=key, options=options, context=ctx
+            if not state.get("key_checked"):
+                require_store_key(store, key)
+                state["key_checked"] = True
+            fares = compute_judged_isolating(
+                lambda raw: compute_fare_judged(raw, ctx, source=source, key=key, options=options),
+                frames.fares,
+                target="fare_transactions",
+                source=source,
             )
+            total += write_judged(store, fares, source=source, run_kind="fares")
         return total.n_accepted, total.n_duplicate, total.n_quarantined
 
     return write

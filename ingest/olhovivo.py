@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from core.errors import InputError
-from ingest.records import RAW_RECORD, RECORD_KEY, SNAPSHOT_AT
+from ingest.parsing import RAW_RECORD, RECORD_KEY, SNAPSHOT_AT
 
 OLHO_VIVO_TZ = "America/Sao_Paulo"
 

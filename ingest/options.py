@@ -43,6 +43,13 @@ class IngestOptions(BaseModel):
     max_amount: float = Field(
         default=1_000.0, gt=0, description="highest believable fare amount, local currency"
     )
+    min_event_year: int = Field(
+        default=2000,
+        ge=1990,
+        le=2100,
+        description="a record dated before 1 January of this year is a clock never set "
+        "(epoch 0 = 1970, 1900, 0001), not a reading",
+    )
     accept_unknown_vehicles: bool = Field(
         default=False, description="store pings of vehicles absent from a non-empty fleet register"
     )

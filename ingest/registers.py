@@ -12,8 +12,9 @@ import polars as pl
 
 from core.profile import Profile
 from core.tables.observed import INCIDENT_KINDS
+from ingest.checks import Check
 from ingest.options import IngestOptions
-from ingest.records import Check, _future_check
+from ingest.rules import future_check, past_check
 
 
 def _one_of(column: str, allowed: list[str] | tuple[str, ...], what: str) -> Check:
@@ -53,17 +54,24 @@ def compute_incident_checks(options: IngestOptions) -> list[Check]:
     return [
         _one_of("kind", INCIDENT_KINDS, "incident kinds"),
         Check("ends_at", pl.col("ends_at") < pl.col("starts_at"), "ends_at before starts_at"),
-        _future_check("starts_at", datetime.now(UTC), options),
+        future_check("starts_at", datetime.now(UTC), options),
+        past_check("starts_at", options),
     ]
 
 
-def compute_survey_checks(profile: Profile) -> list[Check]:
+def compute_survey_checks(profile: Profile, options: IngestOptions) -> list[Check]:
     low, high = profile.quality.iqs_score_scale.value
+    year = pl.col("period").str.slice(0, 4).cast(pl.Int32, strict=False)
     return [
         Check(
             "period",
-            ~pl.col("period").str.contains(r"^\d{4}(-S[12]|-\d{2})?$"),
-            "period not YYYY, YYYY-S1/S2 or YYYY-MM",
+            ~pl.col("period").str.contains(r"^\d{4}(-S[12]|-(0[1-9]|1[0-2]))?$"),
+            "period not YYYY, YYYY-S1/S2 or YYYY-MM (month 01..12)",
+        ),
+        Check(
+            "period",
+            (year < options.min_event_year) | (year > datetime.now(UTC).year + 1),
+            f"period year outside {options.min_event_year}..next year",
         ),
         _one_of(
             "dimension", profile.quality.iqs_dimensions.value, "profile quality.iqs_dimensions"
@@ -79,7 +87,8 @@ def compute_survey_checks(profile: Profile) -> list[Check]:
 
 def compute_count_checks(options: IngestOptions) -> list[Check]:
     return [
-        _future_check("event_at", datetime.now(UTC), options),
+        future_check("event_at", datetime.now(UTC), options),
+        past_check("event_at", options),
         Check("n_boardings", pl.col("n_boardings") < 0, "n_boardings negative"),
         Check("n_alightings", pl.col("n_alightings") < 0, "n_alightings negative"),
     ]

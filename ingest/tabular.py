@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from core.errors import InputError
-from ingest.records import RAW_RECORD, READ_ERROR, RECORD_KEY
+from ingest.parsing import RAW_RECORD, READ_ERROR, RECORD_KEY
 
 JSON_LINE_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
@@ -41,17 +41,29 @@ def read_csv_chunks(path: Path, chunk_rows: int, *, separator: str = ",") -> Ite
         ) from exc
 
 
+def read_parquet_columns(path: Path) -> list[str]:
+    """The column names of the Parquet file at `path` (its footer only)."""
+    try:
+        return pl.scan_parquet(path).collect_schema().names()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise _not_parquet(path, exc) from exc
+
+
+def _not_parquet(path: Path, exc: Exception) -> InputError:
+    return InputError(
+        f"cannot read as Parquet: {exc}".splitlines()[0],
+        where=str(path),
+        hint="expected an Apache Parquet file",
+    )
+
+
 def read_parquet_chunks(path: Path, chunk_rows: int) -> Iterator[pl.DataFrame]:
     """The Parquet file at `path` in chunks of at most `chunk_rows` rows, as stored."""
     try:
         lf = pl.scan_parquet(path).with_row_index(RECORD_KEY, offset=1)
         yield from lf.collect_batches(chunk_size=chunk_rows)
-    except (pl.exceptions.ComputeError, OSError) as exc:
-        raise InputError(
-            f"cannot read as Parquet: {exc}".splitlines()[0],
-            where=str(path),
-            hint="expected an Apache Parquet file",
-        ) from exc
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise _not_parquet(path, exc) from exc
 
 
 def read_json_lines_chunks(

@@ -49,7 +49,11 @@ def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.Argum
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    settings = Settings.resolve(args.store, args.profile, quiet=args.quiet, debug=args.debug)
+    try:
+        settings = Settings.resolve(args.store, args.profile, quiet=args.quiet, debug=args.debug)
+    except PontualError as exc:  # e.g. an empty --store: a user error, before any context
+        print(f"error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+        return EXIT_USER_ERROR
     ctx = Context(settings)
     try:
         return int(args.func(args, ctx) or 0)

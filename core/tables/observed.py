@@ -53,7 +53,9 @@ INCIDENT_KINDS = ("obstruction", "detour", "breakdown", "accident", "weather", "
 
 FARE_TRANSACTIONS = Table(
     "fare_transactions",
-    "Electronic-ticketing taps (BG art. 26, 49). Card ids are keyed hashes (LGPD), never raw.",
+    "Electronic-ticketing taps (BG art. 26, 49). Card ids are keyed hashes (LGPD), never raw. "
+    "A tap is (operator_id, transaction_id, event_at): a validator's id is unique only within "
+    "its operator and its counter's period (counters restart), so the id alone is no key.",
     cols(
         (
             "transaction_id",
@@ -72,11 +74,16 @@ FARE_TRANSACTIONS = Table(
             False,
         ),
         ("amount", pl.Float64(), "amount charged, in the local currency"),
-        ("operator_id", pl.String(), "operator"),
+        (
+            "operator_id",
+            pl.String(),
+            "operator (the MQTT topic's, the file's, else the vehicle's in the fleet register)",
+        ),
         SOURCE,
         INGESTED_AT,
     ),
-    primary_key=("transaction_id",),
+    primary_key=("operator_id", "transaction_id", "event_at"),
+    key_time_column="event_at",
 )
 
 PASSENGER_COUNTS = Table(

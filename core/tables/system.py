@@ -59,4 +59,20 @@ QUARANTINE = Table(
     primary_key=("source", "record_key", "reason"),
 )
 
-register(SCHEMA_VERSION, INGEST_RUNS, QUARANTINE)
+HASH_KEY_FINGERPRINTS = Table(
+    "hash_key_fingerprints",
+    "The fingerprint of the card-hashing key this store's card hashes were made with (one row; "
+    "a different key is refused, as it would split every card's history).",
+    cols(
+        (
+            "fingerprint",
+            pl.String(),
+            "HMAC-SHA256(key, a fixed label), hex: names the key without revealing it",
+            False,
+        ),
+        ("recorded_at", UTC_INSTANT, "when the first card was hashed with it (UTC)", False),
+    ),
+    primary_key=("fingerprint",),
+)
+
+register(SCHEMA_VERSION, INGEST_RUNS, QUARANTINE, HASH_KEY_FINGERPRINTS)

@@ -12,7 +12,7 @@ from core.settings import hash_key
 from ingest.files import KIND_TABLES, ingest_file
 from ingest.gtfsrt import poll_vehicle_positions
 from ingest.options import build_options
-from ingest.records import IngestCounts, write_avl_records
+from ingest.writing import IngestCounts, write_avl_records
 from pontual.context import Context
 
 
@@ -111,6 +111,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
+    if args.limit < 0:
+        raise ConfigError("--limit must be 0 or more", where="option --limit")
     with ctx.store() as store:
         where, params = ("", [])
         if args.source:

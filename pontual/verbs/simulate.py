@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-from core.errors import ConfigError
+from core.errors import ConfigError, InputError
 from pontual.context import Context
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
@@ -100,6 +100,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         text_days=args.text_days or None,
         profile_id=ctx.settings.profile_id,
     )
+    if args.out.exists() and not args.out.is_dir():
+        raise InputError("--out is a file, not a folder", where=str(args.out))
     t0 = time.perf_counter()
     summary = simulate(opts, args.out)
     outcomes = ", ".join(f"{k} {v}" for k, v in summary.outcome_counts.items())

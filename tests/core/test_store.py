@@ -192,3 +192,117 @@ def test_append_skips_stored_and_repeated_keys_in_a_partly_new_batch(
         assert rows == [("1001", -29.17), ("1001", -29.171), ("1002", -29.18)]
         ids = store.query("SELECT ping_id FROM vehicle_locations ORDER BY ping_id")["ping_id"]
         assert ids.to_list()[:2] == [1, 2] and ids.n_unique() == 3
+
+
+def test_fares_key_migration_keeps_the_taps_and_drops_the_id_only_key(store_path: Path) -> None:
+    # A store of the release before migration 6: fare_transactions keyed by transaction_id.
+    with Store.open(store_path, target_version=4) as old:
+        old.con.execute("DROP TABLE fare_transactions").fetchall()
+        old.con.execute(
+            "CREATE TABLE fare_transactions (transaction_id VARCHAR NOT NULL, "
+            "event_at TIMESTAMPTZ NOT NULL, vehicle_id VARCHAR, route_id VARCHAR, "
+            "card_hash VARCHAR, fare_class VARCHAR NOT NULL, amount DOUBLE, operator_id VARCHAR, "
+            "source VARCHAR NOT NULL, ingested_at TIMESTAMPTZ NOT NULL, "
+            "PRIMARY KEY (transaction_id))"
+        ).fetchall()
+        old.con.execute(
+            "INSERT INTO fare_transactions VALUES ('T1', '2026-03-02 12:00:00+00', '101', 'L1', "
+            "'h1', 'full', 4.5, 'O1', 'f.csv', '2026-03-02 13:00:00+00')"
+        ).fetchall()
+    other = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T1"],
+            "event_at": [datetime(2026, 3, 2, 12, 0, tzinfo=UTC)] * 2,
+            "fare_class": ["full"] * 2,
+            "operator_id": ["O2", "O1"],
+            "source": ["g.csv"] * 2,
+            "ingested_at": [datetime(2026, 3, 2, 14, 0, tzinfo=UTC)] * 2,
+        }
+    )
+    with Store.open(store_path) as store:
+        assert store.schema_version >= 6
+        kept = store.read("fare_transactions")
+        # O2's T1 is another tap; O1's T1 at the same instant is the stored one.
+        result = store.append("fare_transactions", other)
+        keys = store.query(
+            "SELECT operator_id, transaction_id, source FROM fare_transactions ORDER BY 1"
+        ).rows()
+    assert kept.select("transaction_id", "card_hash", "amount").rows() == [("T1", "h1", 4.5)]
+    assert (result.n_inserted, result.n_duplicate) == (1, 1)
+    assert keys == [("O1", "T1", "f.csv"), ("O2", "T1", "g.csv")]
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_a_null_key_value_matches_a_null_one(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: bool
+) -> None:
+    # Taps of a file without operators (and no fleet register): a re-run adds nothing.
+    if not in_memory:
+        monkeypatch.setattr(store_module, "_MAX_STORED_KEYS_PER_ROW", 0)
+        monkeypatch.setattr(store_module, "_MIN_KEYS_IN_MEMORY", 0)
+    taps = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T2"],
+            "event_at": [datetime(2026, 3, 2, 12, 0, tzinfo=UTC)] * 2,
+            "fare_class": ["full"] * 2,
+            "source": ["f.csv"] * 2,
+            "ingested_at": [datetime(2026, 3, 2, 14, 0, tzinfo=UTC)] * 2,
+        }
+    )
+    with Store.open(store_path) as store:
+        store.append("fare_transactions", taps)
+        again = store.append("fare_transactions", taps)
+        assert store.count("fare_transactions") == 2
+    assert again.n_inserted == 0
+
+
+def test_store_and_snapshot_files_are_not_readable_by_others(store_path: Path) -> None:
+    import stat
+
+    def mode(p: Path) -> int:
+        return stat.S_IMODE(p.stat().st_mode)
+
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS)
+        snap = store.publish_snapshot()
+        assert (mode(store_path), mode(snap)) == (0o600, 0o600)
+        assert mode(store_path.parent) & 0o077 == 0
+        # A store shared with its group (readers under another account) shares its snapshot.
+        store_path.chmod(0o640)
+        assert mode(store.publish_snapshot()) == 0o640
+
+
+def test_an_open_failure_says_why(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    damaged = tmp_path / "damaged.duckdb"
+    damaged.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError) as err:
+        Store.open(damaged)
+    assert "damaged or is not a Pontual store" in err.value.what
+    assert err.value.hint is not None and "backup" in err.value.hint
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path / "missing.duckdb", read_only=True)
+    assert err.value.what == "store not found"
+    with pytest.raises(StoreError) as err:
+        Store.open(tmp_path)
+    assert "is a folder" in err.value.what
+    locked = tmp_path / "locked.duckdb"
+    Store.open(locked).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); "
+         "print('held', flush=True); time.sleep(30)", str(locked)],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        for read_only in (False, True):
+            with pytest.raises(StoreError) as err:
+                Store.open(locked, read_only=read_only)
+            assert err.value.what == (
+                f"the store is open for writing by another process (PID {holder.pid})"
+            )
+    finally:
+        holder.kill()
+        holder.wait()

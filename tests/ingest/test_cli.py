@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from core.store import Store
 from pontual.cli import main
 from tests.conftest import FIXTURES
 
@@ -26,3 +29,34 @@ def test_unknown_mapping_is_a_user_error(store_path: Path, capsys) -> None:  # t
     assert code == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "mapping nope not found" in err and "sube" in err
+
+
+def test_user_errors_exit_2_with_a_clear_message(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ["--store", str(store_path)]
+    bad_parquet = str(FIXTURES / "ingest" / "avl_not_parquet_at_all.parquet")
+    binary_profile = str(FIXTURES / "ingest" / "profile_binary_not_text.toml")
+    a_file = tmp_path / "already_here.txt"
+    a_file.write_text("x")
+    cases = [
+        ([*store, "ingest", "avl", bad_parquet], "cannot read as Parquet"),
+        ([*store, "profiles", "show", binary_profile], "not a text file"),
+        ([*store, "simulate", "--out", str(a_file)], "--out is a file, not a folder"),
+        ([*store, "quarantine", "--limit", "-1"], "--limit must be 0 or more"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = " ".join(capsys.readouterr().err.split())
+        assert message in err, (argv, err)
+        assert "internal error" not in err
+
+
+def test_times_of_a_clock_never_set_are_quarantined(store_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    csv = str(FIXTURES / "ingest" / "avl_clock_never_set.csv")
+    assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "6 lidos, 1 aceitos, 0 duplicados, 5 em quarentena" in out
+    with Store.open(store_path) as store:
+        reasons = store.query("SELECT DISTINCT reason FROM quarantine")["reason"].to_list()
+    assert reasons == ["event_at before 2000: a clock that was never set"]

@@ -5,8 +5,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import polars as pl
+import pytest
 
-from ingest.mqtt_payloads import AVL_FIELDS, build_message_frames, decode_payloads
+from ingest import mqtt_payloads
+from ingest.mqtt_payloads import (
+    AVL_FIELDS,
+    REASON_EMPTY,
+    REASON_FIELD_TOO_LONG,
+    REASON_NOT_JSON,
+    REASON_TOO_LARGE,
+    build_message_frames,
+    decode_payloads,
+)
 
 AT = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 PING = b'{"event_at": 1772452800, "lat": -29.1712, "lon": -51.5191, "speed_m_s": 8.5}'
@@ -90,3 +100,51 @@ def test_bulk_decode_isolates_the_few_bad_payloads() -> None:
     assert set(reason.is_not_null().arg_true().to_list()) == bad_at
     assert decoded["lat"][16] == "16" and decoded["lat"][17] is None
     assert decoded["vehicle_id"][998] == "998"
+
+
+def test_empty_blank_and_oversized_payloads_do_not_shift_their_batch() -> None:
+    # A 0-byte or blank payload decodes to no row at all in Polars: mixed with good ones it
+    # made the batch's columns of unequal length (a native panic), and stopped the listener.
+    big = b'{"lat": "' + b"9" * 70_000 + b'"}'
+    payloads = [PING, b"", PING, b"  \n", PING, big, b'{"lat": "' + b"1" * 300 + b'"}', PING]
+    topics = [f"pontual/avl/opA/{i}" for i in range(len(payloads))]
+    frames = build_message_frames(topics, payloads, received_at=AT, max_message_bytes=65_536)
+    assert frames.avl["vehicle_id"].to_list() == ["0", "2", "4", "7"]
+    q = frames.quarantine.sort("source")
+    assert q.select("source", "field", "reason").rows() == [
+        ("pontual/avl/opA/1", None, REASON_EMPTY),
+        ("pontual/avl/opA/3", None, REASON_EMPTY),
+        ("pontual/avl/opA/5", None, REASON_TOO_LARGE.format(limit=65_536)),
+        ("pontual/avl/opA/6", "lat", REASON_FIELD_TOO_LONG.format(limit=256)),
+    ]
+    # The oversized payload is kept cut, its size noted.
+    assert q["raw_record"][2].endswith(f"... ({len(big)} bytes, cut)")
+    assert len(q["raw_record"][2]) < 1_100
+
+
+def test_a_panicking_decode_is_pinned_on_its_payload(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = mqtt_payloads._decode_chunk
+
+    def panicking(payloads: pl.Series, dtype: pl.Struct) -> pl.Series:
+        if any(b"poison" in p for p in payloads.to_list()):
+            raise pl.exceptions.PanicException("assertion failed")
+        return real(payloads, dtype)
+
+    monkeypatch.setattr(mqtt_payloads, "_decode_chunk", panicking)
+    payloads = [PING, b'{"vehicle_id": "poison"}', PING]
+    decoded, reason = decode_payloads(pl.Series(payloads, dtype=pl.Binary()), AVL_FIELDS)
+    assert reason.to_list() == [None, REASON_NOT_JSON, None]
+    assert decoded.height == 3
+
+
+def test_card_ids_are_masked_in_rejected_fare_payloads() -> None:
+    payloads = [
+        b'{"card_id": "6037990011223344", "vehicle_id": "99"}',  # vehicle contradicts topic
+        b'{"card_id": 6037990011223344, "amount": [1]}',  # a field that is not text
+        b'{"card_id" : "60379900\\"11223344", "x": ',  # not JSON, escaped quote inside
+    ]
+    frames = build_message_frames(["pontual/fares/opA/1"] * 3, payloads, received_at=AT)
+    raw = frames.quarantine["raw_record"].to_list()
+    assert len(raw) == 3
+    assert not any("6037990" in r or "11223344" in r for r in raw), raw
+    assert all('"card_id"' in r and '"***"' in r for r in raw)

@@ -1,0 +1,87 @@
+"""Card hashing: HMAC-SHA256 of the card id; raw card ids never reach the store file."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from core.store import Store
+from ingest.cards import compute_card_hashes
+from pontual.cli import main
+from tests.ingest.conftest import DATA, KEY, ingest_fixture
+
+
+def test_card_hash_is_hmac_sha256_of_the_card_id() -> None:
+    df = pl.DataFrame(
+        {"card_id": ["3839538659", None, " 42 "], "raw_record": ["a,3839538659", "b", "42"]}
+    )
+    out = compute_card_hashes(df, KEY)
+    expected = hmac.new(KEY, b"3839538659", hashlib.sha256).hexdigest()
+    assert out["card_hash"].to_list() == [
+        expected,
+        None,
+        hmac.new(KEY, b"42", hashlib.sha256).hexdigest(),
+    ]
+    assert out["raw_record"][0] == "a," + expected
+    assert "card_id" not in out.columns
+
+
+def test_fares_store_no_raw_card_id(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        counts = ingest_fixture(store, "fares_with_card_ids.csv", "fares")
+        assert (counts.n_accepted, counts.n_quarantined) == (3, 2)
+        reasons = store.query("SELECT record_key, field FROM quarantine ORDER BY record_key").rows()
+        assert reasons == [("4", "fare_class"), ("5", "amount")]
+        classes = store.query("SELECT fare_class FROM fare_transactions ORDER BY event_at")
+        assert classes["fare_class"].to_list() == ["full", "student", "elderly"]
+        derived = store.query(
+            "SELECT transaction_id FROM fare_transactions WHERE vehicle_id = '102'"
+        )
+        assert derived.item().startswith("derived:")
+        store.con.execute("CHECKPOINT").fetchall()
+    data = b"".join(p.read_bytes() for p in store_path.parent.iterdir() if p.is_file())
+    for card in (b"918273645", b"555000111", b"777444222", b"333222111"):
+        assert card not in data
+
+
+@pytest.mark.parametrize(
+    ("name", "cards", "n_quarantined"),
+    [
+        (
+            "fares_line_shifted_card_lands_in_fare_class.csv",
+            ("6037990011223344", "6037990055667788", "6037 9900 9988 7766"),
+            2,
+        ),
+        (
+            "fares_line_not_json_keeps_its_card.jsonl",
+            ("6037990011220001", "6037990011220002", "6037990011220003"),
+            2,
+        ),
+    ],
+)
+def test_a_fare_line_that_does_not_parse_leaves_no_card_number_anywhere(
+    store_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    cards: tuple[str, ...],
+    n_quarantined: int,
+) -> None:
+    path = str(DATA / name)
+    assert main(["--store", str(store_path), "ingest", "fares", path]) == 0
+    assert main(["--store", str(store_path), "quarantine"]) == 0
+    out = capsys.readouterr().out
+    with Store.open(store_path) as store:
+        assert store.count("quarantine") == n_quarantined
+        raw = store.query("SELECT raw_record FROM quarantine")["raw_record"].to_list()
+        store.publish_snapshot()
+    assert all("***" in r for r in raw), raw
+    files = [p for p in store_path.parent.iterdir() if p.is_file()]
+    assert any(p.name.endswith(".snapshot.duckdb") for p in files)
+    data = b"".join(p.read_bytes() for p in files)
+    for card in cards:
+        assert card.encode() not in data, card
+        assert card not in out

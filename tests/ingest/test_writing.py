@@ -1,0 +1,148 @@
+"""Writing: upserts of the register, whole-chunk transactions and idempotent re-runs."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from core.store import Store
+from ingest.writing import write_fare_records
+from sample_data.options import SimulationOptions
+from sample_data.simulate import simulate
+from tests.ingest.conftest import KEY, ingest_fixture
+
+
+def test_vehicle_register_upserts_by_vehicle_id(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        first = ingest_fixture(store, "vehicles.csv", "vehicles")
+        assert (first.n_accepted, first.n_quarantined) == (2, 2)
+        changed = ingest_fixture(store, "vehicles_changed.csv", "vehicles")
+        assert (changed.n_accepted, changed.n_duplicate) == (1, 1)
+        rows = store.query(
+            "SELECT vehicle_id, last_inspection_on::VARCHAR, is_reserve FROM vehicles ORDER BY 1"
+        ).rows()
+        assert rows == [("101", "2026-03-01", False), ("102", "2025-11-20", True)]
+
+
+def test_crash_mid_file_keeps_whole_chunks_and_a_rerun_completes_it(
+    store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pings = pl.DataFrame(
+        {
+            "vehicle_id": ["101", "102"] * 5,
+            "event_at": [f"2026-03-02T13:00:0{i}Z" for i in range(10)],
+            "lat": [-29.17] * 10,
+            "lon": [-51.52] * 10,
+        }
+    ).with_columns(pl.when(pl.int_range(pl.len()) == 1).then(95.0).otherwise("lat").alias("lat"))
+    path = tmp_path / "pings.parquet"
+    pings.write_parquet(path)
+    real_append = Store.append
+    calls = {"vehicle_locations": 0}
+
+    def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):  # type: ignore[no-untyped-def]
+        if name == "vehicle_locations":
+            calls[name] += 1
+            if calls[name] == 2:
+                raise OSError("disk full")
+        return real_append(self, name, df, **kw)  # type: ignore[arg-type]
+
+    with Store.open(store_path) as store:
+        monkeypatch.setattr(Store, "append", failing_append)
+        with pytest.raises(OSError):
+            ingest_fixture(store, str(path), "avl", chunk_rows=4)
+        monkeypatch.setattr(Store, "append", real_append)
+        # The first chunk (4 records, one out of range) committed whole; the second not at all.
+        assert store.count("vehicle_locations") == 3
+        assert store.count("quarantine") == 1
+        assert store.count("ingest_runs") == 1
+        counts = ingest_fixture(store, str(path), "avl", chunk_rows=4)
+        assert (counts.n_read, counts.n_accepted, counts.n_duplicate, counts.n_quarantined) == (
+            10,
+            6,
+            3,
+            1,
+        )
+        assert store.count("vehicle_locations") == 9
+        assert store.count("quarantine") == 1
+
+
+@pytest.fixture(scope="module")
+def two_weeks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two simulated Mondays a week apart: the validators' ids (TX000000000...) restart."""
+    out = tmp_path_factory.mktemp("weeks")
+    for name, start in (("w1", date(2026, 3, 2)), ("w2", date(2026, 3, 9))):
+        simulate(SimulationOptions(days=1, seed=7, start=start), out / name)
+    return out / "w1", out / "w2"
+
+
+def test_a_second_week_reusing_tap_ids_loses_no_tap(
+    two_weeks: tuple[Path, Path], store_path: Path
+) -> None:
+    w1, w2 = two_weeks
+    n1, n2 = (pl.read_csv(w / "fares.csv").height for w in (w1, w2))
+    ids1, ids2 = (set(pl.read_csv(w / "fares.csv")["transaction_id"]) for w in (w1, w2))
+    assert len(ids1 & ids2) > 10_000  # the ids really are reused
+    with Store.open(store_path) as store:
+        ingest_fixture(store, w1 / "vehicles.csv", "vehicles")
+        first = ingest_fixture(store, w1 / "fares.csv", "fares")
+        second = ingest_fixture(store, w2 / "fares.csv", "fares")
+        again = ingest_fixture(store, w1 / "fares.csv", "fares")
+        n_stored = store.count("fare_transactions")
+        n_quarantined = store.query(
+            "SELECT count(*) FROM quarantine WHERE target_table = 'fare_transactions'"
+        ).item()
+        operators = store.query("SELECT DISTINCT operator_id FROM fare_transactions ORDER BY 1")
+    # Every tap read is stored, quarantined or a duplicate; none vanishes.
+    for counts, n in ((first, n1), (second, n2), (again, n1)):
+        assert counts.n_read == n
+        assert counts.n_accepted + counts.n_duplicate + counts.n_quarantined == n
+    assert (second.n_accepted, second.n_duplicate) == (n2 - second.n_quarantined, 0)
+    assert (again.n_accepted, again.n_duplicate) == (0, n1 - again.n_quarantined)
+    assert n_stored + n_quarantined == n1 + n2
+    assert n_stored == first.n_accepted + second.n_accepted
+    # Operators come from the fleet register when the file has none (they scope the key).
+    assert operators["operator_id"].to_list() == ["O1", "O2"]
+
+
+def test_a_tap_key_stored_with_other_content_is_a_conflict_not_a_duplicate(
+    store_path: Path,
+) -> None:
+    taps = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T2", "T2", "T3", "T3"],
+            "event_at": ["2026-03-02T12:00:00Z"] * 5,
+            "vehicle_id": ["101"] * 5,
+            "card_id": ["111", "222", "222", "333", "999"],
+            "fare_class": ["full"] * 5,
+            "amount": ["4.5"] * 5,
+            "operator_id": ["OP1"] * 5,
+        }
+    )
+    with Store.open(store_path) as store:
+        first = write_fare_records(store, taps.head(1), source="a", key=KEY)
+        # T1 again with another card; T2 twice the same (a duplicate); T3 twice, differing.
+        changed = taps.with_columns(
+            pl.when(pl.col("transaction_id") == "T1")
+            .then(pl.lit("112"))
+            .otherwise("card_id")
+            .alias("card_id")
+        )
+        second = write_fare_records(store, changed, source="b", key=KEY)
+        same_again = write_fare_records(store, taps.head(1), source="c", key=KEY)
+        q = store.query("SELECT source, record_key, field, reason FROM quarantine ORDER BY 1, 2")
+        stored = store.query("SELECT transaction_id FROM fare_transactions ORDER BY 1")
+    assert (first.n_accepted, first.n_duplicate, first.n_quarantined) == (1, 0, 0)
+    assert (second.n_accepted, second.n_duplicate, second.n_quarantined) == (2, 1, 2)
+    assert (same_again.n_accepted, same_again.n_duplicate) == (0, 1)
+    reason = "key already stored with different content (conflict): " + (
+        "operator_id, transaction_id, event_at"
+    )
+    assert q.rows() == [
+        ("b", "1", "transaction_id", reason),
+        ("b", "5", "transaction_id", reason),
+    ]
+    assert stored["transaction_id"].to_list() == ["T1", "T2", "T3"]
