@@ -266,6 +266,20 @@ class Occupancy(Section):
     crushed_standing_above_limit_ratio: Annotated[Cited[float], Spec("ratio", 0, 2)]
 
 
+class Procedure(Section):
+    """The infraction procedure (cases): deadlines, the holiday calendar, who applies each
+    sanction. Optional: a profile without it cannot open cases."""
+
+    state: Annotated[Cited[str], Spec("uf")]
+    municipal_holidays: Annotated[Cited[dict[str, str]], Spec("mm-dd")]
+    auto_send_days: Annotated[Cited[int], Spec("days", 1, 365)]
+    defence_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)]
+    diligence_days: Annotated[Cited[int], Spec("days", 1, 3650)]
+    appeal_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)]
+    suspension_window_months: Annotated[Cited[int], Spec("months", 1, 240)]
+    sanction_authority: Annotated[Cited[dict[str, str]], Spec("authority")]
+
+
 class Profile(BaseModel):
     """A regulation profile. Values are read as ``profile.trips.late_departure_s.value``."""
 
@@ -289,6 +303,7 @@ class Profile(BaseModel):
     infractions: Infractions
     coverage: Coverage
     occupancy: Occupancy
+    procedure: Procedure | None = None
 
     def cited_values(self) -> list[tuple[str, Cited[Any]]]:
         """Every cited value as (dotted key, value), in file order: the methodology table."""
