@@ -258,6 +258,15 @@ class CaseDB:
                 continue
             with self.begin() as conn:
                 SCHEMA_VERSION.create(conn, checkfirst=True)
+                if conn.dialect.name == "postgresql":  # one migrator at a time
+                    conn.exec_driver_sql("LOCK TABLE case_schema_version IN EXCLUSIVE MODE")
+                done = conn.execute(
+                    sa.select(SCHEMA_VERSION.c.version).where(
+                        SCHEMA_VERSION.c.version == migration.version
+                    )
+                ).first()
+                if done is not None:  # another process applied it meanwhile
+                    continue
                 for name in migration.tables:
                     metadata.tables[name].create(conn, checkfirst=True)
                 if migration.extra is not None:
