@@ -12,6 +12,7 @@ everything and administers (accounts, audit, legal holds, discarding a suggestio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import polars as pl
 
@@ -113,9 +114,10 @@ def operator_scope(account: Account) -> str | None:
     return account.operator_id if account.role == "operadora" else None
 
 
-def filter_by_operator(
-    account: Account, frame: pl.DataFrame | pl.LazyFrame, column: str = "operator_id"
-) -> pl.DataFrame | pl.LazyFrame:
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def filter_by_operator(account: Account, frame: Frame, column: str = "operator_id") -> Frame:
     """`frame` limited to the rows `account` may read (an operadora: its operator's rows)."""
     scope = operator_scope(account)
     return frame if scope is None else frame.filter(pl.col(column) == scope)

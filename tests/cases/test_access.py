@@ -41,9 +41,9 @@ def test_each_role_may_do_exactly_its_acts() -> None:
 def test_operator_reads_are_filtered_in_the_query_layer() -> None:
     frame = pl.DataFrame({"operator_id": ["O1", "O2", "O1"], "n": [1, 2, 3]})
     op1 = Account("op1", "operadora", "O1")
-    assert filter_by_operator(op1, frame)["n"].to_list() == [1, 3]  # type: ignore[index]
+    assert filter_by_operator(op1, frame)["n"].to_list() == [1, 3]
     boss = Account("ana", "planejamento")
-    assert filter_by_operator(boss, frame).height == 3  # type: ignore[union-attr]
+    assert filter_by_operator(boss, frame).height == 3
     authorize(op1, READ_INDICES, operator_id="O1")
     with pytest.raises(AccessDenied, match="não tem acesso a dados da operadora 'O2'"):
         authorize(op1, READ_INDICES, operator_id="O2")
@@ -55,7 +55,7 @@ def test_operator_reads_are_filtered_in_the_query_layer() -> None:
 def test_accounts_store_only_argon2_hashes(case_db: CaseDB) -> None:
     add_user(case_db, "ana", "planejamento", PASSWORD)
     with case_db.read() as conn:
-        stored = conn.execute(sa.select(ACCOUNTS.c.password_hash)).scalar()
+        stored = str(conn.execute(sa.select(ACCOUNTS.c.password_hash)).scalar())
     assert stored.startswith("$argon2id$")
     assert PASSWORD not in stored
     assert authenticate(case_db, "ana", PASSWORD) == Account("ana", "planejamento")
