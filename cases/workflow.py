@@ -146,6 +146,21 @@ def get_case(db: CaseDB, account: Account, case_id: int) -> dict[str, Any]:
     return out
 
 
+def read_evidence(db: CaseDB, account: Account, case_id: int) -> tuple[str, str]:
+    """(package JSON, SHA-256 recorded at lavratura) of a case."""
+    with db.read() as conn:
+        row = _case_row(conn, case_id)
+        _authorize_read(account, row)
+        got = conn.execute(
+            sa.select(CASE_EVIDENCE.c.package, CASE_EVIDENCE.c.sha256).where(
+                CASE_EVIDENCE.c.case_id == case_id
+            )
+        ).first()
+    if got is None:
+        raise CaseError(f"o caso {case_id} não tem pacote de evidências (ainda não lavrado)")
+    return str(got.package), str(got.sha256)
+
+
 def _authorize_read(account: Account, row: Any) -> None:
     if may(account, READ_CASES, operator_id=row.operator_id):
         return
