@@ -214,8 +214,9 @@ def list_cases(db: CaseDB, account: Account, *, state: str | None = None) -> pl.
 # -- opening -----------------------------------------------------------------------------------
 def open_case(db: CaseDB, suggestion: Mapping[str, Any], by: Account) -> int:
     """A case in state `sugerida` for a row of `suggested_infractions` (its id; the existing
-    case's id when the suggestion already has one)."""
-    authorize(by, LAVRAR)
+    case's id when the suggestion already has one). Opened by whoever may lavrar or discard it."""
+    if not may(by, DESCARTAR, operator_id=suggestion["operator_id"]):
+        authorize(by, LAVRAR, operator_id=suggestion["operator_id"])
     key = suggestion["infraction_key"]
     with db.begin() as conn:
         got = conn.execute(sa.select(CASES.c.case_id).where(CASES.c.infraction_key == key)).scalar()

@@ -2,6 +2,7 @@
 sets ``func=run`` where ``run(args, ctx) -> int``. Add a module here when its capability lands."""
 
 from pontual.verbs import (
+    cases,
     crowding,
     dashboard,
     demo,
@@ -15,6 +16,8 @@ from pontual.verbs import (
     report,
     serve,
     simulate,
+    users,
+    verify,
 )
 
 # In pipeline order, as `pontual --help` lists them.
@@ -29,6 +32,9 @@ VERB_MODULES = (
     crowding,
     indices,
     report,
+    cases,
+    users,
+    verify,
     serve,
     dashboard,
     demo,
