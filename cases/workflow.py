@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import polars as pl
 import sqlalchemy as sa
@@ -300,6 +301,12 @@ class Workflow:
     ) -> str:
         if not reason or not reason.strip():
             raise CaseError("diga por quê (--reason)", hint="todo ato do caso registra o motivo")
+        today = datetime.now(ZoneInfo(self.profile.general.timezone.value)).date()
+        if on > today:
+            raise CaseError(
+                f"data do ato {on} no futuro (hoje é {today})",
+                hint="registre o ato na data em que foi praticado",
+            )
         with self.db.begin() as conn:
             row = _case_row(conn, case_id, lock=True)
             authorize(by, action, operator_id=row.operator_id)

@@ -23,7 +23,16 @@ from cases.accounts import add_user
 from cases.db import CaseDB
 from cases.roles import Account
 
-PG_BIN = Path(os.environ.get("PONTUAL_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _pg_bin() -> Path:
+    """PONTUAL_PG_BIN, else the newest /usr/lib/postgresql/N/bin (Debian's layout)."""
+    if os.environ.get("PONTUAL_PG_BIN"):
+        return Path(os.environ["PONTUAL_PG_BIN"])
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+PG_BIN = _pg_bin()
 PASSWORD = "senha-de-teste-longa"
 
 

@@ -125,3 +125,45 @@ def test_migrations_are_versioned_and_idempotent(case_db_url: str) -> None:
         with db.read() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     db.close()
+
+
+def test_bad_case_database_urls_are_clear_errors() -> None:
+    from core.errors import StoreError
+
+    with pytest.raises(StoreError, match="cannot use the case database URL"):
+        CaseDB.open("nosuchdb://x/y")
+    with pytest.raises(StoreError, match="cannot open the case database") as err:
+        CaseDB.open("postgresql+psycopg://nobody@127.0.0.1:1/cases")
+    assert err.value.hint and "PONTUAL_CASES_DB" in err.value.hint
+
+
+def test_retention_setting(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.errors import ConfigError
+    from core.settings import Settings
+
+    s = Settings.resolve("data/x.duckdb")
+    monkeypatch.delenv("PONTUAL_RETENTION_YEARS", raising=False)
+    monkeypatch.delenv("PONTUAL_CASES_DB", raising=False)
+    assert s.retention_years == 9
+    assert s.cases_db_url == "sqlite:///data/x.cases.sqlite"
+    monkeypatch.setenv("PONTUAL_RETENTION_YEARS", "12")
+    assert s.retention_years == 12
+    monkeypatch.setenv("PONTUAL_RETENTION_YEARS", "5")
+    with pytest.raises(ConfigError, match="shorter than the longest legal horizon"):
+        _ = s.retention_years
+    monkeypatch.setenv("PONTUAL_CASES_DB", "postgresql+psycopg://u@h/db")
+    assert s.cases_db_url == "postgresql+psycopg://u@h/db"
+
+
+def test_verb_modules_import_light() -> None:
+    """The case verbs load the database layer only when run (fast `pontual --help`)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pontual.verbs.cases, pontual.verbs.users, pontual.verbs.verify; "
+        "print(sorted(m for m in ('sqlalchemy', 'argon2', 'holidays', 'cases.db') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -289,3 +289,17 @@ def test_overdue_cases_are_listed(case_db: CaseDB, people: dict[str, Account]) -
     assert wf.overdue(people["planejamento"], date(2026, 3, 20)).height == 0
     late = wf.overdue(people["planejamento"], date(2026, 3, 23))
     assert late.select("case_id", "due_on", "days_late").row(0) == (cid, date(2026, 3, 20), 3)
+
+
+def test_acts_cannot_be_dated_in_the_future_or_before_the_last(
+    case_db: CaseDB, people: dict[str, Account]
+) -> None:
+    wf = Workflow(case_db, PROFILE)
+    cid = open_case(case_db, suggestion(), people["fiscal"])
+    with pytest.raises(CaseError, match="no futuro"):
+        wf.descartar(cid, people["fiscal"], on=date(2999, 1, 1), reason="x")
+    wf.lavrar(cid, people["fiscal"], auto(), on=date(2026, 3, 5))
+    with pytest.raises(CaseError, match="anterior ao último ato do caso"):
+        wf.notificar(cid, people["fiscal"], on=date(2026, 3, 4))
+    with pytest.raises(CaseError, match="diga por quê"):
+        wf.descartar(cid, people["fiscal"], on=date(2026, 3, 6), reason=" ")
