@@ -153,6 +153,19 @@ def verify_day_digests(store: Store) -> pl.DataFrame:
     )
 
 
+def period_raw_digest(store: Store, start: date, end: date) -> str:
+    """One SHA-256 over the recorded digests of the raw days from `start` to `end` (inclusive),
+    in date and table order: what a report's input hash includes so that it changes when a raw
+    ping or tap of the period changes (after `record_day_digests` / `pontual verify`)."""
+    rows = store.query(
+        "SELECT service_date, table_name, n_rows, sha256 FROM raw_day_digests "
+        "WHERE service_date BETWEEN ? AND ? ORDER BY service_date, table_name",
+        [start, end],
+    )
+    text = "\n".join(f"{d}|{t}|{n}|{h}" for d, t, n, h in rows.iter_rows())
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 # -- the evidence package of a case ----------------------------------------------------------
 def _ping_ranges(text: str | None) -> list[tuple[int, int]]:
     """'10-42,50-80' -> [(10, 42), (50, 80)] (a lone id is a range of one)."""

@@ -11,6 +11,7 @@ everything and administers (accounts, audit, legal holds, discarding a suggestio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -121,3 +122,20 @@ def filter_by_operator(account: Account, frame: Frame, column: str = "operator_i
     """`frame` limited to the rows `account` may read (an operadora: its operator's rows)."""
     scope = operator_scope(account)
     return frame if scope is None else frame.filter(pl.col(column) == scope)
+
+
+def scope_sql(account: Account, action: str, columns: Sequence[str]) -> tuple[str, list[str]]:
+    """The WHERE clause (and its parameters) the query layer adds to a read of a table with
+    `columns` for `account`: '' for every operator, ``operator_id = ?`` for an operadora.
+    Refused (`AccessDenied`) when the role may not read it, or when an operadora asks for a
+    table that has no operator column (it could not be limited to its own rows)."""
+    authorize(account, action)
+    scope = operator_scope(account)
+    if scope is None:
+        return "", []
+    if "operator_id" not in columns:
+        raise AccessDenied(
+            f"a conta {account.name!r} (operadora) só lê tabelas com a coluna operator_id",
+            hint="esta tabela não pode ser limitada aos dados da operadora",
+        )
+    return '"operator_id" = ?', [scope]

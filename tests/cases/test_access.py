@@ -167,3 +167,18 @@ def test_verb_modules_import_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_scope_sql_limits_an_operator_to_its_rows(tmp_path: object) -> None:
+    from cases.roles import scope_sql
+
+    op1 = Account("op1", "operadora", "O1")
+    cols = ["service_date", "operator_id", "icv"]
+    assert scope_sql(op1, READ_INDICES, cols) == ('"operator_id" = ?', ["O1"])
+    assert scope_sql(Account("a", "planejamento"), READ_INDICES, cols) == ("", [])
+    with pytest.raises(AccessDenied, match="só lê tabelas com a coluna operator_id"):
+        scope_sql(op1, READ_INDICES, ["stop_id", "n"])
+    with pytest.raises(AccessDenied):
+        scope_sql(Account("p", "public"), READ_INDICES, cols)
+    with pytest.raises(AccessDenied):
+        scope_sql(Account("c", "conselho"), READ_INDICES, cols)

@@ -22,9 +22,15 @@ class Cli:
     def __init__(self, store: Path, capsys: pytest.CaptureFixture[str], mp: pytest.MonkeyPatch):
         self.store, self.capsys, self.mp = store, capsys, mp
 
+    cases_db: str | None = None
+
     def __call__(self, *argv: str, stdin: str = "") -> tuple[int, str, str]:
         self.mp.setattr(sys, "stdin", io.StringIO(stdin))
-        self.mp.delenv("PONTUAL_CASES_DB", raising=False)
+        self.mp.setenv("COLUMNS", "200")  # rich tables print whole, as on a wide terminal
+        if self.cases_db is None:
+            self.mp.delenv("PONTUAL_CASES_DB", raising=False)
+        else:
+            self.mp.setenv("PONTUAL_CASES_DB", self.cases_db)
         code = main(["--store", str(self.store), *argv])
         out = self.capsys.readouterr()
         return code, out.out, out.err
@@ -167,3 +173,29 @@ def test_verify_names_the_changed_day(cli: Cli) -> None:
     assert code == 2
     assert "dados brutos alterados em 2026-03-03 (vehicle_locations" in err
     assert "2026-03-02" not in err
+
+
+def test_cases_on_postgresql_from_the_command_line(cli: Cli, postgres_url: str) -> None:
+    from tests.cases.conftest import _fresh_pg
+
+    cli.cases_db = _fresh_pg(postgres_url)
+    _accounts(cli)
+    code, out, err = cli(
+        "cases",
+        "lavrar",
+        KEY,
+        "--by",
+        "fabio",
+        "--auto",
+        "AI-9",
+        "--lat",
+        "-29.17",
+        "--lon",
+        "-51.52",
+        "--on",
+        "2026-03-05",
+    )
+    assert (code, out.strip()) == (0, "caso 1: lavrada"), err
+    code, out, _ = cli("cases", "list", "--by", "op1")
+    assert code == 0 and "AI-9" in out and "lavrada" in out
+    assert not (cli.store.parent / "pontual.cases.sqlite").exists()

@@ -17,6 +17,7 @@ from cases.evidence import (
     deletable_days,
     evidence_matches,
     held_days,
+    period_raw_digest,
     record_day_digests,
     registered_plate,
     retention_cutoff,
@@ -130,7 +131,15 @@ def test_verify_names_the_day_whose_raw_ping_changed(filled: Path) -> None:
             "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE event_at = ?",
             [datetime(2026, 3, 3, 11, 0, tzinfo=UTC)],
         )
+        before = period_raw_digest(store, date(2026, 3, 1), date(2026, 3, 31))
         report = verify_day_digests(store)
+        # the digest of the period moves once the day is re-digested (a new recording)
+        store.con.execute("DELETE FROM raw_day_digests WHERE service_date = '2026-03-03'")
+        record_day_digests(store, PROFILE)
+        assert period_raw_digest(store, date(2026, 3, 1), date(2026, 3, 31)) != before
+        assert period_raw_digest(store, date(2026, 3, 1), date(2026, 3, 2)) == period_raw_digest(
+            store, date(2026, 3, 2), date(2026, 3, 2)
+        )
     bad = report.filter(~pl.col("is_ok"))
     assert bad.select("service_date", "table_name", "n_rows", "n_rows_now").rows() == [
         (date(2026, 3, 3), "vehicle_locations", 1, 1)
