@@ -24,7 +24,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -141,8 +141,8 @@ def get_case(db: CaseDB, account: Account, case_id: int) -> dict[str, Any]:
         evidence = conn.execute(
             sa.select(CASE_EVIDENCE.c.sha256).where(CASE_EVIDENCE.c.case_id == case_id)
         ).scalar()
-    out = dict(row._mapping)
-    out["events"] = [dict(e._mapping) for e in events]
+    out = _utc(dict(row._mapping))
+    out["events"] = [_utc(dict(e._mapping)) for e in events]
     out["evidence_sha256"] = evidence
     return out
 
@@ -160,6 +160,14 @@ def read_evidence(db: CaseDB, account: Account, case_id: int) -> tuple[str, str]
     if got is None:
         raise CaseError(f"o caso {case_id} não tem pacote de evidências (ainda não lavrado)")
     return str(got.package), str(got.sha256)
+
+
+def _utc(row: dict[str, Any]) -> dict[str, Any]:
+    """Instants as aware UTC datetimes (SQLite gives them back naive; they are stored in UTC)."""
+    return {
+        k: v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v
+        for k, v in row.items()
+    }
 
 
 def _authorize_read(account: Account, row: Any) -> None:
@@ -404,6 +412,10 @@ class Workflow:
                 missing.append("fact_at")
             if not article:
                 missing.append("article")
+            if auto.fact_at is not None and auto.fact_at.tzinfo is None:
+                raise CaseError(
+                    "data e hora do fato sem fuso horário", where=f"caso {case_id}, campo fact_at"
+                )
             if missing:
                 raise CaseError(
                     "faltam campos obrigatórios do auto de infração (art. 68 §1): "
@@ -420,7 +432,7 @@ class Workflow:
                 "place_lat": auto.place_lat,
                 "place_lon": auto.place_lon,
                 "vehicle_plate": auto.vehicle_plate,
-                "fact_at": auto.fact_at,
+                "fact_at": auto.fact_at.astimezone(UTC) if auto.fact_at else None,
                 "article": article,
                 "lavrada_by": by.name,
                 "lavrada_on": on,

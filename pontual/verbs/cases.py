@@ -295,6 +295,11 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
         case = get_case(db, by, args.case)
         n_susp = wf.count_suspensions(case["operator_id"], _today(ctx))
     say = ctx.console.print
+    if case.get("fact_at") is not None:  # shown in local time, the time the auto states
+        from zoneinfo import ZoneInfo
+
+        tz = ctx.profile.general.timezone.value
+        case["fact_at"] = f"{case['fact_at'].astimezone(ZoneInfo(tz)):%Y-%m-%d %H:%M} ({tz})"
     say(f"[bold]caso {case['case_id']}[/] — {case['state']} — {case['infraction_key']}")
     for label, key in (
         ("operadora", "operator_id"),

@@ -138,6 +138,8 @@ def test_a_case_from_the_command_line(cli: Cli) -> None:
     assert (code, out.strip()) == (0, "caso 1: lavrada"), err
     code, out, _ = cli("cases", "show", "1", "--by", "fabio")
     assert "placa: IAB1C23" in out
+    # the suggestion's occurred_at (11:00 UTC), in local time
+    assert "data e hora: 2026-03-02 08:00 (America/Sao_Paulo)" in out
     assert "prazo — remessa do auto (art. 68 §2): 2026-03-20" in out
     assert "evidências (SHA-256): " in out
     code, _, err = cli(

@@ -91,6 +91,7 @@ def test_a_case_through_every_state(case_db: CaseDB, people: dict[str, Account])
     assert case["auto_number"] == "AI-2026-0001"
     assert case["lavrada_by"] == "fabio"
     assert case["vehicle_plate"] == "IAB1C23"
+    assert case["fact_at"] == datetime(2026, 3, 2, 10, 15, tzinfo=UTC)
     assert case["verdict"] == "procedente"
     assert case["sanctions"] == "multa"
     assert case["urm"] == 1.0  # B-IV first offence
