@@ -199,14 +199,21 @@ def canonical_json(obj: Any) -> str:
 def build_evidence_package(store: Store, infraction_key: str, profile: Profile) -> tuple[str, str]:
     """(canonical JSON, SHA-256) of the evidence behind a suggested infraction.
 
-    Keys of the package: suggestion (the store row), trips (trips_performed of its trips on the
-    day), stop_visits (of those runs), pings (raw vehicle_locations of its ping id ranges),
+    Keys of the package: suggestion (the store row), trip_outcomes (of its scheduled trips on
+    the day), trips (trips_performed of those trips), stop_visits (of those runs), pings (raw vehicle_locations of its ping id ranges),
     taps (raw fare_transactions of the vehicle during those pings; card ids are keyed hashes),
     raw_day_digests (of the day), profile (id, version), pontual_version, built_at (UTC).
     """
     sug = read_suggestion(store, infraction_key)
     day = sug["occurred_on"]
     trip_ids = [t for t in (sug["trip_ids"] or "").split(",") if t]
+    # the outcome of each scheduled trip of the fact (a suppressed trip has no run: its outcome
+    # row is the evidence of its absence)
+    outcomes = store.query(
+        "SELECT * FROM trip_outcomes WHERE service_date = ? AND list_contains(?, trip_id) "
+        "ORDER BY trip_id",
+        [day, trip_ids],
+    )
     trips = store.query(
         "SELECT * FROM trips_performed WHERE service_date = ? AND list_contains(?, trip_id) "
         "ORDER BY vehicle_id, run_index",
@@ -251,6 +258,7 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
     )
     package = {
         "suggestion": sug,
+        "trip_outcomes": _records(outcomes),
         "trips": _records(trips),
         "stop_visits": _records(visits),
         "pings": _records(pings),

@@ -220,3 +220,65 @@ def test_retention_and_legal_hold(case_db: CaseDB, people: dict[str, Account]) -
     wf.hold(cid, people["planejamento"], on=True, reason="processo judicial")
     assert held_days(case_db) == {date(2016, 5, 2)}
     assert deletable_days(days, date(2026, 3, 2), 9, held_days(case_db)) == [date(2016, 5, 1)]
+
+
+def _row(name: str, **values: object) -> pl.DataFrame:
+    """One row of a store table: the given values, a neutral value in every other required column."""
+    from core.schema import table
+
+    neutral = {
+        pl.String: "x",
+        pl.Int32: 0,
+        pl.Int64: 0,
+        pl.Float64: 0.0,
+        pl.Boolean: False,
+        pl.Date: date(2026, 3, 2),
+    }
+    row: dict[str, object] = {}
+    for col in table(name).columns:
+        if col.name in values:
+            row[col.name] = values[col.name]
+        elif not col.nullable and col.name != table(name).identity:
+            row[col.name] = T0 if isinstance(col.dtype, pl.Datetime) else neutral[type(col.dtype)]
+    return pl.DataFrame([row], schema={k: table(name).column(k).dtype for k in row})
+
+
+def test_evidence_package_of_a_trip_fact(filled: Path) -> None:
+    """A suppressed trip has no run: its outcome row is in the package; a run trip brings its
+    run and its stop visits."""
+    day = date(2026, 3, 2)
+    with Store.open(filled) as store:
+        store.append(
+            "trip_outcomes",
+            _row("trip_outcomes", service_date=day, trip_id="T1", outcome="suppressed"),
+        )
+        store.append(
+            "trip_outcomes", _row("trip_outcomes", service_date=day, trip_id="T2", outcome="late")
+        )
+        store.append(
+            "trips_performed",
+            _row("trips_performed", service_date=day, vehicle_id="V12", run_index=1, trip_id="T2"),
+        )
+        for seq in (1, 2):
+            store.append(
+                "stop_visits",
+                _row(
+                    "stop_visits",
+                    service_date=day,
+                    vehicle_id="V12",
+                    run_index=1,
+                    trip_id="T2",
+                    stop_sequence=seq,
+                    stop_id=f"S{seq}",
+                ),
+            )
+        store.con.execute("UPDATE suggested_infractions SET trip_ids = 'T1,T2', ping_ids = NULL")
+        text, _ = build_evidence_package(store, "B-IV|O1|2026-03-02|V12", PROFILE)
+    package = json.loads(text)
+    assert [(o["trip_id"], o["outcome"]) for o in package["trip_outcomes"]] == [
+        ("T1", "suppressed"),
+        ("T2", "late"),
+    ]
+    assert [t["trip_id"] for t in package["trips"]] == ["T2"]
+    assert [v["stop_id"] for v in package["stop_visits"]] == ["S1", "S2"]
+    assert package["pings"] == [] and package["taps"] == []
