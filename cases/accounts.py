@@ -48,10 +48,32 @@ def add_user(
         raise AccountError(f"senha curta demais: use ao menos {MIN_PASSWORD_CHARS} caracteres")
     if by is not None:
         authorize(by, MANAGE_USERS)
+    try:
+        _insert_account(db, name, role, password, operator_id, by)
+    except sa.exc.IntegrityError as exc:  # created by someone else at the same moment
+        raise AccountError(f"a conta {name!r} já existe") from exc
+    return Account(name, role, operator_id)
+
+
+def _insert_account(
+    db: CaseDB, name: str, role: str, password: str, operator_id: str | None, by: Account | None
+) -> None:
     with db.begin() as conn:
         exists = conn.execute(sa.select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first()
         if exists:
             raise AccountError(f"a conta {name!r} já existe")
+        if by is None:
+            n = conn.execute(sa.select(sa.func.count()).select_from(ACCOUNTS)).scalar()
+            if n:
+                raise AccountError(
+                    "já existem contas: diga quem cria esta com --by",
+                    hint="uma conta de planejamento (veja `pontual users list`)",
+                )
+            if role != "planejamento":
+                raise AccountError(
+                    "a primeira conta deve ser de planejamento (é quem cria as demais)",
+                    hint="pontual users add NOME --role planejamento",
+                )
         conn.execute(
             ACCOUNTS.insert().values(
                 name=name,
@@ -64,7 +86,6 @@ def add_user(
         )
         detail = f"papel {role}" + (f", operadora {operator_id}" if operator_id else "")
         record_audit(conn, by.name if by else SYSTEM_ACTOR, "user_added", name, detail)
-    return Account(name, role, operator_id)
 
 
 def get_account(db: CaseDB, name: str) -> Account:

@@ -227,6 +227,19 @@ def open_case(db: CaseDB, suggestion: Mapping[str, Any], by: Account) -> int:
     if not may(by, DESCARTAR, operator_id=suggestion["operator_id"]):
         authorize(by, LAVRAR, operator_id=suggestion["operator_id"])
     key = suggestion["infraction_key"]
+    try:
+        return _insert_case(db, suggestion, key, by)
+    except sa.exc.IntegrityError:  # opened by someone else at the same moment
+        with db.read() as conn:
+            got = conn.execute(
+                sa.select(CASES.c.case_id).where(CASES.c.infraction_key == key)
+            ).scalar()
+        if got is None:
+            raise
+        return int(got)
+
+
+def _insert_case(db: CaseDB, suggestion: Mapping[str, Any], key: str, by: Account) -> int:
     with db.begin() as conn:
         got = conn.execute(sa.select(CASES.c.case_id).where(CASES.c.infraction_key == key)).scalar()
         if got is not None:

@@ -61,10 +61,8 @@ def run_add(args: argparse.Namespace, ctx: Context) -> int:
     from core.errors import ConfigError
 
     with CaseDB.open(ctx.settings.cases_db_url) as db:
-        by = None
-        if args.by:
-            by = get_account(db, args.by)
-        elif count_users(db) > 0:
+        by = get_account(db, args.by) if args.by else None
+        if by is None and count_users(db) > 0:  # before asking for a password in vain
             raise ConfigError(
                 "já existem contas: diga quem cria esta com --by",
                 hint="uma conta de planejamento (veja `pontual users list`)",

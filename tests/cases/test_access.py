@@ -53,6 +53,8 @@ def test_operator_reads_are_filtered_in_the_query_layer() -> None:
 
 
 def test_accounts_store_only_argon2_hashes(case_db: CaseDB) -> None:
+    with pytest.raises(AccountError, match="a primeira conta deve ser de planejamento"):
+        add_user(case_db, "fabio", "fiscal", PASSWORD)
     add_user(case_db, "ana", "planejamento", PASSWORD)
     with case_db.read() as conn:
         stored = str(conn.execute(sa.select(ACCOUNTS.c.password_hash)).scalar())
@@ -77,6 +79,8 @@ def test_bad_accounts_are_refused(case_db: CaseDB, people: dict[str, Account]) -
         add_user(case_db, "x", "fiscal", "curta", by=boss)
     with pytest.raises(AccountError, match="já existe"):
         add_user(case_db, "fabio", "fiscal", PASSWORD, by=boss)
+    with pytest.raises(AccountError, match="já existem contas"):
+        add_user(case_db, "x", "planejamento", PASSWORD)
     with pytest.raises(AccessDenied, match="manage_users"):
         add_user(case_db, "x", "fiscal", PASSWORD, by=people["fiscal"])
     with pytest.raises(AccountError, match="conta desconhecida 'x'"):
