@@ -3,8 +3,12 @@ two dashboard sessions or two CLI processes would have) on both databases."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from cases.db import CaseDB
@@ -83,3 +87,45 @@ def test_two_writers_on_the_same_case_one_wins(
     assert case["state"] == "lavrada"
     assert len(case["events"]) == 1
     assert case["auto_number"] in ("AI-A", "AI-B")
+
+
+WRITER = """
+import sys, time
+from datetime import date
+from pathlib import Path
+from cases.accounts import get_account
+from cases.db import CaseDB
+from cases.workflow import Workflow
+from core.profile import load_profile
+url, go, ids = sys.argv[1], Path(sys.argv[2]), [int(i) for i in sys.argv[3].split(",")]
+db = CaseDB.open(url)
+wf = Workflow(db, load_profile("bento-goncalves-2021"))
+fiscal = get_account(db, "fabio")
+while not go.exists():
+    time.sleep(0.01)
+for cid in ids:
+    wf.descartar(cid, fiscal, on=date(2026, 3, 5), reason="processo " + sys.argv[3])
+print("ok")
+"""
+
+
+def test_two_writer_processes(
+    tmp_path: Path, case_db_url: str, case_db: CaseDB, people: dict[str, Account]
+) -> None:
+    """Two OS processes (as two `pontual cases` commands) write at the same time."""
+    ids = [open_case(case_db, suggestion(f"p{i}"), people["fiscal"]) for i in range(12)]
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, case_db_url, str(go), ",".join(map(str, half))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for half in (ids[::2], ids[1::2])
+    ]
+    time.sleep(0.5)
+    go.touch()
+    results = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [r[1][-2000:] for r in results]
+    assert all(get_case(case_db, people["fiscal"], c)["state"] == "descartada" for c in ids)
