@@ -4,9 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-PACKAGES := core gtfs ingest analytics exports dashboard pontual sample_data
-# System packages the tests need (a real broker, a real browser, PDF text extraction).
-SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils
+PACKAGES := core gtfs ingest analytics exports cases dashboard pontual sample_data
+# System packages the tests need (a real broker, a real browser, PDF text extraction, a real
+# PostgreSQL server for the case database; a command may be an absolute path).
+SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils \
+  /usr/lib/postgresql/15/bin/initdb:postgresql
 
 .PHONY: demo test bench lint venv sysdeps node-deps clean
 

@@ -1,7 +1,8 @@
 """Versioned migrations of the store schema.
 
-Migrations 1, 5 (the fares key) and 6 (the key fingerprint) are declared here; each derived-table module in `core.tables` declares its own
-(`MIGRATION`, versions fixed in advance: matching 2, indices 3, crowding 4). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
+Migrations 1, 5 (data coverage and evidence), 6 (the fares key) and 7 (the key fingerprint) are
+declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
 fresh store where the table was already created with it.

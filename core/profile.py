@@ -384,6 +384,20 @@ class Evidence(Section):
         return value
 
 
+class Procedure(Section):
+    """The infraction procedure (cases): deadlines, the holiday calendar, who applies each
+    sanction. Optional: a profile without it cannot open cases."""
+
+    state: Annotated[Cited[str], Spec("uf")]
+    municipal_holidays: Annotated[Cited[dict[str, str]], Spec("mm-dd")]
+    auto_send_days: Annotated[Cited[int], Spec("days", 1, 365)]
+    defence_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)]
+    diligence_days: Annotated[Cited[int], Spec("days", 1, 3650)]
+    appeal_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)]
+    suspension_window_months: Annotated[Cited[int], Spec("months", 1, 240)]
+    sanction_authority: Annotated[Cited[dict[str, str]], Spec("authority")]
+
+
 class Profile(BaseModel):
     """A regulation profile. Values are read as ``profile.trips.late_departure_s.value``."""
 
@@ -409,6 +423,7 @@ class Profile(BaseModel):
     occupancy: Occupancy
     evidence: Evidence
     verdicts: Verdicts
+    procedure: Procedure | None = None
 
     @model_validator(mode="after")
     def _verdict_keys(self) -> Profile:

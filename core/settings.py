@@ -20,6 +20,11 @@ DEFAULT_PROFILE = "bento-goncalves-2021"
 STORE_ENV = "PONTUAL_STORE"
 PROFILE_ENV = "PONTUAL_PROFILE"
 HASH_KEY_ENV = "PONTUAL_HASH_KEY"
+CASES_DB_ENV = "PONTUAL_CASES_DB"
+RETENTION_ENV = "PONTUAL_RETENTION_YEARS"
+# Raw data is kept at least as long as the longest legal horizon in force: cassação may rest on
+# 8 non-consecutive years of grade E (BG art. 72-VII), so 9 years covers the evidence behind it.
+DEFAULT_RETENTION_YEARS = 9
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,34 @@ class Settings:
     def key_path(self) -> Path:
         """The card-hashing key file, kept beside the store (never inside it)."""
         return self.store_path.with_name(self.store_path.stem + ".hashkey")
+
+    @property
+    def cases_db_url(self) -> str:
+        """The case database (SQLAlchemy URL): PONTUAL_CASES_DB (e.g. a PostgreSQL URL
+        ``postgresql+psycopg://user@host/db``), else an SQLite file beside the store."""
+        env = os.environ.get(CASES_DB_ENV)
+        if env:
+            return env
+        path = self.store_path.with_name(self.store_path.stem + ".cases.sqlite")
+        return f"sqlite:///{path}"
+
+    @property
+    def retention_years(self) -> int:
+        """Years raw pings and taps are kept (PONTUAL_RETENTION_YEARS, default 9)."""
+        env = os.environ.get(RETENTION_ENV)
+        if not env:
+            return DEFAULT_RETENTION_YEARS
+        try:
+            years = int(env)
+        except ValueError as exc:
+            raise ConfigError(f"{RETENTION_ENV} must be a whole number of years") from exc
+        if years < DEFAULT_RETENTION_YEARS:
+            raise ConfigError(
+                f"{RETENTION_ENV}={years} is shorter than the longest legal horizon "
+                f"({DEFAULT_RETENTION_YEARS} years: cassação, BG art. 72-VII)",
+                hint=f"use {DEFAULT_RETENTION_YEARS} or more",
+            )
+        return years
 
 
 MIN_KEY_BYTES = 32

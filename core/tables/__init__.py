@@ -5,10 +5,20 @@
 - `observed`: append-only inputs (pings, fare taps, counts, incidents, surveys)
 - `matching`, `indices`, `crowding`: derived tables, each module with the migration that
   creates them (versions 2, 3 and 4)
+- `evidence`: raw_day_digests, the content digest of each day's raw data (version 8)
 """
 
-from core.tables import crowding, indices, matching, observed, reference, system
+from core.tables import crowding, evidence, indices, matching, observed, reference, system
 
-AREA_MODULES = (matching, indices, crowding)
+AREA_MODULES = (matching, indices, crowding, evidence)
 
-__all__ = ["AREA_MODULES", "crowding", "indices", "matching", "observed", "reference", "system"]
+__all__ = [
+    "AREA_MODULES",
+    "crowding",
+    "evidence",
+    "indices",
+    "matching",
+    "observed",
+    "reference",
+    "system",
+]

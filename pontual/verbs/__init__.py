@@ -2,6 +2,7 @@
 sets ``func=run`` where ``run(args, ctx) -> int``. Add a module here when its capability lands."""
 
 from pontual.verbs import (
+    cases,
     crowding,
     dashboard,
     demo,
@@ -16,6 +17,8 @@ from pontual.verbs import (
     report,
     serve,
     simulate,
+    users,
+    verify,
 )
 
 # In pipeline order, as `pontual --help` lists them.
@@ -31,6 +34,9 @@ VERB_MODULES = (
     indices,
     report,
     export,
+    cases,
+    users,
+    verify,
     serve,
     dashboard,
     demo,

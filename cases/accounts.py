@@ -1,0 +1,158 @@
+"""Local accounts: a name, a role, an operator for `operadora`, an argon2id password hash.
+
+Passwords never travel on the command line (`pontual users add` reads them from a prompt or
+stdin) and are never stored: only the argon2 hash (argon2-cffi's RFC 9106 defaults).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import sqlalchemy as sa
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from cases.audit import record_audit
+from cases.db import ACCOUNTS, CaseDB, now_utc
+from cases.errors import AccountError
+from cases.roles import MANAGE_USERS, ROLES, Account, authorize
+
+MIN_PASSWORD_CHARS = 12
+SYSTEM_ACTOR = "sistema"
+
+_hasher = PasswordHasher()
+
+
+def add_user(
+    db: CaseDB,
+    name: str,
+    role: str,
+    password: str,
+    *,
+    operator_id: str | None = None,
+    by: Account | None = None,
+) -> Account:
+    """Create an account. `by` (an account that may manage users) is None only when the
+    database has no account yet (the first account, made from the command line)."""
+    if role not in ROLES or role == "public":
+        raise AccountError(
+            f"papel desconhecido {role!r}",
+            hint="papéis: " + ", ".join(r for r in ROLES if r != "public"),
+        )
+    if role == "operadora" and not operator_id:
+        raise AccountError("uma conta operadora precisa de --operator", hint="ex.: --operator O1")
+    if role != "operadora" and operator_id:
+        raise AccountError("--operator só vale para contas do papel operadora")
+    if not name or not name.strip() or len(name) > 100:
+        raise AccountError("nome de conta vazio ou longo demais (máx. 100 caracteres)")
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise AccountError(f"senha curta demais: use ao menos {MIN_PASSWORD_CHARS} caracteres")
+    if by is not None:
+        authorize(by, MANAGE_USERS)
+    try:
+        _insert_account(db, name, role, password, operator_id, by)
+    except sa.exc.IntegrityError as exc:  # created by someone else at the same moment
+        raise AccountError(f"a conta {name!r} já existe") from exc
+    return Account(name, role, operator_id)
+
+
+def _insert_account(
+    db: CaseDB, name: str, role: str, password: str, operator_id: str | None, by: Account | None
+) -> None:
+    with db.begin() as conn:
+        exists = conn.execute(sa.select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first()
+        if exists:
+            raise AccountError(f"a conta {name!r} já existe")
+        if by is None:
+            n = conn.execute(sa.select(sa.func.count()).select_from(ACCOUNTS)).scalar()
+            if n:
+                raise AccountError(
+                    "já existem contas: diga quem cria esta com --by",
+                    hint="uma conta de planejamento (veja `pontual users list`)",
+                )
+            if role != "planejamento":
+                raise AccountError(
+                    "a primeira conta deve ser de planejamento (é quem cria as demais)",
+                    hint="pontual users add NOME --role planejamento",
+                )
+        conn.execute(
+            ACCOUNTS.insert().values(
+                name=name,
+                role=role,
+                operator_id=operator_id,
+                password_hash=_hasher.hash(password),
+                is_active=True,
+                created_at=now_utc(),
+            )
+        )
+        detail = f"papel {role}" + (f", operadora {operator_id}" if operator_id else "")
+        record_audit(conn, by.name if by else SYSTEM_ACTOR, "user_added", name, detail)
+
+
+def get_account(db: CaseDB, name: str) -> Account:
+    """The active account `name` (AccountError when unknown)."""
+    with db.read() as conn:
+        row = conn.execute(
+            sa.select(ACCOUNTS.c.name, ACCOUNTS.c.role, ACCOUNTS.c.operator_id).where(
+                ACCOUNTS.c.name == name, ACCOUNTS.c.is_active.is_(True)
+            )
+        ).first()
+    if row is None:
+        raise AccountError(
+            f"conta desconhecida {name!r}", hint="crie-a com `pontual users add NOME --role PAPEL`"
+        )
+    return Account(row.name, row.role, row.operator_id)
+
+
+def authenticate(db: CaseDB, name: str, password: str) -> Account:
+    """The account when `password` matches; every attempt is audited (login / login_failed)."""
+    with db.begin() as conn:
+        row = conn.execute(
+            sa.select(ACCOUNTS).where(ACCOUNTS.c.name == name, ACCOUNTS.c.is_active.is_(True))
+        ).first()
+        ok = False
+        if row is not None:
+            try:
+                ok = _hasher.verify(row.password_hash, password)
+            except (VerificationError, InvalidHashError):
+                ok = False
+        record_audit(conn, name, "login" if ok else "login_failed", name, None)
+        if ok and row is not None and _hasher.check_needs_rehash(row.password_hash):
+            conn.execute(
+                ACCOUNTS.update()
+                .where(ACCOUNTS.c.name == name)
+                .values(password_hash=_hasher.hash(password))
+            )
+    if not ok or row is None:
+        # one message for an unknown name and a wrong password: no account enumeration
+        raise AccountError("nome ou senha incorretos")
+    return Account(row.name, row.role, row.operator_id)
+
+
+def list_users(db: CaseDB) -> pl.DataFrame:
+    """Accounts: name, role, operator_id, is_active, created_at (UTC). Never the hashes."""
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.select(
+                ACCOUNTS.c.name,
+                ACCOUNTS.c.role,
+                ACCOUNTS.c.operator_id,
+                ACCOUNTS.c.is_active,
+                ACCOUNTS.c.created_at,
+            ).order_by(ACCOUNTS.c.name)
+        ).all()
+    return pl.DataFrame(
+        [tuple(r) for r in rows],
+        schema={
+            "name": pl.String,
+            "role": pl.String,
+            "operator_id": pl.String,
+            "is_active": pl.Boolean,
+            "created_at": pl.Datetime("us", "UTC"),
+        },
+        orient="row",
+    )
+
+
+def count_users(db: CaseDB) -> int:
+    with db.read() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(ACCOUNTS)).scalar() or 0)

@@ -1,0 +1,321 @@
+"""Evidence that survives: the package of a case and the digests of raw days.
+
+- `build_evidence_package(store, key, profile)`: at lavratura, the suggestion, the trips, the
+  stop visits, the raw pings and taps behind the fact (ids and values), the profile and Pontual
+  versions, as canonical JSON with its SHA-256; stored with the case (`case_evidence`).
+- `record_day_digests(store, profile)`: the SHA-256 of each service day's raw
+  `vehicle_locations` and `fare_transactions`, recorded once per day (`raw_day_digests`);
+  `verify_day_digests` recomputes them and names every day whose raw data changed.
+- `retention_cutoff` / `deletable_days`: raw days may be deleted only past the retention setting
+  (default 9 years, the longest legal horizon) and never while a case on legal hold needs them.
+
+A day's digest is SHA-256 over its rows ordered by every recorded column, each row written as
+its columns cast to text by DuckDB (UTC session), joined by U+001F, nulls as U+0000, rows
+joined by newlines. The columns are recorded in `digest_method`, so a column added to the
+table later does not change the digest of a day already recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
+from typing import Any
+
+import polars as pl
+import sqlalchemy as sa
+
+from cases.db import CASES, CaseDB
+from cases.errors import CaseError
+from core import __version__
+from core.periods import local_bounds, range_period
+from core.profile import Profile
+from core.schema import table
+from core.store import Store
+
+RAW_TABLES = ("vehicle_locations", "fare_transactions")
+DIGEST_METHOD = "duckdb-text-v1"
+
+DIGEST_SCHEMA = {
+    "service_date": pl.Date,
+    "table_name": pl.String,
+    "n_rows": pl.Int64,
+    "sha256": pl.String,
+    "digest_method": pl.String,
+}
+
+
+def _day_sql(name: str, columns: list[str]) -> str:
+    cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in columns)
+    order = ", ".join(f'"{c}"' for c in columns)
+    return (
+        f"SELECT count(*) AS n_rows, "
+        f"sha256(coalesce(string_agg(concat_ws(chr(31), {cells}), chr(10) ORDER BY {order}), '')) "
+        f'AS sha256 FROM "{name}" WHERE event_at >= ? AND event_at < ?'
+    )
+
+
+def compute_day_digest(
+    store: Store, name: str, day: date, tz: str, columns: list[str] | None = None
+) -> tuple[int, str, list[str]]:
+    """(n_rows, sha256, columns) of table `name`'s rows of the local service day `day`."""
+    cols = columns if columns is not None else table(name).column_names
+    start, end = local_bounds(range_period(day, day), tz)
+    row = store.query(_day_sql(name, cols), [start, end]).row(0)
+    return int(row[0]), str(row[1]), cols
+
+
+def raw_days(store: Store, tz: str) -> pl.DataFrame:
+    """Service days present in each raw table: table_name, service_date."""
+    parts = [
+        store.query(
+            f"SELECT DISTINCT '{name}' AS table_name, "
+            f'CAST(timezone(?, event_at) AS DATE) AS service_date FROM "{name}"',
+            [tz],
+        )
+        for name in RAW_TABLES
+    ]
+    return pl.concat(parts).sort("table_name", "service_date")
+
+
+def record_day_digests(
+    store: Store, profile: Profile, *, days: Iterable[date] | None = None
+) -> pl.DataFrame:
+    """Digest the raw days not digested yet (all present days, or only `days`); the rows
+    recorded (DIGEST_SCHEMA). A day already digested is never re-recorded: its first digest is
+    the reference that `verify_day_digests` checks."""
+    tz = profile.general.timezone.value
+    present = raw_days(store, tz)
+    if days is not None:
+        present = present.filter(pl.col("service_date").is_in(list(days)))
+    done = store.query("SELECT table_name, service_date FROM raw_day_digests")
+    todo = present.join(done, on=["table_name", "service_date"], how="anti")
+    rows = []
+    for name, day in todo.select("table_name", "service_date").iter_rows():  # one query a day
+        n, digest, cols = compute_day_digest(store, name, day, tz)
+        rows.append((day, name, n, digest, f"{DIGEST_METHOD}:{','.join(cols)}"))
+    out = pl.DataFrame(rows, schema=DIGEST_SCHEMA, orient="row")
+    if out.height:
+        store.append(
+            "raw_day_digests",
+            out.with_columns(
+                pl.lit(tz).alias("time_zone"),
+                pl.lit(datetime.now(UTC)).alias("digested_at"),
+                pl.lit(__version__).alias("pontual_version"),
+            ),
+        )
+    return out
+
+
+def verify_day_digests(store: Store) -> pl.DataFrame:
+    """Recompute every recorded day digest: service_date, table_name, n_rows (recorded),
+    n_rows_now, sha256 (recorded), sha256_now, is_ok (same digest)."""
+    recorded = store.query(
+        "SELECT service_date, table_name, n_rows, sha256, digest_method, time_zone "
+        "FROM raw_day_digests ORDER BY service_date, table_name"
+    )
+    rows = []
+    for r in recorded.iter_rows(named=True):  # one query per recorded day
+        method, _, cols = r["digest_method"].partition(":")
+        if method != DIGEST_METHOD:
+            raise CaseError(
+                f"método de digest desconhecido {method!r}",
+                where=f"raw_day_digests {r['service_date']} {r['table_name']}",
+                hint="verifique com a versão do Pontual que o registrou",
+            )
+        n, digest, _ = compute_day_digest(
+            store, r["table_name"], r["service_date"], r["time_zone"], cols.split(",")
+        )
+        rows.append(
+            (
+                r["service_date"],
+                r["table_name"],
+                r["n_rows"],
+                n,
+                r["sha256"],
+                digest,
+                digest == r["sha256"],
+            )
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "service_date": pl.Date,
+            "table_name": pl.String,
+            "n_rows": pl.Int64,
+            "n_rows_now": pl.Int64,
+            "sha256": pl.String,
+            "sha256_now": pl.String,
+            "is_ok": pl.Boolean,
+        },
+        orient="row",
+    )
+
+
+def period_raw_digest(store: Store, start: date, end: date) -> str:
+    """One SHA-256 over the recorded digests of the raw days from `start` to `end` (inclusive),
+    in date and table order: what a report's input hash includes so that it changes when a raw
+    ping or tap of the period changes (after `record_day_digests` / `pontual verify`)."""
+    rows = store.query(
+        "SELECT service_date, table_name, n_rows, sha256 FROM raw_day_digests "
+        "WHERE service_date BETWEEN ? AND ? ORDER BY service_date, table_name",
+        [start, end],
+    )
+    text = "\n".join(f"{d}|{t}|{n}|{h}" for d, t, n, h in rows.iter_rows())
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- the evidence package of a case ----------------------------------------------------------
+def _ping_ranges(text: str | None) -> list[tuple[int, int]]:
+    """'10-42,50-80' -> [(10, 42), (50, 80)] (a lone id is a range of one)."""
+    out = []
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        out.append((int(first), int(last or first)))
+    return out
+
+
+def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dicts()
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no spaces, ISO dates: the same package always gives the same text."""
+
+    def default(value: Any) -> str:
+        if isinstance(value, datetime | date):
+            return value.isoformat()
+        return str(value)
+
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=default
+    )
+
+
+def build_evidence_package(store: Store, infraction_key: str, profile: Profile) -> tuple[str, str]:
+    """(canonical JSON, SHA-256) of the evidence behind a suggested infraction.
+
+    Keys of the package: suggestion (the store row), trip_outcomes (of its scheduled trips on
+    the day), trips (trips_performed of those trips), stop_visits (of those runs), pings (raw vehicle_locations of its ping id ranges),
+    taps (raw fare_transactions of the vehicle during those pings; card ids are keyed hashes),
+    raw_day_digests (of the day), profile (id, version), pontual_version, built_at (UTC).
+    """
+    sug = read_suggestion(store, infraction_key)
+    day = sug["occurred_on"]
+    trip_ids = [t for t in (sug["trip_ids"] or "").split(",") if t]
+    # the outcome of each scheduled trip of the fact (a suppressed trip has no run: its outcome
+    # row is the evidence of its absence)
+    outcomes = store.query(
+        "SELECT * FROM trip_outcomes WHERE service_date = ? AND list_contains(?, trip_id) "
+        "ORDER BY trip_id",
+        [day, trip_ids],
+    )
+    trips = store.query(
+        "SELECT * FROM trips_performed WHERE service_date = ? AND list_contains(?, trip_id) "
+        "ORDER BY vehicle_id, run_index",
+        [day, trip_ids],
+    )
+    visits = store.query(
+        "SELECT v.* FROM stop_visits v JOIN (SELECT DISTINCT vehicle_id, run_index FROM "
+        "trips_performed WHERE service_date = ? AND list_contains(?, trip_id)) r "
+        "USING (vehicle_id, run_index) WHERE v.service_date = ? "
+        "ORDER BY v.vehicle_id, v.run_index, v.stop_sequence",
+        [day, trip_ids, day],
+    )
+    ranges = _ping_ranges(sug["ping_ids"])
+    pings = pl.DataFrame()
+    taps = pl.DataFrame()
+    if ranges:
+        where = " OR ".join("ping_id BETWEEN ? AND ?" for _ in ranges)
+        params: list[Any] = [v for r in ranges for v in r]
+        pings = store.query(
+            f"SELECT * FROM vehicle_locations WHERE {where} ORDER BY ping_id", params
+        )
+        if pings.height:
+            span = pings.group_by("vehicle_id").agg(
+                pl.col("event_at").min().alias("first_at"),
+                pl.col("event_at").max().alias("last_at"),
+            )
+            taps = pl.concat(
+                [
+                    store.query(
+                        "SELECT * FROM fare_transactions WHERE vehicle_id = ? AND event_at "
+                        "BETWEEN ? AND ? ORDER BY event_at, transaction_id",
+                        [v, a, b],
+                    )
+                    for v, a, b in span.sort("vehicle_id").iter_rows()
+                ],
+                how="vertical_relaxed",
+            )
+    digests = store.query(
+        "SELECT table_name, n_rows, sha256, digest_method FROM raw_day_digests "
+        "WHERE service_date = ? ORDER BY table_name",
+        [day],
+    )
+    package = {
+        "suggestion": sug,
+        "trip_outcomes": _records(outcomes),
+        "trips": _records(trips),
+        "stop_visits": _records(visits),
+        "pings": _records(pings),
+        "taps": _records(taps),
+        "raw_day_digests": _records(digests),
+        "profile": {"id": profile.id, "version": profile.version},
+        "pontual_version": __version__,
+        "built_at": datetime.now(UTC),
+    }
+    text = canonical_json(package)
+    return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_suggestion(store: Store, infraction_key: str) -> dict[str, Any]:
+    """The suggested_infractions row of `infraction_key` (CaseError when absent)."""
+    found = store.query(
+        "SELECT * FROM suggested_infractions WHERE infraction_key = ?", [infraction_key]
+    )
+    if found.height == 0:
+        raise CaseError(
+            f"sugestão {infraction_key!r} não está no armazenamento",
+            hint="veja as sugestões com `pontual indices` ou no painel",
+        )
+    return found.row(0, named=True)
+
+
+def registered_plate(store: Store, vehicle_id: str) -> str | None:
+    """The plate of a vehicle in the fleet register (None when unregistered or without one)."""
+    got = store.query("SELECT plate FROM vehicles WHERE vehicle_id = ? LIMIT 1", [vehicle_id])
+    return None if got.height == 0 else got.item()
+
+
+# -- retention and legal holds -----------------------------------------------------------------
+def retention_cutoff(today: date, years: int) -> date:
+    """The first service day that must still be kept under a retention of `years`."""
+    try:
+        return today.replace(year=today.year - years)
+    except ValueError:  # 29 February
+        return today.replace(year=today.year - years, day=28)
+
+
+def held_days(db: CaseDB) -> set[date]:
+    """Service days of the facts of cases on legal hold."""
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.select(CASES.c.occurred_on).where(CASES.c.is_legal_hold.is_(True))
+        ).all()
+    return {r.occurred_on for r in rows}
+
+
+def deletable_days(days: Iterable[date], today: date, years: int, held: set[date]) -> list[date]:
+    """Of `days`, those raw data may be deleted for: older than the retention and held by no
+    case. (Compaction keeps the digests: only this list may ever be dropped.)"""
+    cutoff = retention_cutoff(today, years)
+    return sorted(d for d in set(days) if d < cutoff and d not in held)
+
+
+def evidence_matches(package: str, sha256: str) -> bool:
+    """Whether a stored package still has its recorded digest."""
+    return hashlib.sha256(package.encode()).hexdigest() == sha256

@@ -1,0 +1,370 @@
+"""`pontual cases list|show|lavrar|notificar|defesa|julgar|recurso|encerrar|descartar|overdue|hold`.
+
+Every act names the account that does it (`--by NAME`); its role must allow the act
+(`cases.roles`), and the act is recorded with its legal date (`--on`, default today in the
+profile's time zone), the reason and the SHA-256 of each attached file. `lavrar` and `descartar`
+take a case id or the `infraction_key` of a suggestion (the case is opened from the store);
+`lavrar` stores the evidence package built from the store with the case.
+Heavy imports live inside the functions (verbs are imported at start-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cases.db import CaseDB
+    from cases.roles import Account
+    from cases.workflow import Attachment, Workflow
+    from core.store import Store
+    from pontual.context import Context
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"esperava uma data AAAA-MM-DD, veio {text!r}") from exc
+
+
+def _instant(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"esperava data e hora AAAA-MM-DDTHH:MM (hora local) ou com fuso, veio {text!r}"
+        ) from exc
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("cases", help="casos de infração: da sugestão à sanção (art. 63-73)")
+    verbs = p.add_subparsers(dest="cases_verb", metavar="ATO")
+    verbs.required = True
+
+    def act(name: str, help_: str, *, reason_required: bool = True) -> argparse.ArgumentParser:
+        a = verbs.add_parser(name, help=help_)
+        a.add_argument("case", help="número do caso (ou infraction_key da sugestão)")
+        a.add_argument("--by", required=True, help="conta que pratica o ato")
+        a.add_argument("--on", type=_date, help="data do ato (padrão: hoje, hora local)")
+        a.add_argument("--reason", required=reason_required, help="motivo / fundamentação")
+        a.add_argument("--attach", action="append", default=[], help="arquivo anexo (repetível)")
+        a.set_defaults(func=run_act, act=name)
+        return a
+
+    ls = verbs.add_parser("list", help="casos que a conta pode ver")
+    ls.add_argument("--by", required=True)
+    ls.add_argument("--state", help="só os casos neste estado")
+    ls.set_defaults(func=run_list)
+    show = verbs.add_parser("show", help="um caso, seus prazos e seus atos")
+    show.add_argument("case", type=int)
+    show.add_argument("--by", required=True)
+    show.set_defaults(func=run_show)
+    over = verbs.add_parser("overdue", help="casos com ato da administração atrasado")
+    over.add_argument("--by", required=True)
+    over.add_argument("--today", type=_date, help="data de referência (padrão: hoje)")
+    over.set_defaults(func=run_overdue)
+
+    lav = act("lavrar", "lavrar o auto de infração (fiscal; art. 68 §1)", reason_required=False)
+    lav.add_argument("--auto", dest="auto_number", help="número do auto")
+    lav.add_argument("--at", type=_instant, help="data e hora do fato (padrão: da sugestão)")
+    lav.add_argument("--stop", help="local: parada (stop_id)")
+    lav.add_argument("--lat", type=float, help="local: latitude WGS 84")
+    lav.add_argument("--lon", type=float, help="local: longitude WGS 84")
+    lav.add_argument("--plate", help="placa (padrão: do cadastro da frota)")
+    lav.add_argument("--article", help="dispositivo violado (padrão: o da sugestão)")
+    act("notificar", "auto remetido à operadora (fiscal; art. 68 §2)", reason_required=False)
+    act("defesa", "defesa escrita da operadora (art. 69)")
+    jul = act("julgar", "julgamento (autoridade; art. 69)")
+    jul.add_argument("verdict", choices=("procedente", "improcedente"))
+    act("recurso", "recurso da operadora (art. 69-III)")
+    enc = act("encerrar", "encerrar o caso (após recurso: --appeal)")
+    enc.add_argument("--appeal", choices=("provido", "improvido"), help="decisão do recurso")
+    act("descartar", "descartar a sugestão, com o motivo")
+    hold = verbs.add_parser("hold", help="guarda legal das evidências do caso (planejamento)")
+    hold.add_argument("case", type=int)
+    hold.add_argument("--by", required=True)
+    hold.add_argument("--off", action="store_true", help="retirar a guarda")
+    hold.add_argument("--reason", required=True)
+    hold.set_defaults(func=run_hold)
+
+
+@contextmanager
+def _session(ctx: Context, by: str) -> Iterator[tuple[CaseDB, Account]]:
+    from cases.accounts import get_account
+    from cases.db import CaseDB
+
+    db = CaseDB.open(ctx.settings.cases_db_url)
+    try:
+        yield db, get_account(db, by)
+    finally:
+        db.close()
+
+
+def _today(ctx: Context) -> date:
+    from zoneinfo import ZoneInfo
+
+    return datetime.now(ZoneInfo(ctx.profile.general.timezone.value)).date()
+
+
+@contextmanager
+def _store_for_evidence(ctx: Context) -> Iterator[tuple[Store, bool]]:
+    """The store (writable when free, so the fact's day gets its digest recorded), else its
+    published snapshot read-only. Yields (store, is_writable)."""
+    from core.errors import StoreError
+    from core.store import Store, open_snapshot
+
+    try:
+        store = Store.open(ctx.settings.store_path)
+        writable = True
+    except StoreError as exc:
+        if not exc.what.startswith("cannot open the store"):
+            raise
+        store, writable = open_snapshot(ctx.settings.store_path), False
+    try:
+        yield store, writable
+    finally:
+        store.close()
+
+
+def _resolve_case(ctx: Context, db: CaseDB, by: Account, ref: str, *, may_open: bool) -> int:
+    """A case id from a number, or from an infraction key (opening the case when allowed)."""
+    import sqlalchemy as sa
+
+    from cases.db import CASES
+    from cases.errors import CaseError
+    from cases.evidence import read_suggestion
+    from cases.workflow import open_case
+
+    if ref.isdigit():
+        return int(ref)
+    with db.read() as conn:
+        got = conn.execute(sa.select(CASES.c.case_id).where(CASES.c.infraction_key == ref)).scalar()
+    if got is not None:
+        return int(got)
+    if not may_open:
+        raise CaseError(f"não há caso para a sugestão {ref!r}", hint="lavre-a ou descarte-a antes")
+    with _store_for_evidence(ctx) as (store, _):
+        suggestion = read_suggestion(store, ref)
+    return open_case(db, suggestion, by)
+
+
+def run_act(args: argparse.Namespace, ctx: Context) -> int:
+    from cases.workflow import Attachment, Workflow
+
+    attachments = [Attachment.of_file(p) for p in args.attach]
+    with _session(ctx, args.by) as (db, by):
+        wf = Workflow(db, ctx.profile)
+        on = args.on or _today(ctx)
+        case_id = _resolve_case(
+            ctx, db, by, args.case, may_open=args.act in ("lavrar", "descartar")
+        )
+        if args.act == "lavrar":
+            state = _lavrar(ctx, wf, by, case_id, args, on, attachments)
+        elif args.act == "notificar":
+            state = wf.notificar(
+                case_id, by, on=on, reason=args.reason or "auto remetido", attachments=attachments
+            )
+        elif args.act == "defesa":
+            state = wf.defesa(case_id, by, on=on, reason=args.reason, attachments=attachments)
+        elif args.act == "julgar":
+            state = wf.julgar(
+                case_id, by, args.verdict, on=on, reason=args.reason, attachments=attachments
+            )
+        elif args.act == "recurso":
+            state = wf.recurso(case_id, by, on=on, reason=args.reason, attachments=attachments)
+        elif args.act == "encerrar":
+            state = wf.encerrar(
+                case_id,
+                by,
+                on=on,
+                reason=args.reason,
+                appeal_outcome=args.appeal,
+                attachments=attachments,
+            )
+        else:
+            state = wf.descartar(case_id, by, on=on, reason=args.reason, attachments=attachments)
+    ctx.say(f"caso {case_id}: {state}")
+    return 0
+
+
+def _lavrar(
+    ctx: Context,
+    wf: Workflow,
+    by: Account,
+    case_id: int,
+    args: argparse.Namespace,
+    on: date,
+    attachments: list[Attachment],
+) -> str:
+    from zoneinfo import ZoneInfo
+
+    from cases.errors import CaseError
+    from cases.evidence import (
+        build_evidence_package,
+        read_suggestion,
+        record_day_digests,
+        registered_plate,
+    )
+    from cases.workflow import Auto, get_case
+
+    case = get_case(wf.db, by, case_id)
+    with _store_for_evidence(ctx) as (store, writable):
+        if writable:
+            record_day_digests(store, ctx.profile, days=[case["occurred_on"]])
+        suggestion = read_suggestion(store, case["infraction_key"])
+        plate = registered_plate(store, case["vehicle_id"]) if case["vehicle_id"] else None
+        evidence = build_evidence_package(store, case["infraction_key"], ctx.profile)
+    if args.plate and plate and args.plate != plate:
+        raise CaseError(
+            f"a placa {args.plate} não é a do veículo {case['vehicle_id']} no cadastro ({plate})",
+            where=f"caso {case_id}",
+        )
+    fact_at = args.at or suggestion.get("occurred_at")
+    if fact_at is not None and fact_at.tzinfo is None:
+        fact_at = fact_at.replace(tzinfo=ZoneInfo(ctx.profile.general.timezone.value))
+    auto = Auto(
+        auto_number=args.auto_number,
+        fact_at=fact_at,
+        place_stop_id=args.stop,
+        place_lat=args.lat,
+        place_lon=args.lon,
+        vehicle_plate=args.plate or plate,
+        article=args.article,
+    )
+    reason = args.reason or "auto de infração lavrado"
+    return wf.lavrar(
+        case_id, by, auto, on=on, reason=reason, attachments=attachments, evidence=evidence
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, bool):
+        return "sim" if value else "não"
+    return str(value)
+
+
+def run_list(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from cases.workflow import list_cases
+
+    with _session(ctx, args.by) as (db, by):
+        cases = list_cases(db, by, state=args.state)
+    table = Table(
+        "caso",
+        "estado",
+        "operadora",
+        "item",
+        "fato em",
+        "auto",
+        "julgamento",
+        "sanções",
+        "URM",
+        "autoridade competente",
+    )
+    for r in cases.iter_rows(named=True):
+        table.add_row(
+            str(r["case_id"]),
+            r["state"],
+            r["operator_id"],
+            f"{r['group']}-{r['item']}",
+            _cell(r["occurred_on"]),
+            _cell(r["auto_number"]),
+            _cell(r["verdict"]),
+            _cell(r["sanctions"]),
+            _cell(r["urm"]),
+            _cell(r["sanction_authority"]),
+        )
+    ctx.console.print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace, ctx: Context) -> int:
+    from cases.workflow import Workflow, get_case
+
+    with _session(ctx, args.by) as (db, by):
+        wf = Workflow(db, ctx.profile)
+        case = get_case(db, by, args.case)
+        n_susp = wf.count_suspensions(case["operator_id"], _today(ctx))
+    say = ctx.console.print
+    if case.get("fact_at") is not None:  # shown in local time, the time the auto states
+        from zoneinfo import ZoneInfo
+
+        tz = ctx.profile.general.timezone.value
+        case["fact_at"] = f"{case['fact_at'].astimezone(ZoneInfo(tz)):%Y-%m-%d %H:%M} ({tz})"
+    say(f"[bold]caso {case['case_id']}[/] — {case['state']} — {case['infraction_key']}")
+    for label, key in (
+        ("operadora", "operator_id"),
+        ("item", "item"),
+        ("descrição", "description"),
+        ("dispositivo", "article"),
+        ("fato", "fact"),
+        ("auto", "auto_number"),
+        ("placa", "vehicle_plate"),
+        ("local (parada)", "place_stop_id"),
+        ("data e hora", "fact_at"),
+        ("lavrado por", "lavrada_by"),
+        ("julgamento", "verdict"),
+        ("sanções", "sanctions"),
+        ("URM", "urm"),
+        ("reincidência (art. 65)", "is_repeat"),
+        ("autoridade competente (art. 64)", "sanction_authority"),
+        ("recurso", "appeal_outcome"),
+        ("motivo do descarte", "discard_reason"),
+        ("guarda legal", "is_legal_hold"),
+        ("evidências (SHA-256)", "evidence_sha256"),
+    ):
+        if case.get(key) not in (None, ""):
+            say(f"  {label}: {_cell(case[key])}", highlight=False, markup=False)
+    for label, due in wf.deadlines(case).items():
+        say(f"  prazo — {label}: {due}", highlight=False, markup=False)
+    say(f"  suspensões aplicadas em 24 meses (art. 72-I): {n_susp}", highlight=False)
+    for e in case["events"]:
+        say(
+            f"  {e['on_date']} {e['from_state']} → {e['to_state']} por {e['actor']} "
+            f"({e['role']}): {e['reason']}",
+            highlight=False,
+            markup=False,
+        )
+    return 0
+
+
+def run_overdue(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from cases.workflow import Workflow
+
+    with _session(ctx, args.by) as (db, by):
+        late = Workflow(db, ctx.profile).overdue(by, args.today or _today(ctx))
+    if late.height == 0:
+        ctx.say("nenhum caso atrasado")
+        return 0
+    table = Table("caso", "estado", "operadora", "ato pendente", "prazo", "dias de atraso")
+    for r in late.iter_rows(named=True):
+        table.add_row(
+            str(r["case_id"]),
+            r["state"],
+            r["operator_id"],
+            r["pending"],
+            str(r["due_on"]),
+            str(r["days_late"]),
+        )
+    ctx.console.print(table)
+    return 0
+
+
+def run_hold(args: argparse.Namespace, ctx: Context) -> int:
+    from cases.workflow import Workflow
+
+    with _session(ctx, args.by) as (db, by):
+        Workflow(db, ctx.profile).hold(args.case, by, on=not args.off, reason=args.reason)
+    ctx.say(f"caso {args.case}: guarda legal {'retirada' if args.off else 'ativa'}")
+    return 0

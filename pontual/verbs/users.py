@@ -1,0 +1,120 @@
+"""`pontual users add NAME --role R [--operator O]`, `pontual users list`, and `pontual audit`.
+
+The password is read from a prompt (twice) or, with --password-stdin, from standard input;
+never from the command line (it would show in `ps` and the shell history). The first account
+of a case database is created without `--by`; every later one needs an account that may manage
+users (planejamento). Heavy imports live inside the functions (verbs are imported at start-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pontual.context import Context
+
+ROLE_CHOICES = ("planejamento", "fiscal", "autoridade", "conselho", "operadora")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("users", help="contas locais (papéis: planejamento, fiscal, ...)")
+    verbs = p.add_subparsers(dest="users_verb", metavar="{add,list}")
+    verbs.required = True
+    add = verbs.add_parser("add", help="criar uma conta (senha pelo prompt ou stdin)")
+    add.add_argument("name", help="nome da conta")
+    add.add_argument("--role", required=True, choices=ROLE_CHOICES)
+    add.add_argument("--operator", help="operadora da conta (papel operadora)")
+    add.add_argument("--by", help="conta de planejamento que cria (exceto a primeira conta)")
+    add.add_argument("--password-stdin", action="store_true", help="ler a senha da entrada padrão")
+    add.set_defaults(func=run_add)
+    verbs.add_parser("list", help="listar as contas").set_defaults(func=run_list)
+
+    a = sub.add_parser("audit", help="registro de auditoria (papel planejamento)")
+    a.add_argument("--by", required=True, help="conta de planejamento que consulta")
+    a.add_argument("--limit", type=int, default=200, help="linhas mais recentes (padrão 200)")
+    a.set_defaults(func=run_audit)
+
+
+def _read_password(from_stdin: bool) -> str:
+    import getpass
+    import sys
+
+    from core.errors import InputError
+
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    if not sys.stdin.isatty():
+        raise InputError(
+            "sem terminal para pedir a senha",
+            hint="use --password-stdin e envie a senha pela stdin",
+        )
+    first = getpass.getpass("senha: ")
+    if getpass.getpass("repita a senha: ") != first:
+        raise InputError("as senhas não conferem")
+    return first
+
+
+def run_add(args: argparse.Namespace, ctx: Context) -> int:
+    from cases.accounts import add_user, count_users, get_account
+    from cases.db import CaseDB
+    from core.errors import ConfigError
+
+    with CaseDB.open(ctx.settings.cases_db_url) as db:
+        by = get_account(db, args.by) if args.by else None
+        if by is None and count_users(db) > 0:  # before asking for a password in vain
+            raise ConfigError(
+                "já existem contas: diga quem cria esta com --by",
+                hint="uma conta de planejamento (veja `pontual users list`)",
+            )
+        password = _read_password(args.password_stdin)
+        account = add_user(db, args.name, args.role, password, operator_id=args.operator, by=by)
+    extra = f" da operadora {account.operator_id}" if account.operator_id else ""
+    ctx.say(f"conta {account.name!r} criada: papel {account.role}{extra}")
+    return 0
+
+
+def run_list(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from cases.accounts import list_users
+    from cases.db import CaseDB
+
+    with CaseDB.open(ctx.settings.cases_db_url) as db:
+        users = list_users(db)
+    table = Table("conta", "papel", "operadora", "ativa", "criada em (UTC)")
+    for row in users.iter_rows(named=True):
+        table.add_row(
+            row["name"],
+            row["role"],
+            row["operator_id"] or "",
+            "sim" if row["is_active"] else "não",
+            f"{row['created_at']:%Y-%m-%d %H:%M}",
+        )
+    ctx.console.print(table)
+    return 0
+
+
+def run_audit(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from cases.accounts import get_account
+    from cases.audit import read_audit
+    from cases.db import CaseDB
+    from core.errors import ConfigError
+
+    if args.limit < 1:
+        raise ConfigError("--limit deve ser 1 ou mais")
+    with CaseDB.open(ctx.settings.cases_db_url) as db:
+        log = read_audit(db, get_account(db, args.by), limit=args.limit)
+    table = Table("quando (UTC)", "quem", "o quê", "alvo", "detalhe")
+    for row in log.iter_rows(named=True):
+        table.add_row(
+            f"{row['at']:%Y-%m-%d %H:%M:%S}",
+            row["actor"],
+            row["action"],
+            row["target"] or "",
+            row["detail"] or "",
+        )
+    ctx.console.print(table)
+    return 0
