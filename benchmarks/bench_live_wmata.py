@@ -99,7 +99,7 @@ def build_wmata_reference(folder: Path, options: LiveOptions) -> tuple[LiveRefer
 
 
 def read_wmata_truth(pings: pl.DataFrame, schedule: object) -> pl.DataFrame:
-    """trip_id, stop_sequence, true_s: the offline matcher's non-interpolated arrivals."""
+    """trip_id, stop_sequence, true_s, true_vehicle_id: the offline matcher's non-interpolated arrivals."""
     result = match_day(
         pings.drop("true_trip"),
         schedule,  # type: ignore[arg-type]
@@ -113,6 +113,7 @@ def read_wmata_truth(pings: pl.DataFrame, schedule: object) -> pl.DataFrame:
             "trip_id",
             pl.col("stop_sequence").cast(pl.Int32),
             (pl.col("arrival_at").dt.epoch("us") / 1e6).alias("true_s"),
+            pl.col("vehicle_id").alias("true_vehicle_id"),
         )
         .unique(["trip_id", "stop_sequence"])
     )
@@ -204,7 +205,10 @@ def main() -> None:
         f"vehicle-batches); {replay.canceled.unique('trip_id').height} trips ever CANCELED"
     )
     p = replay.predictions
-    with pl.Config(tbl_rows=10, tbl_cols=10, float_precision=1, tbl_width_chars=140):
+    with pl.Config(
+        tbl_rows=10, tbl_cols=10, float_precision=1, tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_column_data_types=True, tbl_hide_dataframe_shape=True,
+    ):
         for name, sel in (
             ("all predicted arrivals", p),
             ("current trip", p.filter(pl.col("block_order") == 0)),
