@@ -393,14 +393,22 @@ class LiveEngine:
         last = self._active()
         # on a trip now: the current run's trip; laying over: the trip it last completed
         on_trip = self.assigned.select(
-            "vehicle_id", "trip_id", pl.col("end_dist_m").alias("dist_m")
+            "vehicle_id",
+            "trip_id",
+            pl.col("end_dist_m").alias("dist_m"),
+            pl.lit(None, pl.Float64).alias("arrived_s"),
         )
         layover = (
             self.completed.join(on_trip, on="vehicle_id", how="anti")
             .sort("started_s")
             .group_by("vehicle_id")
             .last()
-            .select("vehicle_id", "trip_id", pl.lit(float("inf")).alias("dist_m"))
+            .select(
+                "vehicle_id",
+                "trip_id",
+                pl.lit(float("inf")).alias("dist_m"),
+                pl.col("ended_s").alias("arrived_s"),
+            )
         )
         trip_of = pl.concat([on_trip, layover]).join(
             last.filter(pl.col("t_s") >= self.clock_s - opt.silent_s).select("vehicle_id", "t_s"),
