@@ -32,6 +32,7 @@ from analytics.live.predict import (
     compute_trip_positions,
 )
 from analytics.live.reference import LiveReference
+from analytics.live.stability import PENDING_SCHEMA, hold_assignments, locate_on_held_trips
 from analytics.live.runs import compute_current_runs, match_current_runs
 from analytics.matching.options import MatchOptions
 from core.profile import Profile
@@ -142,6 +143,8 @@ class LiveEngine:
         self.pings = pl.DataFrame(schema=PING_SCHEMA)
         self.runs: pl.DataFrame | None = None  # current run per vehicle (build_runs columns)
         self.assigned = pl.DataFrame(schema=ASSIGNED_SCHEMA)
+        # refreshes in a row at which another trip was proposed for a vehicle (hysteresis)
+        self.pending = pl.DataFrame(schema=PENDING_SCHEMA)
         # trips finished by a run (vehicle, run start, end): not offered to other runs again
         self.completed = pl.DataFrame(
             schema={
@@ -381,7 +384,21 @@ class LiveEngine:
         batch = batch.join(cont.select("vehicle_id"), on="vehicle_id", how="anti").join(
             cont.select("trip_id"), on="trip_id", how="anti"
         )
-        self.assigned = pl.concat([batch, cont.select(list(ASSIGNED_SCHEMA))])
+        proposed = pl.concat([batch, cont.select(list(ASSIGNED_SCHEMA))])
+        held = self.assigned.filter(~pl.col("is_arrived"))
+        located = locate_on_held_trips(
+            self.pings, held, self.reference.trips, self.reference.network, self.match_options
+        )
+        self.assigned, self.pending = hold_assignments(
+            held,
+            proposed,
+            located,
+            self.pending,
+            active,
+            switch_after_refreshes=self.options.switch_after_refreshes,
+            backtrack_m=self.options.hold_backtrack_m,
+            terminal_radius_m=self.match_options.terminal_radius_m,
+        )
         done = self.assigned.filter(pl.col("is_arrived")).select(
             "trip_id", "vehicle_id", "started_s", "ended_s"
         )
