@@ -143,9 +143,13 @@ def replay_wmata_day(
         preds.append(
             select_published_predictions(view.predictions)
             .select(
-                "vehicle_id", "trip_id", "stop_sequence", "block_order", "timetable_s",
+                "vehicle_id",
+                "trip_id",
+                "stop_sequence",
+                "block_order",
+                "timetable_s",
                 "predicted_s",
-            )  # fmt: skip
+            )
             .with_columns(made)
         )
         assigned.append(view.vehicles.select("vehicle_id", "trip_id").with_columns(made))
@@ -206,8 +210,12 @@ def main() -> None:
     )
     p = replay.predictions
     with pl.Config(
-        tbl_rows=10, tbl_cols=10, float_precision=1, tbl_formatting="ASCII_MARKDOWN",
-        tbl_hide_column_data_types=True, tbl_hide_dataframe_shape=True,
+        tbl_rows=10,
+        tbl_cols=10,
+        float_precision=1,
+        tbl_formatting="ASCII_MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
     ):
         for name, sel in (
             ("all predicted arrivals", p),

@@ -32,8 +32,8 @@ from analytics.live.predict import (
     compute_trip_positions,
 )
 from analytics.live.reference import LiveReference
-from analytics.live.stability import PENDING_SCHEMA, hold_assignments, locate_on_held_trips
 from analytics.live.runs import compute_current_runs, match_current_runs
+from analytics.live.stability import PENDING_SCHEMA, hold_assignments, locate_on_held_trips
 from analytics.matching.options import MatchOptions
 from core.profile import Profile
 

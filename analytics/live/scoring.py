@@ -44,9 +44,11 @@ def compute_flip_rate(assigned: pl.DataFrame, window_s: float) -> dict[str, floa
         & (pl.col("_back_s") - pl.col("_left_s") <= window_s)
     )
     span_h = (
-        seq.group_by("vehicle_id")
-        .agg((pl.col("made_s").max() - pl.col("made_s").min()).alias("_s"))["_s"]
-        .sum()
+        float(
+            seq.group_by("vehicle_id")
+            .agg((pl.col("made_s").max() - pl.col("made_s").min()).alias("_s"))["_s"]
+            .sum()
+        )
         / 3600.0
     )
     return {

@@ -12,6 +12,7 @@ from pontual.verbs import (
     listen,
     match,
     profiles,
+    replay,
     report,
     serve,
     simulate,
@@ -30,6 +31,7 @@ VERB_MODULES = (
     indices,
     report,
     serve,
+    replay,
     dashboard,
     demo,
 )
