@@ -17,9 +17,11 @@ def compute_flip_rate(assigned: pl.DataFrame, window_s: float) -> dict[str, floa
     changes that were undone), flips_per_vehicle_hour.
     """
     seq = assigned.sort("vehicle_id", "made_s").with_columns(
-        (pl.col("trip_id").ne_missing(pl.col("trip_id").shift(1)).over("vehicle_id"))
-        .fill_null(False)
-        .alias("_change")
+        (
+            pl.col("trip_id").ne_missing(pl.col("trip_id").shift(1)).over("vehicle_id")
+            # a vehicle's first update changes nothing
+            & (pl.int_range(pl.len()).over("vehicle_id") > 0)
+        ).alias("_change")
     )
     n_changes = int(seq["_change"].sum())
     # runs of equal assignment per vehicle
