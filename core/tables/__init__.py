@@ -5,10 +5,20 @@
 - `observed`: append-only inputs (pings, fare taps, counts, incidents, surveys)
 - `matching`, `indices`, `crowding`: derived tables, each module with the migration that
   creates them (versions 2, 3 and 4)
+- `live`: the live feed's prediction log and its accuracy (migration 5)
 """
 
-from core.tables import crowding, indices, matching, observed, reference, system
+from core.tables import crowding, indices, live, matching, observed, reference, system
 
-AREA_MODULES = (matching, indices, crowding)
+AREA_MODULES = (matching, indices, crowding, live)
 
-__all__ = ["AREA_MODULES", "crowding", "indices", "matching", "observed", "reference", "system"]
+__all__ = [
+    "AREA_MODULES",
+    "crowding",
+    "indices",
+    "live",
+    "matching",
+    "observed",
+    "reference",
+    "system",
+]
