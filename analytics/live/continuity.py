@@ -71,6 +71,7 @@ def match_block_continuations(
     open_trips: pl.DataFrame,
     network: Network,
     options: MatchOptions,
+    claimed: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Vehicles whose pings since their last trip show them on the expected next trip.
 
@@ -82,7 +83,9 @@ def match_block_continuations(
     about as well as any other open trip of its shape (`open_trips`: scheduled_trips rows):
     its departure cost (deviation, early seconds weighed `early_cost_factor`) less
     `block_bonus_s` is at most the best other trip's — so a block swapped at a cold start is
-    not carried on forever. Output `ASSIGNED_SCHEMA`: started_s is
+    not carried on forever. A trip another active vehicle's block expects of it (`claimed`:
+    vehicle_id, trip_id) is no better explanation: a late bus keeps its own block's trip
+    rather than take the next bus's. Output `ASSIGNED_SCHEMA`: started_s is
     the first ping past the geofence (departure, epoch s), end_dist_m the latest position along
     the shape (m), is_arrived when it is inside the destination geofence, departure_delay_s
     against the planned start (s, + late).
@@ -166,6 +169,14 @@ def match_block_continuations(
             on="shape_idx",
         )
         .filter(pl.col("_other") != pl.col("trip_id"))
+        .join(
+            (claimed if claimed is not None else expected).select(
+                pl.col("trip_id").alias("_other"), pl.col("vehicle_id").alias("_claimant")
+            ),
+            on="_other",
+            how="left",
+        )
+        .filter(pl.col("_claimant").is_null() | (pl.col("_claimant") == pl.col("vehicle_id")))
         .group_by("vehicle_id")
         .agg(cost.min().alias("_best_other"))
     )

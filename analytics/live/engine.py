@@ -369,10 +369,11 @@ class LiveEngine:
         open_trips = self.reference.trips.select("trip_id").join(
             others.select("trip_id"), on="trip_id", how="anti"
         )
-        expected = (
-            build_block_expectations(self.completed, self.reference.trips, open_trips)
-            .join(active, on="vehicle_id", how="semi")
-            .join(batch.select("vehicle_id", "trip_id"), on=["vehicle_id", "trip_id"], how="anti")
+        claimed = build_block_expectations(self.completed, self.reference.trips, open_trips).join(
+            active, on="vehicle_id", how="semi"
+        )
+        expected = claimed.join(
+            batch.select("vehicle_id", "trip_id"), on=["vehicle_id", "trip_id"], how="anti"
         )
         cont = match_block_continuations(
             self.pings.join(expected.select("vehicle_id"), on="vehicle_id", how="semi"),
@@ -380,6 +381,7 @@ class LiveEngine:
             self.reference.trips.join(open_trips, on="trip_id", how="semi"),
             self.reference.network,
             self.match_options,
+            claimed.select("vehicle_id", "trip_id"),
         )
         batch = batch.join(cont.select("vehicle_id"), on="vehicle_id", how="anti").join(
             cont.select("trip_id"), on="trip_id", how="anti"
@@ -415,16 +417,35 @@ class LiveEngine:
             pl.col("end_dist_m").alias("dist_m"),
             pl.lit(None, pl.Float64).alias("arrived_s"),
         )
-        layover = (
+        # laying over: the layover counts from the arrival at the terminal, or from the last
+        # fix while the vehicle is still where it arrived (it has not left: its next trip
+        # cannot start before now). A vehicle gone from there without a trip the engine can
+        # see keeps the arrival: its next trip is predicted on time, not later every minute
+        ended = (
             self.completed.join(on_trip, on="vehicle_id", how="anti")
             .sort("started_s")
             .group_by("vehicle_id")
             .last()
+        )
+        at_arrival = self.pings.join(
+            ended.select("vehicle_id", pl.col("ended_s").alias("t_s")), on=["vehicle_id", "t_s"]
+        ).select("vehicle_id", pl.col("x_m").alias("_x0"), pl.col("y_m").alias("_y0"))
+        moved = ((pl.col("x_m") - pl.col("_x0")) ** 2 + (pl.col("y_m") - pl.col("_y0")) ** 2).sqrt()
+        layover = (
+            ended.join(
+                last.select("vehicle_id", "x_m", "y_m", pl.col("t_s").alias("t_s_fix")),
+                on="vehicle_id",
+                how="left",
+            )
+            .join(at_arrival.unique("vehicle_id"), on="vehicle_id", how="left")
             .select(
                 "vehicle_id",
                 "trip_id",
                 pl.lit(float("inf")).alias("dist_m"),
-                pl.col("ended_s").alias("arrived_s"),
+                pl.when(moved.fill_null(0.0) <= opt.layover_radius_m)
+                .then(pl.max_horizontal("ended_s", "t_s_fix"))
+                .otherwise(pl.col("ended_s"))
+                .alias("arrived_s"),
             )
         )
         trip_of = pl.concat([on_trip, layover]).join(
@@ -501,7 +522,8 @@ class LiveEngine:
         )
 
     def _canceled(self, predictions: pl.DataFrame) -> pl.DataFrame:
-        """Trips past their departure window that no vehicle runs or is predicted to run.
+        """Trips past their departure window that no vehicle runs or is predicted to run, and
+        that no active vehicle which ran an earlier trip of their block could still reach.
 
         Only trips the engine could have seen depart (planned after its first fix) qualify.
         """
@@ -513,9 +535,33 @@ class LiveEngine:
         due = self.reference.trips.filter(
             (start + late < self.clock_s) & (end > self.clock_s) & (start >= self.first_clock_s)
         ).select("trip_id")
+        # a vehicle still on the road that has run an earlier trip of the block could still
+        # run this one (late): not cancelled while it is on its way
+        blocks = self.reference.trips.select("trip_id", "block_id", start.alias("_start_s"))
+        active = self._active().select("vehicle_id")
+        reached = (
+            pl.concat(
+                [
+                    self.completed.select("vehicle_id", "trip_id"),
+                    self.assigned.select("vehicle_id", "trip_id"),
+                ]
+            )
+            .join(active, on="vehicle_id", how="semi")
+            .join(blocks, on="trip_id")
+            .drop_nulls("block_id")
+            .group_by("block_id")
+            .agg(pl.col("_start_s").max().alias("_reached_s"))
+        )
+        on_its_way = (
+            due.join(blocks, on="trip_id")
+            .join(reached, on="block_id")
+            .filter(pl.col("_start_s") > pl.col("_reached_s"))
+            .select("trip_id")
+        )
         return (
             due.join(self.served, on="trip_id", how="anti")
             .join(predictions.select("trip_id").unique(), on="trip_id", how="anti")
+            .join(on_its_way, on="trip_id", how="anti")
             .sort("trip_id")
         )
 

@@ -49,3 +49,8 @@ class LiveOptions:
     hold_backtrack_m: float = 50.0
     """a held trip is dropped at once when the vehicle's latest fix lies further than this
     behind its last position along the shape (GPS noise at a stop stays well under it)"""
+    layover_radius_m: float = 150.0
+    """a vehicle laying over whose latest fix is within this distance of where it arrived is
+    still waiting: its next trip leaves no sooner than now plus the layover; further away it
+    has left without the engine seeing its trip yet, and the next trip is chained from the
+    arrival (a terminal's bays and GPS noise stay within it)"""
