@@ -28,6 +28,31 @@ def _at(seconds: pl.Expr) -> pl.Expr:
     return pl.from_epoch((seconds * 1e6).round().cast(pl.Int64), "us").dt.replace_time_zone("UTC")
 
 
+def horizon_bucket(horizon_s: pl.Expr) -> pl.Expr:
+    """The lower bound (minutes, Int16) of the `HORIZON_BUCKETS_MIN` bucket of a horizon."""
+    minutes = horizon_s / 60.0
+    bucket = pl.lit(0, pl.Int16)
+    for lower in HORIZON_BUCKETS_MIN[1:]:
+        bucket = pl.when(minutes >= lower).then(pl.lit(lower, pl.Int16)).otherwise(bucket)
+    return bucket
+
+
+def read_uncertainty(store: Store, before: date, min_predictions: int = 30) -> pl.DataFrame:
+    """What the feed knows of its own error: per horizon bucket of the latest scored day
+    before `before`, the median absolute error (horizon_min, uncertainty_s, seconds).
+
+    Only buckets scored on at least `min_predictions` predictions: elsewhere (a fresh city,
+    a thin bucket) the uncertainty stays unknown, as GTFS-RT reads an absent field.
+    """
+    return store.query(
+        "SELECT CAST(key AS SMALLINT) AS horizon_min, p50_s AS uncertainty_s "
+        "FROM live_prediction_accuracy WHERE dimension = 'horizon' AND n_predictions >= ? "
+        "AND service_date = (SELECT max(service_date) FROM live_prediction_accuracy "
+        "WHERE service_date < ?) ORDER BY 1",
+        [min_predictions, before],
+    )
+
+
 def build_prediction_log_rows(
     predictions: pl.DataFrame, clock_s: float, service_date: date
 ) -> pl.DataFrame:
@@ -38,10 +63,7 @@ def build_prediction_log_rows(
     clock are not predictions any more and are left out; one row per (trip, stop, bucket).
     """
     published = select_published_predictions(predictions)
-    horizon_min = (pl.col("predicted_s") - clock_s) / 60.0
-    bucket = pl.lit(0, pl.Int16)
-    for lower in HORIZON_BUCKETS_MIN[1:]:
-        bucket = pl.when(horizon_min >= lower).then(pl.lit(lower, pl.Int16)).otherwise(bucket)
+    bucket = horizon_bucket(pl.col("predicted_s") - clock_s)
     return (
         published.filter(pl.col("predicted_s") >= clock_s)
         .select(

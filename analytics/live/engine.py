@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 from pyproj import Transformer
 
+from analytics.live.accuracy import horizon_bucket
 from analytics.live.continuity import (
     ASSIGNED_SCHEMA,
     build_block_expectations,
@@ -155,6 +156,10 @@ class LiveEngine:
             }
         )
         self.served = pl.DataFrame(schema={"trip_id": pl.String})
+        # the feed's own error per horizon bucket (`accuracy.read_uncertainty`); empty: unknown
+        self.uncertainty = pl.DataFrame(
+            schema={"horizon_min": pl.Int16, "uncertainty_s": pl.Float64}
+        )
         self.boardings = pl.DataFrame(
             schema={
                 "transaction_id": pl.String,
@@ -463,6 +468,14 @@ class LiveEngine:
             next_trips=opt.next_trips,
         )
         timings["predict"] = _ms(t_pred)
+        if self.uncertainty.height:
+            predictions = (
+                predictions.with_columns(
+                    horizon_bucket(pl.col("predicted_s") - self.clock_s).alias("horizon_min")
+                )
+                .join(self.uncertainty, on="horizon_min", how="left")
+                .drop("horizon_min")
+            )
         # live load: taps of this batch boarded where their vehicle is now
         running = positions.filter(pl.col("dist_m").is_finite())
         self._add_boardings(fares_raw, running)

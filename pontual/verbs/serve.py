@@ -40,7 +40,12 @@ from zoneinfo import ZoneInfo
 import polars as pl
 import uvicorn
 
-from analytics.live.accuracy import PredictionLog, find_days_to_score, run_accuracy_day
+from analytics.live.accuracy import (
+    PredictionLog,
+    find_days_to_score,
+    read_uncertainty,
+    run_accuracy_day,
+)
 from analytics.live.engine import LiveEngine
 from analytics.live.options import LiveOptions
 from analytics.live.reference import read_live_reference, refresh_incidents
@@ -128,6 +133,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             n = run_accuracy_day(store, day, profile.id)
             ctx.say(f"precisão das previsões de {day} avaliada ({n} grupos)")
         engine = LiveEngine(reference, profile)
+        # GTFS-RT `uncertainty`: the median error per horizon of the latest scored day
+        engine.uncertainty = read_uncertainty(store, service_date)
         cache = FeedCache(engine)
         log = PredictionLog(service_date)
         refreshed = {"at": time.monotonic(), "logged": time.monotonic()}

@@ -13,10 +13,13 @@ from analytics.live.accuracy import (
     build_prediction_log_rows,
     compute_prediction_accuracy,
     find_days_to_score,
+    read_uncertainty,
     run_accuracy_day,
 )
+from analytics.live.feeds import build_trip_update_frames
 from core.schema import table
 from core.store import Store
+from gtfs.realtime import build_trip_updates
 
 DAY = date(2026, 3, 3)
 TZ = "America/Sao_Paulo"  # UTC-3: 12:00Z is 09:00 local
@@ -176,3 +179,49 @@ def test_the_day_is_scored_from_the_store(tmp_path: Path) -> None:
         assert got.filter(pl.col("dimension") == "line")["key"].to_list() == ["?"]
         assert got.filter(pl.col("key") == "current")["mae_s"].to_list() == [100.0]
         assert find_days_to_score(store, date(2026, 3, 4)) == []
+        # the next day's feed knows its error per horizon: the scored day's median
+        assert read_uncertainty(store, date(2026, 3, 4), min_predictions=2).rows() == [
+            (5, 60.0),
+            (10, 240.0),
+        ]
+        assert read_uncertainty(store, date(2026, 3, 4)).height == 0  # too few: unknown
+        assert read_uncertainty(store, DAY, min_predictions=2).height == 0  # not before DAY
+
+
+def test_the_trip_updates_feed_carries_the_known_uncertainty() -> None:
+    clock = _s("12:00:00")
+    preds = pl.DataFrame(
+        {
+            "vehicle_id": ["V1", "V1"],
+            "trip_id": ["T1", "T1"],
+            "stop_sequence": [1, 2],
+            "stop_id": ["S1", "S2"],
+            "block_order": [0, 0],
+            "planned_arrival_s": [clock + 200, clock + 700],
+            "timetable_s": [clock + 200, clock + 700],
+            "constant_delay_s": [clock + 260, clock + 760],
+            "predicted_s": [clock + 260, clock + 760],
+            "uncertainty_s": [None, 240.0],
+        },
+        schema_overrides={"stop_sequence": pl.Int32, "block_order": pl.Int32},
+    )
+    descriptors = pl.DataFrame(
+        {
+            "trip_id": ["T1"],
+            "feed_trip_id": ["T1"],
+            "route_id": ["R1"],
+            "direction_id": [0],
+            "start_date": ["20260303"],
+            "start_time": ["09:00:00"],
+        }
+    )
+    positions = pl.DataFrame({"vehicle_id": ["V1"], "trip_id": ["T1"], "delay_s": [60.0]})
+    trips, stops = build_trip_update_frames(
+        preds, positions, pl.DataFrame(schema={"trip_id": pl.String}), descriptors, clock
+    )
+    feed = build_trip_updates(trips, stops, int(clock))
+    updates = feed.entity[0].trip_update.stop_time_update
+    assert [u.arrival.delay for u in updates] == [60, 60]
+    # unknown where no scored day told it (absent field), the bucket's median elsewhere
+    assert not updates[0].arrival.HasField("uncertainty")
+    assert updates[1].arrival.uncertainty == 240
