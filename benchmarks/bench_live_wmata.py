@@ -13,7 +13,7 @@ Targets (issue 24): 10-min MAE over all predicted arrivals >= 30 % below timetab
 MAE no worse than timetable-only at any horizon.
 
 Measured (2026-12-01, 302 batches, ~290 ms each; MAE in s, Pontual vs timetable):
-all arrivals 105 / 239 at 5 min, 143 / 239 at 10 (-40 %), 186 / 239 at 20, 218 / 241 at 30;
+all arrivals 105 / 239 at 5 min, 143 / 239 at 10 (-40 %), 186 / 239 at 20, 216 / 240 at 30;
 current trip 141 / 253 at 10; next trips 134 / 157, 156 / 173, 177 / 192, 199 / 207 at 5, 10,
 20, 30 min; flip rate 5.6 % (14 of 248 assignment changes undone within 10 min). Before issue
 24: all 450 / 241 at 10 min, next trips 1 070 / 212, flip rate 13 %.
