@@ -121,7 +121,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             where=str(args.avl_file),
             hint="confira as colunas (vehicle_id, event_at, lat, lon) ou use --map",
         )
-    client = _connect(broker)
+    # never the listener's default client id: the broker would end the listener's session
+    client = _connect(broker, args.client_id or "pontual-replay")
     t0_event = float(messages["t_s"][0])
     t0_wall = time.monotonic()
     sent = 0
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _connect(opt: ListenerOptions) -> mqtt.Client:
+def _connect(opt: ListenerOptions, client_id: str) -> mqtt.Client:
     """A started paho client connected to the broker of `opt`."""
     import ssl
 
@@ -157,7 +158,7 @@ def _connect(opt: ListenerOptions) -> mqtt.Client:
     from core.errors import ConfigError
 
     client = mqtt.Client(
-        mqtt.CallbackAPIVersion.VERSION2, client_id="pontual-replay", protocol=mqtt.MQTTv5
+        mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
     )
     if opt.username is not None:
         client.username_pw_set(opt.username, opt.password)
