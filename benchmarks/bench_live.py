@@ -6,8 +6,12 @@ TripUpdates feed publishes them (one vehicle per trip), are kept and compared wi
 ahead (true arrival minus the time of prediction within ±60 s of the horizon) for Pontual's
 prediction, the timetable alone and the constant delay; the same split by current trip and the
 block's next trips; and how often the online assignment agrees with the truth (share of
-vehicle-minutes on a trip whose trip is the one the vehicle truly runs). Target: >= 30 % lower
-error than the timetable at 10 minutes.
+vehicle-minutes on a trip whose trip is the one the vehicle truly runs); and the CANCELED
+announcements against the truly suppressed trips. Targets: >= 30 % lower error than the
+timetable at 10 minutes; CANCELED precision >= 0.9.
+
+Measured (2026-12-01, issue 24): 10-min MAE 65 s vs 146 s timetable (-55 %; -52 % before);
+next trips 73 s vs 121 s; assignment agrees 97.1 %; CANCELED precision 0.91, recall 0.45.
 
 The latency (ping published -> new position in the feed) and requests/s figures are in
 `benchmarks.bench_feed`.
