@@ -275,6 +275,9 @@ def build_trip_updates(
                     getattr(stu, event).time = t
                 if d is not None:
                     getattr(stu, event).delay = d
+                u = s.get(f"{event}_uncertainty_s")  # optional column: absent = unknown
+                if u is not None and (t is not None or d is not None):
+                    getattr(stu, event).uncertainty = u
             if s["schedule_relationship"] is not None:
                 stu.schedule_relationship = _STU.ScheduleRelationship.Value(
                     s["schedule_relationship"]

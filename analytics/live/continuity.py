@@ -71,17 +71,21 @@ def match_block_continuations(
     open_trips: pl.DataFrame,
     network: Network,
     options: MatchOptions,
+    claimed: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Vehicles whose pings since their last trip show them on the expected next trip.
 
     `pings`: recent pings (vehicle_id, t_s, x_m, y_m); `expected`: `build_block_expectations`.
     A vehicle qualifies when its latest ping lies on the trip's shape (within the on-route
     buffer), at least two pings after `after_s` lie past the origin terminal's geofence, and
-    they progress forward by more than `clearance_m`, and the departure fits the expected trip
+    they progress forward by more than `clearance_m` (counted from the start of the final
+    forward progress: pings later passed again from behind are the layover, not the trip), and the departure fits the expected trip
     about as well as any other open trip of its shape (`open_trips`: scheduled_trips rows):
     its departure cost (deviation, early seconds weighed `early_cost_factor`) less
     `block_bonus_s` is at most the best other trip's — so a block swapped at a cold start is
-    not carried on forever. Output `ASSIGNED_SCHEMA`: started_s is
+    not carried on forever. A trip another active vehicle's block expects of it (`claimed`:
+    vehicle_id, trip_id) is no better explanation: a late bus keeps its own block's trip
+    rather than take the next bus's. Output `ASSIGNED_SCHEMA`: started_s is
     the first ping past the geofence (departure, epoch s), end_dist_m the latest position along
     the shape (m), is_arrived when it is inside the destination geofence, departure_delay_s
     against the planned start (s, + late).
@@ -115,9 +119,25 @@ def match_block_continuations(
         .join(latest, on="vehicle_id")
     )
     r = options.terminal_radius_m
+    past = on_shape.filter(pl.col("dist_m") > pl.col("origin_dist_m") + r).sort("vehicle_id", "t_s")
+    # the departure is where the final forward progress begins: a vehicle laying over past
+    # the geofence (or looping round the terminal) before it leaves is not yet on its trip,
+    # and dating the departure from its first ping there makes an on-time trip look early
+    later_min = (
+        pl.col("dist_m").reverse().cum_min().reverse().shift(-1).over("vehicle_id", "trip_id")
+    )
+    past = past.with_columns(
+        (pl.col("dist_m") > later_min + options.clearance_m).fill_null(False).alias("_back")
+    ).with_columns(
+        pl.when(pl.col("_back"))
+        .then(pl.col("row"))
+        .max()
+        .over("vehicle_id", "trip_id")
+        .fill_null(-1)
+        .alias("_last_back")
+    )
     out = (
-        on_shape.filter(pl.col("dist_m") > pl.col("origin_dist_m") + r)
-        .sort("vehicle_id", "t_s")
+        past.filter(pl.col("row") > pl.col("_last_back"))
         .group_by("vehicle_id", "trip_id", "plan_start_s", "destination_dist_m")
         .agg(
             pl.col("t_s").first().alias("started_s"),
@@ -149,6 +169,14 @@ def match_block_continuations(
             on="shape_idx",
         )
         .filter(pl.col("_other") != pl.col("trip_id"))
+        .join(
+            (claimed if claimed is not None else expected).select(
+                pl.col("trip_id").alias("_other"), pl.col("vehicle_id").alias("_claimant")
+            ),
+            on="_other",
+            how="left",
+        )
+        .filter(pl.col("_claimant").is_null() | (pl.col("_claimant") == pl.col("vehicle_id")))
         .group_by("vehicle_id")
         .agg(cost.min().alias("_best_other"))
     )

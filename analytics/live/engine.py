@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 from pyproj import Transformer
 
+from analytics.live.accuracy import horizon_bucket
 from analytics.live.continuity import (
     ASSIGNED_SCHEMA,
     build_block_expectations,
@@ -33,6 +34,7 @@ from analytics.live.predict import (
 )
 from analytics.live.reference import LiveReference
 from analytics.live.runs import compute_current_runs, match_current_runs
+from analytics.live.stability import PENDING_SCHEMA, hold_assignments, locate_on_held_trips
 from analytics.matching.options import MatchOptions
 from core.profile import Profile
 
@@ -142,6 +144,8 @@ class LiveEngine:
         self.pings = pl.DataFrame(schema=PING_SCHEMA)
         self.runs: pl.DataFrame | None = None  # current run per vehicle (build_runs columns)
         self.assigned = pl.DataFrame(schema=ASSIGNED_SCHEMA)
+        # refreshes in a row at which another trip was proposed for a vehicle (hysteresis)
+        self.pending = pl.DataFrame(schema=PENDING_SCHEMA)
         # trips finished by a run (vehicle, run start, end): not offered to other runs again
         self.completed = pl.DataFrame(
             schema={
@@ -152,6 +156,10 @@ class LiveEngine:
             }
         )
         self.served = pl.DataFrame(schema={"trip_id": pl.String})
+        # the feed's own error per horizon bucket (`accuracy.read_uncertainty`); empty: unknown
+        self.uncertainty = pl.DataFrame(
+            schema={"horizon_min": pl.Int16, "uncertainty_s": pl.Float64}
+        )
         self.boardings = pl.DataFrame(
             schema={
                 "transaction_id": pl.String,
@@ -366,10 +374,11 @@ class LiveEngine:
         open_trips = self.reference.trips.select("trip_id").join(
             others.select("trip_id"), on="trip_id", how="anti"
         )
-        expected = (
-            build_block_expectations(self.completed, self.reference.trips, open_trips)
-            .join(active, on="vehicle_id", how="semi")
-            .join(batch.select("vehicle_id", "trip_id"), on=["vehicle_id", "trip_id"], how="anti")
+        claimed = build_block_expectations(self.completed, self.reference.trips, open_trips).join(
+            active, on="vehicle_id", how="semi"
+        )
+        expected = claimed.join(
+            batch.select("vehicle_id", "trip_id"), on=["vehicle_id", "trip_id"], how="anti"
         )
         cont = match_block_continuations(
             self.pings.join(expected.select("vehicle_id"), on="vehicle_id", how="semi"),
@@ -377,11 +386,26 @@ class LiveEngine:
             self.reference.trips.join(open_trips, on="trip_id", how="semi"),
             self.reference.network,
             self.match_options,
+            claimed.select("vehicle_id", "trip_id"),
         )
         batch = batch.join(cont.select("vehicle_id"), on="vehicle_id", how="anti").join(
             cont.select("trip_id"), on="trip_id", how="anti"
         )
-        self.assigned = pl.concat([batch, cont.select(list(ASSIGNED_SCHEMA))])
+        proposed = pl.concat([batch, cont.select(list(ASSIGNED_SCHEMA))])
+        held = self.assigned.filter(~pl.col("is_arrived"))
+        located = locate_on_held_trips(
+            self.pings, held, self.reference.trips, self.reference.network, self.match_options
+        )
+        self.assigned, self.pending = hold_assignments(
+            held,
+            proposed,
+            located,
+            self.pending,
+            active,
+            switch_after_refreshes=self.options.switch_after_refreshes,
+            backtrack_m=self.options.hold_backtrack_m,
+            terminal_radius_m=self.match_options.terminal_radius_m,
+        )
         done = self.assigned.filter(pl.col("is_arrived")).select(
             "trip_id", "vehicle_id", "started_s", "ended_s"
         )
@@ -393,14 +417,41 @@ class LiveEngine:
         last = self._active()
         # on a trip now: the current run's trip; laying over: the trip it last completed
         on_trip = self.assigned.select(
-            "vehicle_id", "trip_id", pl.col("end_dist_m").alias("dist_m")
+            "vehicle_id",
+            "trip_id",
+            pl.col("end_dist_m").alias("dist_m"),
+            pl.lit(None, pl.Float64).alias("arrived_s"),
         )
-        layover = (
+        # laying over: the layover counts from the arrival at the terminal, or from the last
+        # fix while the vehicle is still where it arrived (it has not left: its next trip
+        # cannot start before now). A vehicle gone from there without a trip the engine can
+        # see keeps the arrival: its next trip is predicted on time, not later every minute
+        ended = (
             self.completed.join(on_trip, on="vehicle_id", how="anti")
             .sort("started_s")
             .group_by("vehicle_id")
             .last()
-            .select("vehicle_id", "trip_id", pl.lit(float("inf")).alias("dist_m"))
+        )
+        at_arrival = self.pings.join(
+            ended.select("vehicle_id", pl.col("ended_s").alias("t_s")), on=["vehicle_id", "t_s"]
+        ).select("vehicle_id", pl.col("x_m").alias("_x0"), pl.col("y_m").alias("_y0"))
+        moved = ((pl.col("x_m") - pl.col("_x0")) ** 2 + (pl.col("y_m") - pl.col("_y0")) ** 2).sqrt()
+        layover = (
+            ended.join(
+                last.select("vehicle_id", "x_m", "y_m", pl.col("t_s").alias("t_s_fix")),
+                on="vehicle_id",
+                how="left",
+            )
+            .join(at_arrival.unique("vehicle_id"), on="vehicle_id", how="left")
+            .select(
+                "vehicle_id",
+                "trip_id",
+                pl.lit(float("inf")).alias("dist_m"),
+                pl.when(moved.fill_null(0.0) <= opt.layover_radius_m)
+                .then(pl.max_horizontal("ended_s", "t_s_fix"))
+                .otherwise(pl.col("ended_s"))
+                .alias("arrived_s"),
+            )
         )
         trip_of = pl.concat([on_trip, layover]).join(
             last.filter(pl.col("t_s") >= self.clock_s - opt.silent_s).select("vehicle_id", "t_s"),
@@ -417,6 +468,14 @@ class LiveEngine:
             next_trips=opt.next_trips,
         )
         timings["predict"] = _ms(t_pred)
+        if self.uncertainty.height:
+            predictions = (
+                predictions.with_columns(
+                    horizon_bucket(pl.col("predicted_s") - self.clock_s).alias("horizon_min")
+                )
+                .join(self.uncertainty, on="horizon_min", how="left")
+                .drop("horizon_min")
+            )
         # live load: taps of this batch boarded where their vehicle is now
         running = positions.filter(pl.col("dist_m").is_finite())
         self._add_boardings(fares_raw, running)
@@ -476,7 +535,8 @@ class LiveEngine:
         )
 
     def _canceled(self, predictions: pl.DataFrame) -> pl.DataFrame:
-        """Trips past their departure window that no vehicle runs or is predicted to run.
+        """Trips past their departure window that no vehicle runs or is predicted to run, and
+        that no active vehicle which ran an earlier trip of their block could still reach.
 
         Only trips the engine could have seen depart (planned after its first fix) qualify.
         """
@@ -488,9 +548,33 @@ class LiveEngine:
         due = self.reference.trips.filter(
             (start + late < self.clock_s) & (end > self.clock_s) & (start >= self.first_clock_s)
         ).select("trip_id")
+        # a vehicle still on the road that has run an earlier trip of the block could still
+        # run this one (late): not cancelled while it is on its way
+        blocks = self.reference.trips.select("trip_id", "block_id", start.alias("_start_s"))
+        active = self._active().select("vehicle_id")
+        reached = (
+            pl.concat(
+                [
+                    self.completed.select("vehicle_id", "trip_id"),
+                    self.assigned.select("vehicle_id", "trip_id"),
+                ]
+            )
+            .join(active, on="vehicle_id", how="semi")
+            .join(blocks, on="trip_id")
+            .drop_nulls("block_id")
+            .group_by("block_id")
+            .agg(pl.col("_start_s").max().alias("_reached_s"))
+        )
+        on_its_way = (
+            due.join(blocks, on="trip_id")
+            .join(reached, on="block_id")
+            .filter(pl.col("_start_s") > pl.col("_reached_s"))
+            .select("trip_id")
+        )
         return (
             due.join(self.served, on="trip_id", how="anti")
             .join(predictions.select("trip_id").unique(), on="trip_id", how="anti")
+            .join(on_its_way, on="trip_id", how="anti")
             .sort("trip_id")
         )
 

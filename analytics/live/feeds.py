@@ -113,7 +113,9 @@ def build_trip_update_frames(
 
     `predictions`: `compute_stop_predictions` (one trip kept once: the vehicle running it, or
     the nearest in its block); `positions`: vehicle_id, trip_id, delay_s; `canceled`: trip_id.
-    Stop arrivals are the `predicted_s` rounded to the second, delays against the timetable.
+    Stop arrivals are the `predicted_s` rounded to the second, delays against the timetable;
+    `arrival_uncertainty_s` is the predictions' `uncertainty_s` where they carry it (null:
+    unknown).
     """
     pred = select_published_predictions(predictions)
     trips = (
@@ -157,6 +159,11 @@ def build_trip_update_frames(
             pl.lit(None, pl.Int64).alias("departure_time_s"),
             pl.lit(None, pl.Int32).alias("departure_delay_s"),
             pl.lit("SCHEDULED").alias("schedule_relationship"),
+            (
+                pl.col("uncertainty_s").round().cast(pl.Int32)
+                if "uncertainty_s" in pred.columns
+                else pl.lit(None, pl.Int32)
+            ).alias("arrival_uncertainty_s"),
         )
         .sort("entity_id", "stop_sequence")
     )

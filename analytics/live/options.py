@@ -41,3 +41,16 @@ class LiveOptions:
     trip that nobody runs 15 min after its time (BG: 5 min late window + 10) is announced
     cancelled; sooner, late trips were announced too (precision 0.68 -> 0.70 on the
     simulated morning)"""
+    switch_after_refreshes: int = 3
+    """refreshes in a row at which another trip must be proposed before a vehicle leaves the
+    trip it holds while its fixes stay on that trip's shape (with minute batches: three
+    minutes of contrary evidence; one refresh flipped vehicles between blocks on a real day,
+    `benchmarks.bench_live_wmata`)"""
+    hold_backtrack_m: float = 50.0
+    """a held trip is dropped at once when the vehicle's latest fix lies further than this
+    behind its last position along the shape (GPS noise at a stop stays well under it)"""
+    layover_radius_m: float = 150.0
+    """a vehicle laying over whose latest fix is within this distance of where it arrived is
+    still waiting: its next trip leaves no sooner than now plus the layover; further away it
+    has left without the engine seeing its trip yet, and the next trip is chained from the
+    arrival (a terminal's bays and GPS noise stay within it)"""

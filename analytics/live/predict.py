@@ -111,7 +111,7 @@ def compute_stop_predictions(
     """Predicted arrivals at the remaining stops of each vehicle's trip and its block's next trips.
 
     `positions`: `compute_trip_positions` rows (vehicle_id, trip_id, t_s, stop_index, frac,
-    delay_s). `trips`: scheduled_trips (trip_id, block_id, planned_start_at). Output columns
+    delay_s; optional arrived_s: when a laying-over vehicle reached its trip's terminal). `trips`: scheduled_trips (trip_id, block_id, planned_start_at). Output columns
     `PREDICTION_COLUMNS`: block_order 0 for the current trip, 1.. for the next ones; times in
     epoch seconds.
     """
@@ -174,14 +174,19 @@ def compute_stop_predictions(
         "block_id",
         (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("_start_s"),
     ).filter(pl.col("block_id").is_not_null())
-    # a vehicle past its trip's last stop (laying over) ends it at its last fix
+    # a vehicle past its trip's last stop (laying over) ended it when it arrived at the
+    # terminal (`arrived_s`): its next departure is that arrival plus the layover, never
+    # earlier than planned. Dating the end from its last fix instead pushed the next trip
+    # later with every minute the engine had not yet seen it leave (up to an hour late on
+    # the WMATA day, where the real departure was on time)
+    arrived = pl.col("arrived_s") if "arrived_s" in positions.columns else pl.col("t_s")
     prev = (
-        positions.select("vehicle_id", "trip_id", "t_s")
+        positions.select("vehicle_id", "trip_id", "t_s", arrived.alias("_arrived_s"))
         .join(plan, on="trip_id")
         .join(ends, on="vehicle_id", how="left")
         .with_columns(
-            pl.col("_end_s").fill_null(pl.col("t_s")),
-            pl.col("_end_const_s").fill_null(pl.col("t_s")),
+            pl.col("_end_s").fill_null(pl.col("_arrived_s")).fill_null(pl.col("t_s")),
+            pl.col("_end_const_s").fill_null(pl.col("_arrived_s")).fill_null(pl.col("t_s")),
         )
     )
     totals = st.group_by("trip_id").agg(pl.col("learned_cum_s").max().alias("_dur_s"))

@@ -6,17 +6,19 @@
 - `matching`, `indices`, `crowding`: derived tables, each module with the migration that
   creates them (versions 2, 3 and 4)
 - `evidence`: raw_day_digests, the content digest of each day's raw data (version 8)
+- `live`: the live feed's prediction log and its accuracy (version 9)
 """
 
-from core.tables import crowding, evidence, indices, matching, observed, reference, system
+from core.tables import crowding, evidence, indices, live, matching, observed, reference, system
 
-AREA_MODULES = (matching, indices, crowding, evidence)
+AREA_MODULES = (matching, indices, crowding, evidence, live)
 
 __all__ = [
     "AREA_MODULES",
     "crowding",
     "evidence",
     "indices",
+    "live",
     "matching",
     "observed",
     "reference",

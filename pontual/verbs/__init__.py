@@ -14,6 +14,7 @@ from pontual.verbs import (
     listen,
     match,
     profiles,
+    replay,
     report,
     serve,
     simulate,
@@ -38,6 +39,7 @@ VERB_MODULES = (
     users,
     verify,
     serve,
+    replay,
     dashboard,
     demo,
 )

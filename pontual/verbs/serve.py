@@ -18,6 +18,11 @@ one refresh after another while data comes, each taking what arrived meanwhile, 
 trip-updates and alerts feeds. uvicorn serves HTTP in the main thread and handles
 SIGINT/SIGTERM, after which the consumer commits its pending batch, acknowledges it and
 disconnects.
+
+Self-scoring: every published view's predictions go to a `PredictionLog` (first prediction
+per trip, stop and horizon bucket), appended to `live_predictions` by the consumer thread (the
+store's writer) every `LOG_FLUSH_S` and at the end; at start, the previous days that have a
+log and matched `stop_visits` but no score are scored (`live_prediction_accuracy`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,12 @@ from zoneinfo import ZoneInfo
 import polars as pl
 import uvicorn
 
+from analytics.live.accuracy import (
+    PredictionLog,
+    find_days_to_score,
+    read_uncertainty,
+    run_accuracy_day,
+)
 from analytics.live.engine import LiveEngine
 from analytics.live.options import LiveOptions
 from analytics.live.reference import read_live_reference, refresh_incidents
@@ -46,6 +57,9 @@ from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
 from pontual.context import Context
 from pontual.feed_server import FeedCache, build_app
 from pontual.verbs.arguments import add_broker_arguments, broker_values
+
+LOG_FLUSH_S = 60.0
+"""the published predictions are appended to `live_predictions` at most this often (seconds)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -114,9 +128,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             f"live engine for {service_date}: {reference.trips.height} trips, "
             f"{reference.n_segments_learned} segment-hours learned from stop_visits"
         )
+        # the previous days' logs are scored once they are matched (the next day's start)
+        for day in find_days_to_score(store, service_date):
+            n = run_accuracy_day(store, day, profile.id)
+            ctx.say(f"precisão das previsões de {day} avaliada ({n} grupos)")
         engine = LiveEngine(reference, profile)
+        # GTFS-RT `uncertainty`: the median error per horizon of the latest scored day
+        engine.uncertainty = read_uncertainty(store, service_date)
         cache = FeedCache(engine)
-        refreshed = {"at": time.monotonic()}
+        log = PredictionLog(service_date)
+        refreshed = {"at": time.monotonic(), "logged": time.monotonic()}
         wake = threading.Event()
         stopping = threading.Event()
 
@@ -129,6 +150,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     # the store's connection belongs to this thread
                     refresh_incidents(store, reference)
                     refreshed["at"] = time.monotonic()
+                if time.monotonic() - refreshed["logged"] >= LOG_FLUSH_S:
+                    store.append("live_predictions", log.take())
+                    refreshed["logged"] = time.monotonic()
                 engine.ingest(avl, fares)
                 cache.warm(("vehicle-positions",))
                 wake.set()
@@ -142,8 +166,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     continue
                 wake.clear()
                 try:
-                    engine.refresh()
+                    view = engine.refresh()
                     cache.warm()
+                    log.record(view.predictions, view.clock_s)
                 except Exception as exc:  # logged; the feed keeps its last view
                     ctx.err.print(f"live refresh failed: {exc!r}")
 
@@ -198,6 +223,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             refresh_thread.join(timeout=30)
             if timer is not None:
                 timer.cancel()
+            store.append("live_predictions", log.take())
         totals = consumer.totals
         ctx.say(
             f"stopped: {totals.n_messages} messages, {totals.n_accepted} accepted, "

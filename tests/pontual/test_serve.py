@@ -145,7 +145,16 @@ def test_replayed_morning_through_mosquitto_gives_valid_feeds(
         gtfs_stops = set(store.query("SELECT stop_id FROM gtfs_stops")["stop_id"])
         register = set(store.query("SELECT vehicle_id FROM vehicles")["vehicle_id"])
         n_stored = store.count("vehicle_locations")
+        logged = store.read("live_predictions")
+        day_trips = set(store.query("SELECT trip_id FROM scheduled_trips")["trip_id"])
     assert n_stored > 52105  # the live pings were written to the store too (serve owns it)
+    # what the feed published was logged for the next day's scoring: one row per trip, stop
+    # and horizon bucket, arrivals after their publication, buckets from the closed set
+    assert logged.height > 100
+    assert set(logged["trip_id"]) <= day_trips
+    assert (logged["predicted_arrival_at"] >= logged["made_at"]).all()
+    assert set(logged["horizon_min"]) <= {0, 2, 5, 10, 15, 20, 30, 45, 60, 90}
+    assert logged.unique(["trip_id", "stop_sequence", "horizon_min"]).height == logged.height
 
     # Python: the official bindings
     stamps = {name: [] for name in FEEDS}
