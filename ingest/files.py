@@ -21,6 +21,7 @@ from core.schema import table
 from core.store import Store
 from ingest.gpx import read_gpx
 from ingest.gtfsrt import read_vehicle_positions_file
+from ingest.kinds import KIND_TABLES
 from ingest.mapping import Mapping, detect_mapping, read_mapping, to_documented
 from ingest.olhovivo import OLHO_VIVO_TZ, is_olho_vivo, read_olho_vivo
 from ingest.options import IngestOptions
@@ -46,15 +47,6 @@ from ingest.tabular import (
     read_json_lines_chunks,
     read_parquet_chunks,
 )
-
-KIND_TABLES = {
-    "avl": "vehicle_locations",
-    "fares": "fare_transactions",
-    "vehicles": "vehicles",
-    "incidents": "incidents",
-    "surveys": "iqs_surveys",
-    "counts": "passenger_counts",
-}
 
 
 def compute_file_sha256(path: Path) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from dashboard.server import start_server, wait_until_ready
 from pontual.context import Context
 
 READY_TIMEOUT_S = 60.0
@@ -22,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from dashboard.server import start_server, wait_until_ready
+
     process = start_server(
         ctx.settings.store_path,
         args.port,

@@ -11,18 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-import polars as pl
-from rich.table import Table
-
-from analytics.indices.coverage import read_population
-from analytics.indices.grades import read_grade_history
-from analytics.indices.infractions import DISCLAIMER
-from analytics.indices.job import IndexResults, read_cost_per_km, run_indices
-from analytics.indices.trace import read_trace_pings, trace_indicator
 from core.errors import ConfigError
-from core.periods import Period, parse_period, range_period
 from pontual.context import Context
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from analytics.indices.job import IndexResults
+    from core.periods import Period
 
 # pt-BR names of the indicators printed (the id is shown for the others)
 LABELS = {
@@ -111,6 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def resolve_period(args: argparse.Namespace) -> Period:
+    from core.periods import parse_period, range_period
+
     if args.period and (args.date_from or args.date_to):
         raise ConfigError("give --period or --from/--to, not both", where="--period")
     if args.period:
@@ -144,6 +144,10 @@ def parse_scope(text: str | None) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from analytics.indices.coverage import read_population
+    from analytics.indices.grades import read_grade_history
+    from analytics.indices.job import read_cost_per_km, run_indices
+
     period = resolve_period(args)
     profile = ctx.profile
     if args.trace:
@@ -176,6 +180,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def select_rows(indicators: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame:
+    import polars as pl
+
     scope, scope_id = parse_scope(args.scope)
     rows = indicators
     if scope is None:
@@ -205,6 +211,8 @@ def format_value(value: float | None, unit: str) -> str:
 
 
 def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: str) -> None:
+    from rich.table import Table
+
     out = Table(
         "escopo",
         "indicador",
@@ -225,6 +233,11 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
 
 
 def print_summary(ctx: Context, results: IndexResults) -> None:
+    import polars as pl
+    from rich.table import Table
+
+    from analytics.indices.infractions import DISCLAIMER
+
     grades = results.annual_grades.filter(~pl.col("is_history"))
     if grades.height:
         g = Table("escopo", "ano", "ICV", "IQS", "nota anual", "conceito", "renovação", "cassação")
@@ -272,6 +285,11 @@ def print_summary(ctx: Context, results: IndexResults) -> None:
 
 
 def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
+    import polars as pl
+    from rich.table import Table
+
+    from analytics.indices.trace import read_trace_pings, trace_indicator
+
     scope, scope_id = parse_scope(args.scope or "system")
     assert scope is not None
     with ctx.store(read_only=True) as store:

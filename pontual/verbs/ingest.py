@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.table import Table as RichTable
+from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.settings import hash_key
-from ingest.files import KIND_TABLES, ingest_file
-from ingest.gtfsrt import poll_vehicle_positions
-from ingest.options import build_options
-from ingest.records import IngestCounts, write_avl_records
+from ingest.kinds import KIND_TABLES
 from pontual.context import Context
+
+if TYPE_CHECKING:
+    from ingest.records import IngestCounts
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,6 +61,11 @@ def _say_counts(ctx: Context, name: str, counts: IngestCounts) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from ingest.files import ingest_file
+    from ingest.gtfsrt import poll_vehicle_positions
+    from ingest.options import build_options
+    from ingest.records import IngestCounts, write_avl_records
+
     options = build_options(
         source_tz=args.source_tz,
         time_format=args.time_format,
@@ -109,6 +113,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table as RichTable
+
     with ctx.store() as store:
         where, params = ("", [])
         if args.source:
