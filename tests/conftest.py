@@ -26,3 +26,84 @@ def shared_data(*parts: str) -> Path:
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     return tmp_path / "store" / "pontual.duckdb"
+
+
+# --- Test lanes -------------------------------------------------------------------------------
+# Marks given here by what a test uses, so that no test file has to remember them (pyproject
+# registers them; `make test-fast` deselects them all):
+# - simulator: the test module uses the city simulator (it imports `sample_data` or the live
+#   tests' simulated store), or the test needs the pipeline store (`pontual demo`);
+# - broker: the test module starts a real Mosquitto (tests/mosquitto.py);
+# - browser: the test module drives a real Chromium (dashboard.browser);
+# - shared_data: the test, or one of its fixtures, calls `shared_data(...)` (../shared/data).
+# `slow` stays a hand-written mark for long accuracy tests that are none of these.
+SIMULATOR_MODULES = ("sample_data", "tests.analytics.live.simulated")
+SIMULATOR_FIXTURES = {"pipeline_store"}
+BROKER_MODULES = ("tests.mosquitto",)
+BROWSER_MODULES = ("dashboard.browser",)
+LANE_MARKS = ("simulator", "browser", "broker", "shared_data", "slow")
+
+
+def _imported_from(module: object) -> set[str]:
+    """The modules the test module's global names come from (itself excluded)."""
+    own = getattr(module, "__name__", "")
+    origins = set()
+    for value in vars(module).values():
+        origin = getattr(value, "__module__", None) or getattr(value, "__name__", None)
+        if isinstance(origin, str) and origin != own:
+            origins.add(origin)
+    return origins
+
+
+def _uses(origins: set[str], prefixes: tuple[str, ...]) -> bool:
+    return any(o == p or o.startswith(p + ".") for o in origins for p in prefixes)
+
+
+def _calls_shared_data(item: pytest.Function) -> bool:
+    import inspect
+
+    funcs = [item.function]
+    for defs in item._fixtureinfo.name2fixturedefs.values():
+        funcs += [d.func for d in defs]
+    for func in funcs:
+        if not getattr(func, "__module__", "").startswith("tests"):
+            continue
+        try:
+            if "shared_data(" in inspect.getsource(func):
+                return True
+        except (OSError, TypeError):
+            continue
+    return False
+
+
+def _xdist_group(item: pytest.Function) -> str:
+    """The worker group of a test under `pytest -n N --dist loadgroup`: a test that uses a
+    session fixture of a conftest (an expensive shared store) runs with the others using it;
+    any other test runs with its module's tests (module fixtures are built once)."""
+    for name, defs in sorted(item._fixtureinfo.name2fixturedefs.items()):
+        fixture = defs[-1]
+        if fixture.scope == "session" and fixture.func.__module__.endswith("conftest"):
+            return f"session-{name}"
+    return item.nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    by_module: dict[str, set[str]] = {}
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        module = item.module
+        if module.__name__ not in by_module:
+            by_module[module.__name__] = _imported_from(module)
+        origins = by_module[module.__name__]
+        if _uses(origins, SIMULATOR_MODULES) or SIMULATOR_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.simulator)
+        if _uses(origins, BROKER_MODULES):
+            item.add_marker(pytest.mark.broker)
+        if _uses(origins, BROWSER_MODULES):
+            item.add_marker(pytest.mark.browser)
+        if _calls_shared_data(item):
+            item.add_marker(pytest.mark.shared_data)
+        if not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))

@@ -26,6 +26,7 @@ from pontual.verbs import (
     report,
     serve,
     simulate,
+    warm,
 )
 
 # In pipeline order, as `pontual --help` lists them.
@@ -43,4 +44,5 @@ VERB_MODULES = (
     serve,
     dashboard,
     demo,
+    warm,
 )

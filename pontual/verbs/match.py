@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from analytics.matching.batches import BATCH_THREADS
     from analytics.matching.day import DERIVED_TABLES, run_match_day
+    from analytics.matching.kernel_cache import announce_if_cold
     from analytics.matching.options import MatchOptions
 
     # each process matches BATCH_THREADS batches at once in threads: a process per pair of
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             where="command line, field --to",
             hint="swap the two dates",
         )
+    if not ctx.settings.quiet:
+        announce_if_cold()  # one line before the ~30 s pause of the first compilation
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from analytics.live.engine import LiveEngine
     from analytics.live.options import LiveOptions
     from analytics.live.reference import read_live_reference, refresh_incidents
+    from analytics.matching.kernel_cache import announce_if_cold
     from analytics.matching.options import MatchOptions
     from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
     from pontual.feed_server import FeedCache, build_app
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     key = hash_key(ctx.settings, create=True)
     profile = ctx.profile
+    if not ctx.settings.quiet:
+        announce_if_cold()  # the live engine runs matching's kernels
     with ctx.store() as store:
         service_date = resolve_service_date(store, args.date)
         reference = read_live_reference(store, service_date, profile, LiveOptions(), MatchOptions())
