@@ -195,7 +195,7 @@ def ingest_file(
     return total
 
 
-def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list:  # type: ignore[type-arg]
+def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list:
     if kind == "vehicles":
         return compute_vehicle_checks(profile)
     if kind == "incidents":

@@ -35,12 +35,14 @@ def store_path(tmp_path: Path) -> Path:
 #   tests' simulated store), or the test needs the pipeline store (`pontual demo`);
 # - broker: the test module starts a real Mosquitto (tests/mosquitto.py);
 # - browser: the test module drives a real Chromium (dashboard.browser);
-# - shared_data: the test, or one of its fixtures, calls `shared_data(...)` (../shared/data).
-# `slow` stays a hand-written mark for long accuracy tests that are none of these.
+# - shared_data: the test, or one of its fixtures, calls `shared_data(...)` (../shared/data);
+# - slow: the test module renders dashboard pages with Streamlit's AppTest (seconds a page);
+#   otherwise a hand-written mark for long tests that are none of the above.
 SIMULATOR_MODULES = ("sample_data", "tests.analytics.live.simulated")
 SIMULATOR_FIXTURES = {"pipeline_store"}
 BROKER_MODULES = ("tests.mosquitto",)
 BROWSER_MODULES = ("dashboard.browser",)
+APP_TEST_MODULES = ("streamlit.testing",)
 LANE_MARKS = ("simulator", "browser", "broker", "shared_data", "slow")
 
 
@@ -103,6 +105,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.broker)
         if _uses(origins, BROWSER_MODULES):
             item.add_marker(pytest.mark.browser)
+        if _uses(origins, APP_TEST_MODULES):
+            item.add_marker(pytest.mark.slow)
         if _calls_shared_data(item):
             item.add_marker(pytest.mark.shared_data)
         if not any(item.iter_markers("xdist_group")):

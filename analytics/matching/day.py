@@ -233,11 +233,11 @@ DERIVED_TABLES = (
 def write_day(store: Store, service_date: date, result: DayResult) -> dict[str, int]:
     """Replace the day's rows of every derived table, in one transaction. Returns rows written."""
     written: dict[str, int] = {}
-    with store.transaction():  # type: ignore[attr-defined]
+    with store.transaction():
         for name in DERIVED_TABLES:
             written[name] = store.replace(
                 name, getattr(result, name), "service_date = ?", [service_date]
-            )  # type: ignore[attr-defined]
+            )
     return written
 
 
@@ -252,16 +252,16 @@ def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, 
     """The schedule, pings and incidents of one service day, read from the store."""
     from ingest.gtfs_feed import read_schedule_from_store  # the one place matching reads ingest
 
-    trips, stop_times, shapes = read_schedule_from_store(store, service_date)  # type: ignore[arg-type]
+    trips, stop_times, shapes = read_schedule_from_store(store, service_date)
     feed_id = str(trips["feed_id"][0])
-    stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])  # type: ignore[attr-defined]
-    crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])  # type: ignore[attr-defined]
+    stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])
+    crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
     schedule = Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
     lo, hi = day_window(trips)
-    pings = store.read(  # type: ignore[attr-defined]
+    pings = store.read(
         "vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi], columns=STORED_PING_COLUMNS
     )
-    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])  # type: ignore[attr-defined]
+    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])
     return schedule, pings, incidents
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 MAX_SHOWN = 10
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "crowding", help="place taps, infer alightings, compute loads and crowding (art. 59)"
     )

@@ -9,7 +9,7 @@ from pontual.context import Context
 READY_TIMEOUT_S = 60.0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dashboard",
         help="open the planners' dashboard (reads the published snapshot, never locks the store)",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 MAX_SHOWN = 40
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gtfs", help="validate and load GTFS feeds; materialise scheduled trips")
     verbs = p.add_subparsers(dest="gtfs_verb", metavar="ACTION")
     verbs.required = True

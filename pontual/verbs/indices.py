@@ -80,7 +80,7 @@ DEFAULT_SHOWN = (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "indices",
         help="ICV, IQS, km, IPK, fleet, grades and suggested infractions of a period",

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ingest.records import IngestCounts
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest", help="load AVL pings, fare taps, the fleet register, incidents, surveys"
     )

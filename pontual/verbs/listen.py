@@ -15,7 +15,7 @@ from pontual.context import Context
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "listen",
         help="consume live AVL and fare messages from an MQTT broker (QoS 1, no loss)",

@@ -15,7 +15,7 @@ from pontual.context import Context
 from pontual.verbs.arguments import service_date
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "match", help="match AVL pings to scheduled trips: outcomes, stop visits, breakdowns"
     )

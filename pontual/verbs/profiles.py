@@ -7,7 +7,7 @@ import argparse
 from pontual.context import Context
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list regulation profiles or show one with its sources")
     verbs = p.add_subparsers(dest="profiles_verb", metavar="{list,show}")
     verbs.required = True

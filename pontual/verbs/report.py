@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 FORMATS = ("pdf", "xlsx", "csv")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="semester report, monthly operating report, annual renewal dossier (PDF/XLSX/CSV)",

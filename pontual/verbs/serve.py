@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from core.store import Store
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
         help="live feed: consume the MQTT streams and serve GTFS-Realtime and stop arrivals",

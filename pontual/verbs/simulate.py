@@ -13,7 +13,7 @@ from pontual.context import Context
 from sample_data.options import SimulationOptions
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     d = SimulationOptions()
     p = sub.add_parser(
         "simulate",

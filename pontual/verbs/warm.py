@@ -19,7 +19,7 @@ from pontual.context import Context
 WARM_DAY = "2026-03-02"
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     # no help=: argparse then leaves the verb out of `pontual --help` (a build step, not a task)
     p = sub.add_parser("warm", description="compile the matching kernels into the user cache")
     p.set_defaults(func=run)

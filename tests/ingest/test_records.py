@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.profile import load_profile
-from core.store import Store
+from core.store import AppendResult, Store
 from ingest.files import ingest_file
 from ingest.options import IngestOptions
 from ingest.records import compute_card_hashes, write_avl_records, write_fare_records
@@ -214,6 +214,7 @@ _number = st.one_of(
 )
 
 
+@pytest.mark.slow  # 40 random batches, each written to a fresh store
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -237,7 +238,9 @@ _number = st.one_of(
         max_size=20,
     )
 )
-def test_random_records_are_stored_or_quarantined(tmp_path_factory, records) -> None:  # type: ignore[no-untyped-def]
+def test_random_records_are_stored_or_quarantined(
+    tmp_path_factory: pytest.TempPathFactory, records: list[dict[str, object]]
+) -> None:
     path = tmp_path_factory.mktemp("prop") / "p.duckdb"
     raw = pl.DataFrame(records, schema={k: pl.String for k in records[0]})
     with Store.open(path) as store:
@@ -301,7 +304,7 @@ def test_crash_mid_file_keeps_whole_chunks_and_a_rerun_completes_it(
     real_append = Store.append
     calls = {"vehicle_locations": 0}
 
-    def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):  # type: ignore[no-untyped-def]
+    def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object) -> AppendResult:
         if name == "vehicle_locations":
             calls[name] += 1
             if calls[name] == 2:

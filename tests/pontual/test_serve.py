@@ -148,7 +148,7 @@ def test_replayed_morning_through_mosquitto_gives_valid_feeds(
     assert n_stored > 52105  # the live pings were written to the store too (serve owns it)
 
     # Python: the official bindings
-    stamps = {name: [] for name in FEEDS}
+    stamps: dict[str, list[int]] = {name: [] for name in FEEDS}
     for snapshot in fetched:
         for name, body in snapshot.items():
             feed = rt.FeedMessage()

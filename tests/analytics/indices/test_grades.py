@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -20,7 +21,9 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "indices"
 BG = load_profile("bento-goncalves-2021")
 
 
-def year_scores(rows: list[tuple[str, int, float, float | None, float | None]]) -> pl.DataFrame:
+def year_scores(
+    rows: Sequence[tuple[str, int, float, float | None, float | None]],
+) -> pl.DataFrame:
     return pl.DataFrame(
         rows,
         schema={

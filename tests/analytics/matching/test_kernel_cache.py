@@ -61,6 +61,7 @@ def test_cache_folder_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     assert resolve_cache_dir() == tmp_path / "numba-own"
 
 
+@pytest.mark.slow  # compiles in a fresh process with an empty cache
 def test_kernels_cache_into_the_pontual_cache_dir_and_load_from_it(tmp_path: Path) -> None:
     env = clean_env(**{CACHE_ENV: str(tmp_path)})
     first = run_probe(PROBE, env)
@@ -71,6 +72,7 @@ def test_kernels_cache_into_the_pontual_cache_dir_and_load_from_it(tmp_path: Pat
     assert run_probe(PROBE, env)["before"] == "False"
 
 
+@pytest.mark.slow  # compiles in a fresh process with an empty cache
 def test_numba_cache_dir_is_respected(tmp_path: Path) -> None:
     env = clean_env(**{NUMBA_CACHE_ENV: str(tmp_path / "own"), CACHE_ENV: str(tmp_path / "x")})
     assert run_probe(PROBE, env)["dir"] == str(tmp_path / "own")
@@ -78,6 +80,7 @@ def test_numba_cache_dir_is_respected(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow  # compiles in a fresh process with an empty cache
 def test_cold_cache_is_announced_once_by_match(tmp_path: Path) -> None:
     env = clean_env(**{CACHE_ENV: str(tmp_path / "cache")})
     store = str(tmp_path / "s.duckdb")
@@ -100,6 +103,7 @@ def test_cold_cache_is_announced_once_by_match(tmp_path: Path) -> None:
     assert COLD_MESSAGE not in quiet.stderr
 
 
+@pytest.mark.slow  # compiles in a fresh process with an empty cache
 def test_warm_cache_is_not_announced(tmp_path: Path) -> None:
     env = clean_env(**{CACHE_ENV: str(tmp_path)})
     code = PROBE + "print('announced', kernel_cache.announce_if_cold())\n"
