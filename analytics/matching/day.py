@@ -250,7 +250,8 @@ def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, o
 
 def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
     """The schedule, pings and incidents of one service day, read from the store."""
-    from ingest.gtfs_feed import read_schedule_from_store  # the one place matching reads ingest
+    # matching's only import of ingest (the schedule reader); analytics.live has its own
+    from ingest.gtfs_feed import read_schedule_from_store
 
     trips, stop_times, shapes = read_schedule_from_store(store, service_date)
     feed_id = str(trips["feed_id"][0])
