@@ -44,10 +44,12 @@ node-deps:
 	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/node/node_modules ]; then \
 	  npm install --no-audit --no-fund --prefix tests/node >/dev/null; fi
 
-# Parallel workers for the tests (pytest-xdist); tests sharing an expensive fixture run in one
-# worker (tests/conftest.py gives each its xdist group). PYTEST_WORKERS=0 runs them serially.
+# Parallel workers for the tests (pytest-xdist), a test file per worker at a time: a module's
+# fixtures are built once. (--dist loadgroup with xdist_group marks would also keep the users of
+# one session fixture together, but pytest-xdist 3.8 under pytest 9 ignores the groups.)
+# PYTEST_WORKERS=0 runs them serially.
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 FAST_LANE := not (simulator or browser or broker or shared_data or slow)
 
 # Compile matching's numba kernels into the user cache once (a notice, ~30 s, when cold).

@@ -78,36 +78,23 @@ def _calls_shared_data(item: pytest.Function) -> bool:
     return False
 
 
-def _xdist_group(item: pytest.Function) -> str:
-    """The worker group of a test under `pytest -n N --dist loadgroup`: a test that uses a
-    session fixture of a conftest (an expensive shared store) runs with the others using it;
-    any other test runs with its module's tests (module fixtures are built once)."""
-    for name, defs in sorted(item._fixtureinfo.name2fixturedefs.items()):
-        fixture = defs[-1]
-        if fixture.scope == "session" and fixture.func.__module__.endswith("conftest"):
-            return f"session-{name}"
-    return item.nodeid.split("::", 1)[0]
+_ORIGINS: dict[str, set[str]] = {}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    by_module: dict[str, set[str]] = {}
-    for item in items:
-        if not isinstance(item, pytest.Function):
-            continue
-        module = item.module
-        if module.__name__ not in by_module:
-            by_module[module.__name__] = _imported_from(module)
-        origins = by_module[module.__name__]
-        if _uses(origins, SIMULATOR_MODULES) or SIMULATOR_FIXTURES & set(item.fixturenames):
-            item.add_marker(pytest.mark.simulator)
-        if _uses(origins, BROKER_MODULES):
-            item.add_marker(pytest.mark.broker)
-        if _uses(origins, BROWSER_MODULES):
-            item.add_marker(pytest.mark.browser)
-        if _uses(origins, APP_TEST_MODULES):
-            item.add_marker(pytest.mark.slow)
-        if _calls_shared_data(item):
-            item.add_marker(pytest.mark.shared_data)
-        if not any(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    if not isinstance(item, pytest.Function):
+        return
+    module = item.module
+    if module.__name__ not in _ORIGINS:
+        _ORIGINS[module.__name__] = _imported_from(module)
+    origins = _ORIGINS[module.__name__]
+    if _uses(origins, SIMULATOR_MODULES) or SIMULATOR_FIXTURES & set(item.fixturenames):
+        item.add_marker(pytest.mark.simulator)
+    if _uses(origins, BROKER_MODULES):
+        item.add_marker(pytest.mark.broker)
+    if _uses(origins, BROWSER_MODULES):
+        item.add_marker(pytest.mark.browser)
+    if _uses(origins, APP_TEST_MODULES):
+        item.add_marker(pytest.mark.slow)
+    if _calls_shared_data(item):
+        item.add_marker(pytest.mark.shared_data)
