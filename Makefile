@@ -1,5 +1,7 @@
 # Pontual: two commands. `make demo` sets up and runs the main job ending with the dashboard;
-# `make test` sets up and runs lint, types and the tests.
+# `make test` sets up and runs lint, types and the tests (all of them, in parallel).
+# `make test-fast` is the inner loop: lint aside, the tests without the simulator, a browser, a
+# broker or ../shared/data (under a minute).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +12,7 @@ PACKAGES := core gtfs ingest analytics exports cases dashboard pontual sample_da
 SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils \
   /usr/lib/postgresql/15/bin/initdb:postgresql
 
-.PHONY: demo test bench lint venv sysdeps node-deps clean
+.PHONY: demo test test-fast warm bench lint venv sysdeps node-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,10 +46,25 @@ node-deps:
 	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/node/node_modules ]; then \
 	  npm install --no-audit --no-fund --prefix tests/node >/dev/null; fi
 
-test: venv sysdeps node-deps lint
-	$(BIN)/python -m pytest -q
+# Parallel workers for the tests (pytest-xdist), a test file per worker at a time: a module's
+# fixtures are built once. (--dist loadgroup with xdist_group marks would also keep the users of
+# one session fixture together, but pytest-xdist 3.8 under pytest 9 ignores the groups.)
+# PYTEST_WORKERS=0 runs them serially.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+FAST_LANE := not (simulator or browser or broker or shared_data or slow)
 
-demo: venv
+# Compile matching's numba kernels into the user cache once (a notice, ~30 s, when cold).
+warm: venv
+	$(BIN)/pontual warm
+
+test: venv sysdeps node-deps lint warm
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
+
+test-fast: venv
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "$(FAST_LANE)"
+
+demo: venv warm
 	$(BIN)/pontual demo
 
 bench: venv

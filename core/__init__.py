@@ -3,9 +3,22 @@
 `core` imports none of the other Pontual packages.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from functools import cache
 
-try:
-    __version__ = version("pontual")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+
+@cache
+def _installed_version() -> str:
+    # importlib.metadata costs tens of milliseconds: looked up on first use only, so that
+    # `pontual --help` starts without it (docs/adr: lazy start-up)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pontual")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0+unknown"
+
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        return _installed_version()
+    raise AttributeError(f"module 'core' has no attribute {name!r}")

@@ -101,7 +101,7 @@ def report_bytes(offer: downloads.ReportOffer, fmt: str) -> bytes:
     snapshot changes (the download buttons call this when clicked)."""
     path = str(settings().store_path)
     mtime = read_snapshot_mtime(path)
-    return _report_bytes(path, mtime, settings().profile_id, offer, fmt)  # type: ignore[no-any-return]
+    return _report_bytes(path, mtime, settings().profile_id, offer, fmt)
 
 
 def require_snapshot() -> None:
@@ -170,7 +170,7 @@ def filters() -> Filters:
     if current is None:
         st.info("Escolha os filtros na barra lateral.")
         st.stop()
-    return current  # type: ignore[no-any-return]
+    return current
 
 
 def empty_notice(what: str, command: str) -> None:

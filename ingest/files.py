@@ -24,6 +24,7 @@ from ingest.checks import JudgedBatch
 from ingest.gpx import read_gpx
 from ingest.gtfsrt import read_vehicle_positions_file
 from ingest.inspections import compute_inspection_checks
+from ingest.kinds import KIND_TABLES
 from ingest.mapping import Mapping, detect_mapping, read_mapping, to_documented
 from ingest.olhovivo import OLHO_VIVO_TZ, is_olho_vivo, read_olho_vivo
 from ingest.options import IngestOptions
@@ -48,16 +49,6 @@ from ingest.tabular import (
     read_parquet_columns,
 )
 from ingest.writing import IngestCounts, write_judged
-
-KIND_TABLES = {
-    "avl": "vehicle_locations",
-    "fares": "fare_transactions",
-    "vehicles": "vehicles",
-    "incidents": "incidents",
-    "surveys": "iqs_surveys",
-    "counts": "passenger_counts",
-    "inspections": "inspections",
-}
 
 
 def compute_file_sha256(path: Path) -> str:
@@ -209,7 +200,7 @@ def ingest_file(
     return total
 
 
-def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list:  # type: ignore[type-arg]
+def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list:
     if kind == "vehicles":
         return compute_vehicle_checks(profile)
     if kind == "incidents":

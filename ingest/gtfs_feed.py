@@ -244,7 +244,7 @@ def materialise_schedule(store: Store, start: date, end: date) -> dict[str, int]
                 lo,
                 hi,
                 feed_id=str(feed_id),
-                geometry=geometry,  # type: ignore[arg-type]
+                geometry=geometry,
             ).filter(pl.col("service_date").is_in(dates["service_date"].implode()))
             store.con.execute(
                 "DELETE FROM scheduled_trips WHERE service_date IN (SELECT unnest(?::DATE[]))",

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
-from core import __version__
 from core.errors import PontualError
 from core.settings import Settings
 from pontual.context import Context
@@ -24,13 +22,26 @@ EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 1
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, reading the installed version only when asked (it costs start-up time)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from core import __version__
+
+        sys.stdout.write(f"pontual {__version__}\n")
+        parser.exit()
+
+
 def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pontual",
         description="Pontual: how well a city's buses keep their promises (ICV, IPK, lotação, "
         "grades) from GTFS, AVL and ticketing data.",
     )
-    parser.add_argument("--version", action="version", version=f"pontual {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument(
         "--store", help="DuckDB store file (env PONTUAL_STORE; default data/pontual.duckdb)"
     )
@@ -59,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args, ctx) or 0)
     except PontualError as exc:
         if args.debug:
+            import traceback
+
             traceback.print_exc()
         ctx.err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
         if exc.hint:
@@ -69,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # an internal error: say so, keep the traceback for --debug
         if args.debug:
+            import traceback
+
             traceback.print_exc()
         else:
             ctx.err.print(

@@ -1,36 +1,58 @@
-"""What a verb receives: resolved settings, the profile, the console, and the store on demand."""
+"""What a verb receives: resolved settings, the profile, the console, and the store on demand.
+
+Imported by every verb at start-up, so it imports nothing heavy at module level: rich, the
+profile loader (pydantic) and the store (DuckDB, Polars) are imported when first used (see
+`pontual.verbs` on the lazy start-up).
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-from core.profile import Profile, load_profile
 from core.settings import Settings
-from core.store import Store
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from core.profile import Profile
+    from core.store import Store
 
 T = TypeVar("T")
 
 
-@dataclass
 class Context:
-    settings: Settings
-    console: Console = field(default_factory=Console)
-    err: Console = field(default_factory=lambda: Console(stderr=True))
+    """Settings plus the consoles (stdout, stderr), the profile and the store, made on demand."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        return Console()
+
+    @cached_property
+    def err(self) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=True)
 
     @property
     def profile(self) -> Profile:
+        from core.profile import load_profile
+
         return load_profile(self.settings.profile_id)
 
     @contextmanager
     def store(self, *, read_only: bool = False) -> Iterator[Store]:
         """Open the store for the duration of a verb (writers publish a snapshot on success)."""
+        from core.store import Store
+
         store = Store.open(self.settings.store_path, read_only=read_only)
         try:
             yield store
@@ -50,6 +72,8 @@ class Context:
         if not self.show_progress:
             yield from items
             return
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),

@@ -23,6 +23,7 @@ from analytics.matching.network import Network
 from analytics.matching.options import MatchOptions
 from analytics.matching.project import project_pings
 from analytics.matching.runs import build_runs
+from core.errors import InputError
 
 PING_OPTIONAL: dict[str, pl.DataType] = {
     "event_code": pl.String(),
@@ -60,7 +61,12 @@ def match_vehicles(
     `crs_epsg`).
     """
     if "x_m" not in pings.columns:
-        assert crs_epsg is not None, "pings without x_m/y_m need the CRS to project them to"
+        if crs_epsg is None:
+            raise InputError(
+                "pings without x_m/y_m and no CRS to project their lat/lon to",
+                where="pings, columns x_m/y_m",
+                hint="pass crs_epsg (the feed's metric CRS, feed_versions.crs_epsg)",
+            )
         pings = to_metres(pings, crs_epsg)
     for name, dtype in PING_OPTIONAL.items():
         if name not in pings.columns:

@@ -309,11 +309,11 @@ DERIVED_TABLES = (
 def write_day(store: Store, service_date: date, result: DayResult) -> dict[str, int]:
     """Replace the day's rows of every derived table, in one transaction. Returns rows written."""
     written: dict[str, int] = {}
-    with store.transaction():  # type: ignore[attr-defined]
+    with store.transaction():
         for name in DERIVED_TABLES:
             written[name] = store.replace(
                 name, getattr(result, name), "service_date = ?", [service_date]
-            )  # type: ignore[attr-defined]
+            )
     return written
 
 
@@ -326,18 +326,19 @@ def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, o
 
 def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
     """The schedule, pings and incidents of one service day, read from the store."""
-    from ingest.gtfs_feed import read_schedule_from_store  # the one place matching reads ingest
+    # matching's only import of ingest (the schedule reader); analytics.live has its own
+    from ingest.gtfs_feed import read_schedule_from_store
 
-    trips, stop_times, shapes = read_schedule_from_store(store, service_date)  # type: ignore[arg-type]
+    trips, stop_times, shapes = read_schedule_from_store(store, service_date)
     feed_id = str(trips["feed_id"][0])
-    stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])  # type: ignore[attr-defined]
-    crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])  # type: ignore[attr-defined]
+    stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])
+    crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
     schedule = Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
     lo, hi = day_window(trips)
-    pings = store.read(  # type: ignore[attr-defined]
+    pings = store.read(
         "vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi], columns=STORED_PING_COLUMNS
     )
-    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])  # type: ignore[attr-defined]
+    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])
     return schedule, pings, incidents
 
 
@@ -346,15 +347,15 @@ def read_day_evidence(store: Store, service_date: date, trips: pl.DataFrame) -> 
     lo, hi = day_window(trips)
     feed_id = str(trips["feed_id"][0])
     return DayEvidence(
-        vehicles=store.read("vehicles"),  # type: ignore[attr-defined]
-        taps=store.read(  # type: ignore[attr-defined]
+        vehicles=store.read("vehicles"),
+        taps=store.read(
             "fare_transactions",
             "event_at BETWEEN ? AND ?",
             [lo, hi],
             columns=["event_at", "vehicle_id", "route_id"],
         ),
-        inspections=store.read("inspections", "observed_at BETWEEN ? AND ?", [lo, hi]),  # type: ignore[attr-defined]
-        routes=store.read("gtfs_routes", "feed_id = ?", [feed_id]),  # type: ignore[attr-defined]
+        inspections=store.read("inspections", "observed_at BETWEEN ? AND ?", [lo, hi]),
+        routes=store.read("gtfs_routes", "feed_id = ?", [feed_id]),
     )
 
 

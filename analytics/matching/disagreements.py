@@ -77,5 +77,5 @@ def compute_agreement(outcomes: pl.DataFrame, truth: pl.DataFrame) -> dict[str, 
             j.select((pl.col("outcome") == pl.col("true_outcome")).mean()).item() or 0.0
         ),
         "start_error_median_s": float(err.median() or 0.0),  # type: ignore[arg-type]
-        "start_error_p95_s": float(err.quantile(0.95) or 0.0),  # type: ignore[arg-type]
+        "start_error_p95_s": float(err.quantile(0.95) or 0.0),
     }

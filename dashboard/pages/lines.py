@@ -93,5 +93,5 @@ else:
     st.metric(
         "Espera excedente média (EWT)",
         f"{to_number(sum(ewt_s) / len(ewt_s) / 60 if ewt_s else None, 1)} min",
-    )  # type: ignore[operator]
+    )
     st.altair_chart(charts.build_headway_chart(headways, tz), width="stretch")

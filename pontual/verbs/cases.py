@@ -40,7 +40,7 @@ def _instant(text: str) -> datetime:
         ) from exc
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cases", help="casos de infração: da sugestão à sanção (art. 63-73)")
     verbs = p.add_subparsers(dest="cases_verb", metavar="ATO")
     verbs.required = True

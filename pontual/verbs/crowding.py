@@ -10,22 +10,20 @@ from __future__ import annotations
 import argparse
 import time
 from datetime import date
+from typing import TYPE_CHECKING
 
-import polars as pl
-from rich.table import Table
-
-from analytics.crowding.alightings import UNLINKED_REASONS
-from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
-from analytics.crowding.job import CrowdingResult, run_crowding
 from core.errors import ConfigError
 from pontual.context import Context
 from pontual.verbs.arguments import service_date
+
+if TYPE_CHECKING:
+    from analytics.crowding.job import CrowdingResult
 
 # Line-hours listed in the "worst" table.
 MAX_SHOWN = 10
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "crowding", help="place taps, infer alightings, compute loads and crowding (art. 59)"
     )
@@ -35,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from analytics.crowding.job import run_crowding
+
     start: date = args.date_from
     end: date = args.date_to or start
     if end < start:
@@ -56,6 +56,12 @@ def print_result(
     ctx: Context, result: CrowdingResult, limit_per_m2: float, elapsed_s: float
 ) -> None:
     """Counts of placed and unplaced taps (with why), linked share, runs over the limit."""
+    import polars as pl
+    from rich.table import Table
+
+    from analytics.crowding.alightings import UNLINKED_REASONS
+    from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
+
     taps = result.tap_placements
     n = taps.height
     placed = taps.filter(pl.col("placement") == "placed")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from dashboard.server import start_server, wait_until_ready
 from pontual.context import Context
 
 READY_TIMEOUT_S = 60.0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dashboard",
         help="open the planners' dashboard (reads the published snapshot, never locks the store)",
@@ -22,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from dashboard.server import start_server, wait_until_ready
+
     process = start_server(
         ctx.settings.store_path,
         args.port,

@@ -20,7 +20,7 @@ DEFAULT_START = date(2026, 3, 2)
 DEFAULT_DAYS = 7
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
         help="simulate a sample city, run every pipeline stage into the store, start the dashboard",

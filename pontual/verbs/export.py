@@ -27,7 +27,7 @@ def _add_parquet(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run_parquet)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "export",
         help="export the store: TIDES tables, or the partitioned Parquet lake",

@@ -11,22 +11,20 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
-from gtfs.errors import GtfsError, GtfsIssue, errors_of
-from gtfs.read import read_feed
-from gtfs.validate import validate_feed
-from ingest.gtfs_feed import load_gtfs, materialise_schedule
 from pontual.context import Context
 from pontual.verbs.arguments import service_date
+
+if TYPE_CHECKING:
+    from gtfs.errors import GtfsIssue
 
 # Issues printed in the table before "... and N more" (the full list: `gtfs validate`).
 MAX_SHOWN = 40
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gtfs", help="validate and load GTFS feeds; materialise scheduled trips")
     verbs = p.add_subparsers(dest="gtfs_verb", metavar="ACTION")
     verbs.required = True
@@ -60,6 +58,8 @@ def print_issues(
     """The issues as a rich table (errors first), to stderr."""
     if not issues:
         return
+    from rich.table import Table
+
     table = Table(title="GTFS issues", show_lines=False)
     for header in ("severity", "file", "line", "column", "message"):
         table.add_column(header, overflow="fold")
@@ -79,6 +79,10 @@ def print_issues(
 
 
 def run_validate(args: argparse.Namespace, ctx: Context) -> int:
+    from gtfs.errors import errors_of
+    from gtfs.read import read_feed
+    from gtfs.validate import validate_feed
+
     t0 = time.perf_counter()
     feed = read_feed(args.path)
     issues = validate_feed(feed)
@@ -93,6 +97,9 @@ def run_validate(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_load(args: argparse.Namespace, ctx: Context) -> int:
+    from gtfs.errors import GtfsError
+    from ingest.gtfs_feed import load_gtfs
+
     days = None
     if args.date_from or args.date_to:
         if not (args.date_from and args.date_to):
@@ -126,6 +133,8 @@ def run_load(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_schedule(args: argparse.Namespace, ctx: Context) -> int:
+    from ingest.gtfs_feed import materialise_schedule
+
     if args.date_to < args.date_from:
         raise ConfigError("--to is before --from", hint="give the first service day, then the last")
     t0 = time.perf_counter()

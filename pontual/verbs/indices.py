@@ -11,20 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-import polars as pl
-from rich.table import Table
-
-from analytics.indices.coverage import read_population
-from analytics.indices.grades import read_grade_history
-from analytics.indices.infractions import DISCLAIMER
-from analytics.indices.job import IndexResults, read_cost_per_km, run_indices
-from analytics.indices.trace import read_trace_pings, trace_indicator
 from core.errors import ConfigError
-from core.indicators import to_label
-from core.periods import Period, parse_period, range_period
-from core.profile import Profile
 from pontual.context import Context
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from analytics.indices.job import IndexResults
+    from core.periods import Period
+    from core.profile import Profile
 
 RATIO_UNITS = {"ratio"}
 DEFAULT_SHOWN = (
@@ -46,7 +43,7 @@ DEFAULT_SHOWN = (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "indices",
         help="ICV, IQS, km, IPK, fleet, grades and suggested infractions of a period",
@@ -75,6 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def resolve_period(args: argparse.Namespace) -> Period:
+    from core.periods import parse_period, range_period
+
     if args.period and (args.date_from or args.date_to):
         raise ConfigError("give --period or --from/--to, not both", where="--period")
     if args.period:
@@ -108,6 +107,10 @@ def parse_scope(text: str | None) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from analytics.indices.coverage import read_population
+    from analytics.indices.grades import read_grade_history
+    from analytics.indices.job import read_cost_per_km, run_indices
+
     period = resolve_period(args)
     profile = ctx.profile
     if args.trace:
@@ -140,6 +143,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def select_rows(indicators: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame:
+    import polars as pl
+
     scope, scope_id = parse_scope(args.scope)
     rows = indicators
     if scope is None:
@@ -169,6 +174,10 @@ def format_value(value: float | None, unit: str) -> str:
 
 
 def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: str) -> None:
+    from rich.table import Table
+
+    from core.indicators import to_label
+
     out = Table(
         "escopo",
         "indicador",
@@ -189,7 +198,11 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
 
 
 def print_summary(ctx: Context, results: IndexResults, profile: Profile) -> None:
-    # imported here: the verdict criteria are needed only when a year is graded
+    import polars as pl
+    from rich.table import Table
+
+    # the verdict criteria are needed only when a year is graded
+    from analytics.indices.infractions import DISCLAIMER
     from analytics.indices.verdicts import (
         Inputs,
         build_verdict_criteria,
@@ -264,6 +277,12 @@ def print_summary(ctx: Context, results: IndexResults, profile: Profile) -> None
 
 
 def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
+    import polars as pl
+    from rich.table import Table
+
+    from analytics.indices.trace import read_trace_pings, trace_indicator
+    from core.indicators import to_label
+
     scope, scope_id = parse_scope(args.scope or "system")
     assert scope is not None
     with ctx.store(read_only=True) as store:

@@ -4,19 +4,18 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.table import Table as RichTable
+from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from core.settings import hash_key
-from ingest.files import KIND_TABLES, ingest_file
-from ingest.gtfsrt import poll_vehicle_positions
-from ingest.options import build_options
-from ingest.writing import IngestCounts, write_avl_records
+from ingest.kinds import KIND_TABLES
 from pontual.context import Context
 
+if TYPE_CHECKING:
+    from ingest.writing import IngestCounts
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest",
         help="load AVL pings, fare taps, the fleet register, incidents, surveys, inspections",
@@ -64,6 +63,11 @@ def _say_counts(ctx: Context, name: str, counts: IngestCounts) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from ingest.files import ingest_file
+    from ingest.gtfsrt import poll_vehicle_positions
+    from ingest.options import build_options
+    from ingest.writing import IngestCounts, write_avl_records
+
     options = build_options(
         source_tz=args.source_tz,
         time_format=args.time_format,
@@ -111,6 +115,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table as RichTable
+
     if args.limit < 0:
         raise ConfigError("--limit must be 0 or more", where="option --limit")
     with ctx.store() as store:

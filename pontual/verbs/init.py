@@ -8,7 +8,7 @@ from core.settings import hash_key
 from pontual.context import Context
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help="create or migrate the store and the card-hashing key")
     p.set_defaults(func=run)
 

@@ -11,12 +11,11 @@ import signal
 from types import FrameType
 
 from core.settings import hash_key
-from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
 from pontual.context import Context
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "listen",
         help="consume live AVL and fare messages from an MQTT broker (QoS 1, no loss)",
@@ -37,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
+
     options = build_listener_options(
         **broker_values(args),
         shared_group=args.shared_group,

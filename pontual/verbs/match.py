@@ -10,17 +10,12 @@ import argparse
 import os
 from datetime import timedelta
 
-from rich.table import Table
-
-from analytics.matching.batches import BATCH_THREADS
-from analytics.matching.day import DERIVED_TABLES, run_match_day
-from analytics.matching.options import MatchOptions
 from core.errors import ConfigError
 from pontual.context import Context
 from pontual.verbs.arguments import service_date
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "match", help="match AVL pings to scheduled trips: outcomes, stop visits, breakdowns"
     )
@@ -35,9 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--workers",
         type=int,
-        # each process matches BATCH_THREADS batches at once in threads: a process per pair of
-        # cores (on two cores one process with two threads is faster, and lighter, than two)
-        default=max(1, (os.cpu_count() or 1) // BATCH_THREADS),
         help="processes for the vehicle partitions (each runs two batches at once in threads; "
         "default: one per two cores)",
     )
@@ -45,6 +37,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from analytics.matching.batches import BATCH_THREADS
+    from analytics.matching.day import DERIVED_TABLES, run_match_day
+    from analytics.matching.kernel_cache import announce_if_cold
+    from analytics.matching.options import MatchOptions
+
+    # each process matches BATCH_THREADS batches at once in threads: a process per pair of
+    # cores (on two cores one process with two threads is faster, and lighter, than two)
+    workers = args.workers
+    if workers is None:
+        workers = max(1, (os.cpu_count() or 1) // BATCH_THREADS)
     end = args.end or args.start
     if end < args.start:
         raise ConfigError(
@@ -52,12 +56,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             where="command line, field --to",
             hint="swap the two dates",
         )
+    if not ctx.settings.quiet:
+        announce_if_cold()  # one line before the ~30 s pause of the first compilation
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:
         for day in ctx.progress(days, "matching", total=len(days)):
             written = run_match_day(
-                store, day, ctx.profile, MatchOptions(), workers=max(1, args.workers)
+                store, day, ctx.profile, MatchOptions(), workers=max(1, workers)
             )
             summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))
     if not ctx.settings.quiet:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from rich.table import Table
-
-from core.profile import list_profiles, load_profile
 from pontual.context import Context
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("profiles", help="list regulation profiles or show one with its sources")
     verbs = p.add_subparsers(dest="profiles_verb", metavar="{list,show}")
     verbs.required = True
@@ -21,6 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run_list(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from core.profile import list_profiles, load_profile
+
     table = Table("id", "name", "effective from", "values", "defaults (to be fixed by decree)")
     for name in list_profiles():
         prof = load_profile(name)
@@ -34,6 +35,10 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_show(args: argparse.Namespace, ctx: Context) -> int:
+    from rich.table import Table
+
+    from core.profile import load_profile
+
     prof = load_profile(args.name)
     ctx.console.print(
         f"[bold]{prof.name}[/] ({prof.id}, version {prof.version}, in force from "

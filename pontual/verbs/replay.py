@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 PAYLOAD_FIELDS = ("event_at", "lat", "lon", "speed_m_s", "heading_deg", "event_code", "trip_id")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "replay",
         help="publish a recorded AVL file through MQTT in event-time order (demos, real-day trials)",
@@ -58,6 +58,7 @@ def build_replay_messages(
     quarantine them; a replay has no reason to send them).
     """
     import polars as pl
+
     from ingest.parsing import parse_instant
 
     at = parse_instant(raw["event_at"].cast(pl.String), source_tz)
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             "_sec", maintain_order=True
         ):
             if args.speed > 0:
-                wait = t0_wall + (float(second) - t0_event) / args.speed - time.monotonic()  # type: ignore[arg-type]
+                wait = t0_wall + (float(second) - t0_event) / args.speed - time.monotonic()
                 if wait > 0:
                     time.sleep(wait)
             infos = [

@@ -15,23 +15,19 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import ConfigError, StoreError
-from core.store import Store, open_snapshot
-from dashboard.queries.annual import read_annual_scopes
-from dashboard.reports.annual import build_annual_dossier
-from dashboard.reports.model import ReportData
-from dashboard.reports.monthly import build_monthly_report
-from dashboard.reports.render_csv import to_csv
-from dashboard.reports.render_pdf import to_pdf
-from dashboard.reports.render_xlsx import to_xlsx
-from dashboard.reports.semester import build_semester_report
 from pontual.context import Context
+
+if TYPE_CHECKING:
+    from core.store import Store
+    from dashboard.reports.model import ReportData
 
 FORMATS = ("pdf", "xlsx", "csv")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="semester report, monthly operating report, annual renewal dossier (PDF/XLSX/CSV)",
@@ -68,6 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 @contextmanager
 def open_for_reading(path: Path) -> Iterator[Store]:
     """The store read-only; its published snapshot when a writer holds the file."""
+    from core.store import Store, open_snapshot
+
     try:
         store = Store.open(path, read_only=True)
     except StoreError as exc:
@@ -82,6 +80,10 @@ def open_for_reading(path: Path) -> Iterator[Store]:
 
 def write_report(report: ReportData, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Write the report in each format under `out`; the paths written."""
+    from dashboard.reports.render_csv import to_csv
+    from dashboard.reports.render_pdf import to_pdf
+    from dashboard.reports.render_xlsx import to_xlsx
+
     paths: list[Path] = []
     if "pdf" in formats:
         paths.append(to_pdf(report, out / f"{report.file_stem}.pdf"))
@@ -95,6 +97,11 @@ def write_report(report: ReportData, out: Path, formats: tuple[str, ...]) -> lis
 
 
 def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[ReportData]:
+    from dashboard.queries.annual import read_annual_scopes
+    from dashboard.reports.annual import build_annual_dossier
+    from dashboard.reports.monthly import build_monthly_report
+    from dashboard.reports.semester import build_semester_report
+
     profile = ctx.profile
     if args.report == "semester":
         return [build_semester_report(store, args.half, profile, maintenance=args.maintenance)]

@@ -35,34 +35,25 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from types import FrameType
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-import polars as pl
-import uvicorn
-
-from analytics.live.accuracy import (
-    PredictionLog,
-    find_days_to_score,
-    read_uncertainty,
-    run_accuracy_day,
-)
-from analytics.live.engine import LiveEngine
-from analytics.live.options import LiveOptions
-from analytics.live.reference import read_live_reference, refresh_incidents
-from analytics.matching.options import MatchOptions
 from core.errors import ConfigError
 from core.settings import hash_key
-from core.store import Store
-from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
 from pontual.context import Context
-from pontual.feed_server import FeedCache, build_app
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 LOG_FLUSH_S = 60.0
 """the published predictions are appended to `live_predictions` at most this often (seconds)"""
 
+if TYPE_CHECKING:
+    import polars as pl
+    import uvicorn
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from core.store import Store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
         help="live feed: consume the MQTT streams and serve GTFS-Realtime and stop arrivals",
@@ -112,6 +103,22 @@ def resolve_service_date(store: Store, given: str | None) -> date:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    import uvicorn
+
+    from analytics.live.accuracy import (
+        PredictionLog,
+        find_days_to_score,
+        read_uncertainty,
+        run_accuracy_day,
+    )
+    from analytics.live.engine import LiveEngine
+    from analytics.live.options import LiveOptions
+    from analytics.live.reference import read_live_reference, refresh_incidents
+    from analytics.matching.kernel_cache import announce_if_cold
+    from analytics.matching.options import MatchOptions
+    from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
+    from pontual.feed_server import FeedCache, build_app
+
     options = build_listener_options(
         **broker_values(args),
         batch_size=args.batch_size,
@@ -121,6 +128,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     key = hash_key(ctx.settings, create=True)
     profile = ctx.profile
+    if not ctx.settings.quiet:
+        announce_if_cold()  # the live engine runs matching's kernels
     with ctx.store() as store:
         service_date = resolve_service_date(store, args.date)
         reference = read_live_reference(store, service_date, profile, LiveOptions(), MatchOptions())
@@ -184,7 +193,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             log_level="warning",
             lifespan="off",
         )
-        server = _Server(config)
+        server = _signal_free_server(config)
 
         def consume() -> None:
             try:
@@ -233,14 +242,19 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-class _Server(uvicorn.Server):
+def _signal_free_server(config: uvicorn.Config) -> uvicorn.Server:
     """uvicorn without its own signal handling: `run` handles SIGTERM/SIGINT so that the
     consumer commits and acknowledges its batch and the verb exits 0 (uvicorn re-raises the
-    signal after its shutdown, which would kill the process before that)."""
+    signal after its shutdown, which would kill the process before that). The class is made
+    here, not at module level, so that `pontual --help` does not import uvicorn."""
+    import uvicorn
 
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return _Server(config)
 
 
 def _quiet_log(ctx: Context) -> Callable[[str], None]:

@@ -11,11 +11,9 @@ from pathlib import Path
 from core.errors import ConfigError, InputError
 from pontual.context import Context
 from sample_data.options import SimulationOptions
-from sample_data.simulate import simulate
-from sample_data.timetable import sampled_year_dates
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     d = SimulationOptions()
     p = sub.add_parser(
         "simulate",
@@ -64,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from sample_data.simulate import simulate
+    from sample_data.timetable import sampled_year_dates
+
     try:
         start = date.fromisoformat(args.start)
     except ValueError as exc:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 ROLE_CHOICES = ("planejamento", "fiscal", "autoridade", "conselho", "operadora")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("users", help="contas locais (papéis: planejamento, fiscal, ...)")
     verbs = p.add_subparsers(dest="users_verb", metavar="{add,list}")
     verbs.required = True

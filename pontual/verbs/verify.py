@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pontual.context import Context
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify", help="conferir os digests dos dados brutos por dia e das evidências dos casos"
     )

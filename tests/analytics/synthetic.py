@@ -9,6 +9,7 @@ x = 2 000 m and turns north at x = 4 000 m to (4 000, 3 000). Times are seconds 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
@@ -123,7 +124,7 @@ def schedule(trips: list[tuple[str, str, str, int]]) -> tuple[pl.DataFrame, pl.D
 
 def drive(
     vehicle_id: str,
-    legs: list[tuple[str, float, float | None, float]],
+    legs: Sequence[tuple[str, float, float | None, float]],
     *,
     interval_s: float = 30.0,
     sigma_m: float = 8.0,

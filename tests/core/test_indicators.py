@@ -28,15 +28,15 @@ def _written_specs() -> list[tuple[str, str | None, str]]:
                 continue
             first = node.args[0]
             if isinstance(first, ast.Constant):
-                pattern = re.escape(first.value)
+                pattern = re.escape(str(first.value))
             elif isinstance(first, ast.JoinedStr):
                 pattern = "".join(
-                    re.escape(v.value) if isinstance(v, ast.Constant) else ".+"
+                    re.escape(str(v.value)) if isinstance(v, ast.Constant) else ".+"
                     for v in first.values
                 )
             else:
                 raise AssertionError(f"{path.name}:{node.lineno}: an id that is not a text")
-            unit = node.args[3].value if isinstance(node.args[3], ast.Constant) else None
+            unit = str(node.args[3].value) if isinstance(node.args[3], ast.Constant) else None
             out.append((pattern, unit, f"{path.name}:{node.lineno}"))
     return out
 

@@ -37,9 +37,12 @@ def test_bento_goncalves_values_match_the_law() -> None:
     assert bg.fleet.age["district"].mean_age_max_years.value == 12
     assert bg.fleet.age["district"].entry_age_max_years.value == 10
     assert [b.interval_months.value for b in bg.fleet.inspections] == [20, 18, 6]
-    assert bg.quality.cassacao_consecutive_e_years.value == 3
-    assert bg.quality.cassacao_total_e_years.value == 8
-    assert bg.fares.integration_window_s.value == 3600
+    consecutive, total = bg.quality.cassacao_consecutive_e_years, bg.quality.cassacao_total_e_years
+    window = bg.fares.integration_window_s
+    assert consecutive is not None and total is not None and window is not None
+    assert consecutive.value == 3
+    assert total.value == 8
+    assert window.value == 3600
     assert bg.trips.late_departure_s.value == 300 and bg.trips.late_departure_s.default
     assert "decree" in bg.trips.late_departure_s.citation
 
@@ -65,8 +68,11 @@ def test_campina_grande_do_sul_values_match_the_law() -> None:
     assert cgs.crowding.standees_max_per_m2.value == 7.5
     assert cgs.crowding.standees_max_per_m2.source == "CGS art. 45"
     assert cgs.km.efficiency_min_ratio.value == 0.9
-    assert cgs.crowding.vehicle_types["micro"].useful_life_years.value == 8
-    assert cgs.crowding.vehicle_types["padron"].useful_life_years.value == 10
+    micro = cgs.crowding.vehicle_types["micro"].useful_life_years
+    padron = cgs.crowding.vehicle_types["padron"].useful_life_years
+    assert micro is not None and padron is not None
+    assert micro.value == 8
+    assert padron.value == 10
     assert cgs.fleet.reserve_max_ratio is not None and cgs.fleet.reserve_max_ratio.value == 0.15
     assert cgs.coverage.urban_walk_max_m.value == 400
     assert cgs.coverage.rural_walk_max_m.value == 1500

@@ -60,7 +60,7 @@ def _feeds() -> dict[str, bytes]:
     )
 
     def as_json(message: object) -> bytes:
-        return json.dumps(json_format.MessageToDict(message)).encode()  # type: ignore[arg-type]
+        return json.dumps(json_format.MessageToDict(message)).encode()
 
     return {
         LIVE_POSITIONS_PATH: as_json(build_vehicle_positions(positions, CLOCK_S)),

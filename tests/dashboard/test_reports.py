@@ -249,7 +249,7 @@ def test_xlsx_sheets_reopen_with_the_same_values(store: Store, tmp_path: Path) -
                 got = [r[j] for r in rows[1:]]
                 want = data[col.name].to_list()
                 if data[col.name].dtype == pl.Date:
-                    got = [g.date() if g is not None else None for g in got]  # type: ignore[union-attr]
+                    got = [g.date() if g is not None else None for g in got]
                 assert got == want, (name, col.name)
 
 

@@ -58,7 +58,7 @@ def test_staff_read_typed() -> None:
         ),
     ],
 )
-def test_bad_entered_files_name_file_line_and_field(reader, name, where, what) -> None:  # type: ignore[no-untyped-def]
+def test_bad_entered_files_name_file_line_and_field(reader, name, where, what) -> None:
     with pytest.raises(InputError) as err:
         reader(HERE / name)
     assert err.value.where is not None
@@ -68,6 +68,6 @@ def test_bad_entered_files_name_file_line_and_field(reader, name, where, what) -
     assert err.value.hint
 
 
-def test_missing_file_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_missing_file_says_so(tmp_path) -> None:
     with pytest.raises(InputError, match="file not found"):
         read_staff(tmp_path / "none.csv")

@@ -24,11 +24,11 @@ TINY = FIXTURES / "gtfs" / "tiny_feed"
 
 
 @pytest.fixture(scope="module")
-def tiny():  # type: ignore[no-untyped-def]
+def tiny():
     return read_feed(TINY)
 
 
-def test_service_dates_apply_calendar_dates(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_service_dates_apply_calendar_dates(tiny) -> None:
     days = compute_service_dates(tiny, date(2024, 1, 1), date(2024, 1, 7))
     by_day = days.group_by("service_date").agg(pl.col("service_id").sort()).sort("service_date")
     assert by_day.rows() == [
@@ -43,7 +43,7 @@ def test_service_dates_apply_calendar_dates(tiny) -> None:  # type: ignore[no-un
     assert compute_validity(tiny) == (date(2024, 1, 1), date(2024, 1, 31))
 
 
-def test_frequencies_expand_before_end_time(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_frequencies_expand_before_end_time(tiny) -> None:
     out = expand_frequencies(tiny["frequencies"])
     assert out.select("trip_id", "start_s", "headway_s", "is_exact_times").rows() == [
         ("F0@06:00:00", 21600, 1200, False),
@@ -54,7 +54,7 @@ def test_frequencies_expand_before_end_time(tiny) -> None:  # type: ignore[no-un
     ]
 
 
-def test_scheduled_trips_of_a_weekday(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_scheduled_trips_of_a_weekday(tiny) -> None:
     s = build_scheduled_trips(tiny, date(2024, 1, 2), date(2024, 1, 2), feed_id="f1")
     assert s.columns == SCHEDULED_TRIPS.column_names
     assert s["trip_id"].to_list() == [
@@ -77,7 +77,7 @@ def test_scheduled_trips_of_a_weekday(tiny) -> None:  # type: ignore[no-untyped-
     assert f0["planned_start_at"] == datetime(2024, 1, 2, 9, 20, tzinfo=UTC)
 
 
-def test_scheduled_trips_of_january(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_scheduled_trips_of_january(tiny) -> None:
     s = build_scheduled_trips(tiny, date(2024, 1, 1), date(2024, 1, 31))
     # 22 weekdays (the 1st removed) x 7 trips + 9 weekend days (8 + the 1st) x 1 trip
     assert s.height == 22 * 7 + 9
@@ -97,7 +97,7 @@ def test_noon_minus_12h_on_a_dst_start_day() -> None:
     assert normal == datetime(2018, 11, 5, 8, 0, tzinfo=UTC)  # 06:00 at UTC-2
 
 
-def test_store_frames_conform_to_their_tables(tiny) -> None:  # type: ignore[no-untyped-def]
+def test_store_frames_conform_to_their_tables(tiny) -> None:
     frames = to_store_frames(tiny, "f1")
     assert {k: v.height for k, v in frames.items()} == {
         "gtfs_agency": 1, "gtfs_routes": 2, "gtfs_stops": 3, "gtfs_trips": 5, "gtfs_stop_times": 15,

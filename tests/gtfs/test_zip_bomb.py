@@ -9,6 +9,7 @@ from __future__ import annotations
 import tracemalloc
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def test_a_highly_compressed_entry_is_refused_as_a_bomb(tmp_path: Path) -> None:
 
 
 def test_entry_and_total_sizes_are_capped(tmp_path: Path) -> None:
-    no_ratio = {"max_ratio": 1e12}
+    no_ratio: dict[str, Any] = {"max_ratio": 1e12}
     bomb = write_bomb(tmp_path / "big.zip", {"stop_times.txt": 40 * MiB})
     err, peak = read_peak(bomb, ArchiveLimits(max_entry_bytes=24 * MiB, **no_ratio))
     assert "stop_times.txt unpacks to more than 24 MiB" in err.what

@@ -82,7 +82,7 @@ _number = st.one_of(
         max_size=20,
     )
 )
-def test_random_records_are_stored_or_quarantined(tmp_path_factory, records) -> None:  # type: ignore[no-untyped-def]
+def test_random_records_are_stored_or_quarantined(tmp_path_factory, records) -> None:
     path = tmp_path_factory.mktemp("prop") / "p.duckdb"
     raw = pl.DataFrame(records, schema={k: pl.String for k in records[0]})
     with Store.open(path) as store:

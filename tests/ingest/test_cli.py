@@ -11,7 +11,7 @@ from pontual.cli import main
 from tests.conftest import FIXTURES
 
 
-def test_ingest_avl_prints_counts_and_quarantine_lists(store_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_avl_prints_counts_and_quarantine_lists(store_path: Path, capsys) -> None:
     csv = str(FIXTURES / "ingest" / "avl_bad_lines.csv")
     assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0
     out = " ".join(capsys.readouterr().out.split())  # rich wraps lines
@@ -23,7 +23,7 @@ def test_ingest_avl_prints_counts_and_quarantine_lists(store_path: Path, capsys)
     assert "quarentena: 9 registros" in capsys.readouterr().out
 
 
-def test_unknown_mapping_is_a_user_error(store_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_mapping_is_a_user_error(store_path: Path, capsys) -> None:
     csv = str(FIXTURES / "ingest" / "fares_with_card_ids.csv")
     code = main(["--store", str(store_path), "ingest", "fares", csv, "--map", "nope"])
     assert code == 2
@@ -52,7 +52,7 @@ def test_user_errors_exit_2_with_a_clear_message(
         assert "internal error" not in err
 
 
-def test_times_of_a_clock_never_set_are_quarantined(store_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_times_of_a_clock_never_set_are_quarantined(store_path: Path, capsys) -> None:
     csv = str(FIXTURES / "ingest" / "avl_clock_never_set.csv")
     assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0
     out = " ".join(capsys.readouterr().out.split())

@@ -66,7 +66,7 @@ def test_failure_mid_write_rolls_everything_back(
         before = _contents(store)
         real_append = Store.append
 
-        def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):  # type: ignore[no-untyped-def]
+        def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):
             if name == "scheduled_trips":  # after feed_versions and every gtfs_* table
                 raise OSError("disk full")
             return real_append(self, name, df, **kw)  # type: ignore[arg-type]

@@ -85,7 +85,7 @@ def _poll(store_path: Path, url: str, polls: int, interval_s: float) -> int:
     )
 
 
-def test_polled_feed_adds_new_fixes_only_and_stops(store_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_polled_feed_adds_new_fixes_only_and_stops(store_path: Path, capsys) -> None:
     real = shared_data("gtfsrt_mbta_2024", "VehiclePositions.pb").read_bytes()
     later = _moved_on(real, n_vehicles=100, seconds=30)
     # Poll 1: the real feed (650 buses); poll 2: 100 of them moved on; poll 3: poll 2 again.
@@ -113,7 +113,7 @@ def test_polled_feed_adds_new_fixes_only_and_stops(store_path: Path, capsys) -> 
     assert str(moved[1]) == "2024-11-20 18:51:52+00:00"
 
 
-def test_a_feed_that_cannot_be_fetched_is_a_clear_error(store_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_feed_that_cannot_be_fetched_is_a_clear_error(store_path: Path, capsys) -> None:
     with FeedServer([None]) as server:
         assert _poll(store_path, server.url, polls=2, interval_s=0.1) == 2
     err = " ".join(capsys.readouterr().err.split())

@@ -60,7 +60,7 @@ def load_fleet(store_path: Path) -> None:
         store.append("vehicles", fleet, fill={"source": "test", "ingested_at": datetime.now(UTC)})
 
 
-def wait_for(predicate, timeout_s: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout_s: float = 20.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

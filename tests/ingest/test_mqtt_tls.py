@@ -183,7 +183,7 @@ def _listen(store_path: Path, tb: TlsBroker, *extra: str) -> int:
 
 def test_listen_over_tls_stores_what_operators_publish_over_tls(
     tls_broker: TlsBroker, store_path: Path, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     # The listener's persistent session, opened over TLS, keeps what is published next.
     options = ListenerOptions(
         port=tls_broker.tls_port,
@@ -222,7 +222,7 @@ def test_listen_over_tls_stores_what_operators_publish_over_tls(
 
 def test_a_listener_without_the_ca_gets_a_clear_error(
     tls_broker: TlsBroker, store_path: Path, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     # Plain MQTT to the TLS port: the broker drops the connection.
     assert _listen(store_path, tls_broker) == 2
     err = " ".join(capsys.readouterr().err.split())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ingest.records import IngestCounts
 
 from core.profile import load_profile
 from core.store import Store
@@ -16,9 +17,12 @@ PROFILE = load_profile("bento-goncalves-2021")
 KEY = b"k" * 32
 
 
-def _load(store: Store, path: Path, kind: str, mapping: str | None = None, **opts: object):
+def _load(
+    store: Store, path: Path, kind: str, mapping: str | None = None, **opts: object
+) -> IngestCounts:
+    options = IngestOptions.model_validate(opts)
     return ingest_file(
-        store, path, kind, options=IngestOptions(**opts), profile=PROFILE, mapping=mapping, key=KEY
+        store, path, kind, options=options, profile=PROFILE, mapping=mapping, key=KEY
     )
 
 
@@ -104,7 +108,7 @@ def _load(store: Store, path: Path, kind: str, mapping: str | None = None, **opt
         ),
     ],
 )
-def test_real_file_loads(store_path, folder, name, kind, mapping, opts, expected) -> None:  # type: ignore[no-untyped-def]
+def test_real_file_loads(store_path, folder, name, kind, mapping, opts, expected) -> None:
     path = shared_data(folder, name)
     with Store.open(store_path) as store:
         counts = _load(store, path, kind, mapping, **opts)

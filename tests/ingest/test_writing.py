@@ -43,7 +43,7 @@ def test_crash_mid_file_keeps_whole_chunks_and_a_rerun_completes_it(
     real_append = Store.append
     calls = {"vehicle_locations": 0}
 
-    def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):  # type: ignore[no-untyped-def]
+    def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):
         if name == "vehicle_locations":
             calls[name] += 1
             if calls[name] == 2:

@@ -157,7 +157,7 @@ def test_replayed_morning_through_mosquitto_gives_valid_feeds(
     assert logged.unique(["trip_id", "stop_sequence", "horizon_min"]).height == logged.height
 
     # Python: the official bindings
-    stamps = {name: [] for name in FEEDS}
+    stamps: dict[str, list[int]] = {name: [] for name in FEEDS}
     for snapshot in fetched:
         for name, body in snapshot.items():
             feed = rt.FeedMessage()

@@ -15,7 +15,9 @@ from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 
 OPTS = SimulationOptions(days=2, seed=3, write_text_avl=False)
-WINDOW_S = load_profile(OPTS.profile_id).fares.integration_window_s.value
+_WINDOW = load_profile(OPTS.profile_id).fares.integration_window_s
+assert _WINDOW is not None
+WINDOW_S = _WINDOW.value
 
 
 @pytest.fixture(scope="module")

@@ -314,7 +314,9 @@ def test_fares_match_boardings_and_cards_ride_several_times_a_day(run: Path) -> 
         "vale_transporte",
         "integration",
     }
-    full = PROFILE.fares.integration_fare_ratio.value
+    ratio = PROFILE.fares.integration_fare_ratio
+    assert ratio is not None
+    full = ratio.value
     integ = fares.filter(pl.col("fare_class") == "integration")
     assert integ["amount"].unique().to_list() == [round(OPTS.fare_full_brl * full, 2)]
     assert fares.filter(pl.col("fare_class").is_in(["elderly", "disabled"]))["amount"].max() == 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -24,7 +25,9 @@ BG = load_profile("bento-goncalves-2021")
 CGS = load_profile("campina-grande-do-sul-2003")
 
 
-def year_scores(rows: list[tuple[str, int, float, float | None, float | None]]) -> pl.DataFrame:
+def year_scores(
+    rows: Sequence[tuple[str, int, float, float | None, float | None]],
+) -> pl.DataFrame:
     return pl.DataFrame(
         rows,
         schema={
@@ -207,7 +210,7 @@ def test_iqs_is_the_mean_of_the_profile_dimensions() -> None:
 
 
 def test_score_breakdown_prints_the_formula_it_applied() -> None:
-    year_values = {
+    year_values: dict[str, float | None] = {
         "icv_fulfilment": 0.94,
         "icv_punctuality": 0.85,
         "breakdowns_per_10000_km": 1.75,

@@ -21,7 +21,7 @@ BG = load_profile("bento-goncalves-2021")
 CGS = load_profile("campina-grande-do-sul-2003")
 
 
-def grades(rows: list[tuple[int, float, float | None]], profile=BG, scope="operator"):  # type: ignore[no-untyped-def]
+def grades(rows: list[tuple[int, float, float | None]], profile=BG, scope="operator"):
     frame = pl.DataFrame(
         [(scope, "O1", y, icv, None, km) for y, icv, km in rows],
         schema={

@@ -42,7 +42,7 @@ def _layovers(truth: pl.DataFrame) -> pl.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def scenario(tmp_path_factory: pytest.TempPathFactory):
     sim = build_simulated_store(tmp_path_factory.mktemp("scenario"))
     truth = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
         pl.col("service_date") == LIVE_DAY
@@ -149,7 +149,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     }  # fmt: skip
 
 
-def test_buses_that_swapped_blocks_are_followed_on_their_new_blocks(scenario) -> None:  # type: ignore[no-untyped-def]
+def test_buses_that_swapped_blocks_are_followed_on_their_new_blocks(scenario) -> None:
     s = scenario
     since = (s["swap_at"] + timedelta(minutes=10)).timestamp()
     seen = pl.concat(
@@ -169,7 +169,7 @@ def test_buses_that_swapped_blocks_are_followed_on_their_new_blocks(scenario) ->
     assert agree >= 0.9, check.filter(pl.col("vehicle_id") != pl.col("true_v"))
 
 
-def test_a_long_layover_neither_cancels_the_next_trip_nor_predicts_it_in_the_past(scenario) -> None:  # type: ignore[no-untyped-def]
+def test_a_long_layover_neither_cancels_the_next_trip_nor_predicts_it_in_the_past(scenario) -> None:
     s = scenario
     start = s["hold_from"].timestamp() + 300
     end = s["hold_from"].timestamp() + EXTRA_S

@@ -43,7 +43,7 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimulatedStore, 
     return sim, views[-1], views
 
 
-def test_vehicles_are_assigned_the_trips_they_truly_run(replayed) -> None:  # type: ignore[no-untyped-def]
+def test_vehicles_are_assigned_the_trips_they_truly_run(replayed) -> None:
     sim, view, _ = replayed
     truth = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
         pl.col("service_date") == LIVE_DAY
@@ -59,7 +59,7 @@ def test_vehicles_are_assigned_the_trips_they_truly_run(replayed) -> None:  # ty
     assert agree >= 0.95, check.filter(pl.col("vehicle_id") != pl.col("true_v"))
 
 
-def test_canceled_trips_are_the_suppressed_ones(replayed) -> None:  # type: ignore[no-untyped-def]
+def test_canceled_trips_are_the_suppressed_ones(replayed) -> None:
     sim, _, views = replayed
     truth = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
         pl.col("service_date") == LIVE_DAY
@@ -75,7 +75,7 @@ def test_canceled_trips_are_the_suppressed_ones(replayed) -> None:  # type: igno
     assert share >= 0.8, got
 
 
-def test_predictions_beat_the_timetable_for_the_current_trip(replayed) -> None:  # type: ignore[no-untyped-def]
+def test_predictions_beat_the_timetable_for_the_current_trip(replayed) -> None:
     sim, _, views = replayed
     truth = pl.read_parquet(sim.sim_dir / "truth" / "stop_visits.parquet").filter(
         pl.col("service_date") == LIVE_DAY
@@ -99,10 +99,10 @@ def test_predictions_beat_the_timetable_for_the_current_trip(replayed) -> None: 
     assert ahead.height >= 200
     ours = (ahead["predicted_s"] - ahead["true_s"]).abs().median()
     plan = (ahead["timetable_s"] - ahead["true_s"]).abs().median()
-    assert ours < 0.7 * plan, (ours, plan)  # type: ignore[operator]
+    assert ours < 0.7 * plan, (ours, plan)
 
 
-def test_feed_frames_use_gtfs_ids(replayed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_feed_frames_use_gtfs_ids(replayed, tmp_path: Path) -> None:
     _, view, _ = replayed
     vp = view.vehicles.join(view.descriptors, on="trip_id", how="left")
     frequency = vp.filter(pl.col("trip_id").str.contains("@"))
@@ -110,7 +110,7 @@ def test_feed_frames_use_gtfs_ids(replayed, tmp_path: Path) -> None:  # type: ig
     assert (frequency["feed_trip_id"] == frequency["trip_id"].str.split("@").list.get(0)).all()
 
 
-def test_a_fix_stamped_in_the_future_does_not_move_the_clock(replayed) -> None:  # type: ignore[no-untyped-def]
+def test_a_fix_stamped_in_the_future_does_not_move_the_clock(replayed) -> None:
     sim, _, _ = replayed
     profile = load_profile(PROFILE_ID)
     with Store.open(sim.store_path, read_only=True) as store:

@@ -35,7 +35,7 @@ def _located(rows: list[tuple[str, float, float]]) -> pl.DataFrame:
     )
 
 
-def _hold(previous, proposed, located, pending):  # type: ignore[no-untyped-def]
+def _hold(previous, proposed, located, pending):
     return hold_assignments(
         previous,
         proposed,

@@ -4,6 +4,7 @@ instants and outcomes the traces were driven with."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import polars as pl
 import pytest
@@ -67,7 +68,7 @@ def day() -> DayResult:
     return _run(pings)
 
 
-def outcome(day: DayResult, trip: str) -> dict[str, object]:
+def outcome(day: DayResult, trip: str) -> dict[str, Any]:
     return day.trip_outcomes.filter(pl.col("trip_id") == trip).row(0, named=True)
 
 

@@ -1,0 +1,143 @@
+"""Lazy start-up: `pontual --help` and `pontual VERB --help` import no heavy module.
+
+Each check runs a fresh interpreter (an import already made by another test would hide a
+regression) and lists the modules loaded when the parser has printed its help. The whole-process
+time and memory are measured by benchmarks/bench_startup.py (a test would be flaky on a shared
+machine); this test guards the cause: what gets imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pontual.cli import build_parser
+from pontual.verbs import VERB_MODULES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Third-party packages that cost hundreds of milliseconds or tens of MB each, and the project's
+# own heavy packages (their modules import Polars, DuckDB, numba...).
+HEAVY = (
+    "polars",
+    "duckdb",
+    "numba",
+    "numpy",
+    "scipy",
+    "streamlit",
+    "pyarrow",
+    "pydantic",
+    "rich",
+    "shapely",
+    "pyproj",
+    "uvicorn",
+    "starlette",
+    "paho",
+    "reportlab",
+    "xlsxwriter",
+    "analytics",
+    "dashboard",
+    "gtfs",
+    "sample_data.simulate",
+    "core.store",
+    "core.profile",
+    "pontual.feed_server",
+)
+
+# Runs the CLI with the given arguments, catches argparse's exit and prints the loaded modules.
+PROBE = """
+import json, sys
+from pontual.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("\\n@@" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(*argv: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert "usage: pontual" in result.stdout, result.stdout + result.stderr
+    return list(json.loads(result.stdout.rsplit("\n@@", 1)[1]))
+
+
+def heavy_of(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+
+
+def verb_names() -> set[str]:
+    """The verbs `pontual --help` lists."""
+    (verbs,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(verbs.choices)
+
+
+def test_help_imports_no_heavy_module() -> None:
+    modules = loaded_modules("--help")
+    assert heavy_of(modules) == []
+    # and the verbs are all there to be listed
+    assert {m.__name__ for m in VERB_MODULES} <= set(modules)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("init", "--help"),
+        ("profiles", "show", "--help"),
+        ("simulate", "--help"),
+        ("gtfs", "load", "--help"),
+        ("ingest", "avl", "--help"),
+        ("quarantine", "--help"),
+        ("listen", "--help"),
+        ("match", "--help"),
+        ("crowding", "--help"),
+        ("indices", "--help"),
+        ("report", "annual", "--help"),
+        ("serve", "--help"),
+        ("dashboard", "--help"),
+        ("demo", "--help"),
+        ("warm", "--help"),
+        ("export", "tides", "--help"),
+        ("lake", "export", "--help"),
+        ("cases", "--help"),
+        ("users", "--help"),
+        ("audit", "--help"),
+        ("verify", "--help"),
+        ("replay", "--help"),
+    ],
+    ids=lambda argv: "-".join(argv[:-1]),
+)
+def test_verb_help_imports_no_heavy_module(argv: tuple[str, ...]) -> None:
+    assert heavy_of(loaded_modules(*argv)) == []
+
+
+def test_every_verb_has_a_help_case() -> None:
+    # a new verb must be added to the cases above (it would escape the guard otherwise)
+    cases = {"init", "profiles", "simulate", "gtfs", "ingest", "quarantine", "listen", "match"}
+    cases |= {"crowding", "indices", "report", "serve", "dashboard", "demo", "warm"}
+    cases |= {"export", "lake", "cases", "users", "audit", "verify", "replay"}
+    assert verb_names() == cases
+
+
+def test_version_is_read_when_asked() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pontual", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    from core import __version__
+
+    assert result.stdout == f"pontual {__version__}\n"
