@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ingest.records import IngestCounts
+from ingest.writing import IngestCounts
 
 from core.profile import load_profile
 from core.store import Store

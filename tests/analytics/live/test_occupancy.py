@@ -26,10 +26,10 @@ def test_vehicle_capacity_takes_the_register_then_the_type_fallback() -> None:
         schema_overrides={"n_seats": pl.Int32, "standing_area_m2": pl.Float64},
     )
     cap = build_vehicle_capacity(vehicles, PROFILE).sort("vehicle_id")
-    # A: 38 + 6 x 4 = 62; B (micro fallback): 21 + 2.5 x 4 = 31
+    # A: 38 + 6 x 4 = 62; B (micro fallback, up to 20 seats by BG art. 15 §1): 20 + 2.5 x 4 = 30
     assert cap.to_dicts() == [
         {"vehicle_id": "A", "n_seats": 38, "standing_area_m2": 6.0, "capacity": 62},
-        {"vehicle_id": "B", "n_seats": 21, "standing_area_m2": 2.5, "capacity": 31},
+        {"vehicle_id": "B", "n_seats": 20, "standing_area_m2": 2.5, "capacity": 30},
     ]
 
 
