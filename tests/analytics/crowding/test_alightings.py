@@ -65,7 +65,3 @@ def test_a_walk_beyond_the_limit_leaves_the_leg_unlinked() -> None:
     assert got["t07"][0] == "unlinked"
     assert str(got["t07"][1]).startswith("o próximo embarque do cartão fica longe")
     assert got["t02"][0] == "chained"  # 0 m: still linked
-
-
-def test_small_chunks_give_the_same_result(alighted: pl.DataFrame) -> None:
-    assert placements(AlightingOptions(walk_max_m=1000.0, chunk_legs=1)).equals(alighted)
