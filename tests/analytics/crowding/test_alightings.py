@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from analytics.crowding import alightings
 from analytics.crowding.alightings import AlightingOptions, compute_alightings
 from analytics.crowding.boardings import compute_boardings
 from tests.analytics.crowding.test_boardings import TZ, line_r
@@ -65,3 +66,11 @@ def test_a_walk_beyond_the_limit_leaves_the_leg_unlinked() -> None:
     assert got["t07"][0] == "unlinked"
     assert str(got["t07"][1]).startswith("o próximo embarque do cartão fica longe")
     assert got["t02"][0] == "chained"  # 0 m: still linked
+
+
+def test_cards_sharing_a_hash_are_still_told_apart(
+    alighted: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every card id on one 64-bit key: the chaining must notice and number the ids exactly
+    monkeypatch.setattr(alightings, "_card_key", lambda card_hash: pl.lit(7, pl.UInt64))
+    assert placements().equals(alighted)
