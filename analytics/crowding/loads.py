@@ -219,7 +219,8 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
 
 def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     """Alightings of the unlinked boarders `u` spread over downstream stops, in three tiers
-    of weights (`w_trip`, `w_pattern`, `w_even`); adds `n_alightings_scaled`.
+    of weights (`w_trip`, `w_pattern`, `w_even`); adds `n_alightings_scaled`. `v` has one
+    row per run (numbered by `run_number`) and stop.
 
     For weights w over a run's stops, the boarders u_s of stop s are sent to t > s in shares
     w_t / R_s with R_s = sum of w after s; the total reaching t is w_t * sum_{s<t} u_s / R_s,
@@ -228,8 +229,8 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     tiers = ("w_trip", "w_pattern", "w_even")
     exprs = []
     for w in tiers:
-        after = pl.col(w).sum().over(RUN_KEY) - pl.col(w).cum_sum().over(
-            RUN_KEY, order_by="stop_sequence"
+        after = pl.col(w).sum().over("run_number") - pl.col(w).cum_sum().over(
+            "run_number", order_by="stop_sequence"
         )
         exprs.append(after.alias(f"r_{w}"))
     v = v.with_columns(exprs)
@@ -246,7 +247,7 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     total = pl.lit(0.0)
     for i, w in enumerate(tiers):
         share = pl.when(pl.col("tier") == i).then(pl.col("u") / pl.col(f"r_{w}")).otherwise(0.0)
-        before = share.cum_sum().over(RUN_KEY, order_by="stop_sequence") - share
+        before = share.cum_sum().over("run_number", order_by="stop_sequence") - share
         total = total + pl.col(w) * before
     return v.with_columns(total.alias("n_alightings_scaled"))
 
@@ -324,7 +325,13 @@ def compute_loads(
     linked = placed.filter(pl.col("alighting_stop_sequence").is_not_null()).join(
         route, on=["service_date", "trip_id"], how="left"
     )
-    v = _od_alightings(v, linked, options).sort(*RUN_KEY, seq)
+    # windows over an integer run number cost a fraction of those over the (string) run key
+    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
+    v = (
+        _od_alightings(v, linked, options)
+        .sort(*RUN_KEY, seq)
+        .with_columns(new_run.cum_sum().alias("run_number"))
+    )
     v = _scaled_alightings(v).with_columns(
         pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
         (pl.col("w_trip") + pl.col("n_alightings_scaled") + pl.col("n_alightings_od")).alias(
@@ -360,7 +367,7 @@ def compute_loads(
     load = (
         (pl.col("n_boardings") - pl.col("n_alightings"))
         .cum_sum()
-        .over(RUN_KEY, order_by=seq)
+        .over("run_number", order_by=seq)
         .round(9)
         .clip(lower_bound=0.0)
     )
