@@ -58,6 +58,7 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
         .filter((pl.col("placement") == "placed") & pl.col("card_hash").is_not_null())
         .select(
             "tap_row",
+            "transaction_id",
             "card_hash",
             _card_key(pl.col("card_hash")).alias("card_key"),
             *RUN_KEY,
@@ -70,13 +71,14 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     # Cards are grouped by a 64-bit hash of the card id (sorting the ids as strings costs
     # more than the rest of the chaining); two cards that share a hash would end up in one
     # group, in time order, so the first changes of card id within a hash group reveal it
-    # and the ids are then numbered exactly instead.
-    taps = taps.sort("card_key", "event_at", maintain_order=True)
+    # and the ids are then numbered exactly instead. Taps of one card in the same instant
+    # (two validators, a clock's resolution) chain in transaction id order.
+    taps = taps.sort("card_key", "event_at", "transaction_id")
     same_key = pl.col("card_key") == pl.col("card_key").shift(1)
     if taps.select((same_key & (pl.col("card_hash") != pl.col("card_hash").shift(1))).any()).item():
         taps = taps.with_columns(
             pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
-        ).sort("card_key", "event_at", maintain_order=True)
+        ).sort("card_key", "event_at", "transaction_id")
     is_new_leg = pl.any_horizontal(
         *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", *RUN_KEY)]
     )

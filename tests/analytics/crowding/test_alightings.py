@@ -74,3 +74,25 @@ def test_cards_sharing_a_hash_are_still_told_apart(
     # every card id on one 64-bit key: the chaining must notice and number the ids exactly
     monkeypatch.setattr(alightings, "_card_key", lambda card_hash: pl.lit(7, pl.UInt64))
     assert placements().equals(alighted)
+
+
+def test_the_chaining_does_not_depend_on_the_order_of_the_taps(alighted: pl.DataFrame) -> None:
+    taps = line_r("taps", "fare_transactions")
+    visits = line_r("stop_visits", "stop_visits")
+    b = compute_boardings(taps, visits, timezone=TZ)
+    # a second tap of card c1 in the same instant as t13 (two validators); the chaining
+    # breaks same-instant ties by transaction id, so any input order gives one answer
+    tie = b.filter(pl.col("transaction_id") == "t13").with_columns(
+        pl.lit("t00").alias("transaction_id")
+    )
+    with_tie = pl.concat([b, tie])
+    outs = [
+        compute_alightings(
+            with_tie.sample(fraction=1.0, shuffle=True, seed=s), visits, line_r("stops"), WALK_1KM
+        ).sort("transaction_id")
+        for s in range(4)
+    ]
+    assert all(o.equals(outs[0]) for o in outs[1:])
+    got = by_tap(outs[0], "alighting_stop_id", "alighting_method")
+    assert got["t00"] == got["t13"] == got["t01"] == ("C", "chained")  # one leg
+    assert outs[0].filter(pl.col("transaction_id") != "t00").equals(alighted)
