@@ -85,42 +85,50 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     taps = taps.with_columns(is_new_leg.alias("is_new_leg")).with_columns(
         (pl.col("is_new_leg").cum_sum() - 1).alias("leg_id")
     )
-    # A leg starts at its first tap. Days group a card's legs by service date (in time order:
-    # the sort is stable), so that each day is a contiguous block; a window expression over
-    # (card, day) does the same and costs ten times more.
+    # A leg starts at its first tap. Days group a card's legs by service date, in time order;
+    # each day must be a contiguous block (a window expression over (card, day) does the same
+    # and costs ten times more). It is, unless a card's service dates go back in time (a tap on
+    # the night run of the day before after one on the new day's first run): then the legs are
+    # regrouped by day, stably, and put back in leg order afterwards.
+    first_taps = taps.filter("is_new_leg")
+    is_same_card = pl.col("card_key") == pl.col("card_key").shift(1)
+    is_regrouped = first_taps.select(
+        (is_same_card & (pl.col("service_date") < pl.col("service_date").shift(1))).any()
+    ).item()
+    if is_regrouped:
+        first_taps = first_taps.sort("card_key", "service_date", maintain_order=True)
     is_new_day = pl.any_horizontal(
         *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", "service_date")]
     )
     is_last_of_day = is_new_day.shift(-1, fill_value=True)
-    day_number = is_new_day.cum_sum()
-    legs = (
-        taps.lazy()
-        .filter("is_new_leg")
-        .sort("card_key", "service_date", maintain_order=True)
-        .with_columns(
-            pl.when(~is_last_of_day).then(pl.col("stop_id").shift(-1)).alias("next_stop_id"),
-            pl.when(~is_last_of_day).then(pl.col("event_at").shift(-1)).alias("next_at"),
-            pl.when(is_new_day).then(pl.col("stop_id")).forward_fill().alias("home_stop_id"),
-            pl.len().over(day_number).alias("n_legs"),
-        )
-        .sort("leg_id")
-        .select(
-            "leg_id",
-            "card_hash",
-            *RUN_KEY,
-            "stop_sequence",
-            "stop_id",
-            "event_at",
-            "next_stop_id",
-            "next_at",
-            "home_stop_id",
-            "n_legs",
-        )
-        .collect()
+    row = pl.int_range(pl.len(), dtype=pl.UInt32)
+    legs = first_taps.lazy().with_columns(
+        pl.when(~is_last_of_day).then(pl.col("stop_id").shift(-1)).alias("next_stop_id"),
+        pl.when(~is_last_of_day).then(pl.col("event_at").shift(-1)).alias("next_at"),
+        pl.when(is_new_day).then(pl.col("stop_id")).forward_fill().alias("home_stop_id"),
+        (
+            pl.when(is_last_of_day).then(row).backward_fill()
+            - pl.when(is_new_day).then(row).forward_fill()
+            + 1
+        ).alias("n_legs"),
     )
+    if is_regrouped:
+        legs = legs.sort("leg_id")
+    legs_frame = legs.select(
+        "leg_id",
+        "card_hash",
+        *RUN_KEY,
+        "stop_sequence",
+        "stop_id",
+        "event_at",
+        "next_stop_id",
+        "next_at",
+        "home_stop_id",
+        "n_legs",
+    ).collect()
     leg_of_tap = np.full(boardings.height, -1, dtype=np.int64)
     leg_of_tap[taps["tap_row"].to_numpy()] = taps["leg_id"].to_numpy()
-    return leg_of_tap, legs
+    return leg_of_tap, legs_frame
 
 
 def _card_key(card_hash: pl.Expr) -> pl.Expr:

@@ -96,3 +96,35 @@ def test_the_chaining_does_not_depend_on_the_order_of_the_taps(alighted: pl.Data
     got = by_tap(outs[0], "alighting_stop_id", "alighting_method")
     assert got["t00"] == got["t13"] == got["t01"] == ("C", "chained")  # one leg
     assert outs[0].filter(pl.col("transaction_id") != "t00").equals(alighted)
+
+
+def test_a_card_whose_service_dates_go_back_keeps_each_day_whole() -> None:
+    taps = line_r("taps", "fare_transactions")
+    visits = line_r("stop_visits", "stop_visits")
+    b = compute_boardings(taps, visits, timezone=TZ)
+    # c2's 10:22 tap (V2 at B) handed to c1 on the night run of the day before: c1 rides
+    # 09:50 on day D, 10:22 on day D-1, 10:27 on day D
+    moved = pl.col("transaction_id") == "t07"
+    b = b.with_columns(
+        pl.when(moved).then(pl.lit("c1")).otherwise("card_hash").alias("card_hash"),
+        pl.when(moved)
+        .then(pl.col("service_date") - pl.duration(days=1))
+        .otherwise("service_date")
+        .alias("service_date"),
+    )
+    leg_of_tap, legs = alightings.build_legs(b)
+    row = {t: i for i, t in enumerate(b["transaction_id"])}
+    leg = {t: legs.row(int(leg_of_tap[row[t]]), named=True) for t in ("t01", "t13", "t07", "t05")}
+    assert leg["t01"] == leg["t13"]  # one leg
+    assert (leg["t01"]["next_stop_id"], leg["t01"]["n_legs"]) == ("C", 2)
+    assert (leg["t05"]["next_stop_id"], leg["t05"]["home_stop_id"], leg["t05"]["n_legs"]) == (
+        None,
+        "A",
+        2,
+    )
+    assert (leg["t07"]["next_stop_id"], leg["t07"]["home_stop_id"], leg["t07"]["n_legs"]) == (
+        None,
+        "B",
+        1,
+    )
+    assert legs["leg_id"].to_list() == list(range(legs.height))
