@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
+import numpy as np
 import polars as pl
 
 RUN_KEY = ["service_date", "vehicle_id", "run_index"]
@@ -36,110 +38,228 @@ class AlightingOptions:
     (about one stop spacing; trip-chaining studies use 400 m to 1 km); beyond it the leg
     stays unlinked. Longer limits link more legs but also more wrong ones (measured on the
     simulator: see tests/analytics/crowding/test_crowding_simulated.py)"""
-    chunk_legs: int = 200_000
-    """legs whose candidate stops are compared at once (bounds memory, not results)"""
 
 
 DEFAULT_ALIGHTING_OPTIONS = AlightingOptions()
 
 
-def build_legs(boardings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     """Chain the placed, carded taps of each card and day into legs.
 
-    Returns (`transaction_id` -> `leg_id`, legs), with one row per leg: `leg_id`, `card_hash`, run key, `stop_sequence` and `stop_id`
-    of its boarding, `event_at` (first tap), `next_stop_id` / `next_at` (the card's next leg
-    that day; null for the last leg), `home_stop_id` (the day's first boarding stop) and
-    `n_legs` (legs of the card that day).
+    Returns (the `leg_id` of each row of `boardings`, -1 for taps in no leg; legs), with one
+    row per leg, in `leg_id` order (0, 1, ...): `leg_id`, `card_hash`, run key,
+    `stop_sequence` and `stop_id` of its boarding, `event_at` (first tap), `next_stop_id` /
+    `next_at` (the card's next leg that day; null for the last leg), `home_stop_id` (the
+    day's first boarding stop) and `n_legs` (legs of the card that day).
     """
     taps = (
         boardings.lazy()
+        .with_row_index("tap_row")
         .filter((pl.col("placement") == "placed") & pl.col("card_hash").is_not_null())
-        .select("transaction_id", "card_hash", *RUN_KEY, "stop_sequence", "stop_id", "event_at")
-        .sort("card_hash", "event_at")
-    )
-    changed = pl.any_horizontal(
-        *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_hash", *RUN_KEY)]
-    )
-    taps = taps.with_columns(changed.cum_sum().alias("leg_id"))
-    day = ["card_hash", "service_date"]
-    legs = (
-        taps.group_by("leg_id")
-        .agg(
-            pl.col("card_hash", *RUN_KEY, "stop_sequence", "stop_id", "event_at").first(),
+        .select(
+            "tap_row",
+            "transaction_id",
+            "card_hash",
+            _card_key(pl.col("card_hash")).alias("card_key"),
+            *RUN_KEY,
+            "stop_sequence",
+            "stop_id",
+            "event_at",
         )
-        .sort("card_hash", "event_at")
-        .with_columns(
-            pl.col("stop_id").shift(-1).over(day).alias("next_stop_id"),
-            pl.col("event_at").shift(-1).over(day).alias("next_at"),
-            pl.col("stop_id").first().over(day).alias("home_stop_id"),
-            pl.len().over(day).alias("n_legs"),
-        )
+        .collect()
     )
-    return taps.select("transaction_id", "leg_id").collect(), legs.collect()
+    # Cards are grouped by a 64-bit hash of the card id (sorting the ids as strings costs
+    # more than the rest of the chaining); two cards that share a hash would end up in one
+    # group, in time order, so the first changes of card id within a hash group reveal it
+    # and the ids are then numbered exactly instead. Taps of one card in the same instant
+    # (two validators, a clock's resolution) chain in transaction id order.
+    taps = taps.sort("card_key", "event_at", "transaction_id")
+    same_key = pl.col("card_key") == pl.col("card_key").shift(1)
+    if taps.select((same_key & (pl.col("card_hash") != pl.col("card_hash").shift(1))).any()).item():
+        taps = taps.with_columns(
+            pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
+        ).sort("card_key", "event_at", "transaction_id")
+    is_new_leg = pl.any_horizontal(
+        *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", *RUN_KEY)]
+    )
+    taps = taps.with_columns(is_new_leg.alias("is_new_leg")).with_columns(
+        (pl.col("is_new_leg").cum_sum() - 1).alias("leg_id")
+    )
+    # A leg starts at its first tap. Days group a card's legs by service date, in time order;
+    # each day must be a contiguous block (a window expression over (card, day) does the same
+    # and costs ten times more). It is, unless a card's service dates go back in time (a tap on
+    # the night run of the day before after one on the new day's first run): then the legs are
+    # regrouped by day, stably, and put back in leg order afterwards.
+    first_taps = taps.filter("is_new_leg")
+    is_same_card = pl.col("card_key") == pl.col("card_key").shift(1)
+    is_regrouped = first_taps.select(
+        (is_same_card & (pl.col("service_date") < pl.col("service_date").shift(1))).any()
+    ).item()
+    if is_regrouped:
+        first_taps = first_taps.sort("card_key", "service_date", maintain_order=True)
+    is_new_day = pl.any_horizontal(
+        *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", "service_date")]
+    )
+    is_last_of_day = is_new_day.shift(-1, fill_value=True)
+    row = pl.int_range(pl.len(), dtype=pl.UInt32)
+    legs = first_taps.lazy().with_columns(
+        pl.when(~is_last_of_day).then(pl.col("stop_id").shift(-1)).alias("next_stop_id"),
+        pl.when(~is_last_of_day).then(pl.col("event_at").shift(-1)).alias("next_at"),
+        pl.when(is_new_day).then(pl.col("stop_id")).forward_fill().alias("home_stop_id"),
+        (
+            pl.when(is_last_of_day).then(row).backward_fill()
+            - pl.when(is_new_day).then(row).forward_fill()
+            + 1
+        ).alias("n_legs"),
+    )
+    if is_regrouped:
+        legs = legs.sort("leg_id")
+    legs_frame = legs.select(
+        "leg_id",
+        "card_hash",
+        *RUN_KEY,
+        "stop_sequence",
+        "stop_id",
+        "event_at",
+        "next_stop_id",
+        "next_at",
+        "home_stop_id",
+        "n_legs",
+    ).collect()
+    leg_of_tap = np.full(boardings.height, -1, dtype=np.int64)
+    leg_of_tap[taps["tap_row"].to_numpy()] = taps["leg_id"].to_numpy()
+    return leg_of_tap, legs_frame
+
+
+def _card_key(card_hash: pl.Expr) -> pl.Expr:
+    """A 64-bit hash of the card id (fixed seed: within a run, the same id gets the same key)."""
+    return card_hash.hash(seed=0)
 
 
 def match_alighting_stops(
     legs: pl.DataFrame,
     stop_visits: pl.DataFrame,
     stops: pl.DataFrame,
-    options: AlightingOptions,
 ) -> pl.DataFrame:
     """For each chainable leg, the stop of its run nearest to its target stop.
 
     `legs`: `build_legs` output with `target_stop_id`. Returns `leg_id`,
     `alighting_stop_sequence`, `alighting_stop_id`, `walk_m` (metres to the target) for legs
     with at least one candidate stop (after the boarding stop, reached before the next
-    boarding).
+    boarding); of candidates equally near, the first in stop sequence.
     """
-    xy = stops.select("stop_id", "stop_x_m", "stop_y_m").unique("stop_id", keep="last")
+    xy = stops.select("stop_id", "stop_x_m", "stop_y_m").unique("stop_id", keep="last").drop_nulls()
     visits = (
         stop_visits.filter(pl.col("arrival_at").is_not_null())
-        .select(*RUN_KEY, "stop_sequence", "stop_id", "arrival_at")
+        .select(*RUN_KEY, pl.col("stop_sequence").cast(pl.Int32), "stop_id", "arrival_at")
         .join(xy, on="stop_id", how="inner")
+        .sort(*RUN_KEY, "stop_sequence")
     )
-    targets = legs.join(
-        xy.rename({"stop_id": "target_stop_id", "stop_x_m": "tx", "stop_y_m": "ty"}),
-        on="target_stop_id",
-        how="inner",
-    ).select("leg_id", *RUN_KEY, pl.col("stop_sequence").alias("board_seq"), "tx", "ty", "next_at")
-    out = []
-    for start in range(0, targets.height, options.chunk_legs):
-        chunk = targets.slice(start, options.chunk_legs)
-        cand = (
-            chunk.lazy()
-            .join(visits.lazy(), on=RUN_KEY, how="inner")
-            .filter(
-                (pl.col("stop_sequence") > pl.col("board_seq"))
-                & (pl.col("next_at").is_null() | (pl.col("arrival_at") <= pl.col("next_at")))
-            )
-            .with_columns(
-                (
-                    (pl.col("stop_x_m") - pl.col("tx")) ** 2
-                    + (pl.col("stop_y_m") - pl.col("ty")) ** 2
-                )
-                .sqrt()
-                .alias("walk_m")
-            )
-            .group_by("leg_id")
-            .agg(
-                pl.col("stop_sequence")
-                .get(pl.col("walk_m").arg_min())
-                .alias("alighting_stop_sequence"),
-                pl.col("stop_id").get(pl.col("walk_m").arg_min()).alias("alighting_stop_id"),
-                pl.col("walk_m").min(),
-            )
+    # each run's visits are one slice [first_visit, end_visit) of the sorted visits
+    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
+    runs = (
+        visits.select(RUN_KEY)
+        .with_row_index("first_visit")
+        .filter(new_run)
+        .with_columns(pl.col("first_visit").shift(-1, fill_value=visits.height).alias("end_visit"))
+    )
+    targets = (
+        legs.join(
+            xy.rename({"stop_id": "target_stop_id", "stop_x_m": "tx", "stop_y_m": "ty"}),
+            on="target_stop_id",
+            how="inner",
         )
-        out.append(cand.collect())
-    if not out:
-        return pl.DataFrame(
-            schema={
-                "leg_id": pl.UInt32,
-                "alighting_stop_sequence": pl.Int32,
-                "alighting_stop_id": pl.String,
-                "walk_m": pl.Float64,
-            }
-        )
-    return pl.concat(out)
+        .join(runs, on=RUN_KEY, how="inner")
+        .select("leg_id", "first_visit", "end_visit", "stop_sequence", "tx", "ty", "next_at")
+    )
+    best_visit, walk_m = _nearest_visits(
+        first_visit=_kernel_array(targets["first_visit"], pl.Int64),
+        end_visit=_kernel_array(targets["end_visit"], pl.Int64),
+        board_sequence=_kernel_array(targets["stop_sequence"], pl.Int64),
+        target_x_m=_kernel_array(targets["tx"], pl.Float64),
+        target_y_m=_kernel_array(targets["ty"], pl.Float64),
+        next_board_us=_kernel_array(_instant_us(targets["next_at"], _NO_LIMIT_US), pl.Int64),
+        visit_sequence=_kernel_array(visits["stop_sequence"], pl.Int64),
+        visit_x_m=_kernel_array(visits["stop_x_m"], pl.Float64),
+        visit_y_m=_kernel_array(visits["stop_y_m"], pl.Float64),
+        visit_arrival_us=_kernel_array(_instant_us(visits["arrival_at"], 0), pl.Int64),
+    )
+    found = best_visit >= 0
+    rows = pl.Series(best_visit[found])
+    return pl.DataFrame(
+        {
+            "leg_id": targets["leg_id"].filter(pl.Series(found)),
+            "alighting_stop_sequence": visits["stop_sequence"].gather(rows),
+            "alighting_stop_id": visits["stop_id"].gather(rows),
+            "walk_m": walk_m[found],
+        },
+        schema=_FOUND_SCHEMA,
+    )
+
+
+_FOUND_SCHEMA = {
+    "leg_id": pl.UInt32,
+    "alighting_stop_sequence": pl.Int32,
+    "alighting_stop_id": pl.String,
+    "walk_m": pl.Float64,
+}
+
+_NO_LIMIT_US = np.iinfo(np.int64).max
+"""`next_board_us` of a day's last leg: every later stop of its run is a candidate"""
+
+
+def _instant_us(instants: pl.Series, null_us: int) -> pl.Series:
+    """UTC instants as integer microseconds since the epoch; nulls become `null_us`."""
+    return instants.dt.cast_time_unit("us").dt.epoch("us").fill_null(null_us)
+
+
+def _kernel_array(series: pl.Series, dtype: type[pl.DataType]) -> np.ndarray:
+    """`series` as a writable numpy array of `dtype`, so the kernel compiles once per run."""
+    return series.cast(dtype).to_numpy(writable=True)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _nearest_visits(  # pragma: no cover - compiled; tested through compute_alightings
+    first_visit,
+    end_visit,
+    board_sequence,
+    target_x_m,
+    target_y_m,
+    next_board_us,
+    visit_sequence,
+    visit_x_m,
+    visit_y_m,
+    visit_arrival_us,
+):
+    """Per leg, the visit of its run nearest its target stop; returns (visit row, metres).
+
+    The legs' columns are by leg: its run's visits are rows `first_visit` .. `end_visit` - 1
+    of the visits' columns (`visit_*`, in stop sequence order). A candidate comes after
+    `board_sequence` and arrives no later than `next_board_us` (µs since the epoch). The row
+    is -1 (and the metres NaN) for a leg with no candidate; of candidates equally near, the
+    first in stop sequence wins.
+
+    No vectorised form: the candidates of a leg are a slice of its run of varying length,
+    so a join expands every leg to its run's later stops (tens of rows per tap, about 30 M
+    rows for a million taps) only to keep one of them; this scan reads each slice in place.
+    """
+    n = first_visit.shape[0]
+    best_visit = np.full(n, -1, dtype=np.int64)
+    walk_m = np.full(n, np.nan, dtype=np.float64)
+    for i in range(n):
+        best = np.inf
+        for v in range(first_visit[i], end_visit[i]):
+            if visit_sequence[v] <= board_sequence[i] or visit_arrival_us[v] > next_board_us[i]:
+                continue
+            dx = visit_x_m[v] - target_x_m[i]
+            dy = visit_y_m[v] - target_y_m[i]
+            d = np.sqrt(dx**2 + dy**2)
+            if d < best:
+                best = d
+                best_visit[i] = v
+        if best_visit[i] >= 0:
+            walk_m[i] = best
+    return best_visit, walk_m
 
 
 def compute_alightings(
@@ -157,7 +277,7 @@ def compute_alightings(
     ('chained', 'chained_home' or 'unlinked'; null for unplaced taps); `reason` explains
     unplaced and unlinked taps (pt-BR).
     """
-    tap_legs, legs = build_legs(boardings)
+    leg_of_tap, legs = build_legs(boardings)
     legs = legs.with_columns(
         pl.when(pl.col("n_legs") >= 2)
         .then(pl.coalesce("next_stop_id", "home_stop_id"))
@@ -170,15 +290,14 @@ def compute_alightings(
         .alias("chain"),
     )
     found = match_alighting_stops(
-        legs.filter(pl.col("target_stop_id").is_not_null()), stop_visits, stops, options
+        legs.filter(pl.col("target_stop_id").is_not_null()), stop_visits, stops
     )
     leg_result = (
-        legs.join(found, on="leg_id", how="left")
+        legs.join(found, on="leg_id", how="left", maintain_order="left")
         .with_columns(
             (pl.col("walk_m") <= options.walk_max_m).fill_null(False).alias("is_linked"),
         )
         .select(
-            "leg_id",
             pl.when("is_linked").then("alighting_stop_sequence").alias("alighting_stop_sequence"),
             pl.when("is_linked").then("alighting_stop_id").alias("alighting_stop_id"),
             pl.when("is_linked").then("walk_m").alias("walk_m"),
@@ -197,9 +316,11 @@ def compute_alightings(
         pl.when(pl.col("card_hash").is_null()).then(pl.lit("no_card")).otherwise("unlinked_code")
     )
     unlinked_text = unlinked_code.replace_strict(UNLINKED_REASONS, default=None) + pl.lit(_SCALED)
+    # legs are numbered in row order: each tap takes its leg's row (null outside every leg)
+    tap_leg = pl.Series(leg_of_tap)
+    tap_leg = tap_leg.set(tap_leg < 0, None)  # type: ignore[arg-type]
     return (
-        boardings.join(tap_legs, on="transaction_id", how="left")
-        .join(leg_result, on="leg_id", how="left")
+        boardings.with_columns(leg_result[c].gather(tap_leg) for c in leg_result.columns)
         .with_columns(
             pl.col("alighting_stop_sequence").cast(pl.Int32),
             pl.when(is_placed)
@@ -212,5 +333,5 @@ def compute_alightings(
             .otherwise("reason")
             .alias("reason"),
         )
-        .drop("leg_id", "method", "unlinked_code")
+        .drop("method", "unlinked_code")
     )

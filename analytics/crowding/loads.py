@@ -173,7 +173,8 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
     """First tier for the unlinked boarders: the line-direction's linked riders who boarded at
     the same stop over the period (its origin-destination shares), over the stops the run
     reaches after it. Adds `n_alightings_od` and leaves in `u` only the boarders no such
-    rider covers (for `_scaled_alightings`)."""
+    rider covers (for `_scaled_alightings`). `v` has one row per run (numbered by
+    `run_number`) and stop."""
     seq = "stop_sequence"
     od = (
         linked.group_by(
@@ -189,38 +190,40 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
         )
     )
     unlinked = v.filter(pl.col("u") > 0).select(
-        *RUN_KEY,
+        "run_number",
         "route_id",
         "direction_id",
         pl.col(seq).alias("from_seq"),
         pl.col("stop_id").alias("from_stop_id"),
         "u",
     )
-    dest = v.select(*RUN_KEY, pl.col(seq).alias("to_seq"), pl.col("stop_id").alias("to_stop_id"))
+    dest = v.select(
+        "run_number", pl.col(seq).alias("to_seq"), pl.col("stop_id").alias("to_stop_id")
+    )
     cand = (
         unlinked.join(od, on=["route_id", "direction_id", "from_stop_id"], how="inner")
-        .join(dest, on=[*RUN_KEY, "to_stop_id"], how="inner")
+        .join(dest, on=["run_number", "to_stop_id"], how="inner")
         .filter(pl.col("to_seq") > pl.col("from_seq"))
         # a loop may pass the same stop twice: riders get off the first time
-        .group_by(*RUN_KEY, "from_seq", "to_stop_id")
+        .group_by("run_number", "from_seq", "to_stop_id")
         .agg(pl.col("to_seq").min(), pl.col("u", "n_od").first())
         .with_columns(
-            (pl.col("u") * pl.col("n_od") / pl.col("n_od").sum().over(*RUN_KEY, "from_seq")).alias(
-                "a"
-            )
+            (
+                pl.col("u") * pl.col("n_od") / pl.col("n_od").sum().over("run_number", "from_seq")
+            ).alias("a")
         )
     )
-    to_stop = cand.group_by(*RUN_KEY, pl.col("to_seq").alias(seq)).agg(
+    to_stop = cand.group_by("run_number", pl.col("to_seq").alias(seq)).agg(
         pl.col("a").sum().alias("n_alightings_od")
     )
     covered = (
-        cand.select(*RUN_KEY, pl.col("from_seq").alias(seq))
+        cand.select("run_number", pl.col("from_seq").alias(seq))
         .unique()
         .with_columns(pl.lit(True).alias("is_od"))
     )
     return (
-        v.join(to_stop, on=[*RUN_KEY, seq], how="left")
-        .join(covered, on=[*RUN_KEY, seq], how="left")
+        v.join(to_stop, on=["run_number", seq], how="left")
+        .join(covered, on=["run_number", seq], how="left")
         .with_columns(
             pl.col("n_alightings_od").fill_null(0.0),
             pl.when(pl.col("is_od").fill_null(False)).then(0.0).otherwise("u").alias("u"),
@@ -231,7 +234,8 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
 
 def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     """Alightings of the unlinked boarders `u` spread over downstream stops, in three tiers
-    of weights (`w_trip`, `w_pattern`, `w_even`); adds `n_alightings_scaled`.
+    of weights (`w_trip`, `w_pattern`, `w_even`); adds `n_alightings_scaled`. `v` has one
+    row per run (numbered by `run_number`) and stop.
 
     For weights w over a run's stops, the boarders u_s of stop s are sent to t > s in shares
     w_t / R_s with R_s = sum of w after s; the total reaching t is w_t * sum_{s<t} u_s / R_s,
@@ -240,8 +244,8 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     tiers = ("w_trip", "w_pattern", "w_even")
     exprs = []
     for w in tiers:
-        after = pl.col(w).sum().over(RUN_KEY) - pl.col(w).cum_sum().over(
-            RUN_KEY, order_by="stop_sequence"
+        after = pl.col(w).sum().over("run_number") - pl.col(w).cum_sum().over(
+            "run_number", order_by="stop_sequence"
         )
         exprs.append(after.alias(f"r_{w}"))
     v = v.with_columns(exprs)
@@ -258,7 +262,7 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     total = pl.lit(0.0)
     for i, w in enumerate(tiers):
         share = pl.when(pl.col("tier") == i).then(pl.col("u") / pl.col(f"r_{w}")).otherwise(0.0)
-        before = share.cum_sum().over(RUN_KEY, order_by="stop_sequence") - share
+        before = share.cum_sum().over("run_number", order_by="stop_sequence") - share
         total = total + pl.col(w) * before
     return v.with_columns(total.alias("n_alightings_scaled"))
 
@@ -336,7 +340,11 @@ def compute_loads(
     linked = placed.filter(pl.col("alighting_stop_sequence").is_not_null()).join(
         route, on=["service_date", "trip_id"], how="left"
     )
-    v = _od_alightings(v, linked, options).sort(*RUN_KEY, seq)
+    # joins and windows on an integer run number cost a fraction of those on the (string)
+    # run key
+    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
+    v = v.sort(*RUN_KEY, seq).with_columns(new_run.cum_sum().alias("run_number"))
+    v = _od_alightings(v, linked, options).sort("run_number", seq)
     v = _scaled_alightings(v).with_columns(
         pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
         (pl.col("w_trip") + pl.col("n_alightings_scaled") + pl.col("n_alightings_od")).alias(
@@ -372,7 +380,7 @@ def compute_loads(
     load = (
         (pl.col("n_boardings") - pl.col("n_alightings"))
         .cum_sum()
-        .over(RUN_KEY, order_by=seq)
+        .over("run_number", order_by=seq)
         .round(9)
         .clip(lower_bound=0.0)
     )

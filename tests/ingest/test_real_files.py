@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ingest.writing import IngestCounts
 
 from core.profile import load_profile
 from core.store import Store
 from ingest.files import ingest_file
 from ingest.options import IngestOptions
+from ingest.writing import IngestCounts
 from tests.conftest import shared_data
 
 PROFILE = load_profile("bento-goncalves-2021")

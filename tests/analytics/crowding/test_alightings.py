@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from analytics.crowding import alightings
 from analytics.crowding.alightings import AlightingOptions, compute_alightings
 from analytics.crowding.boardings import compute_boardings
 from tests.analytics.crowding.test_boardings import TZ, line_r
@@ -67,5 +68,63 @@ def test_a_walk_beyond_the_limit_leaves_the_leg_unlinked() -> None:
     assert got["t02"][0] == "chained"  # 0 m: still linked
 
 
-def test_small_chunks_give_the_same_result(alighted: pl.DataFrame) -> None:
-    assert placements(AlightingOptions(walk_max_m=1000.0, chunk_legs=1)).equals(alighted)
+def test_cards_sharing_a_hash_are_still_told_apart(
+    alighted: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every card id on one 64-bit key: the chaining must notice and number the ids exactly
+    monkeypatch.setattr(alightings, "_card_key", lambda card_hash: pl.lit(7, pl.UInt64))
+    assert placements().equals(alighted)
+
+
+def test_the_chaining_does_not_depend_on_the_order_of_the_taps(alighted: pl.DataFrame) -> None:
+    taps = line_r("taps", "fare_transactions")
+    visits = line_r("stop_visits", "stop_visits")
+    b = compute_boardings(taps, visits, timezone=TZ)
+    # a second tap of card c1 in the same instant as t13 (two validators); the chaining
+    # breaks same-instant ties by transaction id, so any input order gives one answer
+    tie = b.filter(pl.col("transaction_id") == "t13").with_columns(
+        pl.lit("t00").alias("transaction_id")
+    )
+    with_tie = pl.concat([b, tie])
+    outs = [
+        compute_alightings(
+            with_tie.sample(fraction=1.0, shuffle=True, seed=s), visits, line_r("stops"), WALK_1KM
+        ).sort("transaction_id")
+        for s in range(4)
+    ]
+    assert all(o.equals(outs[0]) for o in outs[1:])
+    got = by_tap(outs[0], "alighting_stop_id", "alighting_method")
+    assert got["t00"] == got["t13"] == got["t01"] == ("C", "chained")  # one leg
+    assert outs[0].filter(pl.col("transaction_id") != "t00").equals(alighted)
+
+
+def test_a_card_whose_service_dates_go_back_keeps_each_day_whole() -> None:
+    taps = line_r("taps", "fare_transactions")
+    visits = line_r("stop_visits", "stop_visits")
+    b = compute_boardings(taps, visits, timezone=TZ)
+    # c2's 10:22 tap (V2 at B) handed to c1 on the night run of the day before: c1 rides
+    # 09:50 on day D, 10:22 on day D-1, 10:27 on day D
+    moved = pl.col("transaction_id") == "t07"
+    b = b.with_columns(
+        pl.when(moved).then(pl.lit("c1")).otherwise("card_hash").alias("card_hash"),
+        pl.when(moved)
+        .then(pl.col("service_date") - pl.duration(days=1))
+        .otherwise("service_date")
+        .alias("service_date"),
+    )
+    leg_of_tap, legs = alightings.build_legs(b)
+    row = {t: i for i, t in enumerate(b["transaction_id"])}
+    leg = {t: legs.row(int(leg_of_tap[row[t]]), named=True) for t in ("t01", "t13", "t07", "t05")}
+    assert leg["t01"] == leg["t13"]  # one leg
+    assert (leg["t01"]["next_stop_id"], leg["t01"]["n_legs"]) == ("C", 2)
+    assert (leg["t05"]["next_stop_id"], leg["t05"]["home_stop_id"], leg["t05"]["n_legs"]) == (
+        None,
+        "A",
+        2,
+    )
+    assert (leg["t07"]["next_stop_id"], leg["t07"]["home_stop_id"], leg["t07"]["n_legs"]) == (
+        None,
+        "B",
+        1,
+    )
+    assert legs["leg_id"].to_list() == list(range(legs.height))
