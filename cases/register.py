@@ -33,7 +33,8 @@ from cases.states import STATES, SUGERIDA, VERDICT_STATES
 
 
 # -- reading -----------------------------------------------------------------------------------
-def _case_row(conn: Connection, case_id: int, *, lock: bool = False) -> Any:
+def read_case_row(conn: Connection, case_id: int, *, lock: bool = False) -> Any:
+    """The `cases` row of `case_id` (locked for update when `lock`); a CaseError when absent."""
     query = sa.select(CASES).where(CASES.c.case_id == case_id)
     if lock:
         query = query.with_for_update()  # PostgreSQL row lock; SQLite already holds the db lock
@@ -46,7 +47,7 @@ def _case_row(conn: Connection, case_id: int, *, lock: bool = False) -> Any:
 def get_case(db: CaseDB, account: Account, case_id: int) -> dict[str, Any]:
     """One case as a dict of its columns, plus `events` (list of dicts, oldest first)."""
     with db.read() as conn:
-        row = _case_row(conn, case_id)
+        row = read_case_row(conn, case_id)
         _authorize_read(account, row)
         events = conn.execute(
             sa.select(CASE_EVENTS)
@@ -65,7 +66,7 @@ def get_case(db: CaseDB, account: Account, case_id: int) -> dict[str, Any]:
 def read_evidence(db: CaseDB, account: Account, case_id: int) -> tuple[str, str]:
     """(package JSON, SHA-256 recorded at lavratura) of a case."""
     with db.read() as conn:
-        row = _case_row(conn, case_id)
+        row = read_case_row(conn, case_id)
         _authorize_read(account, row)
         got = conn.execute(
             sa.select(CASE_EVIDENCE.c.package, CASE_EVIDENCE.c.sha256).where(

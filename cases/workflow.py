@@ -34,7 +34,7 @@ from cases.calendar import BusinessCalendar, procedure_of
 from cases.db import CASE_EVENTS, CASE_EVIDENCE, CASES, CaseDB, now_utc
 from cases.deadlines import CaseDeadlines
 from cases.errors import CaseError
-from cases.register import _case_row
+from cases.register import read_case_row
 from cases.roles import (
     DEFESA,
     DESCARTAR,
@@ -94,7 +94,7 @@ class Workflow(CaseDeadlines, CaseSanctions):
                 hint="registre o ato na data em que foi praticado",
             )
         with self.db.begin() as conn:
-            row = _case_row(conn, case_id, lock=True)
+            row = read_case_row(conn, case_id, lock=True)
             authorize(by, action, operator_id=row.operator_id)
             target = TRANSITIONS.get((row.state, action))
             if target is None:
@@ -402,7 +402,7 @@ class Workflow(CaseDeadlines, CaseSanctions):
         """Set or lift the legal hold of a case (its raw days are never deleted while held)."""
         authorize(by, HOLD)
         with self.db.begin() as conn:
-            _case_row(conn, case_id, lock=True)
+            read_case_row(conn, case_id, lock=True)
             conn.execute(CASES.update().where(CASES.c.case_id == case_id).values(is_legal_hold=on))
             record_audit(
                 conn, by.name, "legal_hold", f"caso {case_id}", f"{'on' if on else 'off'}: {reason}"
