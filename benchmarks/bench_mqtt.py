@@ -26,7 +26,9 @@ import time
 from pathlib import Path
 
 from core.store import Store
-from ingest.mqtt import ListenerOptions, MqttConsumer, make_batch_writer
+from ingest.mqtt import MqttConsumer
+from ingest.mqtt_batches import make_batch_writer
+from ingest.mqtt_options import ListenerOptions
 from tests.mosquitto import LISTENER_USER, Broker
 
 N_VEHICLES = 50

@@ -4,7 +4,11 @@
 - `roles`: roles, what each may read and do, the operator filter of the query layer
 - `accounts`: local accounts (argon2 hashes), authentication; `audit`: the audit log
 - `calendar`: business days with national, state and municipal holidays
-- `workflow`: the case state machine, deadlines, overdue cases, judged repeats, sanctions
+- `states`: states, verdicts, transitions, sanction names, auto fields, attachments
+- `register`: opening a case, reading one case and the list an account may see
+- `workflow`: the case state machine (the acts and their checks)
+- `deadlines`: due dates of each act, overdue cases; `sanctions`: sanctions, judged repeats,
+  the suspension count
 - `evidence`: the evidence package of a case and the digests of raw days (`pontual verify`)
 
 Layer: between dashboard and analytics (reads the analytic store, never writes derived tables).

@@ -10,7 +10,8 @@ Delivery contract (see ingest/README.md, "MQTT topics and payloads"):
 - batches close on size (`batch_size` messages) or age (`batch_interval_s`), whichever first.
 
 `MqttConsumer` holds the state (connection, pending batch); `pontual listen` runs it until a
-signal, and the real-time server reuses it through the `on_batch_committed` hook.
+signal, and the real-time server reuses it through the `on_batch_committed` hook. Its options are
+`ingest.mqtt_options`, its batch writer `ingest.mqtt_batches`, its socket `ingest.mqtt_socket`.
 """
 
 from __future__ import annotations
@@ -20,194 +21,22 @@ import select
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import paho.mqtt.client as mqtt
 import polars as pl
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.errors import ConfigError, InputError
+from core.errors import InputError
 from core.store import Store
-from ingest.cards import require_store_key
-from ingest.mqtt_payloads import (
-    DEFAULT_MAX_FIELD_BYTES,
-    DEFAULT_MAX_MESSAGE_BYTES,
-    MessageFrames,
-    build_message_frames,
-    build_unprocessable_quarantine,
-)
-from ingest.options import IngestOptions
-from ingest.rules import (
-    compute_avl_judged,
-    compute_fare_judged,
-    compute_judged_isolating,
-    read_network_context,
-)
-from ingest.writing import IngestCounts, write_judged
+from ingest.mqtt_batches import BatchCounts, BatchHook, BatchWriter
+from ingest.mqtt_options import RECEIVE_MAXIMUM, ListenerOptions
+from ingest.mqtt_payloads import MessageFrames, build_message_frames, build_unprocessable_quarantine
+from ingest.mqtt_socket import BufferedClient, BufferedSocket
 
 log = logging.getLogger(__name__)
-
-# MQTT 5 Receive Maximum is a 16-bit count: the most unacknowledged messages a broker may send.
-RECEIVE_MAXIMUM = 65_535
-
-
-class ListenerOptions(BaseModel):
-    """How `pontual listen` connects, batches and stops (units in the names)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    host: str = Field("127.0.0.1", description="broker host name or address")
-    port: int = Field(1883, ge=1, le=65_535, description="broker TCP port (8883 for TLS)")
-    username: str | None = Field(None, description="broker account (the listener's, read-only)")
-    password: str | None = Field(None, description="password of the broker account")
-    tls_ca_path: Path | None = Field(None, description="CA bundle: turns TLS on and verifies")
-    tls_cert_path: Path | None = Field(None, description="client certificate (mutual TLS)")
-    tls_key_path: Path | None = Field(None, description="client private key (mutual TLS)")
-    tls_insecure: bool = Field(False, description="skip the host-name check (tests only)")
-    client_id: str = Field(
-        "pontual-listener", min_length=1, description="fixed id: it names the persistent session"
-    )
-    topic_root: str = Field("pontual", min_length=1, description="first topic level")
-    shared_group: str | None = Field(
-        None,
-        description="MQTT 5 shared-subscription group ($share/<group>/...) for several listeners",
-    )
-    batch_size: int = Field(
-        5_000, ge=1, le=RECEIVE_MAXIMUM, description="commit when this many messages are pending"
-    )
-    batch_interval_s: float = Field(
-        1.0, gt=0, le=3_600, description="commit when the oldest pending message is this old"
-    )
-    session_expiry_s: int = Field(
-        7 * 86_400, ge=60, le=2**32 - 1, description="broker keeps the session this long offline"
-    )
-    keepalive_s: int = Field(30, ge=5, le=3_600, description="MQTT keep-alive interval")
-    reconnect_max_delay_s: float = Field(
-        10.0, gt=0, le=600, description="longest wait between reconnection attempts"
-    )
-    snapshot_interval_s: float = Field(
-        60.0, ge=0, description="publish the readers' snapshot at most this often (0: never)"
-    )
-    max_message_bytes: int = Field(
-        DEFAULT_MAX_MESSAGE_BYTES,
-        ge=256,
-        le=16 * 1024 * 1024,
-        description="a larger payload is quarantined unread (bytes)",
-    )
-    max_field_bytes: int = Field(
-        DEFAULT_MAX_FIELD_BYTES,
-        ge=16,
-        le=64 * 1024,
-        description="a message with a longer field value is quarantined (bytes, UTF-8)",
-    )
-    max_messages: int | None = Field(None, ge=1, description="stop after this many (tests)")
-    idle_exit_s: float | None = Field(None, gt=0, description="stop after this long idle (tests)")
-
-    @model_validator(mode="after")
-    def _tls_pairs(self) -> ListenerOptions:
-        if (self.tls_cert_path is None) != (self.tls_key_path is None):
-            raise ValueError("tls_cert_path and tls_key_path go together")
-        if self.password is not None and self.username is None:
-            raise ValueError("a password needs a username")
-        return self
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.tls_ca_path is not None or self.tls_cert_path is not None
-
-    def topics(self) -> list[str]:
-        """Subscription filters: every operator and vehicle, AVL and fares."""
-        base = [f"{self.topic_root}/avl/+/+", f"{self.topic_root}/fares/+/+"]
-        if self.shared_group:
-            return [f"$share/{self.shared_group}/{t}" for t in base]
-        return base
-
-
-def build_listener_options(**values: object) -> ListenerOptions:
-    """`ListenerOptions` from keyword values (None keeps the default), as a ConfigError."""
-    given = {k: v for k, v in values.items() if v is not None}
-    try:
-        return ListenerOptions.model_validate(given)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "options"
-        raise ConfigError(
-            f"listener option {field}: {first['msg']}",
-            where=f"option {field}",
-            hint="see `pontual listen --help` for the accepted values",
-        ) from exc
-
-
-@dataclass(frozen=True)
-class BatchCounts:
-    """What one committed batch did, in messages."""
-
-    n_messages: int
-    n_accepted: int
-    n_duplicate: int
-    n_quarantined: int
-    commit_s: float
-
-
-class BatchWriter(Protocol):
-    """Writes the record frames of one batch inside the caller's transaction.
-
-    Returns (accepted, duplicate, quarantined) counts over both frames.
-    """
-
-    def __call__(
-        self, store: Store, frames: MessageFrames
-    ) -> tuple[int, int, int]: ...  # pragma: no cover
-
-
-BatchHook = Callable[[pl.DataFrame, pl.DataFrame], None]
-
-
-class _BufferedSocket:
-    """A socket that reads up to 256 KiB per system call and serves paho from the buffer.
-
-    paho-mqtt reads each packet in three `recv` calls (1 byte, length bytes, body) and waits in
-    `select` before each packet; with small AVL messages that, not parsing, bounds throughput.
-    paho asks `pending()` (as for TLS sockets) and skips `select` while bytes are buffered.
-    """
-
-    READ_BYTES = 256 * 1024
-
-    def __init__(self, sock: Any) -> None:
-        self._sock = sock
-        self._buf = bytearray()
-        self._pos = 0
-
-    def recv(self, bufsize: int) -> bytes:
-        if self._pos >= len(self._buf):
-            data = self._sock.recv(self.READ_BYTES)  # raises BlockingIOError when empty
-            if not data:
-                return b""
-            self._buf = bytearray(data)
-            self._pos = 0
-        end = min(self._pos + bufsize, len(self._buf))
-        out = bytes(self._buf[self._pos : end])
-        self._pos = end
-        return out
-
-    def pending(self) -> int:
-        inner = self._sock.pending() if hasattr(self._sock, "pending") else 0
-        return len(self._buf) - self._pos + inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sock, name)
-
-
-class _Client(mqtt.Client):
-    """paho Client whose socket reads in bulk (see `_BufferedSocket`)."""
-
-    def _create_socket(self) -> Any:
-        return _BufferedSocket(super()._create_socket())
 
 
 class MqttConsumer:
@@ -253,7 +82,7 @@ class MqttConsumer:
     # -- connection -------------------------------------------------------------------------
     def _make_client(self) -> mqtt.Client:
         opt = self.options
-        client = _Client(
+        client = BufferedClient(
             mqtt.CallbackAPIVersion.VERSION2,
             client_id=opt.client_id,
             protocol=mqtt.MQTTv5,
@@ -523,7 +352,7 @@ class MqttConsumer:
         sock = client.socket()
         if sock is None:
             return mqtt.MQTTErrorCode.MQTT_ERR_NO_CONN
-        buffered = isinstance(sock, _BufferedSocket) and sock.pending() > 0
+        buffered = isinstance(sock, BufferedSocket) and sock.pending() > 0
         readable = buffered
         if not buffered:
             wlist = [sock] if client.want_write() else []
@@ -537,7 +366,7 @@ class MqttConsumer:
             rc = client.loop_read()
             while (
                 rc == mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
-                and isinstance(sock, _BufferedSocket)
+                and isinstance(sock, BufferedSocket)
                 and sock.pending()
                 and len(self._topics) < self.options.batch_size
             ):
@@ -606,58 +435,3 @@ class MqttConsumer:
             select.select([], [sock], [], 0.1)
             if self.client.loop_write() != mqtt.MQTT_ERR_SUCCESS:
                 return
-
-
-# Payload field -> documented AVL raw column of `ingest.writing.write_avl_records`.
-AVL_RENAMES = {
-    "trip_id": "reported_trip_id",
-    "route_id": "reported_route_id",
-    "direction_id": "reported_direction_id",
-    "occupancy": "reported_occupancy",
-}
-
-
-def make_batch_writer(
-    *,
-    key: bytes,
-    source: str = "mqtt",
-    options: IngestOptions | None = None,
-    context_refresh_s: float = 300.0,
-) -> BatchWriter:
-    """The writer `pontual listen` uses: the ingest core's AVL and fare validation, per batch.
-
-    The network context (stop bounding box, fleet register) is read once and refreshed every
-    `context_refresh_s`, not per batch. `source` names the stream in `ingest_runs`; every row
-    keeps its own topic in the `source` column of the frame.
-    """
-    state: dict[str, Any] = {"context": None, "read_at": 0.0}
-
-    def write(store: Store, frames: MessageFrames) -> tuple[int, int, int]:
-        now = time.monotonic()
-        if state["context"] is None or now - state["read_at"] >= context_refresh_s:
-            state["context"] = read_network_context(store)
-            state["read_at"] = now
-        ctx = state["context"]
-        total = IngestCounts()
-        if frames.avl.height:
-            avl = compute_judged_isolating(
-                lambda raw: compute_avl_judged(raw, ctx, source=source, options=options),
-                frames.avl.rename(AVL_RENAMES),
-                target="vehicle_locations",
-                source=source,
-            )
-            total += write_judged(store, avl, source=source, run_kind="avl")
-        if frames.fares.height:
-            if not state.get("key_checked"):
-                require_store_key(store, key)
-                state["key_checked"] = True
-            fares = compute_judged_isolating(
-                lambda raw: compute_fare_judged(raw, ctx, source=source, key=key, options=options),
-                frames.fares,
-                target="fare_transactions",
-                source=source,
-            )
-            total += write_judged(store, fares, source=source, run_kind="fares")
-        return total.n_accepted, total.n_duplicate, total.n_quarantined
-
-    return write

@@ -10,7 +10,8 @@ Entry points: `day.run_match_day` (store in, store out) and `day.match_day` (fra
 Flow: `clean` (order, duplicates, spikes) -> `project` (shape passes near each ping, on the
 `shape_grid` of the `network`) -> `runs` (+ `stretches`: runs between terminals) -> `assign`
 (runs to trips, exclusive per day) -> `stop_visits` (the `crossings` rule) -> `outcomes`,
-`breakdowns`, `headways`. `batches` cuts the day into vehicle batches and runs the partition
+`breakdowns`, `headways`; `outcomes` also reads the day's `trip_context` (data `coverage`:
+feed outages, watched and dark vehicles; `evidence` besides GPS: ticketing, inspections). `batches` cuts the day into vehicle batches and runs the partition
 steps in threads or processes; `day` assembles the day. `disagreements` scores outcomes
 against a simulator's truth.
 """

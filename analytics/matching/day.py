@@ -29,17 +29,13 @@ from analytics.matching.batches import (
     work_batch,
 )
 from analytics.matching.breakdowns import find_breakdowns
-from analytics.matching.evidence import (
-    DayEvidence,
-    compute_avl_coverage,
-    compute_ping_activity,
-    compute_trip_context,
-)
+from analytics.matching.coverage import compute_avl_coverage, compute_ping_activity
 from analytics.matching.headways import compute_headways
 from analytics.matching.network import Network, build_network
 from analytics.matching.options import MatchOptions
 from analytics.matching.outcomes import compute_trip_outcomes
 from analytics.matching.stop_visits import compute_stop_visits
+from analytics.matching.trip_context import DayEvidence, compute_trip_context
 from core import __version__
 from core.instants import to_utc_instant
 from core.profile import Profile

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from analytics.matching.evidence import TripContext
 from analytics.matching.options import MatchOptions
 from analytics.matching.runs import itinerary_share
+from analytics.matching.trip_context import TripContext
 from core.instants import to_utc_instant
 from core.profile import Profile
 
@@ -75,7 +75,7 @@ def compute_trip_outcomes(
 ) -> pl.DataFrame:
     """Columns of `trip_outcomes` (without service_date/version columns) for `trips`.
 
-    `context`: `analytics.matching.evidence.compute_trip_context` of the day (None: judged by
+    `context`: `analytics.matching.trip_context.compute_trip_context` of the day (None: judged by
     the GPS runs alone, every feed taken as up)."""
     rules = profile.trips
     ev = profile.evidence

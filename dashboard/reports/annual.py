@@ -13,21 +13,9 @@ computes no index of its own, so its numbers are the store's.
 
 from __future__ import annotations
 
-from datetime import date
-
 import polars as pl
 
-from analytics.indices.fleet import compute_fleet_register
-from analytics.indices.grades import build_score_breakdown
 from analytics.indices.scopes import compute_line_scopes
-from analytics.indices.verdicts import (
-    GROUND_LABELS,
-    STATUS_LABELS,
-    Inputs,
-    build_verdict_criteria,
-    compute_verdict_outcomes,
-    verdicts_text,
-)
 from core.errors import ConfigError
 from core.indicators import to_label
 from core.periods import year_period
@@ -41,6 +29,14 @@ from dashboard.queries.infractions import read_suggested_infractions
 from dashboard.queries.overview import read_indicators
 from dashboard.queries.reports import read_monthly_judged, read_monthly_scheduled, read_year_surveys
 from dashboard.queries.snapshot import ALL
+from dashboard.reports.annual_methodology import build_methodology_paragraphs
+from dashboard.reports.annual_tables import (
+    compute_completeness,
+    compute_crowding_by_line,
+    compute_iqs_dimensions,
+    compute_month_table,
+)
+from dashboard.reports.annual_verdict import build_verdict_tables
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.model import (
     Chart,
@@ -78,179 +74,6 @@ FLEET_PREFIXES = ("vehicles_", "fleet_", "inspections_", "days_", "fees")
 def _scope_lines(scopes: pl.DataFrame, scope: str, scope_id: str) -> pl.DataFrame:
     key = "operator_id" if scope == "operator" else "lot_id"
     return scopes.filter(pl.col(key) == scope_id)
-
-
-def compute_month_table(
-    indicators: pl.DataFrame, year: int, names: tuple[str, ...]
-) -> pl.DataFrame:
-    """One row per month of `year` that has indicators: month (Date), then one column per
-    indicator id of `names` (its value; null when absent)."""
-    monthly = indicators.filter(pl.col("period").str.len_chars() == 7)
-    wide = (
-        monthly.filter(pl.col("indicator").is_in(names))
-        .pivot(on="indicator", index="period", values="value")
-        .sort("period")
-    )
-    for name in names:
-        if name not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(name))
-    return wide.select(
-        (pl.col("period") + "-01").str.to_date().alias("month"), *[pl.col(n) for n in names]
-    )
-
-
-def compute_iqs_dimensions(
-    surveys: pl.DataFrame, operators: list[str], year: int, profile: Profile
-) -> pl.DataFrame:
-    """Per profile IQS dimension: score_100 (mean score of the year's surveys, rescaled to
-    0-100 as the IQS is), n_surveys and n_respondents, over the scope's operators."""
-    q = profile.quality
-    lo, hi = q.iqs_score_scale.value
-    dims = pl.DataFrame({"dimension": q.iqs_dimensions.value})
-    got = (
-        surveys.filter(
-            pl.col("period").str.starts_with(f"{year:04d}")
-            & pl.col("operator_id").is_in(operators)
-            & pl.col("dimension").is_in(q.iqs_dimensions.value)
-        )
-        .group_by("dimension")
-        .agg(
-            ((pl.col("score") - lo) / (hi - lo) * 100.0).mean().alias("score_100"),
-            pl.len().cast(pl.Int64).alias("n_surveys"),
-            pl.col("n_respondents").sum().cast(pl.Int64).alias("n_respondents"),
-        )
-    )
-    return dims.join(got, on="dimension", how="left", maintain_order="left")
-
-
-def compute_crowding_by_line(
-    trips: pl.DataFrame, summary: pl.DataFrame, lines: pl.DataFrame
-) -> pl.DataFrame:
-    """Per line of the scope: n_runs (runs with a load profile), n_over_limit, over_limit_share
-    (0-1), max_standees_per_m2, n_hours_action (line-hours whose share over the limit asks for
-    more trips, art. 59 §1) and extra_trips_needed (sum)."""
-    runs = (
-        trips.join(lines.select("route_id"), on="route_id", how="semi")
-        .group_by("route_id")
-        .agg(
-            pl.len().cast(pl.Int64).alias("n_runs"),
-            pl.col("is_over_limit").fill_null(False).sum().cast(pl.Int64).alias("n_over_limit"),
-            pl.col("max_standees_per_m2").max(),
-        )
-    )
-    hours = (
-        summary.join(lines.select("route_id"), on="route_id", how="semi")
-        .group_by("route_id")
-        .agg(
-            pl.col("is_action_required").sum().cast(pl.Int64).alias("n_hours_action"),
-            pl.col("extra_trips_needed").fill_null(0).sum().cast(pl.Int64),
-        )
-    )
-    return (
-        runs.join(hours, on="route_id", how="full", coalesce=True)
-        .with_columns(
-            pl.col("n_runs", "n_over_limit", "n_hours_action", "extra_trips_needed").fill_null(0),
-        )
-        .with_columns(
-            pl.when(pl.col("n_runs") > 0)
-            .then(pl.col("n_over_limit") / pl.col("n_runs"))
-            .alias("over_limit_share")
-        )
-        .select(
-            "route_id",
-            "n_runs",
-            "n_over_limit",
-            "over_limit_share",
-            "max_standees_per_m2",
-            "n_hours_action",
-            "extra_trips_needed",
-        )
-        .sort("route_id")
-    )
-
-
-def compute_completeness(
-    scheduled: pl.DataFrame, observed: pl.DataFrame, lines: pl.DataFrame
-) -> pl.DataFrame:
-    """Per month: n_scheduled (scheduled_trips), n_with_outcome (trips the matching judged),
-    n_with_gps (judged trips with at least one ping of a run behind them), share_judged and
-    share_gps (0-1, of the scheduled trips), over the scope's lines."""
-    keep = lines.select("route_id")
-    sched = (
-        scheduled.join(keep, on="route_id", how="semi")
-        .group_by("month")
-        .agg(pl.col("n_scheduled").sum())
-    )
-    obs = (
-        observed.join(keep, on="route_id", how="semi")
-        .group_by("month")
-        .agg(pl.col("n_with_outcome").sum(), pl.col("n_with_gps").sum())
-    )
-    return (
-        sched.join(obs, on="month", how="full", coalesce=True)
-        .with_columns(
-            pl.col("n_scheduled", "n_with_outcome", "n_with_gps").fill_null(0).cast(pl.Int64)
-        )
-        .with_columns(
-            pl.when(pl.col("n_scheduled") > 0)
-            .then(pl.col("n_with_outcome") / pl.col("n_scheduled"))
-            .alias("share_judged"),
-            pl.when(pl.col("n_scheduled") > 0)
-            .then(pl.col("n_with_gps") / pl.col("n_scheduled"))
-            .alias("share_gps"),
-        )
-        .sort("month")
-    )
-
-
-def build_verdict_tables(
-    store: Store,
-    profile: Profile,
-    scope: str,
-    scope_id: str,
-    year: int,
-    grades: pl.DataFrame,
-    year_values: dict[str, float | None],
-    grade: dict[str, object],
-) -> tuple[pl.DataFrame, dict[str, str], pl.DataFrame]:
-    """The verdict criteria (with a pt-BR status_label), the outcome of each verdict and the
-    point breakdown of the grade, as the annual page shows them."""
-    start, end = date(year, 1, 1), date(year, 12, 31)
-    fleet_days = store.read("fleet_days", "service_date BETWEEN ? AND ?", [start, end])
-    vehicles = store.read("vehicles")
-    register = compute_fleet_register(vehicles, profile, end) if vehicles.height else None
-    inputs = Inputs(profile, scope, scope_id, year, grades, fleet_days, register)
-    criteria = build_verdict_criteria(inputs)
-    labels = pl.when(pl.col("verdict") == "renewal").then(
-        pl.col("status").replace_strict(STATUS_LABELS)
-    )
-    criteria = criteria.with_columns(
-        labels.otherwise(pl.col("status").replace_strict(GROUND_LABELS)).alias("status_label")
-    )
-    outcomes = dict(compute_verdict_outcomes(criteria).select("verdict", "outcome").rows())
-    return criteria, outcomes, build_score_breakdown(year_values, grade, profile)
-
-
-def _methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
-    icv, q = profile.icv, profile.quality
-    bands = q.grade_min_points.value
-
-    def n(v: float) -> str:
-        return f"{v:g}".replace(".", ",")
-
-    return (
-        f"Perfil regulatório em vigor: {profile.name} ({profile.id}, versão {profile.version}, "
-        f"vigente desde {profile.effective_from:%d/%m/%Y}), {profile.law}.",
-        f"Nota do ICV = {n(icv.weight_fulfilment.value)} · cumprimento de viagens + "
-        f"{n(icv.weight_punctuality.value)} · pontualidade + {n(icv.weight_breakdowns.value)} · "
-        "quebras, cada parte pontuada de 0 a 100 em faixas lineares (tabela abaixo). "
-        f"Nota anual = {n(q.annual_weight_icv.value)} · ICV + {n(q.annual_weight_iqs.value)} · "
-        f"IQS. Conceitos: A a partir de {n(bands['A'])}, B {n(bands['B'])}, C {n(bands['C'])}, "
-        f"D {n(bands['D'])}, E abaixo de {n(bands['D'])} pontos.",
-        verdicts_text(profile),
-        "Valores marcados 'padrão, a ser fixado por decreto' não estão fixados na lei: são "
-        "padrões do Pontual até que o decreto previsto no art. 58 os fixe.",
-    )
 
 
 def build_annual_dossier(
@@ -612,7 +435,7 @@ def build_annual_dossier(
             ),
             ("completude",),
         ),
-        Section("Metodologia", _methodology_paragraphs(profile), ("metodologia",)),
+        Section("Metodologia", build_methodology_paragraphs(profile), ("metodologia",)),
     ]
     kind_word = "operadora" if scope == "operator" else "lote"
     return finish_report(

@@ -33,7 +33,7 @@ def add_broker_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def broker_values(args: argparse.Namespace) -> dict[str, object]:
-    """The broker arguments as `ingest.mqtt.build_listener_options` keywords."""
+    """The broker arguments as `ingest.mqtt_options.build_listener_options` keywords."""
     return {
         "host": args.host,
         "port": args.port,

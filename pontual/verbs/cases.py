@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cases.db import CaseDB
     from cases.roles import Account
-    from cases.workflow import Attachment, Workflow
+    from cases.states import Attachment
+    from cases.workflow import Workflow
     from core.store import Store
     from pontual.context import Context
 
@@ -137,7 +138,7 @@ def _resolve_case(ctx: Context, db: CaseDB, by: Account, ref: str, *, may_open: 
     from cases.db import CASES
     from cases.errors import CaseError
     from cases.evidence import read_suggestion
-    from cases.workflow import open_case
+    from cases.register import open_case
 
     if ref.isdigit():
         return int(ref)
@@ -153,7 +154,8 @@ def _resolve_case(ctx: Context, db: CaseDB, by: Account, ref: str, *, may_open: 
 
 
 def run_act(args: argparse.Namespace, ctx: Context) -> int:
-    from cases.workflow import Attachment, Workflow
+    from cases.states import Attachment
+    from cases.workflow import Workflow
 
     attachments = [Attachment.of_file(p) for p in args.attach]
     with _session(ctx, args.by) as (db, by):
@@ -209,7 +211,8 @@ def _lavrar(
         record_day_digests,
         registered_plate,
     )
-    from cases.workflow import Auto, get_case
+    from cases.register import get_case
+    from cases.states import Auto
 
     case = get_case(wf.db, by, case_id)
     with _store_for_evidence(ctx) as (store, writable):
@@ -254,7 +257,7 @@ def _cell(value: Any) -> str:
 def run_list(args: argparse.Namespace, ctx: Context) -> int:
     from rich.table import Table
 
-    from cases.workflow import list_cases
+    from cases.register import list_cases
 
     with _session(ctx, args.by) as (db, by):
         cases = list_cases(db, by, state=args.state)
@@ -288,7 +291,8 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def run_show(args: argparse.Namespace, ctx: Context) -> int:
-    from cases.workflow import Workflow, get_case
+    from cases.register import get_case
+    from cases.workflow import Workflow
 
     with _session(ctx, args.by) as (db, by):
         wf = Workflow(db, ctx.profile)

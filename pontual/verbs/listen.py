@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
+    from ingest.mqtt import MqttConsumer
+    from ingest.mqtt_batches import make_batch_writer
+    from ingest.mqtt_options import build_listener_options
 
     options = build_listener_options(
         **broker_values(args),

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import paho.mqtt.client as mqtt
     import polars as pl
 
-    from ingest.mqtt import ListenerOptions
+    from ingest.mqtt_options import ListenerOptions
     from pontual.context import Context
 
 PAYLOAD_FIELDS = ("event_at", "lat", "lon", "speed_m_s", "heading_deg", "event_code", "trip_id")
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from core.errors import InputError
     from ingest.files import read_raw_chunks
     from ingest.mapping import read_mapping
-    from ingest.mqtt import build_listener_options
+    from ingest.mqtt_options import build_listener_options
     from ingest.options import build_options
     from pontual.verbs.arguments import broker_values
 

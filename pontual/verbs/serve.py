@@ -116,7 +116,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from analytics.live.reference import read_live_reference, refresh_incidents
     from analytics.matching.kernel_cache import announce_if_cold
     from analytics.matching.options import MatchOptions
-    from ingest.mqtt import MqttConsumer, build_listener_options, make_batch_writer
+    from ingest.mqtt import MqttConsumer
+    from ingest.mqtt_batches import make_batch_writer
+    from ingest.mqtt_options import build_listener_options
     from pontual.feed_server import FeedCache, build_app
 
     options = build_listener_options(

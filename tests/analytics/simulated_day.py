@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from analytics.matching.day import Schedule, build_schedule
-from analytics.matching.evidence import DayEvidence
+from analytics.matching.trip_context import DayEvidence
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
 

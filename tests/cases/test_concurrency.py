@@ -13,8 +13,9 @@ from typing import Any
 
 from cases.db import CaseDB
 from cases.errors import CaseError
+from cases.register import get_case, open_case
 from cases.roles import Account
-from cases.workflow import Workflow, get_case, open_case
+from cases.workflow import Workflow
 from tests.cases.test_workflow import PROFILE, auto, suggestion
 
 N_PER_WRITER = 8

@@ -23,8 +23,9 @@ from cases.evidence import (
     retention_cutoff,
     verify_day_digests,
 )
+from cases.register import open_case
 from cases.roles import Account
-from cases.workflow import Workflow, open_case
+from cases.workflow import Workflow
 from core.store import Store
 from tests.cases.test_workflow import PROFILE, auto
 
@@ -192,7 +193,7 @@ def test_evidence_package_holds_the_pings_and_taps_behind_the_fact(
         on=date(2026, 3, 5),
         evidence=(text, digest),
     )
-    from cases.workflow import read_evidence
+    from cases.register import read_evidence
 
     stored, stored_digest = read_evidence(case_db, people["planejamento"], cid)
     assert stored_digest == digest

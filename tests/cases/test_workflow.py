@@ -11,8 +11,10 @@ import sqlalchemy as sa
 
 from cases.db import AUDIT_LOG, CASE_EVENTS, CaseDB
 from cases.errors import AccessDenied, CaseError
+from cases.register import get_case, list_cases, open_case
 from cases.roles import Account
-from cases.workflow import Auto, Workflow, get_case, list_cases, open_case
+from cases.states import Auto
+from cases.workflow import Workflow
 from core.profile import load_profile
 
 PROFILE = load_profile("bento-goncalves-2021")

@@ -16,7 +16,9 @@ import pytest
 
 from core.errors import InputError
 from core.store import Store
-from ingest.mqtt import ListenerOptions, MqttConsumer, make_batch_writer
+from ingest.mqtt import MqttConsumer
+from ingest.mqtt_batches import make_batch_writer
+from ingest.mqtt_options import ListenerOptions
 from ingest.mqtt_payloads import MessageFrames
 from tests.mosquitto import LISTENER_USER, Broker, Publisher, require_mosquitto
 

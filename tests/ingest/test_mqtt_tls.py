@@ -21,7 +21,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from core.store import Store
-from ingest.mqtt import ListenerOptions, MqttConsumer, make_batch_writer
+from ingest.mqtt import MqttConsumer
+from ingest.mqtt_batches import make_batch_writer
+from ingest.mqtt_options import ListenerOptions
 from pontual.cli import main
 from tests.mosquitto import LISTENER_USER, Broker, free_port, require_mosquitto, wait_port
 

@@ -11,8 +11,8 @@ import pytest
 
 from analytics.matching.assign import match_runs_to_trips
 from analytics.matching.day import DayResult, Schedule, match_day
-from analytics.matching.evidence import DayEvidence
 from analytics.matching.options import MatchOptions
+from analytics.matching.trip_context import DayEvidence
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
 from tests.analytics import synthetic as sy

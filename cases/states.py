@@ -1,0 +1,77 @@
+"""The vocabulary of a case: states, verdicts, the transitions between states, sanction names,
+the fields of an auto (art. 68 §1) and the attachments of an act.
+
+Reads nothing; holds the constants and small value types the register, the workflow, the
+deadlines and the sanctions share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from cases.errors import CaseError
+from cases.roles import DEFESA, DESCARTAR, ENCERRAR, JULGAR, LAVRAR, NOTIFICAR, RECURSO
+
+SUGERIDA, LAVRADA, NOTIFICADA = "sugerida", "lavrada", "notificada"
+EM_DEFESA, JULGADA, EM_RECURSO = "em defesa", "julgada", "em recurso"
+ENCERRADA, DESCARTADA = "encerrada", "descartada"
+STATES = (SUGERIDA, LAVRADA, NOTIFICADA, EM_DEFESA, JULGADA, EM_RECURSO, ENCERRADA, DESCARTADA)
+VERDICT_STATES = (JULGADA, EM_RECURSO, ENCERRADA)
+
+PROCEDENTE, IMPROCEDENTE = "procedente", "improcedente"
+PROVIDO, IMPROVIDO = "provido", "improvido"
+
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (SUGERIDA, LAVRAR): LAVRADA,
+    (SUGERIDA, DESCARTAR): DESCARTADA,
+    (LAVRADA, NOTIFICAR): NOTIFICADA,
+    (LAVRADA, DESCARTAR): DESCARTADA,
+    (NOTIFICADA, DEFESA): EM_DEFESA,
+    (NOTIFICADA, JULGAR): JULGADA,
+    (EM_DEFESA, JULGAR): JULGADA,
+    (JULGADA, RECURSO): EM_RECURSO,
+    (JULGADA, ENCERRAR): ENCERRADA,
+    (EM_RECURSO, ENCERRAR): ENCERRADA,
+}
+
+SANCTIONS = ("advertência", "multa", "afastamento", "recolhimento", "suspensão", "cassação")
+
+# art. 68 §1 fields of the auto, by the name the CLI option gives them
+AUTO_FIELDS = {
+    "auto_number": "--auto (número do auto)",
+    "operator_id": "empresa (I)",
+    "vehicle_plate": "--plate (prefixo ou placa, II)",
+    "place": "--stop ou --lat/--lon (local, III)",
+    "fact_at": "--at (data e hora, III)",
+    "article": "--article (dispositivo legal violado, IV)",
+    "lavrada_by": "--by (autoridade que assina, V)",
+}
+
+
+@dataclass(frozen=True)
+class Attachment:
+    name: str
+    sha256: str
+
+    @classmethod
+    def of_file(cls, path: str | Path) -> Attachment:
+        p = Path(path)
+        if not p.is_file():
+            raise CaseError("anexo não encontrado", where=str(p))
+        return cls(p.name, hashlib.sha256(p.read_bytes()).hexdigest())
+
+
+@dataclass(frozen=True)
+class Auto:
+    """The fields of an auto de infração (art. 68 §1) a fiscal gives at lavratura."""
+
+    auto_number: str | None
+    fact_at: datetime | None
+    place_stop_id: str | None = None
+    place_lat: float | None = None
+    place_lon: float | None = None
+    vehicle_plate: str | None = None
+    article: str | None = None
