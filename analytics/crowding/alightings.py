@@ -318,7 +318,7 @@ def compute_alightings(
     unlinked_text = unlinked_code.replace_strict(UNLINKED_REASONS, default=None) + pl.lit(_SCALED)
     # legs are numbered in row order: each tap takes its leg's row (null outside every leg)
     tap_leg = pl.Series(leg_of_tap)
-    tap_leg = tap_leg.set(tap_leg < 0, None)  # type: ignore[arg-type]
+    tap_leg = tap_leg.set(tap_leg < 0, None)
     return (
         boardings.with_columns(leg_result[c].gather(tap_leg) for c in leg_result.columns)
         .with_columns(
