@@ -2,7 +2,7 @@
 
 Cases are written by several people at once (fiscais, the authority, operators) while the
 pipeline writes the analytic DuckDB store, so they live in a transactional database with
-concurrent writers (ADR 0001-case-database): SQLite in WAL mode beside the store by default,
+concurrent writers (ADR 0008, docs/adr/0008-case-database.md): SQLite in WAL mode beside the store by default,
 PostgreSQL for a city's deployment (``PONTUAL_CASES_DB=postgresql+psycopg://...``). The analytic
 store references cases by `cases.case_id` and `cases.infraction_key`.
 
