@@ -32,7 +32,7 @@ from paho.mqtt.properties import Properties
 from core.errors import InputError
 from core.store import Store
 from ingest.mqtt_batches import BatchCounts, BatchHook, BatchWriter
-from ingest.mqtt_options import RECEIVE_MAXIMUM, ListenerOptions
+from ingest.mqtt_options import RECEIVE_MAXIMUM, ListenerOptions, configure_client
 from ingest.mqtt_payloads import MessageFrames, build_message_frames, build_unprocessable_quarantine
 from ingest.mqtt_socket import BufferedClient, BufferedSocket
 
@@ -88,16 +88,7 @@ class MqttConsumer:
             protocol=mqtt.MQTTv5,
             manual_ack=True,
         )
-        if opt.username is not None:
-            client.username_pw_set(opt.username, opt.password)
-        if opt.uses_tls:
-            client.tls_set(
-                ca_certs=str(opt.tls_ca_path) if opt.tls_ca_path else None,
-                certfile=str(opt.tls_cert_path) if opt.tls_cert_path else None,
-                keyfile=str(opt.tls_key_path) if opt.tls_key_path else None,
-                cert_reqs=ssl.CERT_REQUIRED,
-            )
-            client.tls_insecure_set(opt.tls_insecure)
+        configure_client(client, opt)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message

@@ -7,12 +7,17 @@ Reads keyword values (the CLI's broker arguments); returns `ListenerOptions`, or
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import ConfigError
 from ingest.mqtt_payloads import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    import paho.mqtt.client as mqtt
 
 # MQTT 5 Receive Maximum is a 16-bit count: the most unacknowledged messages a broker may send.
 RECEIVE_MAXIMUM = 65_535
@@ -103,3 +108,18 @@ def build_listener_options(**values: object) -> ListenerOptions:
             where=f"option {field}",
             hint="see `pontual listen --help` for the accepted values",
         ) from exc
+
+
+def configure_client(client: mqtt.Client, options: ListenerOptions) -> None:
+    """Give a paho client the account and TLS settings of `options` (the listener's, the feed
+    server's and the replay's connections are set up alike)."""
+    if options.username is not None:
+        client.username_pw_set(options.username, options.password)
+    if options.uses_tls:
+        client.tls_set(
+            ca_certs=str(options.tls_ca_path) if options.tls_ca_path else None,
+            certfile=str(options.tls_cert_path) if options.tls_cert_path else None,
+            keyfile=str(options.tls_key_path) if options.tls_key_path else None,
+            cert_reqs=ssl.CERT_REQUIRED,
+        )
+        client.tls_insecure_set(options.tls_insecure)

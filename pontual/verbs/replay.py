@@ -151,25 +151,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 def _connect(opt: ListenerOptions, client_id: str) -> mqtt.Client:
     """A started paho client connected to the broker of `opt`."""
-    import ssl
-
     import paho.mqtt.client as mqtt
 
     from core.errors import ConfigError
+    from ingest.mqtt_options import configure_client
 
     client = mqtt.Client(
         mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5
     )
-    if opt.username is not None:
-        client.username_pw_set(opt.username, opt.password)
-    if opt.uses_tls:
-        client.tls_set(
-            ca_certs=str(opt.tls_ca_path) if opt.tls_ca_path else None,
-            certfile=str(opt.tls_cert_path) if opt.tls_cert_path else None,
-            keyfile=str(opt.tls_key_path) if opt.tls_key_path else None,
-            cert_reqs=ssl.CERT_REQUIRED,
-        )
-        client.tls_insecure_set(bool(opt.tls_insecure))
+    configure_client(client, opt)
     client.max_inflight_messages_set(1000)
     try:
         client.connect(opt.host, opt.port)
