@@ -32,8 +32,8 @@ from analytics.indices.scopes import (
 )
 from core.periods import Period
 from core.profile import Profile
+from core.tables.matching import RUN_OUTCOMES
 
-RUN_OUTCOMES = ("on_time", "late", "early")
 # BG art. 57 §1: "não serão consideradas viagens em atraso..." -- an incident excuses delays
 EXCUSED_BY_LAW = ("late",)
 ART_ICV = "BG art. 57-I"

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from core.tables.matching import RUN_OUTCOMES
+
 UNKNOWN_OPERATOR = "?"
-
-
-def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
 
 
 def compute_ping_activity(pings: pl.DataFrame) -> pl.DataFrame:
@@ -85,7 +83,7 @@ def compute_avl_coverage(
     whether it reported, its fixes and minutes with a fix, first and last fix, and the trips
     it ran by `outcomes` (0 without them)."""
     if outcomes is None:
-        outcomes = _empty({"vehicle_id": pl.String(), "outcome": pl.String()})
+        outcomes = pl.DataFrame(schema={"vehicle_id": pl.String(), "outcome": pl.String()})
     per = activity.group_by("vehicle_id").agg(
         pl.col("n_pings").sum(),
         pl.len().cast(pl.Int32).alias("n_minutes_with_fix"),
@@ -119,9 +117,6 @@ def compute_avl_coverage(
         )
         .sort("operator_id", "vehicle_id")
     )
-
-
-RUN_OUTCOMES = ("on_time", "late", "early")
 
 
 def compute_trip_operators(

@@ -22,10 +22,6 @@ import polars as pl
 from core.profile import Profile
 
 
-def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
-
-
 def compute_ticketing_evidence(
     missing: pl.DataFrame,
     taps: pl.DataFrame,
@@ -51,7 +47,7 @@ def compute_ticketing_evidence(
         "first_tap_s": pl.Float64(),
     }
     if taps.height == 0 or missing.height == 0:
-        return _empty(schema)
+        return pl.DataFrame(schema=schema)
     t = taps.filter(pl.col("vehicle_id").is_not_null()).select(
         "vehicle_id",
         pl.col("route_id").alias("_tap_route"),
@@ -199,7 +195,7 @@ def compute_inspection_evidence(
     }
     seen = inspections.filter(pl.col("is_vehicle_seen"))
     if seen.height == 0 or missing.height == 0:
-        return _empty(schema)
+        return pl.DataFrame(schema=schema)
     ins = seen.select(
         "inspection_id",
         "inspector",

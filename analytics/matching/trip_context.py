@@ -28,25 +28,25 @@ from analytics.matching.evidence import compute_inspection_evidence, compute_tic
 from core.profile import Profile
 
 
-def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
-
-
 def _no_vehicles() -> pl.DataFrame:
-    return _empty(
-        {"vehicle_id": pl.String(), "operator_id": pl.String(), "is_reserve": pl.Boolean()}
+    return pl.DataFrame(
+        schema={"vehicle_id": pl.String(), "operator_id": pl.String(), "is_reserve": pl.Boolean()}
     )
 
 
 def _no_taps() -> pl.DataFrame:
-    return _empty(
-        {"event_at": pl.Datetime("us", "UTC"), "vehicle_id": pl.String(), "route_id": pl.String()}
+    return pl.DataFrame(
+        schema={
+            "event_at": pl.Datetime("us", "UTC"),
+            "vehicle_id": pl.String(),
+            "route_id": pl.String(),
+        }
     )
 
 
 def _no_inspections() -> pl.DataFrame:
-    return _empty(
-        {
+    return pl.DataFrame(
+        schema={
             "inspection_id": pl.String(),
             "observed_at": pl.Datetime("us", "UTC"),
             "vehicle_id": pl.String(),
@@ -59,7 +59,7 @@ def _no_inspections() -> pl.DataFrame:
 
 
 def _no_routes() -> pl.DataFrame:
-    return _empty({"route_id": pl.String(), "agency_id": pl.String()})
+    return pl.DataFrame(schema={"route_id": pl.String(), "agency_id": pl.String()})
 
 
 @dataclass

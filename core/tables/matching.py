@@ -126,6 +126,9 @@ OUTCOMES = (
     "broken_down",
     "not_evaluated",
 )
+RUN_OUTCOMES = ("on_time", "late", "early")
+"""The outcomes of a trip that was run (its punctuality judged): the ICV's numerator and what
+makes a vehicle count as covering its block."""
 
 EVIDENCE_CLASSES = ("gps", "gps_gap_credited", "ticketing", "inspection", "none")
 """Vocabulary of `trip_outcomes.evidence_class`: what the outcome rests on. The profile's
