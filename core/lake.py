@@ -61,12 +61,18 @@ def partition_columns(decl: Table) -> list[str]:
     return keys
 
 
+def local_day_sql(column: str, timezone: str) -> str:
+    """SQL for the local calendar date of a UTC instant column: the day a raw ping or tap is
+    filed under in the lake and exported under in TIDES (the service day is matching's)."""
+    return f"CAST(timezone('{timezone}', {column}) AS DATE)"
+
+
 def _day_expression(decl: Table, timezone: str) -> str:
     if "service_date" in decl.column_names:
         return '"service_date"'
     # the local calendar day of the event (a ping of a trip past midnight lands on the next day's
     # folder: the partition is a storage unit, the service day is decided by matching)
-    return f"CAST(timezone('{timezone}', \"event_at\") AS DATE)"
+    return local_day_sql('"event_at"', timezone)
 
 
 def _schema_document(decl: Table) -> dict[str, object]:

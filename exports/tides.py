@@ -33,6 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
+from core.lake import local_day_sql
 from core.store import Store
 
 TIDES_TABLES = (
@@ -194,11 +195,6 @@ def _run_id(alias: str = "") -> str:
     return f"{a}vehicle_id || ':' || CAST({a}run_index AS VARCHAR)"
 
 
-def _local_day(column: str, timezone: str) -> str:
-    """SQL for the local calendar date of a UTC instant column."""
-    return f"CAST(timezone('{timezone}', {column}) AS DATE)"
-
-
 def build_tides_tables(
     store: Store, start: date, end: date, timezone: str
 ) -> dict[str, pl.DataFrame]:
@@ -209,11 +205,11 @@ def build_tides_tables(
     tables["vehicle_locations"] = q(
         f"""
         SELECT CAST(ping_id AS VARCHAR) AS location_ping_id,
-               {_local_day("event_at", timezone)} AS service_date,
+               {local_day_sql("event_at", timezone)} AS service_date,
                event_at AS event_timestamp, vehicle_id,
                lat AS latitude, lon AS longitude, heading_deg AS heading, speed_m_s AS speed
         FROM vehicle_locations
-        WHERE {_local_day("event_at", timezone)} BETWEEN ? AND ?
+        WHERE {local_day_sql("event_at", timezone)} BETWEEN ? AND ?
         ORDER BY event_at, vehicle_id
         """,
         days,
@@ -283,7 +279,7 @@ def build_tides_tables(
     )
     tables["fare_transactions"] = q(
         f"""
-        SELECT f.transaction_id, {_local_day("f.event_at", timezone)} AS service_date,
+        SELECT f.transaction_id, {local_day_sql("f.event_at", timezone)} AS service_date,
                f.event_at AS event_timestamp, f.amount, 'BRL' AS currency_type,
                'Enter' AS fare_action,
                CASE WHEN t.run_index IS NULL THEN NULL
@@ -296,7 +292,7 @@ def build_tides_tables(
                f.fare_class AS rider_category, false AS fare_capped, f.card_hash AS token_id
         FROM fare_transactions f
         LEFT JOIN tap_placements t USING (transaction_id)
-        WHERE {_local_day("f.event_at", timezone)} BETWEEN ? AND ?
+        WHERE {local_day_sql("f.event_at", timezone)} BETWEEN ? AND ?
         ORDER BY f.event_at, f.transaction_id
         """,
         days,
