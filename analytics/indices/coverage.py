@@ -202,14 +202,14 @@ def compute_coverage_indicators(
                 "c_urban",
                 "n_urban",
                 "ratio",
-                "supplementary: share within the CGS art. 4 distance",
+                "medida complementar: parcela da população dentro da distância do CGS art. 4",
             ),
             IndicatorSpec(
                 "coverage_rural",
                 "c_rural",
                 "n_rural",
                 "ratio",
-                "supplementary: share within the CGS art. 4 distance",
+                "medida complementar: parcela da população dentro da distância do CGS art. 4",
             ),
             IndicatorSpec(
                 "coverage_total", "c_total", "n_total", "ratio", "CGS art. 4 (coverage.*)"
