@@ -13,11 +13,12 @@ Run: ``.venv/bin/python -m benchmarks.bench_startup [--repeat N]`` (part of ``ma
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,23 +33,30 @@ CASES: tuple[tuple[str, tuple[str, ...], float | None, float | None], ...] = (
 )
 
 
+# A small Python process spawns the command and reports its figures. Spawned straight from this
+# (possibly large) process, a child's ru_maxrss starts at this process's peak: Linux carries the
+# memory high-water mark of the address space it was cloned from across exec.
+_PROBE = """
+import json, os, sys, time
+t0 = time.perf_counter()
+devnull = os.open(os.devnull, os.O_WRONLY)
+pid = os.posix_spawn(sys.executable, [sys.executable, *sys.argv[1:]], dict(os.environ),
+                     file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)])
+_, status, usage = os.wait4(pid, 0)
+print(json.dumps([time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                  os.waitstatus_to_exitcode(status)]))
+"""
+
+
 def measure_once(args: tuple[str, ...], env: dict[str, str]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one child process."""
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(
-        sys.executable,
-        [sys.executable, *args],
-        env,
-        file_actions=[
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-        ],
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], env=env, capture_output=True, text=True, check=True
     )
-    _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(args)} exited with {status}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: KiB
+    elapsed, cpu_s, maxrss_kib, code = json.loads(out.stdout)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(args)} exited with {code}")
+    return elapsed, cpu_s, maxrss_kib / 1024  # Linux: KiB
 
 
 def main() -> None:
