@@ -1,7 +1,9 @@
 """Brazilian (pt-BR) formatting of the numbers, dates and durations the dashboard shows.
 
-Numbers use '.' for thousands and ',' for decimals (1.234,5); percentages carry a space before
-the sign (97,3 %); dates are dd/mm/aaaa; instants are shown in the feed's local time zone.
+Numbers, percentages, money and dates go through Babel's pt_BR locale (CLDR data), not
+hand-written separators: numbers read 1.234,5; percentages 97,3 %; money R$ 5,14; dates
+dd/mm/aaaa; instants are shown in the profile's local time zone. Rounding is half away from
+zero (1,25 -> 1,3), as people round by hand, and there is no negative zero.
 No streamlit here: these are plain functions, tested on their own.
 """
 
@@ -9,11 +11,13 @@ from __future__ import annotations
 
 import math
 from datetime import date, datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import polars as pl
+from babel.dates import format_date, format_datetime, format_time
+from babel.numbers import format_decimal
 
 from core.errors import ConfigError
 from core.periods import parse_period
@@ -23,6 +27,9 @@ Number = Any
 
 MISSING = "—"
 """What a missing value shows as."""
+
+LOCALE = "pt_BR"
+"""The Babel locale of every number and date the dashboard and the reports show."""
 
 
 def _is_missing(value: Number) -> bool:
@@ -34,13 +41,12 @@ def to_number(value: Number, decimals: int = 1) -> str:
     if _is_missing(value):
         return MISSING
     assert value is not None
-    # Half away from zero (1,25 -> 1,3), as people round by hand; not Python's half-even.
-    number = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
-    if number == 0:
-        number = abs(number)  # no '-0,0'
-    text = f"{number:,.{decimals}f}"
-    # Swap the separators of Python's en-US grouping: ',' thousands -> '.', '.' decimal -> ','.
-    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+    with localcontext(rounding=ROUND_HALF_UP):
+        number = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals))
+        if number == 0:
+            number = abs(number)  # no '-0,0'
+        pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "")
+        return format_decimal(number, format=pattern, locale=LOCALE)
 
 
 def to_integer(value: Number) -> str:
@@ -81,7 +87,7 @@ def to_date(value: date | datetime | None) -> str:
     """A date as dd/mm/aaaa."""
     if value is None:
         return MISSING
-    return value.strftime("%d/%m/%Y")
+    return format_date(value, "dd/MM/yyyy", locale=LOCALE)
 
 
 def to_local(value: datetime | None, timezone: str, with_seconds: bool = False) -> str:
@@ -89,14 +95,15 @@ def to_local(value: datetime | None, timezone: str, with_seconds: bool = False) 
     if value is None:
         return MISSING
     local = value.astimezone(ZoneInfo(timezone))
-    return local.strftime("%d/%m/%Y %H:%M:%S" if with_seconds else "%d/%m/%Y %H:%M")
+    pattern = "dd/MM/yyyy HH:mm:ss" if with_seconds else "dd/MM/yyyy HH:mm"
+    return format_datetime(local, pattern, locale=LOCALE)
 
 
 def to_clock(value: datetime | None, timezone: str) -> str:
     """A UTC instant as the local clock time HH:MM:SS."""
     if value is None:
         return MISSING
-    return value.astimezone(ZoneInfo(timezone)).strftime("%H:%M:%S")
+    return format_time(value.astimezone(ZoneInfo(timezone)), "HH:mm:ss", locale=LOCALE)
 
 
 def to_delay(seconds: Number) -> str:

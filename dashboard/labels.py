@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from core.indicators import UNIT_LABELS, to_label
+from core.indicators import DEFAULT, UNIT_LABELS, indicator, to_label
 
-__all__ = ["FARE_CLASS_LABELS", "UNIT_LABELS", "label_indicators", "to_source", "to_source_text"]
+__all__ = [
+    "FARE_CLASS_LABELS",
+    "UNIT_LABELS",
+    "label_indicators",
+    "to_basis",
+    "to_source",
+    "to_source_text",
+]
 
 FARE_CLASS_LABELS = {
     "full": "Inteira",
@@ -61,3 +68,18 @@ def to_source(text: str | None, default: str = "perfil") -> str:
     for english, portuguese in SOURCE_PHRASES:
         text = text.replace(english, portuguese)
     return text
+
+
+def to_basis(indicators: pl.Series, sources: pl.Series) -> pl.Series:
+    """The legal basis planners read for each indicator: the catalogue's article
+    (`core.indicators`), "padrão do Pontual, a fixar por decreto" where the law leaves the rule
+    to a decree, never the profile keys the `source` column names for engineers. Ids the
+    catalogue does not know fall back to their `source` text in pt-BR."""
+    basis: dict[str, str] = {}
+    for i in indicators.unique().drop_nulls().to_list():
+        found = indicator(i)
+        if found is not None:
+            basis[i] = to_source(found.article) if found.article != DEFAULT else to_source(DEFAULT)
+    fallback = to_source_text(sources)
+    known = indicators.replace_strict(basis, default=None, return_dtype=pl.String)
+    return known.fill_null(fallback).alias("basis")

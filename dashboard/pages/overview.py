@@ -106,7 +106,8 @@ def _help(row: dict | None, kpi: Kpi) -> str:
         if row.get("denominator") is not None
         else to_quantity(row.get("numerator"))
     )
-    return f"{ratio} · {row.get('source') or ''} (indicador `{row['indicator']}`)"
+    basis = labels.to_basis(pl.Series([row["indicator"]]), pl.Series([row.get("source")]))[0]
+    return f"{ratio} · {basis}"
 
 
 f = state.filters()
@@ -146,6 +147,12 @@ st.caption(f"{scope_text} · {to_period(f.period)} · variação em relação a 
 
 if changes.is_empty():
     state.empty_notice("índices", f"pontual indices --period {f.period}")
+else:
+    notice = q.build_coverage_notice(
+        details, f.period, float(state.profile().evidence.provisional_below_evaluated_share.value)
+    )
+    if notice is not None:
+        (st.warning if notice.is_provisional else st.info)(notice.text, icon=":material/sensors:")
 
 values = {r["indicator"]: r for r in changes.iter_rows(named=True)}
 values.update({f"annual:{r['indicator']}": r for r in annual.iter_rows(named=True)})
@@ -197,7 +204,7 @@ if not indicators.is_empty():
             format_column(table["numerator"], "quantity").alias("Numerador"),
             format_column(table["denominator"], "quantity").alias("Denominador"),
             units.replace_strict(labels.UNIT_LABELS, default=units).alias("Unidade"),
-            labels.to_source_text(table["source"]).alias("Fonte"),
+            labels.to_basis(table["indicator"], table["source"]).alias("Base legal"),
         ]
     ).sort("Indicador")
     # Every row visible without scrolling inside the table (35 px a row, plus the header).

@@ -7,7 +7,8 @@ row). Returns the `indicators` rows, the change table built from them, and a one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -69,3 +70,47 @@ def read_crowded_share(
         f"FROM trip_crowding WHERE {' AND '.join(where)}",
         params,
     )
+
+
+@dataclass(frozen=True)
+class CoverageNotice:
+    """What stands beside the headlines: how much of the programmed service the figures rest
+    on (unobserved is not failed: not-evaluated trips are out of ICV, km and infractions)."""
+
+    text: str
+    is_provisional: bool
+
+
+def build_coverage_notice(
+    rows: Mapping[tuple[str, str], Mapping[str, Any]], period: str, provisional_below: float
+) -> CoverageNotice | None:
+    """The data-coverage notice of `period` from its `indicators` rows (keyed by (period,
+    indicator)): GPS share, evaluated share and not-evaluated trips; PROVISÓRIO when the
+    evaluated share is below the profile's `evidence.provisional_below_evaluated_share`.
+    None when the period has no coverage rows (stores indexed before coverage existed)."""
+    from dashboard.format import to_integer, to_percent
+
+    evaluated = rows.get((period, "evaluated_share"))
+    if evaluated is None or evaluated.get("value") is None:
+        return None
+    share = float(evaluated["value"])
+    gps = rows.get((period, "gps_coverage_share"))
+    missing = rows.get((period, "trips_not_evaluated"))
+    parts = []
+    if gps is not None and gps.get("value") is not None:
+        parts.append(f"GPS em {to_percent(gps['value'])} das viagens programadas")
+    parts.append(f"{to_percent(share)} das viagens programadas avaliadas")
+    n_missing = (missing or {}).get("value") or 0
+    if n_missing:
+        parts.append(
+            f"{to_integer(n_missing)} viagens não avaliadas (sem dados), fora do ICV, "
+            "do km e das infrações"
+        )
+    text = "Cobertura dos dados: " + "; ".join(parts) + "."
+    is_provisional = share < provisional_below
+    if is_provisional:
+        text = (
+            f"PROVISÓRIO — {text} Abaixo de {to_percent(provisional_below)} avaliadas, os "
+            "índices e a nota não bastam para uma decisão."
+        )
+    return CoverageNotice(text, is_provisional)

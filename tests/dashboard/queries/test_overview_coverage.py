@@ -1,0 +1,45 @@
+"""The overview's data-coverage notice and the legal basis shown beside each indicator."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from dashboard.labels import to_basis
+from dashboard.queries.overview import build_coverage_notice
+
+
+def _rows(period: str, **values: float) -> dict[tuple[str, str], dict[str, float]]:
+    return {(period, k): {"value": v} for k, v in values.items()}
+
+
+def test_a_month_without_gps_is_stamped_provisional_with_its_figures() -> None:
+    rows = _rows(
+        "2026-03", evaluated_share=0.016, gps_coverage_share=0.016, trips_not_evaluated=1846
+    )
+    notice = build_coverage_notice(rows, "2026-03", 0.8)
+    assert notice is not None and notice.is_provisional
+    assert notice.text.startswith("PROVISÓRIO — Cobertura dos dados: GPS em 1,6 % das viagens")
+    assert "1.846 viagens não avaliadas (sem dados)" in notice.text
+    assert "Abaixo de 80,0 % avaliadas" in notice.text
+
+
+def test_a_well_covered_month_gets_an_information_line_only() -> None:
+    rows = _rows("2026-03", evaluated_share=0.97, gps_coverage_share=0.95, trips_not_evaluated=0)
+    notice = build_coverage_notice(rows, "2026-03", 0.8)
+    assert notice is not None and not notice.is_provisional
+    assert notice.text == (
+        "Cobertura dos dados: GPS em 95,0 % das viagens programadas; "
+        "97,0 % das viagens programadas avaliadas."
+    )
+    # A store indexed before coverage existed has no rows: no notice rather than a guess.
+    assert build_coverage_notice({}, "2026-03", 0.8) is None
+
+
+def test_the_basis_column_cites_articles_not_profile_keys() -> None:
+    ids = pl.Series(["icv_fulfilment", "evaluated_share", "unknown_id"])
+    sources = pl.Series(["icv.fulfilment_band", "evidence.x", "practice (TfL EWT)"])
+    assert to_basis(ids, sources).to_list() == [
+        "BG art. 57-I-a",
+        "padrão do Pontual, a fixar por decreto",
+        "prática (TfL EWT)",
+    ]
