@@ -1,14 +1,54 @@
-"""CSV: one file per report table, named after it (raw values: '.' decimals, ISO dates)."""
+"""CSV: one file per report table, named after it, in two dialects.
+
+- `to_csv` (the default, `--format csv`): for Brazilian spreadsheets. ';' separates fields,
+  ',' is the decimal mark, dates read dd/mm/aaaa, the file is UTF-8 with a byte-order mark (so
+  Excel in pt-BR opens accents and numbers right) and the headers are the tables' pt-BR labels.
+  Numbers stay numbers (rounded as the table data, not formatted as text), so sums still work.
+- `to_csv_raw` (`--format csv-raw`): for machines. ',' separates, '.' is the decimal mark,
+  ISO dates, the column names of the frames, no byte-order mark.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dashboard.reports.model import ReportData
+import polars as pl
+
+from dashboard.reports.model import ReportData, ReportTable
+
+BRAZILIAN_DATE = "%d/%m/%Y"
+
+
+def _labelled(table: ReportTable) -> pl.DataFrame:
+    """The table's data with its pt-BR labels as headers; booleans as sim/não."""
+    data = table.data.with_columns(
+        pl.col(pl.Boolean).replace_strict({True: "sim", False: "não"}, return_dtype=pl.String)
+    )
+    return data.rename({c.name: c.label for c in table.columns})
 
 
 def to_csv(report: ReportData, folder: str | Path) -> list[Path]:
-    """Write every table of `report` as `<folder>/<table>.csv`; returns the paths in order."""
+    """Write every table of `report` as `<folder>/<table>.csv` for a pt-BR spreadsheet (see the
+    module docstring); returns the paths in order."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, table in report.tables.items():
+        path = folder / f"{name}.csv"
+        _labelled(table).write_csv(
+            path,
+            separator=";",
+            decimal_comma=True,
+            include_bom=True,
+            date_format=BRAZILIAN_DATE,
+        )
+        paths.append(path)
+    return paths
+
+
+def to_csv_raw(report: ReportData, folder: str | Path) -> list[Path]:
+    """Write every table of `report` as `<folder>/<table>.csv` for machines: raw values, '.'
+    decimals, ISO dates, the frames' column names; returns the paths in order."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []

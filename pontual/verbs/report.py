@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from core.store import Store
     from dashboard.reports.model import ReportData
 
-FORMATS = ("pdf", "xlsx", "csv")
+FORMATS = ("pdf", "xlsx", "csv", "csv-raw")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="semester report, monthly operating report, annual renewal dossier (PDF/XLSX/CSV)",
         description="Builds the reports of BG Anexo I XLII (semester), art. 62-VII (monthly) "
         "and the annual renewal dossier from the store, as PDF (pt-BR), XLSX (one sheet per "
-        "table) and CSV (one file per table).",
+        "table) and CSV (one file per table: ';' and decimal commas for pt-BR spreadsheets; "
+        "csv-raw for machines).",
     )
     kinds = p.add_subparsers(dest="report", metavar="REPORT")
     kinds.required = True
@@ -56,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "--format",
             action="append",
             choices=FORMATS,
-            help="pdf, xlsx or csv (repeatable; default: all three)",
+            help="pdf, xlsx, csv (pt-BR spreadsheets) or csv-raw (machines); repeatable; "
+            "default: pdf, xlsx and csv",
         )
         k.set_defaults(func=run)
 
@@ -80,7 +82,7 @@ def open_for_reading(path: Path) -> Iterator[Store]:
 
 def write_report(report: ReportData, out: Path, formats: tuple[str, ...]) -> list[Path]:
     """Write the report in each format under `out`; the paths written."""
-    from dashboard.reports.render_csv import to_csv
+    from dashboard.reports.render_csv import to_csv, to_csv_raw
     from dashboard.reports.render_pdf import to_pdf
     from dashboard.reports.render_xlsx import to_xlsx
 
@@ -92,6 +94,10 @@ def write_report(report: ReportData, out: Path, formats: tuple[str, ...]) -> lis
     if "csv" in formats:
         folder = out / report.file_stem
         to_csv(report, folder)
+        paths.append(folder)
+    if "csv-raw" in formats:
+        folder = out / f"{report.file_stem}-raw"
+        to_csv_raw(report, folder)
         paths.append(folder)
     return paths
 
@@ -124,7 +130,7 @@ def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     out = Path(args.out) if args.out else ctx.settings.store_path.parent / "reports"
-    formats = tuple(args.format) if args.format else FORMATS
+    formats = tuple(args.format) if args.format else ("pdf", "xlsx", "csv")
     with open_for_reading(ctx.settings.store_path) as store:
         reports = build_reports(args, store, ctx)
     for report in reports:

@@ -33,7 +33,7 @@ from dashboard.format import to_integer, to_number, to_percent
 from dashboard.reports.annual import build_annual_dossier
 from dashboard.reports.model import ReportData
 from dashboard.reports.monthly import build_monthly_report
-from dashboard.reports.render_csv import to_csv
+from dashboard.reports.render_csv import to_csv, to_csv_raw
 from dashboard.reports.render_pdf import to_pdf
 from dashboard.reports.render_xlsx import to_xlsx
 from dashboard.reports.semester import build_semester_report
@@ -255,10 +255,33 @@ def test_xlsx_sheets_reopen_with_the_same_values(store: Store, tmp_path: Path) -
 
 def test_csv_files_reread_equal(store: Store, tmp_path: Path) -> None:
     report = build_all(store)[2]
-    paths = to_csv(report, tmp_path / "csv")
+    paths = to_csv_raw(report, tmp_path / "csv")
     assert [p.stem for p in paths] == list(report.tables)
     icv = pl.read_csv(tmp_path / "csv" / "icv_mensal.csv", try_parse_dates=True)
     assert icv.equals(report.table("icv_mensal").data)
+
+
+def test_csv_for_brazilian_spreadsheets(store: Store, tmp_path: Path) -> None:
+    """';' separators, decimal commas, dd/mm/aaaa, a BOM and the pt-BR headers; the numbers
+    read back equal to the table's data."""
+    report = build_all(store)[2]
+    paths = to_csv(report, tmp_path / "csv")
+    table = report.table("icv_mensal")
+    raw = (tmp_path / "csv" / "icv_mensal.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")
+    header = raw[3:].decode("utf-8").splitlines()[0]
+    assert header.split(";") == [c.label for c in table.columns]
+    back = pl.read_csv(
+        paths[list(report.tables).index("icv_mensal")], separator=";", decimal_comma=True
+    )
+    back.columns = [c.removeprefix("\ufeff") for c in back.columns]
+    data = table.data
+    numbers = [c for c in table.columns if data[c.name].dtype.is_numeric()]
+    assert numbers
+    for col in numbers:
+        got = back[col.label].cast(pl.Float64).to_list()
+        assert got == data[col.name].cast(pl.Float64).to_list(), col.name
+    assert "," in raw.decode("utf-8").splitlines()[1]
 
 
 def test_regenerating_gives_the_same_numbers_hash_and_bytes(
