@@ -21,6 +21,7 @@ from core.indicators import to_label
 from core.periods import year_period
 from core.profile import Profile
 from core.store import Store
+from dashboard.format import to_quantity
 from dashboard.queries.annual import read_scope_grades
 from dashboard.queries.crowding import read_crowding_summary, read_trip_crowding
 from dashboard.queries.filters import read_routes
@@ -410,8 +411,8 @@ def build_annual_dossier(
         Section(
             "Eficiência de quilometragem",
             (
-                f"Mínimo de {profile.km.efficiency_min_ratio.value * 100:g} % dos km programados "
-                f"({profile.km.efficiency_min_ratio.citation}).".replace(".", ",", 1),
+                f"Mínimo de {to_quantity(profile.km.efficiency_min_ratio.value * 100)} % dos km "
+                f"programados ({profile.km.efficiency_min_ratio.citation}).",
             ),
             ("eficiencia_km",),
         ),
@@ -419,11 +420,7 @@ def build_annual_dossier(
         Section("Infrações sugeridas", (), ("infracoes_resumo", "infracoes")),
         Section(
             "Lotação",
-            (
-                f"Limite de {limit.value:g} passageiros em pé por m² ({limit.citation}).".replace(
-                    ".", ",", 1
-                ),
-            ),
+            (f"Limite de {to_quantity(limit.value)} passageiros em pé por m² ({limit.citation}).",),
             ("lotacao",),
         ),
         Section(

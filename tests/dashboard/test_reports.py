@@ -361,3 +361,13 @@ def test_cli_bad_half_and_bad_staff_file_are_user_errors(
     assert code == 2
     err = capsys.readouterr().err
     assert "repeated route_id, month" in err and "line 4" in err
+
+
+def test_citations_are_text_never_reformatted(store: Store) -> None:
+    """The decimal comma of a number never reaches an article ("BG art. 59", not "art, 59")."""
+    dossier = build_annual_dossier(store, 2026, PROFILE, scope_id="O2")
+    paragraphs = [p for s in dossier.sections for p in s.paragraphs]
+    crowding = next(p for p in paragraphs if "passageiros em pé por m²" in p)
+    km = next(p for p in paragraphs if "dos km programados" in p)
+    assert "art." in crowding and "art," not in crowding, crowding
+    assert "art," not in km and km.startswith("Mínimo de 90 % dos km programados"), km
