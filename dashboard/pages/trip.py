@@ -97,6 +97,7 @@ c4.metric(
     f"{to_number((row['distance_run_m'] or 0) / 1000, 2) if row['distance_run_m'] is not None else '—'}"
     f" / {to_number(row['planned_distance_m'] / 1000, 2)}",
 )
+st.caption(q.to_evidence_text(row))
 st.caption(
     f"Veículo {row['vehicle_id'] or '—'} · pings {row['first_ping_id'] or '—'} a "
     f"{row['last_ping_id'] or '—'} ({row['n_pings'] or 0} registros GPS) · viagem {trip_id}"
@@ -138,7 +139,9 @@ else:
             format_column(stops["planned_at"], "clock", tz).alias("Programado"),
             format_column(stops["arrival_at"], "clock", tz).alias("Chegada"),
             format_column(stops["delay_s"], "delay").alias("Atraso"),
-            stops["is_interpolated"].alias("Interpolado"),
+            stops["is_interpolated"]
+            .replace_strict({True: "sim", False: "não"}, default="—", return_dtype=pl.String)
+            .alias("Interpolado"),
         ]
     )
     st.dataframe(shown, hide_index=True, width="stretch")

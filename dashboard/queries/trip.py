@@ -14,6 +14,36 @@ import polars as pl
 from core.store import Store
 from dashboard.queries.snapshot import select_rows
 
+EVIDENCE_LABELS: dict[str, str] = {
+    "gps": "GPS (observada)",
+    "gps_gap_credited": "GPS com lacuna creditada",
+    "ticketing": "bilhetagem eletrônica (sem GPS utilizável)",
+    "inspection": "fiscalização in loco",
+    "none": "nenhuma",
+}
+"""`trip_outcomes.evidence_class` as the trip page names it: what the outcome rests on
+(BG art. 57 §2: ticketing data and in-loco inspections; art. 77: records as evidence)."""
+
+
+def to_evidence_text(row: dict) -> str:
+    """One line on what a trip outcome rests on: its evidence class, the share of its planned
+    minutes with a GPS fix and with the operator's feed up, and a credited GPS silence when
+    there is one (`gps_gap_s`, `gps_gap_m`, where the store has them)."""
+    from dashboard.format import to_integer, to_percent
+
+    cls = row.get("evidence_class")
+    parts = [f"Evidência: {EVIDENCE_LABELS.get(cls, cls) if cls else '—'}"]
+    if row.get("gps_minutes_share") is not None:
+        parts.append(f"GPS em {to_percent(row['gps_minutes_share'])} dos minutos programados")
+    if row.get("feed_up_share") is not None:
+        parts.append(f"feed da operadora ativo em {to_percent(row['feed_up_share'])}")
+    if row.get("gps_gap_s"):
+        parts.append(
+            f"lacuna de GPS creditada: {to_integer(row['gps_gap_s'] / 60)} min, "
+            f"{to_integer(row.get('gps_gap_m') or 0)} m"
+        )
+    return " · ".join(parts)
+
 
 def read_trip_ids(store: Store, service_date: date, route_id: str) -> pl.DataFrame:
     """The trips of a line on a day: `trip_id`, `planned_start_at`, `outcome`."""

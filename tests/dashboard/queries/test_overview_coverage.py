@@ -43,3 +43,22 @@ def test_the_basis_column_cites_articles_not_profile_keys() -> None:
         "padrão do Pontual, a fixar por decreto",
         "prática (TfL EWT)",
     ]
+
+
+def test_the_trip_page_says_what_an_outcome_rests_on() -> None:
+    from dashboard.queries.trip import to_evidence_text
+
+    row = {
+        "evidence_class": "gps_gap_credited",
+        "gps_minutes_share": 0.62,
+        "feed_up_share": 1.0,
+        "gps_gap_s": 660.0,
+        "gps_gap_m": 6800.0,
+    }
+    assert to_evidence_text(row) == (
+        "Evidência: GPS com lacuna creditada · GPS em 62,0 % dos minutos programados · "
+        "feed da operadora ativo em 100,0 % · lacuna de GPS creditada: 11 min, 6.800 m"
+    )
+    assert to_evidence_text({"evidence_class": "ticketing"}) == (
+        "Evidência: bilhetagem eletrônica (sem GPS utilizável)"
+    )
