@@ -1,4 +1,5 @@
-"""The ground of Pontual: settings, the error hierarchy, the store and the regulation profiles.
+"""The ground of Pontual: settings, the error hierarchy, the store, the regulation profiles and
+the pt-BR formatting of every user-facing number and date (`core.pt_br`, Babel).
 
 `core` imports none of the other Pontual packages.
 """

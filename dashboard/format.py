@@ -9,62 +9,32 @@ No streamlit here: these are plain functions, tested on their own.
 
 from __future__ import annotations
 
-import math
-from datetime import date, datetime
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import polars as pl
-from babel.dates import format_date, format_datetime, format_time
-from babel.numbers import format_decimal
+from babel.dates import format_datetime, format_time
 
 from core.errors import ConfigError
 from core.periods import parse_period
-
-Number = Any
-"""What the number formatters accept (Polars aggregates may return any of these)."""
-
-MISSING = "—"
-"""What a missing value shows as."""
-
-LOCALE = "pt_BR"
-"""The Babel locale of every number and date the dashboard and the reports show."""
-
-
-def _is_missing(value: Number) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def to_number(value: Number, decimals: int = 1) -> str:
-    """1234.5 -> '1.234,5'; None or NaN -> '—'."""
-    if _is_missing(value):
-        return MISSING
-    assert value is not None
-    with localcontext(rounding=ROUND_HALF_UP):
-        number = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals))
-        if number == 0:
-            number = abs(number)  # no '-0,0'
-        pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "")
-        return format_decimal(number, format=pattern, locale=LOCALE)
-
-
-def to_integer(value: Number) -> str:
-    """12345 -> '12.345'."""
-    return to_number(value, 0)
-
-
-def to_percent(ratio: float | None, decimals: int = 1) -> str:
-    """A ratio (0.973) as '97,3 %'."""
-    if _is_missing(ratio):
-        return MISSING
-    assert ratio is not None
-    return f"{to_number(ratio * 100, decimals)} %"
+from core.pt_br import (
+    LOCALE,
+    MISSING,
+    Number,
+    is_missing,
+    to_date,
+    to_integer,
+    to_number,
+    to_percent,
+    to_quantity,
+)
 
 
 def to_signed(value: Number, decimals: int = 1, unit: str = "") -> str:
     """A change with its sign: +1,2 / -0,4 (with an optional unit after a space)."""
-    if _is_missing(value):
+    if is_missing(value):
         return MISSING
     assert value is not None
     rounded = float(
@@ -77,17 +47,10 @@ def to_signed(value: Number, decimals: int = 1, unit: str = "") -> str:
 
 def to_points_change(ratio_change: float | None, decimals: int = 1) -> str:
     """A change of a ratio in percentage points: 0.012 -> '+1,2 p.p.'."""
-    if _is_missing(ratio_change):
+    if is_missing(ratio_change):
         return MISSING
     assert ratio_change is not None
     return to_signed(ratio_change * 100, decimals, "p.p.")
-
-
-def to_date(value: date | datetime | None) -> str:
-    """A date as dd/mm/aaaa."""
-    if value is None:
-        return MISSING
-    return format_date(value, "dd/MM/yyyy", locale=LOCALE)
 
 
 def to_local(value: datetime | None, timezone: str, with_seconds: bool = False) -> str:
@@ -108,7 +71,7 @@ def to_clock(value: datetime | None, timezone: str) -> str:
 
 def to_delay(seconds: Number) -> str:
     """A delay in seconds as '+3 min 05 s' (late) or '-0 min 40 s' (early)."""
-    if _is_missing(seconds):
+    if is_missing(seconds):
         return MISSING
     assert seconds is not None
     total = round(float(seconds))
@@ -156,19 +119,10 @@ def format_column(series: pl.Series, kind: str, timezone: str = "UTC") -> pl.Ser
     return pl.Series(series.name, [formatter(v) for v in series.to_list()], dtype=pl.String)
 
 
-def to_quantity(value: Number, decimals: int = 2) -> str:
-    """A count or measure: whole numbers without decimals (1.598), others with `decimals`
-    (11.317,15)."""
-    if _is_missing(value):
-        return MISSING
-    assert value is not None
-    return to_number(value, 0 if float(value).is_integer() else decimals)
-
-
 def to_indicator_value(value: Number, unit: str) -> str:
     """An `indicators` value in its unit as planners read it: ratios as '87,5 %', seconds as
     minutes ('5,0 min'), money as 'R$ 5,14', everything else by `to_quantity`."""
-    if _is_missing(value):
+    if is_missing(value):
         return MISSING
     if unit == "ratio":
         return to_percent(value)

@@ -48,32 +48,47 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         result = run_crowding(store, profile, start, end)
     elapsed = time.perf_counter() - began
-    print_result(ctx, result, profile.crowding.standees_max_per_m2.value, elapsed)
+    print_result(
+        ctx,
+        result,
+        profile.crowding.standees_max_per_m2.value,
+        elapsed,
+        profile.general.timezone.value,
+    )
     return 0
 
 
 def print_result(
-    ctx: Context, result: CrowdingResult, limit_per_m2: float, elapsed_s: float
+    ctx: Context,
+    result: CrowdingResult,
+    limit_per_m2: float,
+    elapsed_s: float,
+    timezone: str = "America/Sao_Paulo",
 ) -> None:
-    """Counts of placed and unplaced taps (with why), linked share, runs over the limit."""
+    """Counts of placed and unplaced taps (with why), linked share, runs over the limit; hours
+    in the profile's local time (`timezone`), numbers in pt-BR."""
+    from zoneinfo import ZoneInfo
+
     import polars as pl
     from rich.table import Table
 
     from analytics.crowding.alightings import UNLINKED_REASONS
     from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
+    from core.pt_br import to_date, to_number, to_percent
 
     taps = result.tap_placements
     n = taps.height
     placed = taps.filter(pl.col("placement") == "placed")
     ctx.say(
-        f"{n} validações em {elapsed_s:.1f} s; {placed.height} embarques localizados "
-        f"({100 * placed.height / n if n else 0:.1f} %)"
+        f"{to_number(n, 0)} validações em {to_number(elapsed_s)} s; "
+        f"{to_number(placed.height, 0)} embarques localizados "
+        f"({to_percent(placed.height / n if n else 0)})"
     )
     if n > placed.height:
         why = Table("validações não localizadas", "n", "motivo")
         counts = taps.filter(pl.col("placement") != "placed").group_by("placement").len()
         for code, count in counts.sort("len", descending=True).iter_rows():
-            why.add_row(code, str(count), UNPLACED_REASONS.get(code, ""))
+            why.add_row(code, to_number(count, 0), UNPLACED_REASONS.get(code, ""))
         ctx.console.print(why)
     if result.trace_placements is not None:
         trace = result.trace_placements.group_by("trace").len().sort("len", descending=True)
@@ -102,8 +117,9 @@ def print_result(
     trips = result.trip_crowding
     over = trips.filter(pl.col("is_over_limit").fill_null(False)).height
     ctx.say(
-        f"{trips.height} viagens com perfil de carga; {over} acima de {limit_per_m2:g} pass/m² "
-        f"em pé ({100 * over / trips.height if trips.height else 0:.1f} %)"
+        f"{to_number(trips.height, 0)} viagens com perfil de carga; {to_number(over, 0)} acima "
+        f"de {to_number(limit_per_m2, 0 if float(limit_per_m2).is_integer() else 1)} pass/m² "
+        f"em pé ({to_percent(over / trips.height if trips.height else 0)})"
     )
     summary = result.crowding_summary.filter("is_action_required")
     if summary.height == 0:
@@ -116,7 +132,7 @@ def print_result(
         "data",
         "linha",
         "sentido",
-        "hora (UTC)",
+        "hora (local)",
         "viagens",
         "acima",
         "pior trecho",
@@ -128,16 +144,16 @@ def print_result(
     worst = summary.sort("over_limit_share", "max_standees_per_m2", descending=True).head(MAX_SHOWN)
     for row in worst.iter_rows(named=True):
         table.add_row(
-            str(row["service_date"]),
+            to_date(row["service_date"]),
             row["route_id"],
             str(row["direction_id"]),
-            row["hour_at"].strftime("%H:%M"),
+            row["hour_at"].astimezone(ZoneInfo(timezone)).strftime("%H:%M"),
             str(row["n_trips"]),
             str(row["n_over_limit"]),
             f"{row['worst_from_stop_id']} → {row['worst_to_stop_id']}",
             ""
             if row["worst_mean_standees_per_m2"] is None
-            else f"{row['worst_mean_standees_per_m2']:.1f}",
+            else to_number(row["worst_mean_standees_per_m2"]),
             str(row["extra_trips_needed"]),
             row["larger_vehicle_type"] or "",
         )

@@ -164,13 +164,17 @@ def select_rows(indicators: pl.DataFrame, args: argparse.Namespace) -> pl.DataFr
 
 
 def format_value(value: float | None, unit: str) -> str:
+    """An indicator value as the CLI table shows it (pt-BR, Babel): ratios as percentages,
+    counts as integers, the rest with two decimals."""
+    from core.pt_br import to_integer, to_number, to_percent
+
     if value is None:
         return "—"
     if unit in RATIO_UNITS:
-        return f"{value * 100:.1f} %".replace(".", ",")
+        return to_percent(value)
     if unit in ("trips", "breakdowns", "passengers", "days", "vehicles", "months"):
-        return f"{value:,.0f}".replace(",", ".")
-    return f"{value:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".")
+        return to_integer(value)
+    return to_number(value, 2)
 
 
 def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: str) -> None:

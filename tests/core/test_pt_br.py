@@ -1,0 +1,18 @@
+"""pt-BR numbers and dates through Babel: the one formatter of dashboard, reports and CLI."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from core.pt_br import to_date, to_integer, to_number, to_percent, to_quantity
+
+
+def test_numbers_read_the_brazilian_way() -> None:
+    assert to_number(1234567.891, 2) == "1.234.567,89"
+    assert to_number(2.5, 0) == "3"  # half away from zero, not Python's half-even
+    assert to_number(-0.04) == "0,0"  # no negative zero
+    assert to_integer(1105) == "1.105"  # not "1105 viagens"
+    assert to_percent(0.016) == "1,6 %"
+    assert to_quantity(1598.0) == "1.598" and to_quantity(11317.149) == "11.317,15"
+    assert to_number(float("nan")) == to_percent(None) == "—"
+    assert to_date(date(2026, 12, 1)) == "01/12/2026"
