@@ -220,6 +220,9 @@ class Crowding(Section):
         Annotated[Cited[dict[str, float]], Spec("pass/m2", 0, 12)] | None
     ) = None
     over_limit_trip_share_max: Annotated[Ratio, Spec("ratio", 0, 1)]
+    # beyond this many standees per m² a load is physically implausible (a counting or
+    # placement error, flagged on the data-quality page), not a crowded bus
+    standees_physical_max_per_m2: Annotated[Cited[float], Spec("pass/m2", 0, 15)]
     vehicle_types: dict[str, VehicleType]
 
     def standees_limit_by_class(self) -> dict[str, float]:
