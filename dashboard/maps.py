@@ -1,5 +1,6 @@
-"""pydeck maps with no base-map tiles (`map_style=None`): they draw offline, from the store's
-own geometry (itinerary, stops, pings, live vehicles)."""
+"""pydeck maps drawn from the store's own geometry (itinerary, stops, pings, live vehicles).
+`map_style=None` lets Streamlit pick its themed base map when the browser can reach the tile
+provider; without a network the layers still draw on a blank background."""
 
 from __future__ import annotations
 
@@ -31,9 +32,14 @@ def _view(points: pl.DataFrame) -> pdk.ViewState:
     )
 
 
-def build_trip_deck(shape: pl.DataFrame, stops: pl.DataFrame, pings: pl.DataFrame) -> pdk.Deck:
-    """A trip's evidence: the itinerary (grey path), its stops (white, outlined) and the GPS
-    pings of the run (blue)."""
+def build_trip_deck(
+    shape: pl.DataFrame,
+    stops: pl.DataFrame,
+    pings: pl.DataFrame,
+    current: pl.DataFrame | None = None,
+) -> pdk.Deck:
+    """A trip's evidence: the itinerary (grey path), its stops (white, outlined), the GPS
+    pings of the run (blue) and, during playback, the `current` ping (red, larger)."""
     layers = []
     if shape.height:
         path = [[lon, lat] for lat, lon in shape.select("lat", "lon").iter_rows()]
@@ -70,6 +76,19 @@ def build_trip_deck(shape: pl.DataFrame, stops: pl.DataFrame, pings: pl.DataFram
                 get_position=["lon", "lat"],
                 get_fill_color=[31, 119, 180, 200],
                 radius_min_pixels=3,
+                pickable=True,
+            )
+        )
+    if current is not None and current.height:
+        layers.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                data=current.select("ping_id", "lat", "lon").to_dicts(),
+                get_position=["lon", "lat"],
+                get_fill_color=LATE_RGBA,
+                get_line_color=[0, 0, 0],
+                stroked=True,
+                radius_min_pixels=8,
                 pickable=True,
             )
         )

@@ -23,6 +23,33 @@ days: list = state.load(q.read_service_dates, start, end)
 if not days:
     state.empty_notice("viagens realizadas", "pontual match")
     st.stop()
+st.subheader(f"Linhas no período — pior cumprimento primeiro ({to_period(f.period)})")
+period_counts: pl.DataFrame = state.load(
+    q.read_outcome_counts, start, end, f.route_ids, f.direction
+)
+ranking = q.build_line_ranking(period_counts)
+if ranking.height:
+    st.dataframe(
+        pl.DataFrame(
+            [
+                ranking["route_id"].alias("Linha"),
+                format_column(ranking["fulfilment"], "percent").alias("Cumprimento"),
+                format_column(ranking["punctuality"], "percent").alias("Pontualidade"),
+                format_column(ranking["n_programmed"], "integer").alias("Programadas"),
+                format_column(ranking["n_evaluated"], "integer").alias("Avaliadas"),
+                format_column(ranking["n_run"], "integer").alias("Realizadas"),
+                format_column(ranking["n_suppressed"], "integer").alias("Suprimidas"),
+                format_column(ranking["n_partial"], "integer").alias("Parciais"),
+                format_column(ranking["evaluated_share"], "percent").alias("Com dados"),
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(
+        "Cumprimento = realizadas ÷ avaliadas; viagens não avaliadas (sem dados) ficam fora "
+        "do cálculo, não contam como suprimidas."
+    )
 day = st.selectbox("Dia", days, format_func=to_date, key="lines_day")
 
 st.subheader(f"Resultado das viagens em {to_date(day)}")
@@ -35,7 +62,13 @@ else:
     named = {"route_id": "Linha", "n_programmed": "Programadas"}
     named.update({f"n_{k}": v.capitalize() for k, v in q.OUTCOME_LABELS.items()})
     named["n_justified"] = "Justificadas"
-    st.dataframe(counts.rename(named), hide_index=True, width="stretch")
+    st.dataframe(
+        counts.with_columns(
+            format_column(counts[c], "integer") for c in counts.columns if c != "route_id"
+        ).rename(named),
+        hide_index=True,
+        width="stretch",
+    )
 
 lines = counts["route_id"].to_list() if counts.height else []
 if not lines:
@@ -53,12 +86,31 @@ if trips.height:
             trips["outcome"].replace(q.OUTCOME_LABELS).alias("Resultado"),
             format_column(trips["departure_delay_s"], "delay").alias("Atraso na origem"),
             trips["vehicle_id"].fill_null("—").alias("Veículo"),
-            trips["is_justified"].alias("Justificada"),
+            trips["is_justified"]
+            .replace_strict({True: "sim", False: "não"}, default="—", return_dtype=pl.String)
+            .alias("Justificada"),
             trips["reason"].alias("Motivo"),
-            trips["trip_id"].alias("Viagem"),
+            pl.Series("Viagem", [q.to_trip_link(day, t) for t in trips["trip_id"].to_list()]),
         ]
     )
-    st.dataframe(shown, hide_index=True, width="stretch")
+    outcome_filter = st.multiselect(
+        "Resultados",
+        list(q.OUTCOME_LABELS.values()),
+        key="lines_outcomes",
+        placeholder="todos os resultados",
+    )
+    if outcome_filter:
+        shown = shown.filter(pl.col("Resultado").is_in(outcome_filter))
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "Viagem": st.column_config.LinkColumn(
+                "Viagem", display_text=r"viagem=(.*)$", help="abre a página da viagem"
+            )
+        },
+    )
 
 st.subheader("Diagrama de Marey (tempo × distância)")
 points: pl.DataFrame = state.load(q.read_marey, day, route_id, f.direction)

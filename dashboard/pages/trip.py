@@ -122,10 +122,21 @@ pings: pl.DataFrame = state.load(
 shape: pl.DataFrame = state.load(q.read_trip_shape, day, trip_id)
 stops: pl.DataFrame = state.load(q.read_trip_stops, day, trip_id)
 st.subheader("Mapa: itinerário, paradas e registros GPS")
+current = None
+if pings.height > 1:
+    # GPS playback: step through the run's fixes; the map marks the chosen one.
+    step = st.slider("Reprodução do GPS (registro)", 1, pings.height, 1, key="trip_playback")
+    current = pings.slice(step - 1, 1)
+    fix = current.row(0, named=True)
+    speed = fix["speed_m_s"]
+    st.caption(
+        f"Registro {fix['ping_id']} às {to_local(fix['event_at'], tz, with_seconds=True)}"
+        + (f" · {to_number(speed * 3.6, 0)} km/h" if speed is not None else "")
+    )
 if shape.is_empty() and pings.is_empty():
     state.empty_notice("itinerário e GPS", "pontual gtfs load e pontual avl load")
 else:
-    st.pydeck_chart(maps.build_trip_deck(shape, stops, pings), height=420)
+    st.pydeck_chart(maps.build_trip_deck(shape, stops, pings, current), height=420)
 
 st.subheader("Itinerário e atraso parada a parada")
 if stops.is_empty():
@@ -150,3 +161,22 @@ else:
     )
     if run_stops.height:
         st.altair_chart(charts.build_stop_delays(run_stops), width="stretch")
+
+st.subheader("Registros GPS da corrida (evidência, BG art. 77)")
+if pings.is_empty():
+    st.info("Nenhum registro GPS sustenta esta viagem.")
+else:
+    st.dataframe(
+        pl.DataFrame(
+            [
+                pings["ping_id"].alias("Registro"),
+                format_column(pings["event_at"], "clock", tz).alias("Hora"),
+                pl.Series("Latitude", [to_number(v, 6) for v in pings["lat"].to_list()]),
+                pl.Series("Longitude", [to_number(v, 6) for v in pings["lon"].to_list()]),
+                format_column(pings["speed_m_s"] * 3.6, "integer").alias("Velocidade (km/h)"),
+                pings["event_code"].fill_null("—").alias("Evento"),
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )

@@ -46,6 +46,37 @@ def read_outcome_counts(
     )
 
 
+def build_line_ranking(counts: pl.DataFrame) -> pl.DataFrame:
+    """Lines of the period, worst first, from `read_outcome_counts`: `route_id`,
+    `n_programmed`, `n_evaluated` (programmed minus not evaluated: unobserved is not failed),
+    `n_run` (on time, late or early: the ICV's numerator), `n_suppressed`, `n_partial`,
+    `fulfilment` (n_run / n_evaluated, 0-1, null when nothing was evaluated), `punctuality`
+    (n_on_time / n_run) and `evaluated_share` (n_evaluated / n_programmed). Sorted by
+    fulfilment (lowest first, lines without evaluated trips last), then by line."""
+    if counts.is_empty():
+        return pl.DataFrame()
+    run = pl.col("n_on_time") + pl.col("n_late") + pl.col("n_early")
+    evaluated = pl.col("n_programmed") - pl.col("n_not_evaluated")
+    return counts.select(
+        "route_id",
+        "n_programmed",
+        evaluated.alias("n_evaluated"),
+        run.alias("n_run"),
+        "n_suppressed",
+        "n_partial",
+        (run / pl.when(evaluated > 0).then(evaluated)).alias("fulfilment"),
+        (pl.col("n_on_time") / pl.when(run > 0).then(run)).alias("punctuality"),
+        (evaluated / pl.when(pl.col("n_programmed") > 0).then(pl.col("n_programmed"))).alias(
+            "evaluated_share"
+        ),
+    ).sort(["fulfilment", "route_id"], nulls_last=True)
+
+
+def to_trip_link(service_date: date, trip_id: str) -> str:
+    """The trip page's address for one trip (what the tables link to)."""
+    return f"viagem?data={service_date.isoformat()}&viagem={trip_id}"
+
+
 def read_service_dates(store: Store, start: date, end: date) -> list[date]:
     """Service days with trip outcomes inside [start, end], newest first."""
     rows = store.query(

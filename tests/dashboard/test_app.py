@@ -84,13 +84,20 @@ def test_lines_page_counts_the_day_outcomes(
 ) -> None:
     at = _app(dashboard_store, monkeypatch)
     at.switch_page("pages/lines.py").run()
-    counts = pl.from_pandas(at.dataframe[0].value)
+    ranking = pl.from_pandas(at.dataframe[0].value)
+    r1 = ranking.filter(pl.col("Linha") == "L1").row(0, named=True)
+    # 2 run (on time, late) of 3 evaluated; 1 of the 2 run on time
+    assert (r1["Cumprimento"], r1["Pontualidade"], r1["Realizadas"]) == ("66,7 %", "50,0 %", "2")
+    counts = pl.from_pandas(at.dataframe[1].value)
     l1 = counts.filter(pl.col("Linha") == "L1").row(0, named=True)
-    assert (l1["Programadas"], l1["No horário"], l1["Atrasada"], l1["Suprimida"]) == (3, 1, 1, 1)
-    assert l1["Justificadas"] == 1
-    trips = pl.from_pandas(at.dataframe[1].value)
+    got = (l1["Programadas"], l1["No horário"], l1["Atrasada"], l1["Suprimida"])
+    assert got == ("3", "1", "1", "1")
+    assert l1["Justificadas"] == "1"
+    trips = pl.from_pandas(at.dataframe[2].value)
     assert trips["Partida programada"].to_list() == ["07:00:00", "08:00:00", "09:00:00"]
     assert trips["Atraso na origem"].to_list() == ["+2 min 00 s", "—", "+7 min 00 s"]
+    # every trip links to its page (number -> line -> trip -> pings)
+    assert trips["Viagem"][0] == "viagem?data=2026-03-02&viagem=L1-0700"
     assert at.metric[0].value == "1,3 min"  # EWT: mean of 30 s and 120 s
 
 
@@ -109,6 +116,11 @@ def test_trip_page_opened_from_an_evidence_link(
     assert shown["Partida programada (02/03/2026)"][0] == "07:00"
     stops = pl.from_pandas(at.dataframe[0].value)
     assert stops["Atraso"].to_list() == ["+2 min 00 s", "+3 min 00 s", "+2 min 00 s"]
+    # ... down to the pings behind the verdict, with a playback over them
+    pings = pl.from_pandas(at.dataframe[1].value)
+    assert pings.height > 1 and pings.columns[:2] == ["Registro", "Hora"]
+    at.slider(key="trip_playback").set_value(2).run()
+    assert f"Registro {pings['Registro'][1]} às " in " ".join(c.value for c in at.caption)
 
 
 def test_fleet_page_applies_the_age_and_reserve_rules(

@@ -62,3 +62,31 @@ def test_the_trip_page_says_what_an_outcome_rests_on() -> None:
     assert to_evidence_text({"evidence_class": "ticketing"}) == (
         "Evidência: bilhetagem eletrônica (sem GPS utilizável)"
     )
+
+
+def test_the_line_ranking_puts_the_worst_first_and_leaves_unobserved_out() -> None:
+    from dashboard.queries.lines import build_line_ranking
+
+    counts = pl.DataFrame(
+        {
+            "route_id": ["A", "B", "C"],
+            "n_programmed": [10, 10, 4],
+            "n_on_time": [8, 3, 0],
+            "n_late": [1, 1, 0],
+            "n_early": [0, 0, 0],
+            "n_partial": [0, 1, 0],
+            "n_suppressed": [1, 1, 0],
+            "n_broken_down": [0, 0, 0],
+            "n_not_evaluated": [0, 4, 4],  # B: 4 trips without data are not failures
+        }
+    )
+    ranking = build_line_ranking(counts)
+    assert ranking["route_id"].to_list() == ["B", "A", "C"]  # C: nothing evaluated, last
+    b = ranking.row(0, named=True)
+    assert (b["n_evaluated"], b["n_run"], b["fulfilment"], b["punctuality"]) == (
+        6,
+        4,
+        4 / 6,
+        3 / 4,
+    )
+    assert ranking.row(2, named=True)["fulfilment"] is None
