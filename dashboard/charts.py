@@ -251,3 +251,34 @@ def build_fleet_availability(
         .properties(height=260)
     )
     return _locale(chart)
+
+
+def build_monthly_lines(
+    series: pl.DataFrame, title: str, value_format: str, bands: list[tuple[float, str]]
+) -> alt.LayerChart:
+    """One line per operator (`operator_id`) of a monthly indicator (`month`, `value`), with
+    the profile's band values drawn as dashed horizontal rules labelled by `bands`
+    ((value, label) pairs: e.g. the score-0 and score-100 values, or the grade minimums)."""
+    lines = (
+        alt.Chart(series)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("month:T", title="Mês", axis=alt.Axis(format="%b/%Y")),
+            y=alt.Y("value:Q", title=title, axis=alt.Axis(format=value_format)),
+            color=alt.Color("operator_id:N", title="Operadora"),
+            tooltip=[
+                alt.Tooltip("operator_id:N", title="Operadora"),
+                alt.Tooltip("month:T", title="Mês", format="%b/%Y"),
+                alt.Tooltip("value:Q", title=title, format=value_format),
+            ],
+        )
+    )
+    layers: list[alt.Chart] = [lines]
+    if bands:
+        frame = pl.DataFrame({"y": [float(v) for v, _ in bands], "faixa": [b for _, b in bands]})
+        layers.append(
+            alt.Chart(frame)
+            .mark_rule(strokeDash=[6, 3], color="#888888")
+            .encode(y="y:Q", tooltip=[alt.Tooltip("faixa:N", title="Faixa")])
+        )
+    return _locale(alt.LayerChart(layer=layers).properties(height=240))
