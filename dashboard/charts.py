@@ -67,32 +67,117 @@ def _locale(chart: C) -> C:
     )
 
 
-def build_marey(points: pl.DataFrame, timezone: str) -> alt.Chart:
-    """Time–distance (Marey) diagram: x = local time, y = km along the line; scheduled trips
-    dashed, actual runs solid (BG art. 77: the schedule against the GPS evidence)."""
-    frame = to_local_naive(points, ["at"], timezone)
-    base = alt.Chart(frame).encode(
-        x=alt.X("at:T", title="Horário", axis=alt.Axis(format="%H:%M")),
-        y=alt.Y("dist_km:Q", title="Distância ao longo da linha (km)"),
-        detail="trip_id:N",
-        color=alt.Color(
-            "kind:N",
-            title="Viagem",
-            scale=alt.Scale(domain=["programada", "realizada"], range=["#888888", "#1f77b4"]),
-        ),
-        strokeDash=alt.StrokeDash(
-            "kind:N",
-            scale=alt.Scale(domain=["programada", "realizada"], range=[[5, 4], [1, 0]]),
-            legend=None,
-        ),
-        tooltip=[
-            alt.Tooltip("trip_id:N", title="Viagem"),
-            alt.Tooltip("kind:N", title="Tipo"),
-            alt.Tooltip("at:T", title="Horário", format="%H:%M:%S"),
-            alt.Tooltip("dist_km:Q", title="km", format=",.2f"),
-        ],
+OUTCOME_COLOURS = {
+    "no horário": "#9e9e9e",
+    "atrasada": "#ff7f0e",
+    "adiantada": "#9467bd",
+    "parcial": "#8c564b",
+    "suprimida": "#d62728",
+    "quebra": "#000000",
+    "não avaliada — sem dados": "#c7c7c7",
+    "sem resultado": "#dddddd",
+}
+"""Planned trips on the Marey diagram, coloured by what became of them."""
+
+
+def build_marey(
+    points: pl.DataFrame,
+    timezone: str,
+    outcome_labels: dict[str, str] | None = None,
+    markers: pl.DataFrame | None = None,
+) -> alt.LayerChart:
+    """Time–distance (Marey) diagram of one direction: x = local time, y = km along the line.
+    Planned trips dashed, coloured by their outcome (suppressed, late, early...); runs solid,
+    one colour per vehicle; breakdowns marked with a cross (BG art. 77: the schedule against
+    the GPS evidence)."""
+    labels = outcome_labels or {}
+    frame = to_local_naive(points, ["at"], timezone).with_columns(
+        pl.col("outcome")
+        .replace_strict(labels, default=pl.col("outcome"), return_dtype=pl.String)
+        .fill_null("sem resultado")
+        .alias("resultado")
     )
-    return _locale(base.mark_line().properties(height=420).interactive())
+    x = alt.X("at:T", title="Horário", axis=alt.Axis(format="%H:%M"))
+    y = alt.Y("dist_km:Q", title="Distância ao longo da linha (km)")
+    planned = (
+        alt.Chart(frame.filter(pl.col("kind") == "programada"))
+        .mark_line(strokeDash=[5, 4], strokeWidth=1.5)
+        .encode(
+            x=x,
+            y=y,
+            detail="trip_id:N",
+            color=alt.Color(
+                "resultado:N",
+                title="Viagem programada",
+                scale=alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values())),
+            ),
+            tooltip=[
+                alt.Tooltip("trip_id:N", title="Viagem"),
+                alt.Tooltip("resultado:N", title="Resultado"),
+                alt.Tooltip("at:T", title="Programado", format="%H:%M:%S"),
+                alt.Tooltip("dist_km:Q", title="km", format=",.2f"),
+            ],
+        )
+    )
+    run = (
+        alt.Chart(frame.filter(pl.col("kind") == "realizada"))
+        .mark_line(strokeWidth=2)
+        .encode(
+            x=x,
+            y=y,
+            detail="trip_id:N",
+            color=alt.Color("vehicle_id:N", title="Veículo (realizada)"),
+            tooltip=[
+                alt.Tooltip("trip_id:N", title="Viagem"),
+                alt.Tooltip("vehicle_id:N", title="Veículo"),
+                alt.Tooltip("at:T", title="Horário", format="%H:%M:%S"),
+                alt.Tooltip("dist_km:Q", title="km", format=",.2f"),
+            ],
+        )
+    )
+    layers: list[alt.Chart] = [planned, run]
+    if markers is not None and markers.height:
+        marks = to_local_naive(markers, ["at"], timezone)
+        layers.append(
+            alt.Chart(marks)
+            .mark_point(shape="cross", size=160, filled=True, color="#000000")
+            .encode(
+                x=x,
+                y=y,
+                tooltip=[
+                    alt.Tooltip("label:N", title="Evento"),
+                    alt.Tooltip("trip_id:N", title="Viagem"),
+                    alt.Tooltip("at:T", title="Horário", format="%H:%M"),
+                ],
+            )
+        )
+    chart = alt.LayerChart(layer=layers).resolve_scale(color="independent")
+    return _locale(chart.properties(height=380).interactive())
+
+
+def build_run_times(run_times: pl.DataFrame) -> alt.Chart:
+    """Median run time by local hour of the planned start, planned against run."""
+    chart = (
+        alt.Chart(run_times)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("hour:O", title="Hora da partida programada", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("run_time_min:Q", title="Tempo de percurso mediano (min)"),
+            color=alt.Color(
+                "kind:N",
+                title="Viagem",
+                scale=alt.Scale(domain=["programada", "realizada"], range=["#888888", "#1f77b4"]),
+            ),
+            tooltip=[
+                alt.Tooltip("hour:O", title="Hora"),
+                alt.Tooltip("kind:N", title="Viagem"),
+                alt.Tooltip("run_time_min:Q", title="Minutos", format=",.1f"),
+                alt.Tooltip("n_trips:Q", title="Viagens", format=",d"),
+            ],
+        )
+        .properties(height=240)
+    )
+    return _locale(chart)
 
 
 def build_delay_histogram(delays: pl.DataFrame, bin_min: float = 1.0) -> alt.Chart:

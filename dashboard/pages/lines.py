@@ -117,8 +117,24 @@ points: pl.DataFrame = state.load(q.read_marey, day, route_id, f.direction)
 if points.is_empty():
     state.empty_notice("horários e visitas às paradas", "pontual gtfs load e pontual match")
 else:
-    st.caption("Tracejado: viagens programadas; contínuo: viagens realizadas (GPS).")
-    st.altair_chart(charts.build_marey(points, tz), width="stretch")
+    st.caption(
+        "Tracejado: viagens programadas, na cor do resultado; contínuo: viagens realizadas "
+        "(GPS), uma cor por veículo; ✕: quebra."
+    )
+    breakdowns: pl.DataFrame = state.load(q.read_line_breakdowns, day, route_id)
+    markers = q.build_marey_markers(points, breakdowns)
+    for direction in sorted(points["direction_id"].drop_nulls().unique().to_list()):
+        st.markdown(f"**Sentido {'ida' if direction == 0 else 'volta'} ({direction})**")
+        part = points.filter(pl.col("direction_id") == direction)
+        marks = markers.filter(pl.col("direction_id") == direction) if markers.height else markers
+        st.altair_chart(
+            charts.build_marey(part, tz, q.OUTCOME_LABELS, marks),
+            width="stretch",
+        )
+    run_times = q.build_run_times(points, tz)
+    if run_times.height:
+        st.markdown("**Tempo de percurso por hora: programado × realizado**")
+        st.altair_chart(charts.build_run_times(run_times), width="stretch")
 
 st.subheader(f"Distribuição dos atrasos na origem — {to_period(f.period)}")
 period_trips: pl.DataFrame = state.load(q.read_delays, start, end, route_id, f.direction)

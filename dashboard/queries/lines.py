@@ -103,13 +103,15 @@ def read_marey(
     store: Store, service_date: date, route_id: str, direction: int | None
 ) -> pl.DataFrame:
     """Time–distance points of a line's day: `trip_id`, `kind` ('programada' or 'realizada'),
-    `at` (UTC instant), `dist_km` (distance along the itinerary, km), `vehicle_id`.
+    `at` (UTC instant), `dist_km` (distance along the itinerary, km), `vehicle_id` (null for
+    the timetable), `direction_id` and `outcome` (the trip's outcome; null when the trip has
+    none yet).
 
     Scheduled points come from the timetable (service-day reference = planned start instant
     minus planned start seconds, plus each stop time); actual points from `stop_visits`.
     """
     frames = []
-    params: list[Any] = [service_date, route_id]
+    params: list[Any] = [service_date, service_date, route_id]
     dir_sql = ""
     if direction is not None:
         dir_sql = " AND s.direction_id = ?"
@@ -119,9 +121,11 @@ def read_marey(
             "SELECT s.trip_id, 'programada' AS kind, "
             "s.planned_start_at + to_seconds(coalesce(t.arrival_time_s, t.departure_time_s)"
             " - s.planned_start_s) AS at, t.shape_dist_m / 1000.0 AS dist_km, "
-            "NULL::VARCHAR AS vehicle_id "
+            "NULL::VARCHAR AS vehicle_id, s.direction_id, o.outcome "
             "FROM scheduled_trips s JOIN gtfs_stop_times t "
             "ON t.feed_id = s.feed_id AND t.trip_id = s.template_trip_id "
+            "LEFT JOIN (SELECT trip_id, any_value(outcome) AS outcome FROM trip_outcomes "
+            "WHERE service_date = ? GROUP BY trip_id) o ON o.trip_id = s.trip_id "
             "WHERE s.service_date = ? AND s.route_id = ?" + dir_sql + " "
             "AND t.shape_dist_m IS NOT NULL",
             params,
@@ -130,19 +134,78 @@ def read_marey(
     frames.append(
         store.query(
             "SELECT v.trip_id, 'realizada' AS kind, coalesce(v.arrival_at, v.departure_at)"
-            " AS at, v.stop_dist_m / 1000.0 AS dist_km, v.vehicle_id "
-            "FROM stop_visits v JOIN trip_outcomes s "
+            " AS at, v.stop_dist_m / 1000.0 AS dist_km, v.vehicle_id, s.direction_id, "
+            "s.outcome FROM stop_visits v JOIN trip_outcomes s "
             "ON s.service_date = v.service_date AND s.trip_id = v.trip_id "
             "AND s.vehicle_id = v.vehicle_id AND s.run_index = v.run_index "
             "WHERE v.service_date = ? AND s.route_id = ?" + dir_sql + " "
             "AND coalesce(v.arrival_at, v.departure_at) IS NOT NULL",
-            params,
+            params[1:],
         )
     )
     frames = [f for f in frames if f.height]
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="vertical_relaxed").sort("kind", "trip_id", "at")
+
+
+def read_line_breakdowns(store: Store, service_date: date, route_id: str) -> pl.DataFrame:
+    """Breakdowns on a line's trips that day: `trip_id`, `vehicle_id`, `started_at` (UTC)."""
+    return store.query(
+        "SELECT b.trip_id, b.vehicle_id, b.started_at FROM breakdowns b "
+        "JOIN (SELECT DISTINCT trip_id FROM trip_outcomes WHERE service_date = ? "
+        "AND route_id = ?) t USING (trip_id) WHERE b.service_date = ? ORDER BY b.started_at",
+        [service_date, route_id, service_date],
+    )
+
+
+def build_marey_markers(points: pl.DataFrame, breakdowns: pl.DataFrame) -> pl.DataFrame:
+    """Where each breakdown sits on the Marey diagram: `trip_id`, `at`, `dist_km` (the run's
+    position at the last stop visit before it), `direction_id`, `label` ('quebra')."""
+    run = points.filter(pl.col("kind") == "realizada")
+    if breakdowns.is_empty() or run.is_empty():
+        return pl.DataFrame()
+    placed = breakdowns.sort("started_at").join_asof(
+        run.select("trip_id", "at", "dist_km", "direction_id").sort("at"),
+        left_on="started_at",
+        right_on="at",
+        by="trip_id",
+        strategy="backward",
+        check_sortedness=False,  # sorted by time above; polars cannot check it per trip
+    )
+    return placed.drop_nulls("dist_km").select(
+        "trip_id",
+        pl.col("started_at").alias("at"),
+        "dist_km",
+        "direction_id",
+        pl.lit("quebra").alias("label"),
+    )
+
+
+def build_run_times(points: pl.DataFrame, timezone: str) -> pl.DataFrame:
+    """Run time by local hour of the planned start, planned against run (complete trips only:
+    on time, late or early): `hour` (0-23), `kind`, `run_time_min` (median, minutes),
+    `n_trips`."""
+    if points.is_empty():
+        return pl.DataFrame()
+    per_trip = (
+        points.filter(
+            (pl.col("kind") == "programada") | pl.col("outcome").is_in(["on_time", "late", "early"])
+        )
+        .group_by("kind", "trip_id")
+        .agg(((pl.col("at").max() - pl.col("at").min()).dt.total_seconds() / 60).alias("minutes"))
+    )
+    starts = (
+        points.filter(pl.col("kind") == "programada")
+        .group_by("trip_id")
+        .agg(pl.col("at").min().dt.convert_time_zone(timezone).dt.hour().alias("hour"))
+    )
+    return (
+        per_trip.join(starts, on="trip_id")
+        .group_by("hour", "kind")
+        .agg(pl.col("minutes").median().alias("run_time_min"), pl.len().alias("n_trips"))
+        .sort("hour", "kind")
+    )
 
 
 def read_headways(store: Store, start: date, end: date, route_id: str) -> pl.DataFrame:

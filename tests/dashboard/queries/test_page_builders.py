@@ -1,4 +1,5 @@
-"""The overview's data-coverage notice and the legal basis shown beside each indicator."""
+"""The pure builders behind the pages: the coverage notice, the legal basis, the evidence line,
+the line ranking, the Marey markers and run times (hand-checked values)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,37 @@ def test_the_line_ranking_puts_the_worst_first_and_leaves_unobserved_out() -> No
         3 / 4,
     )
     assert ranking.row(2, named=True)["fulfilment"] is None
+
+
+def test_marey_markers_and_run_times_from_the_points() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from dashboard.queries.lines import build_marey_markers, build_run_times
+
+    t0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # 07:00 in Bento Gonçalves
+    rows = [
+        # planned 30 min, run 36 min (late), both direction 0
+        ("T1", "programada", t0, 0.0, None, 0, "late"),
+        ("T1", "programada", t0 + timedelta(minutes=30), 10.0, None, 0, "late"),
+        ("T1", "realizada", t0 + timedelta(minutes=2), 0.0, "V1", 0, "late"),
+        ("T1", "realizada", t0 + timedelta(minutes=20), 6.0, "V1", 0, "late"),
+        ("T1", "realizada", t0 + timedelta(minutes=38), 10.0, "V1", 0, "late"),
+        # a suppressed trip: planned only, no run time of its own
+        ("T2", "programada", t0 + timedelta(minutes=10), 0.0, None, 0, "suppressed"),
+        ("T2", "programada", t0 + timedelta(minutes=40), 10.0, None, 0, "suppressed"),
+    ]
+    points = pl.DataFrame(
+        rows,
+        schema=["trip_id", "kind", "at", "dist_km", "vehicle_id", "direction_id", "outcome"],
+        orient="row",
+    )
+    times = build_run_times(points, "America/Sao_Paulo")
+    assert times.rows() == [(7, "programada", 30.0, 2), (7, "realizada", 36.0, 1)]
+    breakdowns = pl.DataFrame(
+        {"trip_id": ["T1"], "vehicle_id": ["V1"], "started_at": [t0 + timedelta(minutes=25)]}
+    )
+    marks = build_marey_markers(points, breakdowns)
+    # placed at the run's last visit before it: km 6
+    assert marks.select("trip_id", "dist_km", "direction_id", "label").rows() == [
+        ("T1", 6.0, 0, "quebra")
+    ]
