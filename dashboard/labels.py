@@ -4,15 +4,21 @@ No streamlit here."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import polars as pl
 
 from core.indicators import DEFAULT, UNIT_LABELS, indicator, to_label
+from core.profile import Cited
 
 __all__ = [
     "FARE_CLASS_LABELS",
+    "INCIDENT_KIND_LABELS",
     "UNIT_LABELS",
     "label_indicators",
     "to_basis",
+    "to_citation",
     "to_source",
     "to_source_text",
 ]
@@ -28,6 +34,16 @@ FARE_CLASS_LABELS = {
     "other": "Outros",
 }
 """Payment forms as the monthly report names them (BG art. 62-VII)."""
+
+INCIDENT_KIND_LABELS = {
+    "obstruction": "obstrução da via",
+    "detour": "desvio",
+    "breakdown": "pane do veículo",
+    "accident": "acidente",
+    "weather": "condições climáticas",
+    "other": "outra",
+}
+"""Incident kinds (`core.tables.observed.INCIDENT_KINDS`) as the pages name them."""
 
 
 def label_indicators(indicators: pl.Series) -> pl.Series:
@@ -61,13 +77,32 @@ def to_source_text(sources: pl.Series) -> pl.Series:
     return out
 
 
+LAW_REFERENCE = re.compile(r"^(BG|CGS|Lei|Anexo)\b")
+"""A citation planners can look up starts by naming its law (BG, CGS, Lei n/aaaa) or annex."""
+
+_EXPLANATION = re.compile(r" \(|, as read|: | — ")
+"""Where a profile's `source` text stops citing and starts explaining (in English, for
+engineers): the first parenthesis, ', as read by Pontual', a colon or a dash."""
+
+
 def to_source(text: str | None, default: str = "perfil") -> str:
-    """One `source` text as planners read it (`default` when there is none)."""
+    """One `source` text as planners read it: the citation only (its explanation, written for
+    engineers, is left out), "padrão do Pontual, a fixar por decreto" for Pontual's defaults,
+    and `default` when there is none or no law is named."""
     if not text:
         return default
-    for english, portuguese in SOURCE_PHRASES:
-        text = text.replace(english, portuguese)
-    return text
+    if text.startswith(DEFAULT):
+        return "padrão do Pontual, a fixar por decreto"
+    citation = _EXPLANATION.split(text, maxsplit=1)[0].strip().rstrip(",;")
+    return citation if LAW_REFERENCE.match(citation) else default
+
+
+def to_citation(cited: Cited[Any]) -> str:
+    """The legal basis of a profile value as planners read it: its article (`to_source`), or
+    "padrão do Pontual, a fixar por decreto" for a default."""
+    if cited.source and not cited.default:
+        return to_source(cited.source)
+    return "padrão do Pontual, a fixar por decreto"
 
 
 def to_basis(indicators: pl.Series, sources: pl.Series) -> pl.Series:

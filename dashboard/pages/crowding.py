@@ -27,7 +27,7 @@ fill = f"pontual crowding --from {start} --to {end}"
 st.title("Lotação")
 st.caption(
     f"Limite de lotação: todos os assentos ocupados mais {to_number(limit.value, 1)} "
-    f"passageiros em pé por m² ({labels.to_source(limit.source)}). Horários em {tz}."
+    f"passageiros em pé por m² ({labels.to_citation(limit)}). Horários em {tz}."
 )
 lines: pl.DataFrame = state.load(filters.read_lines)
 names = dict(zip(lines["route_id"].to_list(), lines["label"].to_list(), strict=True))
@@ -68,7 +68,7 @@ if actions.is_empty():
     else:
         st.success(
             "Nenhuma faixa horária exige reforço: a parcela de viagens acima do limite não "
-            f"passa de {to_percent(share_max.value, 0)} ({labels.to_source(share_max.source)})."
+            f"passa de {to_percent(share_max.value, 0)} ({labels.to_citation(share_max)})."
         )
 else:
     n_days = int(actions["n_action_days"][0])
@@ -79,7 +79,7 @@ else:
     c3.metric("Viagens extras por dia (média)", to_number(extra / n_days if n_days else None, 1))
     st.caption(
         "Reforço exigido quando a parcela de viagens acima do limite passa de "
-        f"{to_percent(share_max.value, 0)} ({labels.to_source(share_max.source)}). Viagens "
+        f"{to_percent(share_max.value, 0)} ({labels.to_citation(share_max)}). Viagens "
         "necessárias = passageiros no trecho mais carregado da hora ÷ capacidade no limite; "
         "quando bastam as viagens atuais, indica-se o veículo maior que resolve."
     )

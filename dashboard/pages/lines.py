@@ -154,7 +154,7 @@ if headways.is_empty():
     st.info(
         "Linha sem observações de intervalo neste período: só as linhas frequentes, com "
         f"intervalo programado de até {to_number(frequent.value / 60, 0)} min, são avaliadas "
-        f"pela espera excedente (EWT; {labels.to_source(frequent.source)})."
+        f"pela espera excedente (EWT; {labels.to_citation(frequent)})."
     )
 else:
     ewt_s = headways["excess_wait_s"].drop_nulls().cast(pl.Float64).to_list()

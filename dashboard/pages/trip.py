@@ -11,7 +11,7 @@ import polars as pl
 import streamlit as st
 
 from core.periods import parse_period
-from dashboard import charts, maps, state
+from dashboard import charts, labels, maps, state
 from dashboard.format import format_column, to_date, to_delay, to_local, to_number, to_percent
 from dashboard.queries import filters
 from dashboard.queries import lines as line_queries
@@ -68,7 +68,7 @@ if trips.is_empty():
     st.stop()
 trip_ids = trips["trip_id"].to_list()
 starts = format_column(trips["planned_start_at"], "clock", tz).to_list()
-labels = {
+trip_labels = {
     t: f"{s} · {line_queries.OUTCOME_LABELS.get(o, o)} · {t}"
     for t, s, o in zip(trip_ids, starts, trips["outcome"].to_list(), strict=True)
 }
@@ -76,7 +76,7 @@ trip_id = col_trip.selectbox(
     "Viagem",
     trip_ids,
     index=trip_ids.index(linked_trip) if linked_trip in trip_ids else 0,
-    format_func=labels.__getitem__,
+    format_func=trip_labels.__getitem__,
     key="trip_id",
 )
 
@@ -107,7 +107,8 @@ incident: pl.DataFrame = state.load(q.read_incident, row["incident_id"])
 if incident.height:
     inc = incident.row(0, named=True)
     st.success(
-        f"Ocorrência {inc['incident_id']} ({inc['kind']}) de {to_local(inc['starts_at'], tz)} a "
+        f"Ocorrência {inc['incident_id']} "
+        f"({labels.INCIDENT_KIND_LABELS.get(inc['kind'], inc['kind'])}) de {to_local(inc['starts_at'], tz)} a "
         f"{to_local(inc['ends_at'], tz)}: {inc.get('note') or 'sem observação'}"
         + (" — aprovada pelo órgão gestor." if inc["is_justified"] else " — não aprovada.")
     )

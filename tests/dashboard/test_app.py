@@ -109,7 +109,7 @@ def test_trip_page_opened_from_an_evidence_link(
     at.query_params["viagem"] = "L1-0800"
     at.switch_page("pages/trip.py").run()
     assert at.subheader[0].value == "Resultado: suprimida (justificada)"
-    assert "Ocorrência INC1 (obstruction)" in at.success[0].value
+    assert "Ocorrência INC1 (obstrução da via)" in at.success[0].value
     at.selectbox(key="trip_id").set_value("L1-0700").run()
     shown = _metrics(at)
     assert shown["Atraso na origem"][0] == "+2 min 00 s"

@@ -21,6 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-output" / "dashboard"
 PAGE_TIMEOUT_S = 60.0
 RAW_VALUES = re.compile(r"\b(None|NaN|nan|null)\b")
+# English that has leaked onto pages before (units, parameter keys, Streamlit's own dialogs):
+# planners read pt-BR only (docs: the catalogue of labels, core.indicators, dashboard.labels).
+ENGLISH = re.compile(
+    r"\b(the|and|of|days|ratio|trips|default|source|practice|fee table|TfL|Page not found|"
+    r"True|False|true|false|obstruction|detour|weather|suppressed|on_time|not_evaluated|"
+    r"per_10000_km|to be fixed by decree)\b"
+)
 
 
 def _require_chromium() -> None:
@@ -70,6 +77,9 @@ def _check_every_page(app_url: str, folder: Path) -> dict[str, float]:
             text = browser.evaluate("document.body.innerText")
             assert "Filtros" in text, url_path
             assert not RAW_VALUES.findall(text), (url_path, RAW_VALUES.findall(text))
+            # file paths (the store's folder: /tmp/pytest-of-root/...) are not prose
+            english = sorted(set(ENGLISH.findall(re.sub(r"/\S+", "", text))))
+            assert not english, (url_path, english)
     assert all((folder / f"{p[2]}.png").stat().st_size > 10_000 for p in PAGES)
     return seconds
 

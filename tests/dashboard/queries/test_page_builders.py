@@ -125,3 +125,19 @@ def test_marey_markers_and_run_times_from_the_points() -> None:
     assert marks.select("trip_id", "dist_km", "direction_id", "label").rows() == [
         ("T1", 6.0, 0, "quebra")
     ]
+
+
+def test_profile_sources_show_their_citation_not_the_engineers_notes() -> None:
+    from core.profile import load_profile
+    from dashboard.labels import to_citation, to_source
+
+    assert to_source("BG art. 59 §1, as read by Pontual: the law has no trip-share metric") == (
+        "BG art. 59 §1"
+    )
+    assert to_source("CGS art. 4 (mean displacement of a region's population)") == "CGS art. 4"
+    assert to_source("Bento Gonçalves is a municipality of Rio Grande do Sul") == "perfil"
+    profile = load_profile("bento-goncalves-2021")
+    assert to_citation(profile.crowding.standees_max_per_m2) == "BG art. 59"
+    assert to_citation(profile.trips.frequent_headway_max_s) == (
+        "padrão do Pontual, a fixar por decreto"
+    )
