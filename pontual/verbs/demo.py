@@ -176,8 +176,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     ]
     if args.no_live:
         return main(dashboard)
+    import signal
+
     from pontual.live_demo import LiveDemo
 
+    def stop(_signum: int, _frame: object) -> None:
+        # SIGTERM would end the demo without its `finally`s: the broker, the feed server, the
+        # replays and Streamlit would stay behind. As an exit, everything is stopped in order
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     day = DEFAULT_START + timedelta(days=args.days - 1)
     with LiveDemo(
         store=store,

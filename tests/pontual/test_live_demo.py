@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from datetime import date
-from datetime import time as clock
 from pathlib import Path
 
 import pytest
 
 from core.settings import DEFAULT_STORE
-from pontual.live_demo import LiveDemo
+from pontual.live_demo import free_port
 from pontual.verbs.demo import DEMO_STORE, SAMPLE_MARK, resolve_demo_paths
 from tests.mosquitto import require_mosquitto
 
@@ -71,47 +72,79 @@ def _vehicles(url: str) -> list[dict[str, object]]:
         return list(json.load(r).get("entity", []))
 
 
+def _positions(entities: list[dict[str, object]]) -> dict[str, object]:
+    return {
+        e["vehicle"]["vehicle"]["id"]: e["vehicle"]["position"]  # type: ignore[index]
+        for e in entities
+    }
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """Pids whose command line or environment names `text` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            seen = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in seen:
+            found.append(int(proc.name))
+    return found
+
+
 @pytest.mark.simulator
 def test_the_live_demo_moves_buses_and_ends_cleanly(tmp_path: Path) -> None:
     require_mosquitto()
-    # the demo's own store, in the working folder (no --store)
-    done = _pontual("demo", "--days", "1", "--no-serve", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    store = tmp_path / DEMO_STORE
-    sample = store.parent / "sample"
-    assert store.exists() and (sample / SAMPLE_MARK).exists()
-    live = LiveDemo(
-        store=store,
-        profile_id="bento-goncalves-2021",
-        avl=sample / "avl.parquet",
-        day=date(2026, 3, 2),
-        start=clock(7, 0),
-        timezone="America/Sao_Paulo",
-        speed=60.0,
-        folder=tmp_path / "live",
+    env = {k: v for k, v in os.environ.items() if k != "PONTUAL_STORE"}
+    env.update(PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", COLUMNS="250")
+    # `make demo` is `pontual demo`: the demo's own store in the working folder, then the live
+    # side and the dashboard (one simulated day, replayed from 07:00 at 60x)
+    demo = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "pontual", "demo", "--days", "1"),
+            *("--port", str(free_port()), "--live-speed", "60", "--live-from", "07:00"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(demo.stdout.readline, "")))  # type: ignore[union-attr]
+    reader.start()
     seen: list[list[dict[str, object]]] = []
-    with live:
-        processes = list(live.processes)
-        # broker, serve, one replay per operator (the simulated city has O1 and O2)
-        assert len(processes) == 4
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and len(seen) < 2:
-            vehicles = _vehicles(live.feed_url)
-            if vehicles and (not seen or vehicles != seen[-1]):
-                seen.append(vehicles)
+    try:
+        deadline = time.monotonic() + 400
+        feed = None
+        while time.monotonic() < deadline and demo.poll() is None and len(seen) < 2:
+            if feed is None:
+                said = [m for line in lines for m in re.findall(r"http://127\.0\.0\.1:\d+", line)]
+                ready = any("painel em" in line for line in lines)
+                feed = said[0] if said and ready else None
+            else:
+                vehicles = _vehicles(feed)
+                if vehicles and (not seen or _positions(vehicles) != _positions(seen[-1])):
+                    seen.append(vehicles)
             time.sleep(2)
-    assert len(seen) >= 2, (live.folder / "serve.log").read_text()[-2000:]
-    # the buses moved between two looks at the feed
-    first = {
-        e["vehicle"]["vehicle"]["id"]: e["vehicle"]["position"]  # type: ignore[index]
-        for e in seen[0]
-    }
-    last = {
-        e["vehicle"]["vehicle"]["id"]: e["vehicle"]["position"]  # type: ignore[index]
-        for e in seen[-1]
-    }
-    assert any(first[v] != last[v] for v in first.keys() & last.keys())
-    # every process ended; serve stopped cleanly (SIGTERM: it commits and exits 0)
-    assert all(p.poll() is not None for p in processes)
-    assert processes[1].returncode == 0, (live.folder / "serve.log").read_text()[-2000:]
+        assert demo.poll() is None, "".join(lines)[-3000:]
+        assert (tmp_path / DEMO_STORE).exists()
+        assert (tmp_path / DEMO_STORE.parent / "sample" / SAMPLE_MARK).exists()
+        assert len(seen) >= 2, "".join(lines)[-3000:]
+        # the buses moved between two looks at the feed
+        first, last = _positions(seen[0]), _positions(seen[-1])
+        assert any(first[v] != last[v] for v in first.keys() & last.keys())
+        assert _processes_mentioning(str(tmp_path))  # broker, serve, replays, Streamlit
+    finally:
+        demo.send_signal(signal.SIGTERM)
+        code = demo.wait(timeout=60)
+        reader.join(timeout=10)
+    # SIGTERM ends the demo and everything it started: no broker, feed server, replay or
+    # Streamlit is left behind
+    assert code == 0, "".join(lines)[-3000:]
+    deadline = time.monotonic() + 10
+    while _processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _processes_mentioning(str(tmp_path)) == []
