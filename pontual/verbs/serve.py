@@ -103,8 +103,29 @@ def resolve_service_date(store: Store, given: str | None) -> date:
     return datetime.now(ZoneInfo(str(feeds["timezone"][0]))).date()
 
 
+def check_http_port_free(host: str, port: int) -> None:
+    """Refuse a busy HTTP port at once (exit 2), before the store is read and the broker is
+    joined: found only when the server starts, it ended `serve` after it had consumed messages.
+    """
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        # as uvicorn binds: a port in TIME_WAIT is free, one a process listens on is not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigError(
+                f"a porta HTTP {port} em {host} não está livre ({exc.strerror})",
+                where="--http-host/--http-port",
+                hint="escolha outra porta com --http-port, ou encerre quem a usa",
+            ) from exc
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import uvicorn
+
+    check_http_port_free(args.http_host, args.http_port)
 
     from analytics.live.accuracy import (
         PredictionLog,
