@@ -33,9 +33,10 @@ st.caption(
 )
 rows: pl.DataFrame = state.load(q.read_prediction_accuracy, period.start, period.end)
 if rows.is_empty():
-    state.empty_notice(
-        "previsões avaliadas",
-        "pontual serve (registra as previsões); no dia seguinte, pontual match e pontual serve",
+    st.info(
+        "Sem previsões avaliadas neste período. O feed ao vivo (`pontual serve`) registra as "
+        "chegadas que publica; depois de `pontual match` do dia, o `pontual serve` seguinte "
+        "as avalia contra as passagens observadas."
     )
     st.stop()
 summary = q.compute_accuracy_summary(rows)
