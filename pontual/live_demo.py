@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from datetime import time as clock
 from pathlib import Path
+from typing import IO
 
 from core.errors import ConfigError
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "mosquitto"
 LISTENER_USER = "pontual"
 STOP_TIMEOUT_S = 15.0
-READY_TIMEOUT_S = 60.0
+READY_TIMEOUT_S = 120.0  # serve reads the day and warms the kernels first
 
 
 def free_port() -> int:
@@ -164,6 +165,7 @@ class LiveDemo:
     http_port: int = field(default_factory=free_port)
     broker_port: int = field(default_factory=free_port)
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    logs: list[IO[bytes]] = field(default_factory=list)
 
     @property
     def feed_url(self) -> str:
@@ -175,6 +177,7 @@ class LiveDemo:
         its output in a log file of `folder`."""
         env = {**os.environ, "PONTUAL_MQTT_PASSWORD": password}
         out = (self.folder / log).open("ab")
+        self.logs.append(out)
         return subprocess.Popen(
             [
                 sys.executable,
@@ -259,6 +262,9 @@ class LiveDemo:
         for process in reversed(self.processes):
             stop_process(process)
         self.processes.clear()
+        for out in self.logs:
+            out.close()
+        self.logs.clear()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
