@@ -194,7 +194,8 @@ def test_learned_layovers_match_the_simulator_and_help_the_next_trips(replayed) 
     learned = ref.layovers
     assert ref.n_terminals_learned >= 5
     assert learned["is_layover_learned"].all()
-    # measured: learned 150 s (median over trips), true 152 s; offset learned 30 s (mean 25)
+    # measured: learned 150 s (median over the trips), true 134 s (median of the 53 late
+    # arrivals of the history day); departure offset learned 30 s, true 26 s (drawn: mean 25)
     assert abs(float(learned["layover_s"].median()) - true_layover) <= 30, true_layover  # type: ignore[arg-type]
     assert 10 <= float(learned["departure_offset_s"].median()) <= 45  # type: ignore[arg-type]
     # the same 90 minutes replayed with the travel times learned but the layovers of a first
