@@ -5,19 +5,22 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# The exact versions the suite was last run with: `make` installs them (as pip constraints, so a
+# dependency added to pyproject.toml but not yet locked still installs); `make lock` updates it.
+LOCK := requirements.lock
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
 PACKAGES := core gtfs ingest analytics exports cases dashboard pontual sample_data
 # System packages the tests need (a real broker, a real browser, PDF text extraction, a real
 # PostgreSQL server for the case database; a command may be an absolute path).
 SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils \
   /usr/lib/postgresql/15/bin/initdb:postgresql
 
-.PHONY: demo test test-fast warm bench lint venv sysdeps node-deps clean
+.PHONY: demo test test-fast warm bench lint venv sysdeps node-deps clean lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[dev,bench]'
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -64,8 +67,16 @@ test: venv sysdeps node-deps lint warm
 test-fast: venv
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "$(FAST_LANE)"
 
-demo: venv warm
+# The demo's own store and city in data/demo/; the live side (a local Mosquitto from
+# deploy/mosquitto, `pontual serve`, `pontual replay` of the last day at 10x) needs sysdeps.
+demo: venv sysdeps warm
 	$(BIN)/pontual demo
+
+# Update the lock after changing a dependency: newest versions allowed by pyproject.toml, then
+# run `make test` and commit pyproject.toml and requirements.lock together.
+lock: venv
+	$(BIN)/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev,bench]'
+	$(BIN)/python -m pip freeze --exclude-editable > $(LOCK)
 
 bench: venv
 	$(BIN)/python -m benchmarks $(ONLY)

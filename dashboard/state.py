@@ -110,7 +110,9 @@ def require_snapshot() -> None:
     if read_snapshot_mtime(path) == 0.0:
         st.info(
             f"Nenhum dado publicado em `{path}`. Rode `pontual demo --no-serve` (ou a "
-            "ingestão e `pontual match`) para criar o banco e publicar o snapshot de leitura."
+            "ingestão e `pontual match`) para criar o banco e publicar o snapshot de leitura; "
+            "a demonstração grava no próprio banco, `data/demo/pontual.duckdb` (abra-o com "
+            "`pontual --store data/demo/pontual.duckdb dashboard`)."
         )
         st.stop()
 

@@ -69,6 +69,9 @@ class MqttConsumer:
         self._batch_started = 0.0
         self._last_message = time.monotonic()
         self._last_snapshot = time.monotonic()
+        # a committed batch the readers' snapshot does not show yet: published once the
+        # interval is over, whether or not another batch comes (`poll`)
+        self._unpublished = False
         self._stopping = False
         self._connected = False
         self._answered = False
@@ -229,6 +232,7 @@ class MqttConsumer:
         )
         if self.on_batch_committed is not None:
             self.on_batch_committed(frames.avl, frames.fares)
+        self._unpublished = True
         self._maybe_publish_snapshot()
         return counts
 
@@ -304,6 +308,7 @@ class MqttConsumer:
         if force or time.monotonic() - self._last_snapshot >= interval:
             self.store.publish_snapshot()
             self._last_snapshot = time.monotonic()
+            self._unpublished = False
 
     def _batch_due(self) -> bool:
         if not self._topics:
@@ -330,6 +335,8 @@ class MqttConsumer:
             self._last_message = time.monotonic()
         if self._batch_due():
             self.flush()
+        elif self._unpublished:
+            self._maybe_publish_snapshot()
         if rc != mqtt.MQTT_ERR_SUCCESS and self._connected:
             self._connected = False
 

@@ -50,10 +50,25 @@ class Context:
 
     @contextmanager
     def store(self, *, read_only: bool = False) -> Iterator[Store]:
-        """Open the store for the duration of a verb (writers publish a snapshot on success)."""
-        from core.store import Store
+        """Open the store for the duration of a verb (writers publish a snapshot on success).
 
-        store = Store.open(self.settings.store_path, read_only=read_only)
+        A reader (`read_only`) finding the store held by a writer (`pontual listen`/`serve`
+        run for hours) reads the published snapshot instead, and says so on stderr."""
+        from core.errors import StoreError
+        from core.store import Store, open_snapshot, snapshot_path
+
+        path = self.settings.store_path
+        try:
+            store = Store.open(path, read_only=read_only)
+        except StoreError as exc:
+            held = "another process" in exc.what
+            if not (read_only and held and snapshot_path(path).exists()):
+                raise
+            self.err.print(
+                f"{path} está aberto para escrita por outro processo; lendo o snapshot "
+                f"publicado ({snapshot_path(path)})"
+            )
+            store = open_snapshot(path)
         try:
             yield store
             if not read_only:

@@ -421,11 +421,12 @@ class LiveEngine:
             "trip_id",
             pl.col("end_dist_m").alias("dist_m"),
             pl.lit(None, pl.Float64).alias("arrived_s"),
+            pl.lit(None, pl.Float64).alias("waiting_s"),
         )
-        # laying over: the layover counts from the arrival at the terminal, or from the last
-        # fix while the vehicle is still where it arrived (it has not left: its next trip
-        # cannot start before now). A vehicle gone from there without a trip the engine can
-        # see keeps the arrival: its next trip is predicted on time, not later every minute
+        # laying over: the layover counts from the arrival at the terminal; while the vehicle
+        # is still where it arrived its next trip cannot start before now (`waiting_s`: the
+        # engine's clock). A vehicle gone from there without a trip the engine can see keeps
+        # the arrival alone: its next trip is predicted on time, not later every minute
         ended = (
             self.completed.join(on_trip, on="vehicle_id", how="anti")
             .sort("started_s")
@@ -447,10 +448,10 @@ class LiveEngine:
                 "vehicle_id",
                 "trip_id",
                 pl.lit(float("inf")).alias("dist_m"),
+                pl.col("ended_s").alias("arrived_s"),
                 pl.when(moved.fill_null(0.0) <= opt.layover_radius_m)
-                .then(pl.max_horizontal("ended_s", "t_s_fix"))
-                .otherwise(pl.col("ended_s"))
-                .alias("arrived_s"),
+                .then(pl.max_horizontal("t_s_fix", pl.lit(self.clock_s)))
+                .alias("waiting_s"),
             )
         )
         trip_of = pl.concat([on_trip, layover]).join(
@@ -466,6 +467,7 @@ class LiveEngine:
             delay_decay_s=opt.delay_decay_s,
             min_layover_s=opt.min_layover_s,
             next_trips=opt.next_trips,
+            layovers=ref.layovers,
         )
         timings["predict"] = _ms(t_pred)
         if self.uncertainty.height:

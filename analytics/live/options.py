@@ -28,14 +28,18 @@ class LiveOptions:
     """e-folding time of the current delay: a prediction h seconds ahead weighs the
     constant-delay estimate by exp(-h / delay_decay_s) and the learned pattern by the rest"""
     min_layover_s: float = 120.0
-    """shortest layover at a terminal between two trips of a block (delay carried forward)"""
+    """shortest layover at a terminal between two trips of a block (delay carried forward)
+    where history has not taught the terminal's own (`analytics.live.layovers`)"""
+    layover_max_gap_s: float = 3600.0
+    """two trips of a vehicle more than this apart (arrival to the next planned departure)
+    are not a layover in the history (a pull-in or a crew break): they teach nothing"""
     next_trips: int = 2
     """trips of the block predicted after the current one"""
     history_days: int = 28
     """days of `stop_visits` before the service day that teach the travel times"""
     min_samples: int = 3
     """fewest observed traversals of a segment in an hour before its median replaces the
-    timetable's running time"""
+    timetable's running time (and fewest layovers at a terminal before they teach it)"""
     cancel_grace_s: float = 600.0
     """added to the profile's late-departure window before an unserved trip is CANCELED: a
     trip that nobody runs 15 min after its time (BG: 5 min late window + 10) is announced
@@ -51,6 +55,6 @@ class LiveOptions:
     behind its last position along the shape (GPS noise at a stop stays well under it)"""
     layover_radius_m: float = 150.0
     """a vehicle laying over whose latest fix is within this distance of where it arrived is
-    still waiting: its next trip leaves no sooner than now plus the layover; further away it
+    still waiting: its next trip leaves no sooner than now; further away it
     has left without the engine seeing its trip yet, and the next trip is chained from the
     arrival (a terminal's bays and GPS noise stay within it)"""

@@ -7,8 +7,10 @@ Three predictions are made for every stop ahead (the backtest compares them):
   constant-delay estimate weighted by exp(-h / delay_decay_s) at h seconds ahead, so the
   current delay decays toward the learned pattern. Where no history exists the learned times
   are the timetable's, and the prediction falls back to the timetable's running times.
-The next trips of the vehicle's block start at their planned time, or after the previous trip's
-predicted arrival plus the minimum layover when that is later.
+The next trips of the vehicle's block start at their planned time plus the terminal's learned
+departure offset, or after the previous trip's predicted arrival plus the terminal's learned
+layover when that is later (`analytics.live.layovers`; the minimum layover and no offset where
+history taught nothing), never before their planned time.
 """
 
 from __future__ import annotations
@@ -107,11 +109,16 @@ def compute_stop_predictions(
     delay_decay_s: float,
     min_layover_s: float,
     next_trips: int,
+    layovers: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Predicted arrivals at the remaining stops of each vehicle's trip and its block's next trips.
 
     `positions`: `compute_trip_positions` rows (vehicle_id, trip_id, t_s, stop_index, frac,
-    delay_s; optional arrived_s: when a laying-over vehicle reached its trip's terminal). `trips`: scheduled_trips (trip_id, block_id, planned_start_at). Output columns
+    delay_s; optional arrived_s: when a laying-over vehicle reached its trip's terminal, and
+    waiting_s: the time of its latest fix while it is still there, since it leaves no sooner).
+    `trips`: scheduled_trips (trip_id, block_id, planned_start_at). `layovers`:
+    `analytics.live.layovers.build_trip_layovers` (layover_s, departure_offset_s per trip);
+    without it every next trip gets `min_layover_s` and no offset. Output columns
     `PREDICTION_COLUMNS`: block_order 0 for the current trip, 1.. for the next ones; times in
     epoch seconds.
     """
@@ -180,13 +187,23 @@ def compute_stop_predictions(
     # later with every minute the engine had not yet seen it leave (up to an hour late on
     # the WMATA day, where the real departure was on time)
     arrived = pl.col("arrived_s") if "arrived_s" in positions.columns else pl.col("t_s")
+    waiting = pl.col("waiting_s") if "waiting_s" in positions.columns else pl.lit(None, pl.Float64)
     prev = (
-        positions.select("vehicle_id", "trip_id", "t_s", arrived.alias("_arrived_s"))
+        positions.select(
+            "vehicle_id", "trip_id", "t_s", arrived.alias("_arrived_s"), waiting.alias("_wait_s")
+        )
         .join(plan, on="trip_id")
         .join(ends, on="vehicle_id", how="left")
         .with_columns(
             pl.col("_end_s").fill_null(pl.col("_arrived_s")).fill_null(pl.col("t_s")),
             pl.col("_end_const_s").fill_null(pl.col("_arrived_s")).fill_null(pl.col("t_s")),
+        )
+    )
+    rest = (
+        layovers.select("trip_id", "layover_s", "departure_offset_s")
+        if layovers is not None
+        else pl.DataFrame(
+            schema={"trip_id": pl.String, "layover_s": pl.Float64, "departure_offset_s": pl.Float64}
         )
     )
     totals = st.group_by("trip_id").agg(pl.col("learned_cum_s").max().alias("_dur_s"))
@@ -195,7 +212,7 @@ def compute_stop_predictions(
     )
     for order in range(1, next_trips + 1):
         nxt = (
-            prev.select("vehicle_id", "block_id", "_start_s", "_end_s", "_end_const_s")
+            prev.select("vehicle_id", "block_id", "_start_s", "_end_s", "_end_const_s", "_wait_s")
             .join(
                 plan.rename({"trip_id": "_next", "_start_s": "_next_start_s"}),
                 on="block_id",
@@ -206,10 +223,21 @@ def compute_stop_predictions(
             .first()
             .join(totals.rename({"trip_id": "_next"}), on="_next", how="left")
             .join(sched.rename({"trip_id": "_next"}), on="_next", how="left")
+            .join(rest.rename({"trip_id": "_next"}), on="_next", how="left")
             .with_columns(
-                pl.max_horizontal("_next_start_s", pl.col("_end_s") + min_layover_s).alias(
-                    "_pred_start_s"
-                ),
+                pl.col("layover_s").fill_null(min_layover_s),
+                # never earlier than planned, whatever the terminal's habit
+                pl.col("departure_offset_s").fill_null(0.0).clip(lower_bound=0.0),
+            )
+            .with_columns(
+                # the terminal's habit when ready in time, the recovery when late, and a
+                # vehicle still waiting at the terminal leaves no sooner than now
+                pl.max_horizontal(
+                    pl.col("_next_start_s") + pl.col("departure_offset_s"),
+                    pl.col("_end_s") + pl.col("layover_s"),
+                    "_wait_s",
+                ).alias("_pred_start_s"),
+                # the constant-delay baseline keeps the plain rule (timetable, minimum layover)
                 pl.max_horizontal("_next_start_s", pl.col("_end_const_s") + min_layover_s).alias(
                     "_const_start_s"
                 ),
@@ -246,6 +274,7 @@ def compute_stop_predictions(
             pl.col("_next_start_s").alias("_start_s"),
             (pl.col("_pred_start_s") + pl.col("_dur_s")).alias("_end_s"),
             (pl.col("_const_start_s") + pl.col("_plan_dur_s")).alias("_end_const_s"),
+            pl.lit(None, pl.Float64).alias("_wait_s"),
         )
     return pl.concat(parts, how="vertical_relaxed").sort(
         "vehicle_id", "block_order", "stop_sequence"

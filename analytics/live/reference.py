@@ -12,6 +12,11 @@ from datetime import date, timedelta
 
 import polars as pl
 
+from analytics.live.layovers import (
+    build_layover_pairs,
+    build_terminal_layovers,
+    build_trip_layovers,
+)
 from analytics.live.occupancy import build_vehicle_capacity
 from analytics.live.options import LiveOptions
 from analytics.live.traveltimes import build_segment_times, build_trip_stop_times
@@ -28,7 +33,10 @@ class LiveReference:
 
     `trips`: scheduled_trips of the day; `stop_times`: `build_trip_stop_times`; `capacity`:
     `build_vehicle_capacity`; `incidents`: incidents overlapping the day; `stops`: gtfs_stops
-    (stop_id, stop_name, stop_lat, stop_lon); `n_segments_learned`: learned segment-hours.
+    (stop_id, stop_name, stop_lat, stop_lon); `n_segments_learned`: learned segment-hours;
+    `layovers`: `build_trip_layovers` (what each trip starts with after its vehicle's previous
+    trip); `n_terminals_learned`: terminals whose layover or departure offset history taught
+    (0 on a first day: the defaults of the options apply).
     """
 
     service_date: date
@@ -41,6 +49,8 @@ class LiveReference:
     incidents: pl.DataFrame
     stops: pl.DataFrame
     n_segments_learned: int
+    layovers: pl.DataFrame
+    n_terminals_learned: int
 
 
 OVERNIGHT_SEPARATOR = "~"
@@ -90,17 +100,32 @@ def build_live_reference(
     timezone, crs = feed
     network = build_network(shapes, trips, stop_times, stops, match_options)
     segments = build_segment_times(history, timezone, options.min_samples)
+    trip_stop_times = build_trip_stop_times(trips, network.trip_stops, segments, timezone)
+    terminals = build_terminal_layovers(
+        build_layover_pairs(history, options.layover_max_gap_s),
+        options.min_layover_s,
+        options.min_samples,
+    )
+    learned = terminals.filter(
+        (pl.col("stop_id") != "*")
+        & (
+            pl.col("learned_layover_s").is_not_null()
+            | pl.col("learned_departure_offset_s").is_not_null()
+        )
+    )
     return LiveReference(
         service_date=service_date,
         timezone=timezone,
         crs_epsg=crs,
         trips=trips,
         network=network,
-        stop_times=build_trip_stop_times(trips, network.trip_stops, segments, timezone),
+        stop_times=trip_stop_times,
         capacity=build_vehicle_capacity(vehicles, profile),
         incidents=incidents,
         stops=stops.select("stop_id", "stop_name", "stop_lat", "stop_lon"),
         n_segments_learned=segments.height,
+        layovers=build_trip_layovers(trip_stop_times, terminals, options.min_layover_s),
+        n_terminals_learned=learned.height,
     )
 
 

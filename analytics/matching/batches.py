@@ -9,6 +9,7 @@ process pool when `workers > 1`; each worker receives the day's built network on
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
@@ -104,7 +105,24 @@ BATCH_THREADS = 2
 for long stretches (small Polars steps, compiled kernels), so two keep two cores busy"""
 
 
+def end_with_parent() -> None:
+    """Linux: have the kernel send SIGTERM to this worker when the process that started it
+    dies, however it dies (a `kill -9` of `pontual match --workers 2` left its workers running,
+    holding memory and CPU). Elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import os
+    import signal
+
+    pr_set_pdeathsig = 1  # <linux/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() == 1:  # the parent died before the line above: nobody will ask for us
+        os._exit(1)
+
+
 def init_worker(network: Network, options: MatchOptions, min_s: float, crs_epsg: int) -> None:
+    end_with_parent()
     _WORKER["network"] = network
     _WORKER["options"] = options
     _WORKER["min_s"] = min_s

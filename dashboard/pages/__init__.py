@@ -7,6 +7,7 @@ PAGES = (
     ("pages/crowding.py", "Lotação", "lotacao", ":material/groups:"),
     ("pages/fleet.py", "Frota", "frota", ":material/garage:"),
     ("pages/live.py", "Ao vivo", "ao-vivo", ":material/sensors:"),
+    ("pages/accuracy.py", "Precisão das previsões", "precisao", ":material/target:"),
     ("pages/annual.py", "Avaliação anual", "avaliacao-anual", ":material/grading:"),
     ("pages/infractions.py", "Infrações sugeridas", "infracoes", ":material/gavel:"),
     ("pages/trends.py", "Tendências e risco", "tendencias", ":material/trending_up:"),

@@ -9,6 +9,7 @@ import os
 import polars as pl
 import streamlit as st
 
+from analytics.live.options import LiveOptions
 from dashboard import labels, maps, state
 from dashboard.format import format_column, to_integer, to_local
 from dashboard.queries import filters
@@ -18,6 +19,7 @@ LIVE_URL_ENV = "PONTUAL_LIVE_URL"
 DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-port
 LIVE_TIMEOUT_S = 1.0  # wait this long for the feed before showing the stored positions
 COLOUR_BY = {"Atraso": "delay", "Ocupação": "occupancy"}
+ACTIVE_MIN = LiveOptions().active_s / 60  # the feed drops a vehicle silent for longer
 
 state.filters()
 profile = state.profile()
@@ -66,7 +68,11 @@ if live is not None:
         f"recente {to_local(newest, tz, with_seconds=True)}"  # type: ignore[arg-type]
     )
     if shown.is_empty():
-        st.info("O feed respondeu, mas sem veículos com posição neste momento.")
+        st.info(
+            f"Nenhum veículo recebido nos últimos {to_integer(ACTIVE_MIN)} min; o feed está em "
+            f"{base_url} (`pontual serve`): confira se os ônibus ou o `pontual replay` publicam "
+            "no broker MQTT."
+        )
         st.stop()
     st.pydeck_chart(maps.build_live_deck(shown), height=520)
     st.caption(legend)

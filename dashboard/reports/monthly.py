@@ -4,6 +4,7 @@ operation (entered by the operator)."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +16,7 @@ from core.store import Store
 from core.tables.observed import FARE_CLASSES
 from dashboard.format import to_period
 from dashboard.labels import FARE_CLASS_LABELS
+from dashboard.queries.accuracy import compute_accuracy_summary, read_prediction_accuracy
 from dashboard.reports.assemble import finish_report
 from dashboard.reports.inputs import read_staff
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
@@ -135,6 +137,7 @@ def build_monthly_report(
             ),
         ),
     ]
+    add_prediction_accuracy(store, start, end, sections, tables)
     return finish_report(
         kind="monthly",
         title="Relatório gerencial mensal da operação",
@@ -151,4 +154,67 @@ def build_monthly_report(
         command=command
         or f"pontual --profile {profile.id} report monthly --month {period.label}"
         + (f" --staff {Path(staff).name}" if staff else ""),
+    )
+
+
+def add_prediction_accuracy(
+    store: Store, start: date, end: date, sections: list[Section], tables: list[ReportTable]
+) -> None:
+    """Append the section on the live feed's accuracy (BG art. 25: the passenger app with
+    online GPS must tell the truth) to `sections` and its table to `tables`: the month's
+    scored predictions (`live_prediction_accuracy`) by horizon, current vs next trips and
+    line, beside the timetable alone (the hour of day is on the dashboard's page: 24 rows say
+    little a board needs); a paragraph alone when nothing was scored."""
+    summary = compute_accuracy_summary(read_prediction_accuracy(store, start, end))
+    title = "Precisão das previsões do feed ao vivo"
+    if summary.is_empty():
+        sections.append(
+            Section(
+                title,
+                (
+                    "Nenhuma previsão avaliada no mês: o feed ao vivo (pontual serve) não "
+                    "registrou previsões, ou os dias ainda não foram processados (pontual match "
+                    "e, em seguida, pontual serve avaliam o dia anterior).",
+                ),
+            )
+        )
+        return
+    dim, key = pl.col("dimension"), pl.col("key")
+    rows = summary.filter(dim.is_in(["horizon", "trip", "line"])).with_columns(
+        pl.when(dim == "horizon")
+        .then(pl.format("Horizonte ≥ {} min", key))
+        .when(dim == "trip")
+        .then(pl.format("Viagem {}", key.replace({"current": "atual", "next": "seguinte"})))
+        .otherwise(pl.format("Linha {}", key))
+        .alias("group")
+    )
+    tables.append(
+        ReportTable(
+            "precisao_previsoes",
+            "Erro das chegadas publicadas e do quadro de horários (segundos)",
+            rows,
+            (
+                Col("group", "Recorte"),
+                Col("n_predictions", "Previsões", "integer"),
+                Col("mae_s", "Erro médio", "number", 0),
+                Col("p50_s", "Mediana", "number", 0),
+                Col("p90_s", "P90", "number", 0),
+                Col("timetable_mae_s", "Quadro: erro médio", "number", 0),
+                Col("timetable_p90_s", "Quadro: P90", "number", 0),
+                Col("gain_vs_timetable", "Ganho sobre o quadro", "percent"),
+            ),
+            note="Com vários dias, mediana e P90 são a média dos percentis diários ponderada "
+            "pelo número de previsões; o erro médio é exato.",
+        )
+    )
+    sections.append(
+        Section(
+            title,
+            (
+                "Cada chegada publicada pelo feed GTFS-RT é comparada, no dia seguinte, com a "
+                "passagem observada do ônibus no ponto (não interpolada), ao lado do erro do "
+                "quadro de horários sozinho (BG art. 25: aplicativo ao passageiro com GPS on-line).",
+            ),
+            ("precisao_previsoes",),
+        )
     )

@@ -21,7 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    import signal
+
     from dashboard.server import start_server, wait_until_ready
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        # SIGTERM (a service manager, `kill`) ends the verb like Ctrl+C: Streamlit is stopped
+        # too (by default the verb died at once and Streamlit went on serving)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
 
     process = start_server(
         ctx.settings.store_path,

@@ -3,21 +3,36 @@
 Each stage is the same command a user would type (`pontual simulate`, `gtfs load`, `ingest ...`,
 `match`, `crowding`, `indices`), run in-process in order against one store, so the demo
 exercises exactly the public paths. `--no-serve` stops after the pipeline (scripts and CI).
+
+The demo writes into its own store, `data/demo/pontual.duckdb`, with the simulated city in
+`data/demo/sample/`. A store named with --store (or PONTUAL_STORE) is used only with
+`--into-store`, and a folder it would simulate into that the demo did not create is never
+overwritten. Then, unless `--no-live`, it starts the live side (`pontual.live_demo`: a local
+Mosquitto, `pontual serve`, `pontual replay` of the last simulated day at `--live-speed` times
+real time) before the dashboard, and stops it when the dashboard ends.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import date, timedelta
+from datetime import time as clock
 from pathlib import Path
 
-from core.errors import PontualError
+from core.errors import ConfigError, PontualError
 from pontual.context import Context
 
 DEFAULT_START = date(2026, 3, 2)
 DEFAULT_DAYS = 7
+DEMO_STORE = Path("data") / "demo" / "pontual.duckdb"
+"""The demo's own store (its simulated city in `sample/` beside it)."""
+SAMPLE_MARK = ".pontual-demo"
+"""Written in a sample folder the demo simulated into: only such a folder is overwritten."""
+DEFAULT_LIVE_FROM = clock(6, 30)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +47,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=7, help="simulator seed")
     p.add_argument("--no-serve", action="store_true", help="run the pipeline and exit")
     p.add_argument("--port", type=int, default=8501, help="dashboard port")
+    p.add_argument(
+        "--into-store",
+        action="store_true",
+        help="write the simulated city into the store of --store / PONTUAL_STORE (default: "
+        f"the demo's own, {DEMO_STORE})",
+    )
+    p.add_argument(
+        "--no-live", action="store_true", help="no live feed (broker, serve, replay) on the side"
+    )
+    p.add_argument(
+        "--live-speed", type=float, default=10.0, help="replay at S times real time (10)"
+    )
+    p.add_argument(
+        "--live-from",
+        type=clock.fromisoformat,
+        default=DEFAULT_LIVE_FROM,
+        help="local time of the last simulated day the replay starts at (06:30)",
+    )
     p.set_defaults(func=run)
 
 
@@ -99,27 +132,74 @@ def run_stages(
         ctx.say(f"    [dim]{time.perf_counter() - t0:.1f} s[/]")
 
 
+def resolve_demo_paths(store: Path, sample: Path | None, into_store: bool) -> tuple[Path, Path]:
+    """(store, sample folder) of the demo. The default store (no --store, no PONTUAL_STORE)
+    becomes the demo's own; another is refused without `into_store`. The sample folder (given,
+    else `sample/` beside the store) is refused when it exists, is not empty and was not made
+    by an earlier demo (`SAMPLE_MARK`)."""
+    from core.settings import DEFAULT_STORE
+
+    if store == DEFAULT_STORE:
+        store = DEMO_STORE
+    elif store != DEMO_STORE and not into_store:
+        raise ConfigError(
+            f"a demonstração não grava a cidade simulada em {store} sem --into-store",
+            where="--store / PONTUAL_STORE",
+            hint=f"rode `pontual demo` sem --store (usa {DEMO_STORE}) ou acrescente --into-store",
+        )
+    folder = sample or store.parent / "sample"
+    if folder.exists() and any(folder.iterdir()) and not (folder / SAMPLE_MARK).exists():
+        raise ConfigError(
+            f"a pasta {folder} existe e não foi criada pela demonstração: não será sobrescrita",
+            where="--sample",
+            hint="escolha outra pasta com --sample PASTA",
+        )
+    return store, folder
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from pontual.cli import main  # the demo drives the same entry point a user types
 
-    sample = args.sample or ctx.settings.store_path.parent / "sample"
+    store, sample = resolve_demo_paths(ctx.settings.store_path, args.sample, args.into_store)
+    ctx.settings = replace(ctx.settings, store_path=store)
+    sample.mkdir(parents=True, exist_ok=True)
+    (sample / SAMPLE_MARK).write_text("simulated by pontual demo; it may overwrite this folder\n")
     stages = build_stages(sample, DEFAULT_START, args.days, args.seed)
     t0 = time.perf_counter()
     run_stages(ctx, stages, main)
-    ctx.say(
-        f"pipeline completo em {time.perf_counter() - t0:.0f} s; armazenamento: {ctx.settings.store_path}"
-    )
+    ctx.say(f"pipeline completo em {time.perf_counter() - t0:.0f} s; armazenamento: {store}")
     if args.no_serve:
         return 0
-    return main(
-        [
-            "--store",
-            str(ctx.settings.store_path),
-            "--profile",
-            ctx.settings.profile_id,
-            "dashboard",
-            "--port",
-            str(args.port),
-            "--headless",
-        ]
-    )
+    dashboard = [
+        *("--store", str(store), "--profile", ctx.settings.profile_id),
+        *("dashboard", "--port", str(args.port), "--headless"),
+    ]
+    if args.no_live:
+        return main(dashboard)
+    import signal
+
+    from pontual.live_demo import LiveDemo
+
+    def stop(_signum: int, _frame: object) -> None:
+        # SIGTERM would end the demo without its `finally`s: the broker, the feed server, the
+        # replays and Streamlit would stay behind. As an exit, everything is stopped in order
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    day = DEFAULT_START + timedelta(days=args.days - 1)
+    with LiveDemo(
+        store=store,
+        profile_id=ctx.settings.profile_id,
+        avl=sample / "avl.parquet",
+        day=day,
+        start=args.live_from,
+        timezone=ctx.profile.general.timezone.value,
+        speed=args.live_speed,
+        folder=store.parent / "live",
+    ) as live:
+        ctx.say(
+            f"ao vivo: {day:%d/%m/%Y} desde {args.live_from:%H:%M}, {args.live_speed:g}× o "
+            f"tempo real; feed GTFS-RT em {live.feed_url} (registros em {live.folder})"
+        )
+        os.environ["PONTUAL_LIVE_URL"] = live.feed_url  # the dashboard's "Ao vivo" page
+        return main(dashboard)

@@ -119,7 +119,7 @@ def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
 
     if args.limit < 0:
         raise ConfigError("--limit must be 0 or more", where="option --limit")
-    with ctx.store() as store:
+    with ctx.store(read_only=True) as store:  # a reader: the snapshot while a writer runs
         where, params = ("", [])
         if args.source:
             where, params = ("WHERE source LIKE ?", [f"%{args.source}%"])

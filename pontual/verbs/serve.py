@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     import polars as pl
     import uvicorn
 
+    from analytics.live.reference import LiveReference
     from core.store import Store
 
 
@@ -102,8 +103,29 @@ def resolve_service_date(store: Store, given: str | None) -> date:
     return datetime.now(ZoneInfo(str(feeds["timezone"][0]))).date()
 
 
+def check_http_port_free(host: str, port: int) -> None:
+    """Refuse a busy HTTP port at once (exit 2), before the store is read and the broker is
+    joined: found only when the server starts, it ended `serve` after it had consumed messages.
+    """
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        # as uvicorn binds: a port in TIME_WAIT is free, one a process listens on is not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigError(
+                f"a porta HTTP {port} em {host} não está livre ({exc.strerror})",
+                where="--http-host/--http-port",
+                hint="escolha outra porta com --http-port, ou encerre quem a usa",
+            ) from exc
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import uvicorn
+
+    check_http_port_free(args.http_host, args.http_port)
 
     from analytics.live.accuracy import (
         PredictionLog,
@@ -135,10 +157,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         service_date = resolve_service_date(store, args.date)
         reference = read_live_reference(store, service_date, profile, LiveOptions(), MatchOptions())
-        ctx.say(
-            f"live engine for {service_date}: {reference.trips.height} trips, "
-            f"{reference.n_segments_learned} segment-hours learned from stop_visits"
-        )
+        ctx.say(describe_history(service_date, reference))
         # the previous days' logs are scored once they are matched (the next day's start)
         for day in find_days_to_score(store, service_date):
             n = run_accuracy_day(store, day, profile.id)
@@ -242,6 +261,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             f"{engine.view.version} live updates"
         )
     return 0
+
+
+def describe_history(service_date: date, reference: LiveReference) -> str:
+    """What the engine learned from past stop visits, in one pt-BR line; on a first day
+    (nothing learned) it says that the timetable's running times and layovers are used."""
+    head = f"motor ao vivo de {service_date}: {reference.trips.height} viagens; "
+    if reference.n_segments_learned == 0 and reference.n_terminals_learned == 0:
+        return head + (
+            "sem histórico de passagens (stop_visits): previsões com os tempos de percurso "
+            "e as folgas do quadro de horários"
+        )
+    return head + (
+        f"aprendidos do histórico {reference.n_segments_learned} trechos-hora de percurso e "
+        f"as folgas de {reference.n_terminals_learned} terminais"
+    )
 
 
 def _signal_free_server(config: uvicorn.Config) -> uvicorn.Server:

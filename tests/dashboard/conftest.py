@@ -28,7 +28,7 @@ def pipeline_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run(
         [
             *(sys.executable, "-m", "pontual", "--quiet", "--store", str(store)),
-            *("demo", "--days", str(PIPELINE_DAYS), "--no-serve"),
+            *("demo", "--days", str(PIPELINE_DAYS), "--no-serve", "--into-store"),
         ],
         cwd=ROOT,
         capture_output=True,

@@ -19,7 +19,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run(
         [
             *(sys.executable, "-m", "pontual", "--quiet", "--store", str(store)),
-            *("demo", "--days", str(DAYS), "--no-serve"),
+            *("demo", "--days", str(DAYS), "--no-serve", "--into-store"),
         ],
         cwd=ROOT,
         capture_output=True,

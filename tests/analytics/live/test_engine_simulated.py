@@ -8,12 +8,14 @@ import polars as pl
 import pytest
 
 from analytics.live.engine import LiveEngine, LiveView
+from analytics.live.feeds import select_published_predictions
 from analytics.live.options import LiveOptions
 from analytics.live.reference import read_live_reference
 from analytics.matching.options import MatchOptions
 from core.profile import load_profile
 from core.store import Store
 from tests.analytics.live.simulated import (
+    HISTORY_DAY,
     LIVE_DAY,
     PROFILE_ID,
     SimulatedStore,
@@ -21,14 +23,27 @@ from tests.analytics.live.simulated import (
 )
 
 
-@pytest.fixture(scope="module")
-def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimulatedStore, LiveView, list]:
-    sim = build_simulated_store(tmp_path_factory.mktemp("live"))
+def replay_morning(
+    sim: SimulatedStore,
+    options: LiveOptions,
+    end: str = "2026-03-03T12:00:00Z",
+    *,
+    learn_layovers: bool = True,
+) -> list[LiveView]:
+    """Every view of the live day replayed minute by minute from 09:00 UTC to `end`
+    (`learn_layovers=False`: the layovers and departure offsets of a first day, the travel
+    times still learned)."""
     profile = load_profile(PROFILE_ID)
     with Store.open(sim.store_path, read_only=True) as store:
-        ref = read_live_reference(store, LIVE_DAY, profile, LiveOptions(), MatchOptions())
-    engine = LiveEngine(ref, profile)
-    window = (pl.lit("2026-03-03T09:00:00Z"), pl.lit("2026-03-03T12:00:00Z"))
+        ref = read_live_reference(store, LIVE_DAY, profile, options, MatchOptions())
+    if not learn_layovers:
+        ref.layovers = ref.layovers.with_columns(
+            pl.lit(options.min_layover_s).alias("layover_s"),
+            pl.lit(0.0).alias("departure_offset_s"),
+            pl.lit(False).alias("is_layover_learned"),
+        )
+    engine = LiveEngine(ref, profile, options)
+    window = (pl.lit("2026-03-03T09:00:00Z"), pl.lit(end))
     decoded = {
         k: pl.read_ndjson(sim.sim_dir / f"{k}_mqtt.jsonl", infer_schema_length=None)
         .unnest("payload")
@@ -40,6 +55,13 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimulatedStore, 
     views = []
     for (b,), part in sorted(decoded["avl"].partition_by("_b", as_dict=True).items()):
         views.append(engine.update(part, fares.get(b, decoded["fares"].clear())))
+    return views
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimulatedStore, LiveView, list]:
+    sim = build_simulated_store(tmp_path_factory.mktemp("live"))
+    views = replay_morning(sim, LiveOptions())
     return sim, views[-1], views
 
 
@@ -132,3 +154,64 @@ def test_a_fix_stamped_in_the_future_does_not_move_the_clock(replayed) -> None:
     engine.update(wrong, pl.DataFrame())
     assert engine.clock_s == clock
     assert engine.view.vehicles.height > 0
+
+
+def _next_trip_mae(views: list[LiveView], truth: pl.DataFrame) -> tuple[float, int]:
+    """MAE (s) and count of the published next-trip arrivals (block_order > 0) still ahead."""
+    made = pl.concat(
+        [
+            select_published_predictions(v.predictions)
+            .filter(pl.col("block_order") > 0)
+            .with_columns(pl.lit(v.clock_s).alias("made_s"))
+            for v in views
+        ]
+    ).join(truth, on=["trip_id", "stop_sequence"])
+    ahead = made.filter(pl.col("true_s") > pl.col("made_s"))
+    return float((ahead["predicted_s"] - ahead["true_s"]).abs().mean()), ahead.height  # type: ignore[arg-type]
+
+
+def test_learned_layovers_match_the_simulator_and_help_the_next_trips(replayed) -> None:
+    sim, _, views = replayed
+    profile = load_profile(PROFILE_ID)
+    with Store.open(sim.store_path, read_only=True) as store:
+        ref = read_live_reference(store, LIVE_DAY, profile, LiveOptions(), MatchOptions())
+    # the simulator's vehicles leave a terminal after max(the planned time + a departure
+    # deviation of mean 25 s, the arrival + the end dwell + 2 min): history learns both
+    truth_trips = pl.read_parquet(sim.sim_dir / "truth" / "trips.parquet").filter(
+        pl.col("service_date") == HISTORY_DAY
+    )
+    laid = (
+        truth_trips.drop_nulls(["vehicle_id", "actual_start_at"])
+        .sort("vehicle_id", "actual_start_at")
+        .with_columns(pl.col("actual_end_at").shift(1).over("vehicle_id").alias("_prev_end"))
+        .drop_nulls("_prev_end")
+        .with_columns(
+            (pl.col("actual_start_at") - pl.col("_prev_end")).dt.total_seconds().alias("_taken"),
+            (pl.col("planned_start_at") - pl.col("_prev_end")).dt.total_seconds().alias("_slack"),
+        )
+    )
+    true_layover = float(laid.filter(pl.col("_slack") < 120)["_taken"].median())  # type: ignore[arg-type]
+    learned = ref.layovers
+    assert ref.n_terminals_learned >= 5
+    assert learned["is_layover_learned"].all()
+    # measured: learned 150 s (median over the trips), true 134 s (median of the 53 late
+    # arrivals of the history day); departure offset learned 30 s, true 26 s (drawn: mean 25)
+    assert abs(float(learned["layover_s"].median()) - true_layover) <= 30, true_layover  # type: ignore[arg-type]
+    assert 10 <= float(learned["departure_offset_s"].median()) <= 45  # type: ignore[arg-type]
+    # the same 90 minutes replayed with the travel times learned but the layovers of a first
+    # day: the learned layovers make the next trips' predictions better. Measured 09:00-10:30
+    # UTC, next trips by horizon 0-10 / 10-20 / 20-30 / 60+ min, MAE s: learned layovers 55 /
+    # 88 / 123 / 258, first-day layovers 56 / 91 / 131 / 263. (No history at all: 50 / 78 /
+    # 111 / 248: the learned travel times, though closer to the true running times than the
+    # timetable's, make the far next trips earlier; see the closing note of issue 24.)
+    end = "2026-03-03T10:30:00Z"
+    plain = replay_morning(sim, LiveOptions(), end, learn_layovers=False)
+    truth = pl.read_parquet(sim.sim_dir / "truth" / "stop_visits.parquet").select(
+        "trip_id",
+        pl.col("stop_sequence").cast(pl.Int32),
+        (pl.col("arrived_at").dt.epoch("us") / 1e6).alias("true_s"),
+    )
+    learned_mae, n = _next_trip_mae(views[: len(plain)], truth)
+    plain_mae, _ = _next_trip_mae(plain, truth)
+    assert n >= 1000
+    assert learned_mae < plain_mae, (learned_mae, plain_mae)
