@@ -47,7 +47,7 @@ def choose_crs(lat: float, lon: float) -> int:
 
 
 def choose_feed_crs(feed: Feed) -> int:
-    """The metric CRS of a feed, from the centroid of its stops that have coordinates."""
+    """The metric CRS of a feed, from the median of its used stops that have coordinates."""
     stops = feed["stops"].filter(
         pl.col("stop_lat").is_between(-90, 90) & pl.col("stop_lon").is_between(-180, 180)
     )
@@ -57,7 +57,9 @@ def choose_feed_crs(feed: Feed) -> int:
         stops = used if used.height else stops
     if stops.height == 0:
         return choose_crs(0.0, 0.0)
-    return choose_crs(float(stops["stop_lat"].mean()), float(stops["stop_lon"].mean()))  # type: ignore[arg-type]
+    # the median, not the mean: one misplaced stop (latitude and longitude swapped) must not
+    # move the network to another UTM zone
+    return choose_crs(float(stops["stop_lat"].median()), float(stops["stop_lon"].median()))  # type: ignore[arg-type]
 
 
 @cache
