@@ -237,11 +237,7 @@ def compute_stop_positions(calls: pl.DataFrame, shapes_m: pl.DataFrame, by: str)
     n = calls.height
     seg = _segments(shapes_m)
     ids = seg["ids"]
-    sid = (
-        calls.select(pl.col("shape_id").replace_strict(ids, list(range(len(ids))), default=None))
-        .to_series()
-        .cast(pl.Int64)
-    )
+    sid = _shape_numbers(calls["shape_id"], ids)
     ok = sid.is_not_null() & calls["stop_x_m"].is_not_null() & calls["stop_y_m"].is_not_null()
     okn = ok.to_numpy()
     sidn = sid.fill_null(0).to_numpy()
@@ -270,6 +266,21 @@ def compute_stop_positions(calls: pl.DataFrame, shapes_m: pl.DataFrame, by: str)
         gap_out[have] = shapely.distance(at, shapely.points(px[have], py[have]))
     return calls.with_columns(
         d.alias("shape_dist_m"), pl.Series("stop_shape_gap_m", gap_out).fill_nan(None)
+    )
+
+
+def _shape_numbers(shape_id: pl.Series, ids: list[str]) -> pl.Series:
+    """Each shape id's index in `ids` (Int64; null when absent)."""
+    table = pl.DataFrame(
+        {
+            "shape_id": pl.Series(ids, dtype=pl.String),
+            "_n": pl.Series(range(len(ids)), dtype=pl.Int64),
+        }
+    )
+    return (
+        shape_id.cast(pl.String)
+        .to_frame("shape_id")
+        .join(table, on="shape_id", how="left", maintain_order="left")["_n"]
     )
 
 
@@ -371,12 +382,7 @@ def _agency_positions(
     )
     if pts.height == 0:
         return row, along, gap
-    num = (
-        pts.select(pl.col("shape_id").replace_strict(seg["ids"], list(range(len(seg["ids"])))))
-        .to_series()
-        .to_numpy()
-        .astype(np.int64)
-    )
+    num = _shape_numbers(pts["shape_id"], seg["ids"]).to_numpy().astype(np.int64)
     sdt = pts["shape_dist_traveled"].to_numpy().astype(float)
     # one global interpolation: each shape's feed distances offset past the previous shape's
     span = (

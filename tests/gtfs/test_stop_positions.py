@@ -87,3 +87,11 @@ def test_a_stop_behind_every_pass_keeps_order_by_the_running_maximum() -> None:
     shape = CORRIDOR.head(2)
     out = compute_stop_positions(_calls([(600, 1), (100, 1), (900, 1)]), shape, by="pattern_id")
     assert out["shape_dist_m"].to_list() == pytest.approx([600.0, 600.0, 900.0])
+
+
+def test_a_one_point_shape_puts_every_stop_at_zero_and_no_calls_give_no_rows() -> None:
+    out = compute_stop_positions(_calls([(1, 2), (3, 4)]), CORRIDOR.head(1), by="pattern_id")
+    assert out["shape_dist_m"].to_list() == [0.0, 0.0]
+    assert out["stop_shape_gap_m"].to_list() == pytest.approx([math.hypot(1, 2), 5.0])
+    empty = _calls([(0, 0)]).head(0)
+    assert compute_stop_positions(empty, CORRIDOR, by="pattern_id").height == 0
