@@ -209,6 +209,12 @@ _PASS_REACH_SLACK_M = 50.0
 # A stop sequence that cannot be placed in order (a stop far behind on every pass) pays this per
 # out-of-order stop, so an ordered placement always wins when one exists.
 _OUT_OF_ORDER_COST_M = 1e7
+# Passes closer to a stop than this are equally good: stop coordinates and digitised shapes are
+# off by metres, so 4 m against 6 m says nothing. Among them the first call takes the earliest
+# pass and every later call the earliest that keeps order, the last call the latest (a
+# terminal at both ends of a loop: the trip runs the whole loop).
+_GAP_NOISE_M = 15.0
+_TIE_BREAK_PER_M = 1e-6
 
 
 def compute_stop_positions(calls: pl.DataFrame, shapes_m: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -317,9 +323,9 @@ def _segments(shapes_m: pl.DataFrame) -> dict:
 def _candidates(
     seg: dict, rows: np.ndarray, sid: np.ndarray, px: np.ndarray, py: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every segment of each call's shape within reach of its stop, projected exactly:
-    (row, along_m, gap_m) per candidate, sorted by row then along_m. Each distinct (shape,
-    stop place) is queried once."""
+    """Each pass of each call's shape within reach of its stop, at the stop's exact projection
+    (the local minima of the distance over consecutive segments): (row, along_m, gap_m) per
+    candidate, sorted by row then along_m. Each distinct (shape, stop place) is queried once."""
     empty = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
     if rows.size == 0 or seg["shape"].size == 0:
         return empty
@@ -343,8 +349,16 @@ def _candidates(
     )
     h_along = seg["d0"][hs] + t * np.sqrt(length2)
     h_gap = np.hypot(wx - t * vx, wy - t * vy)
-    order = np.lexsort((h_along, hq))
-    hq, h_along, h_gap = hq[order], h_along[order], h_gap[order]
+    order = np.lexsort((hs, hq))
+    hq, hs, h_along, h_gap = hq[order], hs[order], h_along[order], h_gap[order]
+    # a pass is a run of consecutive segments near the stop; within one, only the nearest
+    # points (local minima of the gap) are candidates: the stop's own projection
+    same = np.r_[False, (hq[1:] == hq[:-1]) & (hs[1:] == hs[:-1] + 1)]
+    after = np.r_[same[1:], False]
+    prev_gap = np.where(same, np.r_[np.inf, h_gap[:-1]], np.inf)
+    next_gap = np.where(after, np.r_[h_gap[1:], np.inf], np.inf)
+    local = (h_gap <= prev_gap) & (h_gap <= next_gap)
+    hq, h_along, h_gap = hq[local], h_along[local], h_gap[local]
     # every call at a place gets that place's candidates
     place_of = at.join(places, on=["s", "x", "y"], how="left", maintain_order="left")
     p = place_of["place"].to_numpy().astype(np.int64)
@@ -437,7 +451,10 @@ def _ordered_choice(
     c_row, c_along, c_gap = row[order], along[order], gap[order]
     c_rank = rank[c_row]
     bounds = np.searchsorted(c_rank, np.arange(int(c_rank.max()) + 2))
-    cost = c_gap.copy()
+    # along the shape, earlier is cheaper by a hair; for a group's last call, later is
+    cost = np.maximum(c_gap, _GAP_NOISE_M) + _TIE_BREAK_PER_M * np.where(
+        is_last[c_row], -c_along, c_along
+    )
     parent = np.full(order.size, -1, np.int64)
     scale = float(c_along.max()) + 10.0 if c_along.size else 1.0
     for k in range(1, bounds.size - 1):
