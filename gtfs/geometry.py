@@ -17,7 +17,6 @@ import numpy as np
 import polars as pl
 import pyproj
 import shapely
-import shapely.ops
 
 from gtfs.read import Feed
 
@@ -33,6 +32,8 @@ _UNIT_TOLERANCE = 0.05
 _KNOWN_UNITS_M = (1.0, 1000.0, 1609.344, 0.3048)
 # ...and a trip's own distance is used when it agrees with the measured one within this.
 _TRIP_AGREEMENT = 0.10
+# Shapes are shifted this far apart along x in one spatial index (more than any city spans).
+_SHAPE_SHIFT_M = 1e8
 
 
 def choose_crs(lat: float, lon: float) -> int:
@@ -46,7 +47,7 @@ def choose_crs(lat: float, lon: float) -> int:
 
 
 def choose_feed_crs(feed: Feed) -> int:
-    """The metric CRS of a feed, from the centroid of its stops that have coordinates."""
+    """The metric CRS of a feed, from the median of its used stops that have coordinates."""
     stops = feed["stops"].filter(
         pl.col("stop_lat").is_between(-90, 90) & pl.col("stop_lon").is_between(-180, 180)
     )
@@ -56,7 +57,9 @@ def choose_feed_crs(feed: Feed) -> int:
         stops = used if used.height else stops
     if stops.height == 0:
         return choose_crs(0.0, 0.0)
-    return choose_crs(float(stops["stop_lat"].mean()), float(stops["stop_lon"].mean()))  # type: ignore[arg-type]
+    # the median, not the mean: one misplaced stop (latitude and longitude swapped) must not
+    # move the network to another UTM zone
+    return choose_crs(float(stops["stop_lat"].median()), float(stops["stop_lon"].median()))  # type: ignore[arg-type]
 
 
 @cache
@@ -198,66 +201,331 @@ def _lines(shapes_m: pl.DataFrame) -> tuple[list[str], np.ndarray]:
     return names, np.asarray(lines)
 
 
+# Candidate passes: every shape segment within this reach of a stop is a candidate position for
+# it; the reach is the stop's distance to its nearest segment times this factor plus this slack,
+# so a stop a few metres from the return leg still sees the outbound leg it is served on.
+_PASS_REACH_FACTOR = 2.0
+_PASS_REACH_SLACK_M = 50.0
+# A stop sequence that cannot be placed in order (a stop far behind on every pass) pays this per
+# out-of-order stop, so an ordered placement always wins when one exists.
+_OUT_OF_ORDER_COST_M = 1e7
+# Passes closer to a stop than this are equally good: stop coordinates and digitised shapes are
+# off by metres, so 4 m against 6 m says nothing. Among them the first call takes the earliest
+# pass and every later call the earliest that keeps order, the last call the latest (a
+# terminal at both ends of a loop: the trip runs the whole loop).
+_GAP_NOISE_M = 15.0
+_TIE_BREAK_PER_M = 1e-6
+
+
+def compute_stop_positions(calls: pl.DataFrame, shapes_m: pl.DataFrame, by: str) -> pl.DataFrame:
+    """`calls` with each stop's exact position along its shape, monotone in stop order.
+
+    `calls`: one row per stop call, sorted by `by` (a trip or pattern key) and then in visiting
+    order, with `shape_id`, `stop_x_m`, `stop_y_m` (metres) and optionally
+    `shape_dist_traveled` (the feed's own distance, in the feed's unit).
+    `shapes_m`: shape points (shape_id, shape_pt_sequence, shape_x_m, shape_y_m, shape_dist_m and
+    optionally shape_dist_traveled), as `build_shapes` gives them.
+
+    Added columns:
+    - `shape_dist_m`: the stop's distance along its shape, metres; non-decreasing within each
+      `by` group; null when the stop has no coordinates or the shape no points;
+    - `stop_shape_gap_m`: the distance from the stop to that point of the shape, metres (what the
+      GTFS validator's `stop_too_far_from_shape` measures, on the pass the stop is served on).
+
+    When a call and its shape both give shape_dist_traveled, the position is that distance
+    interpolated along the shape's own shape_dist_traveled (the agency's word). Otherwise every
+    pass of the shape near the stop (each segment within reach, projected exactly, not onto a
+    grid) is a candidate, and the placement is the one in stop order whose summed stop-to-shape
+    distance is least (dynamic programming over each group's calls, vectorised across groups):
+    a shape that passes a stop twice puts it on the pass that keeps the order, so a terminal at
+    both ends of a loop, or a corridor run out and back, puts the first stop on the first pass.
+    """
+    n = calls.height
+    seg = _segments(shapes_m)
+    ids = seg["ids"]
+    sid = _shape_numbers(calls["shape_id"], ids)
+    ok = sid.is_not_null() & calls["stop_x_m"].is_not_null() & calls["stop_y_m"].is_not_null()
+    okn = ok.to_numpy()
+    sidn = sid.fill_null(0).to_numpy()
+    px = calls["stop_x_m"].fill_null(0.0).to_numpy()
+    py = calls["stop_y_m"].fill_null(0.0).to_numpy()
+    row, along, gap = _candidates(seg, np.flatnonzero(okn), sidn, px, py)
+    row, along, gap = _agency_positions(calls, shapes_m, seg, sidn, okn, row, along, gap)
+    pos = np.full(n, np.nan)
+    if row.size:
+        group = calls[by].rle_id().to_numpy()
+        chosen = _ordered_choice(group, row, along, gap, n)
+        has = chosen >= 0
+        pos[has] = along[chosen[has]]
+    # a placement that could not keep order (a stop off every pass ahead) keeps it by the
+    # running maximum, as the last resort
+    d = (
+        pl.DataFrame({"g": calls[by], "d": pos})
+        .select(pl.col("d").fill_nan(None).cum_max().over("g"))
+        .to_series()
+    )
+    gap_out = np.full(n, np.nan)
+    dn = d.fill_null(np.nan).to_numpy()
+    have = np.flatnonzero(~np.isnan(dn))
+    if have.size:
+        at = shapely.line_interpolate_point(seg["lines"][sidn[have]], dn[have])
+        gap_out[have] = shapely.distance(at, shapely.points(px[have], py[have]))
+    return calls.with_columns(
+        d.alias("shape_dist_m"), pl.Series("stop_shape_gap_m", gap_out).fill_nan(None)
+    )
+
+
+def _shape_numbers(shape_id: pl.Series, ids: list[str]) -> pl.Series:
+    """Each shape id's index in `ids` (Int64; null when absent)."""
+    table = pl.DataFrame(
+        {
+            "shape_id": pl.Series(ids, dtype=pl.String),
+            "_n": pl.Series(range(len(ids)), dtype=pl.Int64),
+        }
+    )
+    return (
+        shape_id.cast(pl.String)
+        .to_frame("shape_id")
+        .join(table, on="shape_id", how="left", maintain_order="left")["_n"]
+    )
+
+
+def _segments(shapes_m: pl.DataFrame) -> dict:
+    """The shapes cut into segments (metres), each shape shifted far apart along x and indexed in
+    one STRtree, so a stop's query only meets its own shape's segments.
+
+    Keys: ids (shape ids, index = shape number), lines (their LineStrings), shape, ax, ay, bx,
+    by (segment ends), d0 (shape_dist_m at the segment's start), tree."""
+    pts = shapes_m.sort("shape_id", "shape_pt_sequence")
+    ids, lines = _lines(pts) if pts.height else ([], np.zeros(0, dtype=object))
+    num = pts.select(pl.col("shape_id").rank("dense").cast(pl.Int64).sub(1)).to_series().to_numpy()
+    x, y = pts["shape_x_m"].to_numpy(), pts["shape_y_m"].to_numpy()
+    dist = pts["shape_dist_m"].to_numpy()
+    last = np.r_[num[1:] != num[:-1], True] if num.size else np.zeros(0, bool)
+    first = np.r_[True, num[1:] != num[:-1]] if num.size else np.zeros(0, bool)
+    a = np.flatnonzero(~last)  # a segment from each point to the next of its shape
+    single = np.flatnonzero(first & last)  # a one-point shape is a segment of length 0
+    a_all = np.r_[a, single]
+    b_all = np.r_[a + 1, single]
+    shift = _SHAPE_SHIFT_M * num[a_all]
+    coords = (
+        np.c_[np.r_[x[a_all] + shift, x[b_all] + shift], np.r_[y[a_all], y[b_all]]]
+        .reshape(2, -1, 2)
+        .transpose(1, 0, 2)
+    )
+    segs = shapely.linestrings(coords) if a_all.size else np.zeros(0, dtype=object)
+    return {
+        "ids": ids, "lines": lines, "shape": num[a_all], "ax": x[a_all], "ay": y[a_all],
+        "bx": x[b_all], "by": y[b_all], "d0": dist[a_all], "tree": shapely.STRtree(segs),
+    }  # fmt: skip
+
+
+def _candidates(
+    seg: dict, rows: np.ndarray, sid: np.ndarray, px: np.ndarray, py: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pass of each call's shape within reach of its stop, at the stop's exact projection
+    (the local minima of the distance over consecutive segments): (row, along_m, gap_m) per
+    candidate, sorted by row then along_m. Each distinct (shape, stop place) is queried once."""
+    empty = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    if rows.size == 0 or seg["shape"].size == 0:
+        return empty
+    at = pl.DataFrame({"row": rows, "s": sid[rows], "x": px[rows], "y": py[rows]})
+    places = at.select("s", "x", "y").unique(maintain_order=True).with_row_index("place")
+    q_s, q_x, q_y = places["s"].to_numpy(), places["x"].to_numpy(), places["y"].to_numpy()
+    q = shapely.points(q_x + _SHAPE_SHIFT_M * q_s, q_y)
+    tree = seg["tree"]
+    (qi, _), d0 = tree.query_nearest(q, return_distance=True, all_matches=False)
+    reach = np.zeros(len(q))
+    reach[qi] = d0 * _PASS_REACH_FACTOR + _PASS_REACH_SLACK_M
+    hq, hs = tree.query(q, predicate="dwithin", distance=reach)
+    keep = seg["shape"][hs] == q_s[hq]
+    hq, hs = hq[keep], hs[keep]
+    ax, ay = seg["ax"][hs], seg["ay"][hs]
+    vx, vy = seg["bx"][hs] - ax, seg["by"][hs] - ay
+    wx, wy = q_x[hq] - ax, q_y[hq] - ay
+    length2 = vx * vx + vy * vy
+    t = np.clip(
+        np.divide(wx * vx + wy * vy, length2, out=np.zeros_like(vx), where=length2 > 0), 0, 1
+    )
+    h_along = seg["d0"][hs] + t * np.sqrt(length2)
+    h_gap = np.hypot(wx - t * vx, wy - t * vy)
+    order = np.lexsort((hs, hq))
+    hq, hs, h_along, h_gap = hq[order], hs[order], h_along[order], h_gap[order]
+    # a pass is a run of consecutive segments near the stop; within one, only the nearest
+    # points (local minima of the gap) are candidates: the stop's own projection
+    same = np.r_[False, (hq[1:] == hq[:-1]) & (hs[1:] == hs[:-1] + 1)]
+    after = np.r_[same[1:], False]
+    prev_gap = np.where(same, np.r_[np.inf, h_gap[:-1]], np.inf)
+    next_gap = np.where(after, np.r_[h_gap[1:], np.inf], np.inf)
+    local = (h_gap <= prev_gap) & (h_gap <= next_gap)
+    hq, h_along, h_gap = hq[local], h_along[local], h_gap[local]
+    # every call at a place gets that place's candidates
+    place_of = at.join(places, on=["s", "x", "y"], how="left", maintain_order="left")
+    p = place_of["place"].to_numpy().astype(np.int64)
+    lo = np.searchsorted(hq, np.arange(len(q)), side="left")
+    cnt = np.searchsorted(hq, np.arange(len(q)), side="right") - lo
+    k = cnt[p]
+    c_row = np.repeat(place_of["row"].to_numpy().astype(np.int64), k)
+    pos = np.repeat(lo[p] - np.cumsum(k) + k, k) + np.arange(int(k.sum()))
+    return c_row, h_along[pos], h_gap[pos]
+
+
+def _agency_positions(
+    calls: pl.DataFrame,
+    shapes_m: pl.DataFrame,
+    seg: dict,
+    sid: np.ndarray,
+    ok: np.ndarray,
+    row: np.ndarray,
+    along: np.ndarray,
+    gap: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates with each call that gives shape_dist_traveled on a shape that gives it too
+    (non-decreasing) placed where the agency says: its only candidate, at no cost."""
+    if "shape_dist_traveled" not in calls.columns or "shape_dist_traveled" not in shapes_m.columns:
+        return row, along, gap
+    pts = (
+        shapes_m.filter(pl.col("shape_dist_traveled").is_not_null())
+        .sort("shape_id", "shape_pt_sequence")
+        .filter(
+            (pl.col("shape_dist_traveled").diff().over("shape_id").fill_null(0) >= 0)
+            .all()
+            .over("shape_id")
+            & (pl.len().over("shape_id") >= 2)
+        )
+    )
+    if pts.height == 0:
+        return row, along, gap
+    num = _shape_numbers(pts["shape_id"], seg["ids"]).to_numpy().astype(np.int64)
+    sdt = pts["shape_dist_traveled"].to_numpy().astype(float)
+    # one global interpolation: each shape's feed distances offset past the previous shape's
+    span = (
+        pl.DataFrame({"s": num, "v": sdt})
+        .group_by("s")
+        .agg(pl.col("v").min().alias("lo"), pl.col("v").max().alias("hi"))
+    )
+    offset = np.zeros(len(seg["ids"]))
+    lo = np.full(len(seg["ids"]), np.nan)
+    hi = np.full(len(seg["ids"]), np.nan)
+    s_n = span["s"].to_numpy()
+    lo[s_n], hi[s_n] = span["lo"].to_numpy(), span["hi"].to_numpy()
+    width = np.nan_to_num(hi - lo) + 1.0
+    offset = np.r_[0.0, np.cumsum(width)[:-1]] - np.nan_to_num(lo)
+    call_sdt = calls["shape_dist_traveled"].cast(pl.Float64).to_numpy()
+    use = np.flatnonzero(ok & ~np.isnan(call_sdt) & ~np.isnan(lo[sid]))
+    if use.size == 0:
+        return row, along, gap
+    v = np.clip(call_sdt[use], lo[sid[use]], hi[sid[use]]) + offset[sid[use]]
+    agency = np.interp(v, sdt + offset[num], pts["shape_dist_m"].to_numpy())
+    drop = np.isin(row, use)
+    row = np.r_[row[~drop], use]
+    along = np.r_[along[~drop], agency]
+    gap = np.r_[gap[~drop], np.zeros(use.size)]
+    order = np.lexsort((along, row))
+    return row[order], along[order], gap[order]
+
+
+def _ordered_choice(
+    group: np.ndarray, row: np.ndarray, along: np.ndarray, gap: np.ndarray, n: int
+) -> np.ndarray:
+    """Index of the chosen candidate per call (-1 without candidates): per group, the sequence
+    non-decreasing along the shape with the least summed gap.
+
+    Candidates come sorted by row, then along. The dynamic programme walks the k-th call of
+    every group at once (a few hundred numpy steps at most, not one per call)."""
+    rows_u = np.unique(row)
+    g = group[rows_u]
+    new = np.r_[True, g[1:] != g[:-1]]
+    start = np.maximum.accumulate(np.where(new, np.arange(rows_u.size), 0))
+    rank_u = np.arange(rows_u.size) - start
+    rank = np.zeros(n, np.int64)
+    rank[rows_u] = rank_u
+    prev = np.full(n, -1, np.int64)
+    prev[rows_u[~new]] = rows_u[np.flatnonzero(~new) - 1]
+    is_last = np.zeros(n, bool)
+    is_last[rows_u] = np.r_[new[1:], True]
+    nxt = np.full(n, -1, np.int64)
+    nxt[rows_u[:-1][~new[1:]]] = rows_u[1:][~new[1:]]
+    # candidates by (rank, row, along): each rank is one contiguous slice
+    order = np.lexsort((along, row, rank[row]))
+    c_row, c_along, c_gap = row[order], along[order], gap[order]
+    c_rank = rank[c_row]
+    bounds = np.searchsorted(c_rank, np.arange(int(c_rank.max()) + 2))
+    # along the shape, earlier is cheaper by a hair; for a group's last call, later is
+    cost = np.maximum(c_gap, _GAP_NOISE_M) + _TIE_BREAK_PER_M * np.where(
+        is_last[c_row], -c_along, c_along
+    )
+    parent = np.full(order.size, -1, np.int64)
+    scale = float(c_along.max()) + 10.0 if c_along.size else 1.0
+    for k in range(1, bounds.size - 1):
+        a0, a1 = bounds[k - 1], bounds[k]
+        b0, b1 = bounds[k], bounds[k + 1]
+        if b0 == b1:
+            break
+        # previous calls' candidates: prefix minimum of cost (and where it is) within each call
+        p_rows = c_row[a0:a1]
+        pre = pl.DataFrame({"r": p_rows, "c": cost[a0:a1], "i": np.arange(a0, a1)}).select(
+            pl.col("c").cum_min().over("r").alias("m"),
+            pl.when(pl.col("c") == pl.col("c").cum_min().over("r"))
+            .then(pl.col("i"))
+            .otherwise(None)
+            .forward_fill()
+            .over("r")
+            .alias("at"),
+        )
+        pmin, parg = pre["m"].to_numpy(), pre["at"].to_numpy().astype(np.int64)
+        u_rows, u_first = np.unique(p_rows, return_index=True)
+        u_last = np.r_[u_first[1:], p_rows.size] - 1
+        dense_prev = np.searchsorted(u_rows, prev[c_row[b0:b1]])
+        keys = np.searchsorted(u_rows, p_rows) * scale + c_along[a0:a1]
+        j = np.searchsorted(keys, dense_prev * scale + c_along[b0:b1] + 1e-6, side="right") - 1
+        ordered = j >= u_first[dense_prev]
+        jj = np.where(ordered, j, u_last[dense_prev])
+        cost[b0:b1] += pmin[jj] + np.where(ordered, 0.0, _OUT_OF_ORDER_COST_M)
+        parent[b0:b1] = parg[jj]
+    # back from each group's last call: its cheapest candidate, then the parents
+    best = np.full(n, -1, np.int64)
+    by_cost = np.lexsort((cost, c_row))
+    firsts = by_cost[np.r_[True, c_row[by_cost][1:] != c_row[by_cost][:-1]]]
+    best[c_row[firsts]] = firsts
+    chosen = np.full(n, -1, np.int64)
+    for k in range(bounds.size - 2, -1, -1):
+        r = np.unique(c_row[bounds[k] : bounds[k + 1]])
+        last = is_last[r]
+        chosen[r[last]] = best[r[last]]
+        follow = r[~last]
+        chosen[follow] = parent[chosen[nxt[follow]]]
+    has = chosen >= 0
+    out = np.full(n, -1, np.int64)
+    out[has] = order[chosen[has]]
+    return out
+
+
 def compute_stop_distances(
     stop_times: pl.DataFrame, patterns: pl.DataFrame, stops_xy: pl.DataFrame, shapes_m: pl.DataFrame
 ) -> pl.DataFrame:
-    """`stop_times` with `shape_dist_m`: the stop's distance along its trip's shape, metres.
+    """`stop_times` with `shape_dist_m` (the stop's distance along its trip's shape, metres) and
+    `stop_shape_gap_m` (the stop's distance from that point of the shape, metres).
 
-    Computed once per pattern with shapely's vectorised `line_locate_point`, then made
-    monotone along the stop sequence: a stop that projects before the previous one (loops,
-    a terminal at both ends) is located again on the rest of the shape after the previous stop.
+    Located once per pattern (its first trip's calls) by `compute_stop_positions`: exact,
+    monotone in stop order, the agency's shape_dist_traveled when the feed gives it.
     """
     st = stop_times.join(patterns, on="trip_id", how="left").sort("trip_id", "stop_sequence")
     st = st.with_columns(pl.int_range(pl.len()).over("trip_id").alias("_pos"))
     rep = st.group_by("pattern_id").agg(pl.col("trip_id").first())
+    own = ["shape_dist_traveled"] if "shape_dist_traveled" in st.columns else []
     ps = (
         st.join(rep, on=["pattern_id", "trip_id"])
-        .select("pattern_id", "shape_id", "_pos", "stop_id")
+        .select("pattern_id", "shape_id", "_pos", "stop_id", *own)
         .join(stops_xy.select("stop_id", "stop_x_m", "stop_y_m"), on="stop_id", how="left")
         .sort("pattern_id", "_pos")
     )
-    names, lines = _lines(shapes_m)
-    line_of = pl.DataFrame({"shape_id": names, "_li": np.arange(len(names))})
-    ps = ps.join(line_of, on="shape_id", how="left")
-    ok = ps["_li"].is_not_null() & ps["stop_x_m"].is_not_null()
-    li = ps["_li"].fill_null(0).to_numpy()
-    pts = shapely.points(
-        ps["stop_x_m"].fill_null(0.0).to_numpy(), ps["stop_y_m"].fill_null(0.0).to_numpy()
-    )
-    geom = lines[li]
-    d = shapely.line_locate_point(geom, pts)
-    d = np.where(ok.to_numpy(), d, np.nan)
-    d = _make_monotone(ps["pattern_id"].to_numpy(), d, geom, pts)
-    ps = ps.with_columns(pl.Series("shape_dist_m", d).fill_nan(None))
+    ps = compute_stop_positions(ps, shapes_m, by="pattern_id")
     return st.join(
-        ps.select("pattern_id", "_pos", "shape_dist_m"), on=["pattern_id", "_pos"], how="left"
+        ps.select("pattern_id", "_pos", "shape_dist_m", "stop_shape_gap_m"),
+        on=["pattern_id", "_pos"],
+        how="left",
     ).drop("_pos")
-
-
-def _make_monotone(
-    pattern: np.ndarray, d: np.ndarray, geom: np.ndarray, pts: np.ndarray
-) -> np.ndarray:
-    """Relocate the (rare) stops that fall behind the previous stop of their pattern.
-
-    Each offender is located on the part of the shape after the previous stop; this touches only
-    the offending rows, one vectorised pass per round (a few rounds for long loops).
-    """
-    d = d.copy()
-    for _ in range(8):
-        same = np.r_[False, pattern[1:] == pattern[:-1]]
-        prev = np.r_[np.nan, d[:-1]]
-        bad = np.flatnonzero(same & (d < prev - 1e-6))
-        if not bad.size:
-            break
-        for i in bad:
-            start = prev[i]
-            rest = shapely.ops.substring(geom[i], start, shapely.length(geom[i]))
-            d[i] = start + shapely.line_locate_point(rest, pts[i]) if rest.length > 0 else start
-    # anything still behind (e.g. a stop far off the shape) keeps order by taking the running max
-    out = pl.DataFrame({"p": pattern, "d": d}).select(
-        pl.col("d").fill_nan(None).cum_max().over("p")
-    )
-    return out["d"].fill_null(np.nan).to_numpy()
 
 
 def compute_trip_distances(stop_times_m: pl.DataFrame, shapes_m: pl.DataFrame) -> pl.DataFrame:

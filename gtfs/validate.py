@@ -3,9 +3,10 @@
 Errors refuse the feed: duplicate primary keys, references to undefined agencies, routes,
 services, trips, stops or shapes, stop times with only one of arrival/departure, trips without
 timed first and last stops or with fewer than two stop times, times that go backwards, unknown
-or mixed time zones, used stops without valid coordinates. Warnings let it load: unused stops,
-stops at the same place under different ids, missing shapes, bad coordinates of unused stops,
-trips without stop times.
+or mixed time zones, used stops without valid coordinates or near (0,0) or a pole, shape
+points near (0,0) or a pole. Warnings let it load: unused stops, stops at the same place under
+different ids, missing shapes, bad coordinates of unused stops, trips without stop times, stops
+far from every other stop or with latitude and longitude swapped, a network wider than a city.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import cache
 import polars as pl
 
 from gtfs.errors import ERROR, WARNING, GtfsIssue, Severity
+from gtfs.geography import GeographyLimits, check_geography
 from gtfs.read import LINE, Feed, rows_issues
 from gtfs.spec import FILE_SPECS
 
@@ -445,8 +447,10 @@ def _check_calendar(feed: Feed) -> list[GtfsIssue]:
     return out
 
 
-def validate_feed(feed: Feed) -> list[GtfsIssue]:
-    """Every issue of the feed: those found while reading, then the cross-file checks.
+def validate_feed(feed: Feed, limits: GeographyLimits | None = None) -> list[GtfsIssue]:
+    """Every issue of the feed: those found while reading, then the cross-file checks, then the
+    geography (`gtfs.geography.check_geography`, with `limits`). Stops far from their shapes
+    need the feed's geometry: `gtfs.geography.check_stops_on_shapes`.
 
     The result is sorted errors first, then by file and line. A feed loads when it has no error.
     """
@@ -457,5 +461,6 @@ def validate_feed(feed: Feed) -> list[GtfsIssue]:
     issues += _check_stop_times(feed)
     issues += _check_stops(feed)
     issues += _check_calendar(feed)
+    issues += check_geography(feed, limits or GeographyLimits())
     order = {ERROR: 0, WARNING: 1}
     return sorted(issues, key=lambda i: (order[i.severity], i.file, i.line or 0))

@@ -25,6 +25,7 @@ from core.store import Store
 from core.tables.reference import GTFS_TABLE_NAMES
 from gtfs.calendar import compute_validity
 from gtfs.errors import GtfsError, GtfsIssue, errors_of, warnings_of
+from gtfs.geography import GeographyLimits, check_stops_on_shapes
 from gtfs.read import Feed, read_feed
 from gtfs.schedule import (
     FeedGeometry,
@@ -77,8 +78,11 @@ def load_gtfs(
     path: str | Path,
     *,
     materialise_days: tuple[date, date] | None = None,
+    limits: GeographyLimits | None = None,
 ) -> GtfsLoadResult:
     """Read, validate and load the feed at `path` as one feed version (see the module doc).
+
+    `limits`: thresholds of the geography checks (default `GeographyLimits()`).
 
     `materialise_days` is the service-day range of `scheduled_trips` to build (clipped to the
     feed's validity); by default the first `DEFAULT_MATERIALISE_DAYS` days of the feed.
@@ -86,7 +90,8 @@ def load_gtfs(
     """
     started = datetime.now(UTC)
     feed = read_feed(path)
-    issues = validate_feed(feed)
+    limits = limits or GeographyLimits()
+    issues = validate_feed(feed, limits)
     if errors_of(issues):
         raise GtfsError(issues, source=str(path))
     warnings = warnings_of(issues)
@@ -112,6 +117,7 @@ def load_gtfs(
             warnings=warnings,
         )
     geometry = build_geometry(feed)
+    warnings += check_stops_on_shapes(geometry.stop_times, feed, limits)
     frames = to_store_frames(feed, feed_id, geometry)
     if materialise_days is None:
         materialise_days = (valid_from, valid_from + timedelta(days=DEFAULT_MATERIALISE_DAYS - 1))

@@ -1,6 +1,6 @@
 """Rules of the observed tables and the judging of a batch against them.
 
-`read_network_context` reads what the rules need from the store (the stops' bounding box, the
+`read_network_context` reads what the rules need from the store (the stops' robust extent, the
 fleet register); `compute_avl_checks` / `compute_fare_checks` return the rules of AVL pings and
 fare taps (vectorised Polars expressions, each with its field and reason) and notes on the rules
 skipped. `compute_judged` parses a raw frame (`ingest.parsing`), applies the parse checks and
@@ -23,6 +23,7 @@ import polars as pl
 from core.schema import UTC_INSTANT, Column, table
 from core.store import Store
 from core.tables.observed import FARE_CLASSES
+from gtfs.geography import compute_robust_extent
 from ingest.cards import compute_card_hashes, mask_card_numbers
 from ingest.checks import Check, JudgedBatch, compute_rejections
 from ingest.options import IngestOptions
@@ -69,12 +70,16 @@ class NetworkContext:
 
 
 def read_network_context(store: Store) -> NetworkContext:
-    """The bounding box of the loaded stops and the fleet register (None when empty)."""
-    row = store.query(
-        "SELECT min(stop_lat) AS a, min(stop_lon) AS b, max(stop_lat) AS c, max(stop_lon) AS d "
-        "FROM gtfs_stops WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
-    ).row(0)
-    bbox = None if row[0] is None else (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
+    """The network's box and the fleet register (None when empty).
+
+    The box is the loaded stops' robust extent (`gtfs.geography.compute_robust_extent`), not
+    their min/max: one stop with latitude and longitude swapped would stretch a min/max box
+    across a continent and let every ping in."""
+    stops = store.query(
+        "SELECT DISTINCT stop_lat, stop_lon FROM gtfs_stops "
+        "WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
+    )
+    bbox = compute_robust_extent(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy())
     fleet = store.query("SELECT vehicle_id, operator_id FROM vehicles")
     return NetworkContext(bbox, fleet if fleet.height else None)
 

@@ -37,6 +37,9 @@ class Network:
     grid: PointGrid
     stop_tree: cKDTree | None
     trip_stops: pl.DataFrame
+    trip_times: pl.DataFrame | None = None
+    """The day's trips per shape: `shape_idx`, `planned_start_s`, `planned_end_s` (epoch
+    seconds), sorted by shape_idx and planned start; which shapes have trips planned when."""
 
 
 def build_network(
@@ -145,6 +148,22 @@ def build_network(
         grid=build_point_grid(p_x, p_y, options.on_route_buffer_m + options.densify_step_m),
         stop_tree=cKDTree(stop_xy) if len(stop_xy) else None,
         trip_stops=trip_stops,
+        trip_times=_trip_times(trips, shape_table),
+    )
+
+
+def _trip_times(trips: pl.DataFrame, shapes: pl.DataFrame) -> pl.DataFrame | None:
+    """`Network.trip_times` (None when the trips carry no planned instants)."""
+    if not {"planned_start_at", "planned_end_at"} <= set(trips.columns):
+        return None
+    return (
+        trips.join(shapes.select("shape_idx", "shape_id"), on="shape_id")
+        .select(
+            "shape_idx",
+            (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("planned_start_s"),
+            (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("planned_end_s"),
+        )
+        .sort("shape_idx", "planned_start_s")
     )
 
 

@@ -52,6 +52,10 @@ class MatchOptions:
     dominance_coverage_margin: float = 0.1
     """between overlapping runs, the one covering more of its own itinerary by this share wins;
     within it, the one that went further"""
+    look_alike_min_ratio: float = 0.75
+    """two overlapping runs of one vehicle whose distances differ by less than this ratio (the
+    shorter one at least this share of the longer) lie on look-alike shapes (terminal variants,
+    a short-turn): between them, the one whose shape has trips planned around the run wins"""
     turnaround_reach_m: float = 1000.0
     """runs of one vehicle overlapping only at a turnaround are consecutive, not concurrent,
     when the first ends within this of its shape's end and the second starts within this of

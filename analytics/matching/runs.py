@@ -87,7 +87,7 @@ def build_runs(
         pings["vehicle_rank"].gather(stats["first_row"]),
     ).drop("first_row")
     mid = points.filter(pl.col("point_kind") == 1)
-    stats = _drop_dominated(stats, mid, shapes, options)
+    stats = _drop_dominated(stats, mid, shapes, options, network.trip_times)
     # runs numbered per vehicle in time order (the stretch number breaks ties: deterministic)
     stats = stats.sort("vehicle_rank", "first_s", "stretch_index")
     v = stats["vehicle_rank"].to_numpy()
@@ -117,7 +117,11 @@ def build_runs(
 
 
 def _drop_dominated(
-    stats: pl.DataFrame, mid: pl.DataFrame, shapes: pl.DataFrame, options: MatchOptions
+    stats: pl.DataFrame,
+    mid: pl.DataFrame,
+    shapes: pl.DataFrame,
+    options: MatchOptions,
+    trip_times: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Drop runs overlapped in time (a quarter of the shorter one, or `dominance_overlap_s`) by
     a better run of the same vehicle: one that covered a larger share of its own itinerary (by
@@ -136,6 +140,12 @@ def _drop_dominated(
     break a run) and both runs hold them. Runs sharing a corridor progress together during
     their overlap, so they stay concurrent.
 
+    Look-alike shapes (terminal variants, a short-turn and its full line: the two runs' distances
+    within `look_alike_min_ratio` of each other) are told apart by the schedule first: when only
+    one of the two shapes has a trip planned around the run (`_is_scheduled`), its run wins;
+    otherwise the rule above (where the run ends decides). A short-turn driven when only the
+    full trip is planned is that trip, partial, not a run without a trip.
+
     A dominated run that went nearly as far (>= 95 %) on another shape marks that shape as an
     alternative of the winner (identical itineraries under two shape ids).
     `stats`: `STRETCHES` with `vehicle_rank` (Int64; pairs are joined on it). `mid`: the
@@ -143,7 +153,9 @@ def _drop_dominated(
     """
     key = ["vehicle_rank", "shape_idx", "stretch_index"]
     # `run_row`: the row of `s`; `covered_share`: the share of its itinerary a run covered
-    s = stats.with_row_index("run_row").with_columns(_coverage().alias("covered_share"))
+    s = stats.with_row_index("run_row").with_columns(
+        _coverage().alias("covered_share"), _is_scheduled(stats, trip_times, options)
+    )
     # each run's shape ends, gathered by position (shape_idx is the row of `shapes`)
     ends = shapes.select("start_x_m", "start_y_m", "end_x_m", "end_y_m")[s["shape_idx"]]
     s = pl.concat([s, ends], how="horizontal")
@@ -177,6 +189,7 @@ def _drop_dominated(
         "max_dist_m",
         "origin_dist_m",
         "destination_dist_m",
+        "is_scheduled",
         *ends.columns,
     )
     pairs = pl.concat(
@@ -204,6 +217,14 @@ def _drop_dominated(
     margin = options.dominance_coverage_margin
     share, other_share = pl.col("covered_share"), pl.col("other_covered_share")
     beaten = (other_share >= share + margin) | ((other_share > share - margin) & further)
+    dist = pl.col("distance_run_m")
+    look_alike = pl.min_horizontal(dist, other_dist) >= options.look_alike_min_ratio * (
+        pl.max_horizontal(dist, other_dist)
+    )
+    own_planned, other_planned = pl.col("is_scheduled"), pl.col("other_is_scheduled")
+    beaten = (beaten & ~(look_alike & own_planned & ~other_planned)) | (
+        look_alike & ~own_planned & other_planned
+    )
     losers = pairs.filter(beaten)
     winners = s.join(losers.select("run_row").unique(), on="run_row", how="anti")
     alts = (
@@ -216,7 +237,44 @@ def _drop_dominated(
     out = winners.join(alts, on="run_row", how="left").with_columns(
         pl.col("alt_shapes").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))
     )
-    return out.drop("run_row", "covered_share", *ends.columns).sort(key)
+    return out.drop("run_row", "covered_share", "is_scheduled", *ends.columns).sort(key)
+
+
+def _is_scheduled(
+    stats: pl.DataFrame, trip_times: pl.DataFrame | None, options: MatchOptions
+) -> pl.Series:
+    """Per stretch (`stats` rows, in order): whether a trip of its shape is planned around it
+    (its planned span, widened by `match_window_s`, meets the stretch's first-last fix span).
+    All true without `trip_times`."""
+    if trip_times is None:
+        return pl.Series("is_scheduled", [True] * stats.height, pl.Boolean)
+    w = options.match_window_s
+    # the trips of a shape in start order, with the latest end so far: a trip starting before
+    # the probe and ending after the stretch's first fix exists when that running end does
+    planned = trip_times.select(
+        pl.col("shape_idx").cast(pl.Int64),
+        "planned_start_s",
+        pl.col("planned_end_s").cum_max().over("shape_idx").alias("_latest_end_s"),
+    ).sort("planned_start_s")
+    probe = (
+        stats.select(
+            pl.int_range(pl.len()).alias("_i"),
+            pl.col("shape_idx").cast(pl.Int64),
+            (pl.col("last_s") + w).alias("_probe_s"),
+            (pl.col("first_s") - w).alias("_from_s"),
+        )
+        .sort("_probe_s")
+        .join_asof(
+            planned,
+            left_on="_probe_s",
+            right_on="planned_start_s",
+            by="shape_idx",
+            strategy="backward",
+            check_sortedness=False,  # sorted above; Polars cannot check it with `by`
+        )
+        .sort("_i")
+    )
+    return (probe["_latest_end_s"] >= probe["_from_s"]).fill_null(False).alias("is_scheduled")
 
 
 @numba.njit(cache=True, nogil=True)

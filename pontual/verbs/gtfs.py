@@ -37,11 +37,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     load.add_argument(
         "--to", dest="date_to", type=service_date, help="last service day to schedule"
     )
+    load.add_argument(
+        "--stop-shape-max-m",
+        type=float,
+        default=100.0,
+        help="warn of a stop farther than this from its trip's shape, m (default 100, as the "
+        "canonical GTFS validator)",
+    )
     load.set_defaults(func=run_load)
 
     check = verbs.add_parser("validate", help="check a feed and list its errors and warnings")
     check.add_argument("path", help="GTFS .zip or folder of .txt files")
     check.add_argument("--all", action="store_true", help="list every issue, not the first 40")
+    check.add_argument(
+        "--stop-shape-max-m",
+        type=float,
+        default=100.0,
+        help="warn of a stop farther than this from its trip's shape, m (default 100, as the "
+        "canonical GTFS validator)",
+    )
     check.set_defaults(func=run_validate)
 
     sched = verbs.add_parser("schedule", help="materialise scheduled trips for a date range")
@@ -80,12 +94,18 @@ def print_issues(
 
 def run_validate(args: argparse.Namespace, ctx: Context) -> int:
     from gtfs.errors import errors_of
+    from gtfs.geography import GeographyLimits, check_stops_on_shapes
     from gtfs.read import read_feed
+    from gtfs.schedule import build_geometry
     from gtfs.validate import validate_feed
 
     t0 = time.perf_counter()
     feed = read_feed(args.path)
-    issues = validate_feed(feed)
+    limits = GeographyLimits(stop_shape_max_m=args.stop_shape_max_m)
+    issues = validate_feed(feed, limits)
+    if not errors_of(issues):
+        # stops far from their shapes need the feed's geometry, which only a valid feed has
+        issues += check_stops_on_shapes(build_geometry(feed).stop_times, feed, limits)
     print_issues(ctx, issues, limit=None if args.all else MAX_SHOWN)
     n_err = len(errors_of(issues))
     sizes = ", ".join(f"{name} {df.height}" for name, df in feed.tables.items())
@@ -98,6 +118,7 @@ def run_validate(args: argparse.Namespace, ctx: Context) -> int:
 
 def run_load(args: argparse.Namespace, ctx: Context) -> int:
     from gtfs.errors import GtfsError
+    from gtfs.geography import GeographyLimits
     from ingest.gtfs_feed import load_gtfs
 
     days = None
@@ -108,7 +129,12 @@ def run_load(args: argparse.Namespace, ctx: Context) -> int:
     t0 = time.perf_counter()
     with ctx.store() as store:
         try:
-            result = load_gtfs(store, args.path, materialise_days=days)
+            result = load_gtfs(
+                store,
+                args.path,
+                materialise_days=days,
+                limits=GeographyLimits(stop_shape_max_m=args.stop_shape_max_m),
+            )
         except GtfsError as exc:
             print_issues(ctx, exc.issues)
             raise
