@@ -153,6 +153,44 @@ def verify_day_digests(store: Store) -> pl.DataFrame:
     )
 
 
+def compute_period_day_digests(store: Store, start: date, end: date, tz: str) -> pl.DataFrame:
+    """The digest of each raw day from `start` to `end` (inclusive) as the store holds it *now*
+    (recomputed, not the recorded reference): table_name, service_date, n_rows, sha256, is_recorded
+    (a reference digest exists) and is_as_recorded (it equals the reference; null when none).
+    Same digest as `compute_day_digest` with the table's current columns; one query per table."""
+    lo, _ = local_bounds(range_period(start, start), tz)
+    _, hi = local_bounds(range_period(end, end), tz)
+    parts = []
+    for name in RAW_TABLES:
+        cols = table(name).column_names
+        cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in cols)
+        order = ", ".join(f'"{c}"' for c in cols)
+        parts.append(
+            store.query(
+                f"SELECT '{name}' AS table_name, CAST(timezone(?, event_at) AS DATE) AS service_date, "
+                f"count(*) AS n_rows, sha256(string_agg(concat_ws(chr(31), {cells}), chr(10) "
+                f'ORDER BY {order})) AS sha256 FROM "{name}" WHERE event_at >= ? AND event_at < ? '
+                "GROUP BY ALL",
+                [tz, lo, hi],
+            ).with_columns(pl.col("n_rows").cast(pl.Int64), pl.col("service_date").cast(pl.Date))
+        )
+    now = pl.concat(parts, how="vertical_relaxed")
+    recorded = store.query(
+        "SELECT table_name, service_date, sha256 AS recorded_sha256 FROM raw_day_digests "
+        "WHERE service_date BETWEEN ? AND ?",
+        [start, end],
+    ).with_columns(pl.col("service_date").cast(pl.Date))
+    return (
+        now.join(recorded, on=["table_name", "service_date"], how="left")
+        .with_columns(
+            pl.col("recorded_sha256").is_not_null().alias("is_recorded"),
+            (pl.col("sha256") == pl.col("recorded_sha256")).alias("is_as_recorded"),
+        )
+        .drop("recorded_sha256")
+        .sort("table_name", "service_date")
+    )
+
+
 def period_raw_digest(store: Store, start: date, end: date) -> str:
     """One SHA-256 over the recorded digests of the raw days from `start` to `end` (inclusive),
     in date and table order: what a report's input hash includes so that it changes when a raw

@@ -460,6 +460,7 @@ def build_annual_dossier(
             "vehicles": vehicles,
         },
         files={},
+        raw_days=(start, end),
         profile=profile,
         store=store,
         command=command

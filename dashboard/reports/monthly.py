@@ -146,6 +146,7 @@ def build_monthly_report(
         tables=tables,
         inputs=inputs.hashed(),
         files={"staff": staff},
+        raw_days=(start, end),
         profile=profile,
         store=store,
         command=command

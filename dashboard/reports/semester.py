@@ -228,6 +228,7 @@ def build_semester_report(
         tables=tables,
         inputs=inputs,
         files={"maintenance": maintenance},
+        raw_days=(start, end),
         profile=profile,
         store=store,
         command=command

@@ -53,6 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     for k in (sem, mon, ann):
         k.add_argument("--out", help="output folder (default: <store folder>/reports)")
         k.add_argument(
+            "--by",
+            help="who takes the report, for the audit log (default: the system user)",
+        )
+        k.add_argument(
             "--format",
             action="append",
             choices=FORMATS,
@@ -122,14 +126,36 @@ def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[
     ]
 
 
+def record_downloads(ctx: Context, actor: str, written: list[tuple[ReportData, Path]]) -> None:
+    """One `dossier_download` audit row per file written (target: the file, detail: the report
+    kind and its input hash), in the case database's audit log: who took which figures when."""
+    from cases.audit import record_audit
+    from cases.db import CaseDB
+
+    with CaseDB.open(ctx.settings.cases_db_url) as db, db.begin() as conn:
+        for report, path in written:
+            record_audit(
+                conn,
+                actor,
+                "dossier_download",
+                str(path),
+                f"{report.kind}; hash das entradas {report.input_hash}",
+            )
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    import getpass
+
     out = Path(args.out) if args.out else ctx.settings.store_path.parent / "reports"
     formats = tuple(args.format) if args.format else FORMATS
     with open_for_reading(ctx.settings.store_path) as store:
         reports = build_reports(args, store, ctx)
+    written: list[tuple[ReportData, Path]] = []
     for report in reports:
         for path in write_report(report, out, formats):
+            written.append((report, path))
             ctx.say(f"{report.title}: {path}")
         if not ctx.settings.quiet:
             ctx.console.print(f"hash das entradas: {report.input_hash}", soft_wrap=True)
+    record_downloads(ctx, args.by or getpass.getuser(), written)
     return 0

@@ -299,13 +299,29 @@ def test_cli_writes_every_format_beside_the_store(store_file: Path, tmp_path: Pa
     store = tmp_path / "s" / "pontual.duckdb"
     store.parent.mkdir()
     shutil.copyfile(store_file, store)
-    code = main(["--store", str(store), "--quiet", "report", "annual", "--year", "2026"])
+    code = main(
+        ["--store", str(store), "--quiet", "report", "annual", "--year", "2026", "--by", "carla"]
+    )
     assert code == 0
     out = store.parent / "reports"
     for op in ("O1", "O2"):
         assert (out / f"dossie-anual-2026-{op}.pdf").stat().st_size > 0
         assert (out / f"dossie-anual-2026-{op}.xlsx").stat().st_size > 0
         assert (out / f"dossie-anual-2026-{op}" / "metodologia.csv").exists()
+    # every file taken is in the audit log, with who took it and the report's input hash
+    import sqlalchemy as sa
+
+    from cases.db import AUDIT_LOG, CaseDB
+
+    with CaseDB.open(f"sqlite:///{store.with_name('pontual.cases.sqlite')}") as db, db.read() as c:
+        audit = c.execute(
+            sa.select(AUDIT_LOG.c.actor, AUDIT_LOG.c.action, AUDIT_LOG.c.target)
+        ).all()
+    assert sorted((a, b, Path(t).name) for a, b, t in audit) == sorted(
+        ("carla", "dossier_download", f"dossie-anual-2026-{op}{ext}")
+        for op in ("O1", "O2")
+        for ext in (".pdf", ".xlsx", "")
+    )
     code = main(
         [
             "--store",
@@ -338,3 +354,41 @@ def test_cli_bad_half_and_bad_staff_file_are_user_errors(
     assert code == 2
     err = capsys.readouterr().err
     assert "repeated route_id, month" in err and "line 4" in err
+
+
+def test_a_changed_raw_ping_changes_the_dossier_input_hash(
+    store_file: Path, tmp_path: Path
+) -> None:
+    from cases.evidence import record_day_digests
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copyfile(store_file, path)
+    with Store.open(path) as store:
+        record_day_digests(store, PROFILE)
+        base = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+        entries = base.table("entradas").frame
+        raw = entries.filter(pl.col("input").str.starts_with("raw:vehicle_locations"))
+        n_pings = store.query(
+            "SELECT count(*) AS n FROM vehicle_locations WHERE event_at >= '2026-06-30 03:00Z' "
+            "AND event_at < '2026-07-02 03:00Z'"
+        )["n"][0]
+        # the two local service days of the store, every ping of them, none changed yet
+        assert raw.rows() == [
+            (raw["input"][0], n_pings, raw["sha256"][0]),
+        ]
+        assert raw["input"][0] == "raw:vehicle_locations (2 dia(s))"
+        assert entries["input"].str.starts_with("raw:fare_transactions").sum() == 1
+        # one stored latitude moves by a metre: the derived tables are untouched, the hash moves
+        ping = store.query("SELECT min(ping_id) AS p FROM vehicle_locations")["p"][0]
+        store.con.execute(
+            "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE ping_id = ?", [ping]
+        )
+        changed = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    assert changed.input_hash != base.input_hash
+    moved = changed.table("entradas").frame.filter(
+        pl.col("input").str.starts_with("raw:vehicle_locations")
+    )
+    assert (
+        moved["input"][0] == "raw:vehicle_locations (2 dia(s), 1 diferente(s) do digest registrado)"
+    )
+    assert moved["sha256"][0] != raw["sha256"][0]
