@@ -281,6 +281,17 @@ class Infractions(Section):
     # calendar months (BG art. 65 §2 "nos 06 meses imediatamente anteriores"), not days
     repeat_window_months: Annotated[Cited[int], Spec("months", 1, 120)]
     repeat_multiplier: Annotated[Cited[float], Spec("factor", 1, 10)]
+    # Detections (analytics.indices.speeding / stoppage / fares); absent: the fact is not sought.
+    # LXXII: a speeding episode is reported speed above the limit, corroborated by the distance
+    # between fixes (at least position_ratio × the limit), lasting at least min_duration_s
+    speed_limit_m_s: Annotated[Cited[float], Spec("m/s", 1, 50)] | None = None
+    speeding_min_duration_s: Annotated[Seconds, Spec("s", 0, 3600)] | None = None
+    speeding_position_ratio: Annotated[Ratio, Spec("ratio", 0, 1)] | None = None
+    # LXXXII: every programmed trip of an operator not run for at least this long
+    stoppage_min_duration_s: Annotated[Seconds, Spec("s", 600, 86400)] | None = None
+    # LXVI: the authorised full fare per kind of service (urban, district, selective), in the
+    # local currency; a class pays its share of it (student 50 %, exempt 0, BG art. 50-51)
+    authorised_fares: Annotated[Cited[dict[str, float]], Spec("BRL", 0, 1000)] | None = None
     items: list[Infraction] = Field(default_factory=list)
 
 

@@ -8,6 +8,7 @@ idempotent) and traces an indicator back to its trips and pings (`trace_indicato
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from analytics.indices.data_coverage import (
     split_evaluated,
     stamp_provisional,
 )
+from analytics.indices.fares_charged import compute_fare_violations, match_fare_facts
 from analytics.indices.fleet import (
     compute_fleet_day_indicators,
     compute_fleet_days,
@@ -43,6 +45,12 @@ from analytics.indices.infractions import (
 from analytics.indices.km import compute_km_efficiency, compute_km_indicators
 from analytics.indices.ridership import compute_ridership_indicators
 from analytics.indices.scopes import UNKNOWN, attach_scopes, compute_by_scope, compute_line_scopes
+from analytics.indices.speeding import (
+    compute_speeding_episodes,
+    match_speeding_facts,
+    read_speeding_pings,
+)
+from analytics.indices.stoppage import compute_stoppages, match_stoppage_facts
 from core import __version__
 from core.errors import ConfigError, InputError, where
 from core.periods import Period, local_bounds, months_back
@@ -67,6 +75,8 @@ class IndexInputs:
     monthly_km: pl.DataFrame
     stops: pl.DataFrame
     crs_epsg: int | None
+    # the pings of the vehicle-days that reported a speed over the limit (speeding.py)
+    speeding_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,7 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         monthly_km=read_monthly_km(store, window.start, period.end),
         stops=store.read("gtfs_stops").unique("stop_id", keep="last"),
         crs_epsg=crs,
+        speeding_pings=read_speeding_pings(store, start_at, end_at, profile),
     )
 
 
@@ -178,6 +189,9 @@ def compute_index_results(
     to judge them) leave every index and are counted beside them (`data_coverage`)."""
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, inputs.vehicles)
     coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
+    # stoppages see the trips that could not be judged too: they break a stretch (no data is
+    # no stoppage)
+    every_trip = attach_scopes(inputs.outcomes, scopes)
     inputs = replace(inputs, outcomes=split_evaluated(inputs.outcomes))
     flags = attach_scopes(
         compute_trip_flags(inputs.outcomes, profile.trips.excused_outcomes), scopes
@@ -260,7 +274,13 @@ def compute_index_results(
     facts = [
         match_trip_facts(flags, inputs.trips_performed, profile),
         match_fleet_facts(fleet_days),
+        match_stoppage_facts(compute_stoppages(every_trip, profile), profile),
+        match_speeding_facts(compute_speeding_episodes(inputs.speeding_pings, profile), profile),
     ]
+    if inputs.taps.height:
+        facts.append(
+            match_fare_facts(compute_fare_violations(taps, inputs.vehicles, profile), profile)
+        )
     if grades.height:
         facts.append(match_grade_facts(grades, profile))
     infractions = compute_suggested_infractions(
