@@ -407,6 +407,10 @@ class Procedure(Section):
     appeal_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)]
     suspension_window_months: Annotated[Cited[int], Spec("months", 1, 240)]
     sanction_authority: Annotated[Cited[dict[str, str]], Spec("authority")]
+    # when the operator's reports are due (cases.report_dues): the monthly management report
+    # within N business days of the month's end; the semester report in the month given per half
+    monthly_report_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)] | None = None
+    semester_report_months: Annotated[Cited[dict[str, int]], Spec("month", 1, 12)] | None = None
 
 
 class Profile(BaseModel):

@@ -4,7 +4,9 @@ operation (entered by the operator)."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -16,8 +18,13 @@ from core.tables.observed import FARE_CLASSES
 from dashboard.format import to_period
 from dashboard.labels import FARE_CLASS_LABELS
 from dashboard.reports.assemble import finish_report
+from dashboard.reports.cases_part import build_cases_part, local_today
 from dashboard.reports.inputs import read_staff
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+
+if TYPE_CHECKING:
+    from cases.db import CaseDB
+
 from dashboard.reports.operation import (
     LINE_COLUMNS,
     build_line_table,
@@ -34,8 +41,11 @@ def build_monthly_report(
     *,
     staff: str | Path | None = None,
     command: str | None = None,
+    cases: CaseDB | None = None,
+    today: date | None = None,
 ) -> ReportData:
-    """The monthly operating report of `month` ('2026-03') from the store."""
+    """The monthly operating report of `month` ('2026-03') from the store; with `cases`, the
+    period's infraction cases and deadlines as of `today` (default: the local date)."""
     period = parse_period(month, where="--month")
     if period.kind != "month":
         raise ConfigError(
@@ -135,6 +145,11 @@ def build_monthly_report(
             ),
         ),
     ]
+    part = build_cases_part(cases, profile, "monthly", period, 6, today or local_today(profile))
+    headlines += part.headlines
+    sections.append(part.section)
+    tables += part.tables
+
     return finish_report(
         kind="monthly",
         title="Relatório gerencial mensal da operação",
