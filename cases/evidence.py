@@ -239,7 +239,8 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
 
     Keys of the package: suggestion (the store row), trip_outcomes (of its scheduled trips on
     the day), trips (trips_performed of those trips), stop_visits (of those runs), pings (raw vehicle_locations of its ping id ranges),
-    taps (raw fare_transactions of the vehicle during those pings; card ids are keyed hashes),
+    taps (raw fare_transactions of the vehicle during those pings, or for a fare fact, LXVI or
+    XIV, the taps charged against the law; card ids are keyed hashes),
     raw_day_digests (of the day), profile (id, version), pontual_version, built_at (UTC).
     """
     sug = read_suggestion(store, infraction_key)
@@ -289,6 +290,8 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
                 ],
                 how="vertical_relaxed",
             )
+    if sug["item"] in FARE_ITEMS:
+        taps = read_fact_taps(store, sug, profile)
     digests = store.query(
         "SELECT table_name, n_rows, sha256, digest_method FROM raw_day_digests "
         "WHERE service_date = ? ORDER BY table_name",
@@ -308,6 +311,30 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
     }
     text = canonical_json(package)
     return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+FARE_ITEMS = {"LXVI": "over_tariff", "XIV": "benefit_on_selective"}
+"""Items whose fact is a set of taps (analytics.indices.fares_charged)."""
+
+
+def read_fact_taps(store: Store, sug: dict[str, Any], profile: Profile) -> pl.DataFrame:
+    """The raw taps behind a fare fact (LXVI, XIV): the fact's line and local day, the taps
+    charged against the law for the fact's reason, found again with the profile's fares."""
+    from analytics.indices.fares_charged import compute_fare_violations
+
+    start, end = local_bounds(
+        range_period(sug["occurred_on"], sug["occurred_on"]), profile.general.timezone.value
+    )
+    taps = store.query(
+        "SELECT * FROM fare_transactions WHERE event_at >= ? AND event_at < ? "
+        "AND route_id IS NOT DISTINCT FROM ? AND operator_id IS NOT DISTINCT FROM ? "
+        "ORDER BY event_at, transaction_id",
+        [start, end, sug["route_id"], sug["operator_id"]],
+    )
+    bad = compute_fare_violations(taps, store.read("vehicles"), profile).filter(
+        pl.col("kind") == FARE_ITEMS[sug["item"]]
+    )
+    return taps.join(bad.select("transaction_id", "event_at"), on=["transaction_id", "event_at"])
 
 
 def read_suggestion(store: Store, infraction_key: str) -> dict[str, Any]:
