@@ -289,6 +289,8 @@ class Infractions(Section):
     speeding_position_ratio: Annotated[Ratio, Spec("ratio", 0, 1)] | None = None
     # LXXXII: every programmed trip of an operator not run for at least this long
     stoppage_min_duration_s: Annotated[Seconds, Spec("s", 600, 86400)] | None = None
+    # VI: a door event during a run farther than this from every stop
+    off_stop_min_distance_m: Annotated[Cited[float], Spec("m", 5, 1000)] | None = None
     # LXVI: the authorised full fare per kind of service (urban, district, selective), in the
     # local currency; a class pays its share of it (student 50 %, exempt 0, BG art. 50-51)
     authorised_fares: Annotated[Cited[dict[str, float]], Spec("BRL", 0, 1000)] | None = None

@@ -9,7 +9,9 @@ streams), so a run without them is byte-identical to before.
   limit (positions moved along its heading, speeds reported accordingly) — LXXII;
 - `inject_fare_violations`: taps charged above the authorised fare of their class, and
   exempt or student taps on selective vehicles — LXVI, XIV;
-- `inject_stoppage`: an operator's programmed trips not run over a window of a day — LXXXII.
+- `inject_stoppage`: an operator's programmed trips not run over a window of a day — LXXXII;
+- `inject_door_events`: door events at stops (lawful) and in the middle of runs, far from any
+  stop (VI).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 import polars as pl
 
 EARTH_RADIUS_M = 6_371_000.0
+DOOR_EVENT = "door_open"
 
 SPEEDING_TRUTH = pl.Schema(
     {
@@ -216,3 +219,94 @@ def inject_stoppage(
         rows.append((op, day, start, end))
     truth = pl.DataFrame(rows, schema=list(STOPPAGE_TRUTH), orient="row").cast(STOPPAGE_TRUTH)
     return out.drop("operator_id"), truth
+
+
+DOOR_TRUTH = pl.Schema({"vehicle_id": pl.String(), "event_at": pl.Datetime("us", "UTC")})
+
+
+def inject_door_events(
+    pings: pl.DataFrame,
+    stop_visits: pl.DataFrame,
+    stops: pl.DataFrame,
+    runs: pl.DataFrame,
+    *,
+    n_at_stops: int,
+    n_off_stop: int,
+    seed: int,
+    gps_sigma_m: float = 8.0,
+    min_off_m: float = 200.0,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(pings, truth). The simulated units send no door events; this adds them:
+    `n_at_stops` lawful ones (a fix at a stop visited, 5 s after the true arrival, GPS noise
+    `gps_sigma_m`, speed 0) from truth/stop_visits.parquet, and marks `n_off_stop` fixes taken
+    during a run (`runs`: vehicle_id, started_at, ended_at) farther than `min_off_m` from every
+    stop as door events (VI). `stops`: stop_id, stop_lat, stop_lon. Pings as `inject_speeding`
+    returns them (one per vehicle and instant). Truth (DOOR_TRUTH): the off-stop events."""
+    from scipy.spatial import cKDTree
+
+    rng = np.random.default_rng([seed, 18004])
+    p = pings.unique(["vehicle_id", "event_at"], keep="first").with_columns(
+        pl.col("vehicle_id").cast(pl.String)
+    )
+    lat0 = float(stops["stop_lat"].mean())  # type: ignore[arg-type]
+    rad = np.pi / 180.0
+
+    def xy(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+        return np.column_stack(
+            [lon * rad * EARTH_RADIUS_M * np.cos(lat0 * rad), lat * rad * EARTH_RADIUS_M]
+        )
+
+    tree = cKDTree(xy(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy()))
+    dist, _ = tree.query(xy(p["lat"].to_numpy(), p["lon"].to_numpy()))
+    far = (
+        p.with_row_index("_i")
+        .with_columns(pl.Series("_d", dist))
+        .filter(pl.col("_d") > min_off_m)
+        .join(
+            runs.select(pl.col("vehicle_id").cast(pl.String), "started_at", "ended_at"),
+            on="vehicle_id",
+        )
+        .filter(pl.col("event_at").is_between("started_at", "ended_at"))
+        .unique("_i")
+        .sort("_i")
+    )
+    off = rng.choice(far["_i"].to_numpy(), size=min(n_off_stop, far.height), replace=False)
+    codes = p["event_code"].to_numpy().copy() if "event_code" in p.columns else None
+    marked = p.with_row_index("_i").with_columns(
+        pl.when(pl.col("_i").is_in(pl.Series(off).implode()))
+        .then(pl.lit(DOOR_EVENT))
+        .otherwise(pl.col("event_code") if codes is not None else pl.lit(None, pl.String))
+        .alias("event_code")
+    )
+    visits = stop_visits.filter(
+        pl.col("arrived_at").is_not_null() & pl.col("vehicle_id").is_not_null()
+    )
+    pick = visits.with_row_index("_v").filter(
+        pl.col("_v").is_in(
+            pl.Series(
+                rng.choice(visits.height, size=min(n_at_stops, visits.height), replace=False)
+            ).implode()
+        )
+    )
+    at = pick.join(stops.select("stop_id", "stop_lat", "stop_lon"), on="stop_id").join(
+        p.group_by("vehicle_id").agg(pl.col("operator_id").first()), on="vehicle_id"
+    )
+    noise = rng.normal(0.0, gps_sigma_m, (at.height, 2))
+    lawful = at.select(
+        "vehicle_id",
+        (pl.col("arrived_at") + pl.duration(seconds=5)).alias("event_at"),
+        (pl.col("stop_lat") + pl.Series(noise[:, 1]) / (rad * EARTH_RADIUS_M))
+        .round(6)
+        .alias("lat"),
+        (pl.col("stop_lon") + pl.Series(noise[:, 0]) / (rad * EARTH_RADIUS_M * np.cos(lat0 * rad)))
+        .round(6)
+        .alias("lon"),
+        pl.lit(0.0).alias("speed_m_s"),
+        pl.lit(DOOR_EVENT).alias("event_code"),
+        "operator_id",
+    )
+    out = pl.concat([marked.drop("_i"), lawful], how="diagonal_relaxed").sort(
+        "vehicle_id", "event_at"
+    )
+    truth = marked.filter(pl.col("_i").is_in(pl.Series(off).implode())).select(list(DOOR_TRUTH))
+    return out, truth.cast(DOOR_TRUTH)

@@ -43,6 +43,11 @@ from analytics.indices.infractions import (
     repeat_window_start,
 )
 from analytics.indices.km import compute_km_efficiency, compute_km_indicators
+from analytics.indices.off_stop import (
+    compute_off_stop_doors,
+    match_off_stop_facts,
+    read_door_events,
+)
 from analytics.indices.ridership import compute_ridership_indicators
 from analytics.indices.scopes import UNKNOWN, attach_scopes, compute_by_scope, compute_line_scopes
 from analytics.indices.speeding import (
@@ -77,6 +82,8 @@ class IndexInputs:
     crs_epsg: int | None
     # the pings of the vehicle-days that reported a speed over the limit (speeding.py)
     speeding_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    # the AVL door events of the period (off_stop.py)
+    door_events: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,7 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         stops=store.read("gtfs_stops").unique("stop_id", keep="last"),
         crs_epsg=crs,
         speeding_pings=read_speeding_pings(store, start_at, end_at, profile),
+        door_events=read_door_events(store, start_at, end_at),
     )
 
 
@@ -277,6 +285,11 @@ def compute_index_results(
         match_stoppage_facts(compute_stoppages(every_trip, profile), profile),
         match_speeding_facts(compute_speeding_episodes(inputs.speeding_pings, profile), profile),
     ]
+    if inputs.door_events.height and inputs.trips_performed.height:
+        doors = compute_off_stop_doors(
+            inputs.door_events, inputs.stops, inputs.trips_performed, profile
+        )
+        facts.append(match_off_stop_facts(doors, profile))
     if inputs.taps.height:
         facts.append(
             match_fare_facts(compute_fare_violations(taps, inputs.vehicles, profile), profile)

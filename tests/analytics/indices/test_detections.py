@@ -292,20 +292,97 @@ def test_the_store_reader_keeps_whole_vehicle_days_with_a_fast_reading(store_pat
 
     fast = _pings([(0, 0, 10.0), (30, 600, 20.0), (60, 1200, 20.0), (90, 1500, 10.0)])
     calm = _pings([(0, 0, 10.0), (30, 300, 10.0)]).with_columns(
-        pl.lit("V2").alias("vehicle_id"), pl.col("ping_id") + 10
+        pl.lit("V2").alias("vehicle_id"),
+        pl.col("ping_id") + 10,
+        pl.Series("event_code", [None, "door_open"]),
     )
     now = datetime(2026, 3, 3, tzinfo=UTC)
     with Store.open(store_path) as store:
         store.append(
             "vehicle_locations",
-            pl.concat([fast, calm]).with_columns(
+            pl.concat([fast, calm], how="diagonal").with_columns(
                 pl.lit("test").alias("source"), pl.lit(now).alias("ingested_at")
             ),
         )
         got = read_speeding_pings(
             store, datetime(2026, 3, 2, 3, tzinfo=UTC), datetime(2026, 3, 3, 3, tzinfo=UTC), PROFILE
         )
+        from analytics.indices.off_stop import read_door_events
+
+        doors = read_door_events(
+            store, datetime(2026, 3, 2, 3, tzinfo=UTC), datetime(2026, 3, 3, 3, tzinfo=UTC)
+        )
+    assert doors["ping_id"].to_list() == [6]  # the store numbers pings as it appends them
     # V2 never went over the limit: its pings are not read
     assert got["ping_id"].to_list() == [1, 2, 3, 4]
     episodes = compute_speeding_episodes(got, PROFILE)
     assert episodes.select("vehicle_id", "duration_s", "ping_ids").rows() == [("V1", 30.0, "2,3")]
+
+
+# -- doors opened away from stops (VI) --------------------------------------------------------
+def test_off_stop_doors_against_injected_truth(sim: Path) -> None:
+    from analytics.indices.off_stop import compute_off_stop_doors, match_off_stop_facts
+    from sample_data.violations import inject_door_events
+
+    stops = pl.read_csv(sim / "gtfs" / "stops.txt").select("stop_id", "stop_lat", "stop_lon")
+    trips = pl.read_parquet(sim / "truth" / "trips.parquet")
+    runs = trips.filter(pl.col("actual_start_at").is_not_null()).select(
+        "vehicle_id",
+        pl.col("actual_start_at").alias("started_at"),
+        pl.col("actual_end_at").alias("ended_at"),
+    )
+    pings, truth = inject_door_events(
+        pl.read_parquet(sim / "avl.parquet"),
+        pl.read_parquet(sim / "truth" / "stop_visits.parquet"),
+        stops,
+        runs,
+        n_at_stops=2000,
+        n_off_stop=40,
+        seed=6,
+    )
+    doors = (
+        pings.filter(pl.col("event_code") == "door_open")
+        .with_row_index("ping_id")
+        .with_columns(pl.col("ping_id").cast(pl.Int64))
+    )
+    assert doors.height == 2040 and truth.height == 40
+    found = compute_off_stop_doors(doors, stops, runs, PROFILE)
+    both = found.join(truth, on=["vehicle_id", "event_at"])
+    precision, recall = _precision_recall(found.height, both.height, truth.height, both.height)
+    assert precision >= 0.9 and recall >= 0.9, (precision, recall, found.height)
+    # 2 000 door events at stops, each within GPS noise of its stop, raise nothing
+    assert found.height == truth.height
+    assert found["nearest_stop_m"].min() > 200  # type: ignore[operator]
+    facts = match_off_stop_facts(found, PROFILE)
+    assert (
+        set(facts["item"]) == {"VI"}
+        and facts["vehicle_id"].n_unique() == truth["vehicle_id"].n_unique()
+    )
+
+
+def test_a_door_off_the_network_outside_a_run_is_not_vi() -> None:
+    from analytics.indices.off_stop import compute_off_stop_doors
+
+    stops = pl.DataFrame({"stop_id": ["S1"], "stop_lat": [-29.17], "stop_lon": [-51.52]})
+    t = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    doors = pl.DataFrame(
+        {
+            "ping_id": [1, 2, 3],
+            "vehicle_id": ["V1"] * 3,
+            "operator_id": ["O1"] * 3,
+            "event_at": [t, t + timedelta(minutes=10), t + timedelta(hours=3)],
+            # at the stop (30 m off), 1.1 km off during the run, 1.1 km off at the garage later
+            "lat": [-29.17 + 30 / 111_195, -29.17 + 0.01, -29.17 + 0.01],
+            "lon": [-51.52] * 3,
+        }
+    )
+    runs = pl.DataFrame(
+        {
+            "vehicle_id": ["V1"],
+            "started_at": [t - timedelta(minutes=5)],
+            "ended_at": [t + timedelta(hours=1)],
+        }
+    )
+    found = compute_off_stop_doors(doors, stops, runs, PROFILE)
+    assert found["ping_id"].to_list() == [2]
+    assert found["nearest_stop_m"][0] == pytest.approx(1112, abs=2)
