@@ -155,26 +155,32 @@ def verify_day_digests(store: Store) -> pl.DataFrame:
 
 def compute_period_day_digests(store: Store, start: date, end: date, tz: str) -> pl.DataFrame:
     """The digest of each raw day from `start` to `end` (inclusive) as the store holds it *now*
-    (recomputed, not the recorded reference): table_name, service_date, n_rows, sha256, is_recorded
-    (a reference digest exists) and is_as_recorded (it equals the reference; null when none).
-    Same digest as `compute_day_digest` with the table's current columns; one query per table."""
+    (recomputed, not the recorded reference): table_name, service_date, n_rows, sha256,
+    is_recorded (a reference digest exists) and is_as_recorded (it equals the reference; null
+    when none). `compute_day_digest` with the table's current columns, one query per day: a
+    day's rows are ordered and hashed at once, so a year is hashed a day at a time."""
     lo, _ = local_bounds(range_period(start, start), tz)
     _, hi = local_bounds(range_period(end, end), tz)
-    parts = []
+    rows = []
     for name in RAW_TABLES:
-        cols = table(name).column_names
-        cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in cols)
-        order = ", ".join(f'"{c}"' for c in cols)
-        parts.append(
-            store.query(
-                f"SELECT '{name}' AS table_name, CAST(timezone(?, event_at) AS DATE) AS service_date, "
-                f"count(*) AS n_rows, sha256(string_agg(concat_ws(chr(31), {cells}), chr(10) "
-                f'ORDER BY {order})) AS sha256 FROM "{name}" WHERE event_at >= ? AND event_at < ? '
-                "GROUP BY ALL",
-                [tz, lo, hi],
-            ).with_columns(pl.col("n_rows").cast(pl.Int64), pl.col("service_date").cast(pl.Date))
-        )
-    now = pl.concat(parts, how="vertical_relaxed")
+        days = store.query(
+            f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
+            "WHERE event_at >= ? AND event_at < ? ORDER BY d",
+            [tz, lo, hi],
+        )["d"]
+        for day in days.to_list():  # one query per day: bounded memory
+            n, digest, _ = compute_day_digest(store, name, day, tz)
+            rows.append((name, day, n, digest))
+    now = pl.DataFrame(
+        rows,
+        schema={
+            "table_name": pl.String,
+            "service_date": pl.Date,
+            "n_rows": pl.Int64,
+            "sha256": pl.String,
+        },
+        orient="row",
+    )
     recorded = store.query(
         "SELECT table_name, service_date, sha256 AS recorded_sha256 FROM raw_day_digests "
         "WHERE service_date BETWEEN ? AND ?",
