@@ -271,11 +271,11 @@ def inject_door_events(
         .sort("_i")
     )
     off = rng.choice(far["_i"].to_numpy(), size=min(n_off_stop, far.height), replace=False)
-    codes = p["event_code"].to_numpy().copy() if "event_code" in p.columns else None
+    has_codes = "event_code" in p.columns
     marked = p.with_row_index("_i").with_columns(
         pl.when(pl.col("_i").is_in(pl.Series(off).implode()))
         .then(pl.lit(DOOR_EVENT))
-        .otherwise(pl.col("event_code") if codes is not None else pl.lit(None, pl.String))
+        .otherwise(pl.col("event_code") if has_codes else pl.lit(None, pl.String))
         .alias("event_code")
     )
     visits = stop_visits.filter(

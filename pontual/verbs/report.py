@@ -6,7 +6,10 @@ pontual report annual --year 2026                 # one dossier per operator gra
 pontual report annual --year 2026 --lot L1
 
 Files go to `<store folder>/reports/` unless --out is given (the dashboard's "Avaliação anual"
-page offers the PDF and XLSX found there for download).
+page offers the PDF and XLSX found there for download). Every file written is a
+`dossier_download` in the case database's audit log (`--by NAME`, default the system user);
+`--delivered-on DATE` records the day a monthly or semester report reached SEGIMU, so the
+reports' own due days (BG art. 62-VII, Anexo I XLII) are tracked.
 """
 
 from __future__ import annotations
@@ -189,14 +192,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if delivered is not None:
             from cases.report_dues import record_report_delivery
 
-            period = reports[0].file_stem  # one report per semester or month
-            label = args.month if args.report == "monthly" else _semester_label(args.half)
+            label = _period_label(args)
             record_report_delivery(db, args.report, label, delivered, actor, reports[0].input_hash)
-            ctx.say(f"entrega registrada: {period} em {delivered:%d/%m/%Y}")
+            ctx.say(f"entrega registrada: {reports[0].file_stem} em {delivered:%d/%m/%Y}")
     return 0
 
 
-def _semester_label(half: str) -> str:
-    from core.periods import parse_semester
+def _period_label(args: argparse.Namespace) -> str:
+    """The period label of a monthly ('2026-03') or semester ('2026-S1') report's arguments."""
+    from core.periods import parse_period, parse_semester
 
-    return parse_semester(half).label
+    if args.report == "monthly":
+        return parse_period(args.month, where="--month").label
+    return parse_semester(args.half).label
