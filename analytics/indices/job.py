@@ -283,11 +283,19 @@ def compute_index_results(
         match_trip_facts(flags, inputs.trips_performed, profile),
         match_fleet_facts(fleet_days),
         match_stoppage_facts(compute_stoppages(every_trip, profile), profile),
-        match_speeding_facts(compute_speeding_episodes(inputs.speeding_pings, profile), profile),
+        match_speeding_facts(
+            compute_speeding_episodes(
+                _with_vehicle_operator(inputs.speeding_pings, inputs.vehicles), profile
+            ),
+            profile,
+        ),
     ]
     if inputs.door_events.height and inputs.trips_performed.height:
         doors = compute_off_stop_doors(
-            inputs.door_events, inputs.stops, inputs.trips_performed, profile
+            _with_vehicle_operator(inputs.door_events, inputs.vehicles),
+            inputs.stops,
+            inputs.trips_performed,
+            profile,
         )
         facts.append(match_off_stop_facts(doors, profile))
     if inputs.taps.height:
@@ -304,6 +312,21 @@ def compute_index_results(
         profile,
     )
     return IndexResults(indicators, fleet_days, grades, infractions, scopes)
+
+
+def _with_vehicle_operator(pings: pl.DataFrame, vehicles: pl.DataFrame) -> pl.DataFrame:
+    """`pings` whose operator_id is filled from the fleet register where the feed gave none
+    (a fact needs its operator: it is the one the suggestion is addressed to)."""
+    if pings.height == 0 or "operator_id" not in pings.columns:
+        return pings
+    return pings.with_columns(
+        pl.coalesce(
+            pl.col("operator_id"),
+            pl.col("vehicle_id").replace_strict(
+                vehicles["vehicle_id"], vehicles["operator_id"], default=UNKNOWN
+            ),
+        ).alias("operator_id")
+    )
 
 
 def build_year_grades(

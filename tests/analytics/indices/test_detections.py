@@ -386,3 +386,16 @@ def test_a_door_off_the_network_outside_a_run_is_not_vi() -> None:
     found = compute_off_stop_doors(doors, stops, runs, PROFILE)
     assert found["ping_id"].to_list() == [2]
     assert found["nearest_stop_m"][0] == pytest.approx(1112, abs=2)
+
+
+def test_a_fact_from_pings_without_operator_is_addressed_to_the_vehicles_operator() -> None:
+    from analytics.indices.job import _with_vehicle_operator
+
+    pings = _pings([(0, 0, 10.0), (30, 600, 20.0), (60, 1200, 20.0)]).with_columns(
+        pl.Series("operator_id", [None, None, "O9"], dtype=pl.String),
+        pl.Series("vehicle_id", ["V1", "V7", "V1"]),
+    )
+    vehicles = pl.DataFrame({"vehicle_id": ["V1"], "operator_id": ["O2"]})
+    got = _with_vehicle_operator(pings, vehicles)
+    # the feed's operator wins; else the register's; a vehicle the register lacks is '?'
+    assert got["operator_id"].to_list() == ["O2", "?", "O9"]
