@@ -23,6 +23,7 @@ AUDIT_ACTIONS = (
     "legal_hold",
     "profile_change",
     "evidence_recorded",
+    "report_delivery",
 )
 
 

@@ -131,6 +131,18 @@ CASE_EVIDENCE = sa.Table(
 )
 
 
+REPORT_DELIVERIES = sa.Table(
+    "report_deliveries",
+    metadata,
+    sa.Column("kind", sa.String(16), primary_key=True, comment="'monthly' or 'semester'"),
+    sa.Column("period", sa.String(16), primary_key=True, comment="'2026-03' or '2026-S1'"),
+    sa.Column("delivered_on", sa.Date, nullable=False, comment="day SEGIMU received it"),
+    sa.Column("recorded_by", sa.String(64), nullable=False),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("input_hash", sa.String(64), comment="input hash of the report delivered"),
+)
+
+
 @dataclass(frozen=True)
 class CaseMigration:
     version: int
@@ -145,6 +157,11 @@ MIGRATIONS: tuple[CaseMigration, ...] = (
         1,
         "accounts, audit log, cases, case events and evidence",
         tables=("accounts", "audit_log", "cases", "case_events", "case_evidence"),
+    ),
+    CaseMigration(
+        2,
+        "report deliveries (BG art. 62-VII, Anexo I XLII)",
+        tables=("report_deliveries",),
     ),
 )
 

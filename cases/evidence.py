@@ -153,6 +153,50 @@ def verify_day_digests(store: Store) -> pl.DataFrame:
     )
 
 
+def compute_period_day_digests(store: Store, start: date, end: date, tz: str) -> pl.DataFrame:
+    """The digest of each raw day from `start` to `end` (inclusive) as the store holds it *now*
+    (recomputed, not the recorded reference): table_name, service_date, n_rows, sha256,
+    is_recorded (a reference digest exists) and is_as_recorded (it equals the reference; null
+    when none). `compute_day_digest` with the table's current columns, one query per day: a
+    day's rows are ordered and hashed at once, so a year is hashed a day at a time."""
+    lo, _ = local_bounds(range_period(start, start), tz)
+    _, hi = local_bounds(range_period(end, end), tz)
+    rows = []
+    for name in RAW_TABLES:
+        days = store.query(
+            f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
+            "WHERE event_at >= ? AND event_at < ? ORDER BY d",
+            [tz, lo, hi],
+        )["d"]
+        for day in days.to_list():  # one query per day: bounded memory
+            n, digest, _ = compute_day_digest(store, name, day, tz)
+            rows.append((name, day, n, digest))
+    now = pl.DataFrame(
+        rows,
+        schema={
+            "table_name": pl.String,
+            "service_date": pl.Date,
+            "n_rows": pl.Int64,
+            "sha256": pl.String,
+        },
+        orient="row",
+    )
+    recorded = store.query(
+        "SELECT table_name, service_date, sha256 AS recorded_sha256 FROM raw_day_digests "
+        "WHERE service_date BETWEEN ? AND ?",
+        [start, end],
+    ).with_columns(pl.col("service_date").cast(pl.Date))
+    return (
+        now.join(recorded, on=["table_name", "service_date"], how="left")
+        .with_columns(
+            pl.col("recorded_sha256").is_not_null().alias("is_recorded"),
+            (pl.col("sha256") == pl.col("recorded_sha256")).alias("is_as_recorded"),
+        )
+        .drop("recorded_sha256")
+        .sort("table_name", "service_date")
+    )
+
+
 def period_raw_digest(store: Store, start: date, end: date) -> str:
     """One SHA-256 over the recorded digests of the raw days from `start` to `end` (inclusive),
     in date and table order: what a report's input hash includes so that it changes when a raw
@@ -201,7 +245,8 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
 
     Keys of the package: suggestion (the store row), trip_outcomes (of its scheduled trips on
     the day), trips (trips_performed of those trips), stop_visits (of those runs), pings (raw vehicle_locations of its ping id ranges),
-    taps (raw fare_transactions of the vehicle during those pings; card ids are keyed hashes),
+    taps (raw fare_transactions of the vehicle during those pings, or for a fare fact, LXVI or
+    XIV, the taps charged against the law; card ids are keyed hashes),
     raw_day_digests (of the day), profile (id, version), pontual_version, built_at (UTC).
     """
     sug = read_suggestion(store, infraction_key)
@@ -251,6 +296,8 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
                 ],
                 how="vertical_relaxed",
             )
+    if sug["item"] in FARE_ITEMS:
+        taps = read_fact_taps(store, sug, profile)
     digests = store.query(
         "SELECT table_name, n_rows, sha256, digest_method FROM raw_day_digests "
         "WHERE service_date = ? ORDER BY table_name",
@@ -270,6 +317,30 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
     }
     text = canonical_json(package)
     return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+FARE_ITEMS = {"LXVI": "over_tariff", "XIV": "benefit_on_selective"}
+"""Items whose fact is a set of taps (analytics.indices.fares_charged)."""
+
+
+def read_fact_taps(store: Store, sug: dict[str, Any], profile: Profile) -> pl.DataFrame:
+    """The raw taps behind a fare fact (LXVI, XIV): the fact's line and local day, the taps
+    charged against the law for the fact's reason, found again with the profile's fares."""
+    from analytics.indices.fares_charged import compute_fare_violations
+
+    start, end = local_bounds(
+        range_period(sug["occurred_on"], sug["occurred_on"]), profile.general.timezone.value
+    )
+    taps = store.query(
+        "SELECT * FROM fare_transactions WHERE event_at >= ? AND event_at < ? "
+        "AND route_id IS NOT DISTINCT FROM ? AND operator_id IS NOT DISTINCT FROM ? "
+        "ORDER BY event_at, transaction_id",
+        [start, end, sug["route_id"], sug["operator_id"]],
+    )
+    bad = compute_fare_violations(taps, store.read("vehicles"), profile).filter(
+        pl.col("kind") == FARE_ITEMS[sug["item"]]
+    )
+    return taps.join(bad.select("transaction_id", "event_at"), on=["transaction_id", "event_at"])
 
 
 def read_suggestion(store: Store, infraction_key: str) -> dict[str, Any]:

@@ -284,6 +284,19 @@ class Infractions(Section):
     # calendar months (BG art. 65 §2 "nos 06 meses imediatamente anteriores"), not days
     repeat_window_months: Annotated[Cited[int], Spec("months", 1, 120)]
     repeat_multiplier: Annotated[Cited[float], Spec("factor", 1, 10)]
+    # Detections (analytics.indices.speeding / stoppage / fares); absent: the fact is not sought.
+    # LXXII: a speeding episode is reported speed above the limit, corroborated by the distance
+    # between fixes (at least position_ratio × the limit), lasting at least min_duration_s
+    speed_limit_m_s: Annotated[Cited[float], Spec("m/s", 1, 50)] | None = None
+    speeding_min_duration_s: Annotated[Seconds, Spec("s", 0, 3600)] | None = None
+    speeding_position_ratio: Annotated[Ratio, Spec("ratio", 0, 1)] | None = None
+    # LXXXII: every programmed trip of an operator not run for at least this long
+    stoppage_min_duration_s: Annotated[Seconds, Spec("s", 600, 86400)] | None = None
+    # VI: a door event during a run farther than this from every stop
+    off_stop_min_distance_m: Annotated[Cited[float], Spec("m", 5, 1000)] | None = None
+    # LXVI: the authorised full fare per kind of service (urban, district, selective), in the
+    # local currency; a class pays its share of it (student 50 %, exempt 0, BG art. 50-51)
+    authorised_fares: Annotated[Cited[dict[str, float]], Spec("BRL", 0, 1000)] | None = None
     items: list[Infraction] = Field(default_factory=list)
 
 
@@ -399,6 +412,10 @@ class Procedure(Section):
     appeal_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)]
     suspension_window_months: Annotated[Cited[int], Spec("months", 1, 240)]
     sanction_authority: Annotated[Cited[dict[str, str]], Spec("authority")]
+    # when the operator's reports are due (cases.report_dues): the monthly management report
+    # within N business days of the month's end; the semester report in the month given per half
+    monthly_report_business_days: Annotated[Cited[int], Spec("business_days", 1, 365)] | None = None
+    semester_report_months: Annotated[Cited[dict[str, int]], Spec("month", 1, 12)] | None = None
 
 
 class Profile(BaseModel):

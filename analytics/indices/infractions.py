@@ -6,11 +6,15 @@ pings behind it. Facts detected (the item numbers of BG Anexo I):
 
 - VII    late trips (outcome 'late') not justified by an approved incident;
 - XVIII  early trips (schedule of the service order not kept);
-- XXI    trips interrupted (partial or broken down) without a justification;
+- XXI    trips interrupted without a justification (`is_interrupted`: not breakdowns, not
+         short-turns with an incident, not GPS gaps);
 - XXIV   runs that left the itinerary (detours) on trips no approved incident covers;
 - LXIV   a line with programmed trips that ran none of them, not all justified;
 - XXXV   reserve fleet below the minimum on a day (fleet_days operator total);
-- LXIX   contracted fleet not completed: cut over the limit on a day (fleet_days);
+- LXIX   contracted fleet not completed: fewer active registered vehicles than the day's
+         programme needs (fleet_days);
+- LXXII, LXXXII, LXVI, XIV: speeding, stoppages and fares, in `speeding`, `stoppage` and
+  `fares_charged`;
 - LXI / LXXXV / LXXXVIII  quality goals not met for 1, 2, or 3-consecutive-or-8 years (the
   most severe that applies, from annual_grades).
 
@@ -126,6 +130,24 @@ def _trip_facts(trips: pl.DataFrame, item: str, what: str, tz: str) -> pl.DataFr
     )
 
 
+def is_interrupted() -> pl.Expr:
+    """XXI "interromper a viagem sem motivo justificado", on trip outcomes: a partial trip
+    (itinerary covered below the profile's ratio) that
+
+    - is not a breakdown (`broken_down` trips are counted as breakdowns already, BG art. 57;
+      one fact is not charged twice);
+    - has no incident attached (a short-turn ordered around an obstruction or accident has its
+      incident; art. 57 §1 only stops it excusing the *ICV*, not the fiscal's judgment);
+    - was seen by the GPS: the share of its planned minutes with a fix is above the share of
+      the itinerary covered, so the missing stretch cannot be a gap in the fixes (a GPS gap is
+      missing data, not an interrupted trip). A trip without that share is not raised."""
+    return (
+        (pl.col("outcome") == "partial")
+        & pl.col("incident_id").is_null()
+        & (pl.col("gps_minutes_share") > pl.col("coverage_ratio")).fill_null(False)
+    )
+
+
 def match_trip_facts(
     outcomes: pl.DataFrame, trips_performed: pl.DataFrame | None, profile: Profile
 ) -> pl.DataFrame:
@@ -146,7 +168,7 @@ def match_trip_facts(
             tz,
         ),
         _trip_facts(
-            free.filter(pl.col("outcome").is_in(["partial", "broken_down"])),
+            free.filter(is_interrupted()),
             "XXI",
             "viagem(ns) interrompida(s) sem motivo justificado",
             tz,
@@ -231,26 +253,24 @@ def match_fleet_facts(fleet_days: pl.DataFrame) -> pl.DataFrame:
         pl.lit(None, dtype=pl.String).alias("trip_ids"),
         pl.lit(None, dtype=pl.String).alias("ping_ids"),
     )
-    cut = total.filter(pl.col("is_cut_over_limit")).select(
+    # LXIX "deixar de completar a frota contratada": the fleet the operator keeps (active in
+    # the register) is short of the fleet its service order needs. A day it *operated* fewer
+    # vehicles is not LXIX (its trips not run are VII/LXIV facts already) and the 10 % of
+    # art. 72 p.ú. I is a cassação ground, not this item's threshold (legal audit c9).
+    cut = total.filter(
+        (pl.col("n_vehicles_registered") < pl.col("n_vehicles_required")).fill_null(False)
+    ).select(
         pl.lit("LXIX").alias("item"),
         *common,
         pl.format(
-            "frota operada {} de {} necessários (redução de {} %){}",
-            "n_vehicles_operated",
+            "frota cadastrada ativa de {} veículo(s), abaixo dos {} que a programação exige",
+            "n_vehicles_registered",
             "n_vehicles_required",
-            (pl.col("cut_ratio") * 100).round(1),
-            pl.when(pl.col("is_grave_cut"))
-            .then(
-                pl.format(
-                    "; {}º dia seguido: deficiência grave (BG art. 72 p.ú. I)",
-                    "n_cut_days_consecutive",
-                )
-            )
-            .otherwise(pl.lit("")),
         ).alias("fact"),
-        pl.lit("veículos distintos com viagens no dia (trip_outcomes) × blocos programados").alias(
-            "evidence"
-        ),
+        pl.format(
+            "cadastro da frota (vehicles) × blocos programados do dia; frota operada {}",
+            "n_vehicles_operated",
+        ).alias("evidence"),
         pl.lit(None, dtype=pl.String).alias("trip_ids"),
         pl.lit(None, dtype=pl.String).alias("ping_ids"),
     )

@@ -8,6 +8,7 @@ idempotent) and traces an indicator back to its trips and pings (`trace_indicato
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from analytics.indices.data_coverage import (
     split_evaluated,
     stamp_provisional,
 )
+from analytics.indices.fares_charged import compute_fare_violations, match_fare_facts
 from analytics.indices.fleet import (
     compute_fleet_day_indicators,
     compute_fleet_days,
@@ -41,8 +43,19 @@ from analytics.indices.infractions import (
     repeat_window_start,
 )
 from analytics.indices.km import compute_km_efficiency, compute_km_indicators
+from analytics.indices.off_stop import (
+    compute_off_stop_doors,
+    match_off_stop_facts,
+    read_door_events,
+)
 from analytics.indices.ridership import compute_ridership_indicators
 from analytics.indices.scopes import UNKNOWN, attach_scopes, compute_by_scope, compute_line_scopes
+from analytics.indices.speeding import (
+    compute_speeding_episodes,
+    match_speeding_facts,
+    read_speeding_pings,
+)
+from analytics.indices.stoppage import compute_stoppages, match_stoppage_facts
 from core import __version__
 from core.errors import ConfigError, InputError, where
 from core.periods import Period, local_bounds, months_back
@@ -67,6 +80,10 @@ class IndexInputs:
     monthly_km: pl.DataFrame
     stops: pl.DataFrame
     crs_epsg: int | None
+    # the pings of the vehicle-days that reported a speed over the limit (speeding.py)
+    speeding_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    # the AVL door events of the period (off_stop.py)
+    door_events: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
 
 
 @dataclass(frozen=True)
@@ -123,6 +140,8 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         monthly_km=read_monthly_km(store, window.start, period.end),
         stops=store.read("gtfs_stops").unique("stop_id", keep="last"),
         crs_epsg=crs,
+        speeding_pings=read_speeding_pings(store, start_at, end_at, profile),
+        door_events=read_door_events(store, start_at, end_at),
     )
 
 
@@ -178,6 +197,9 @@ def compute_index_results(
     to judge them) leave every index and are counted beside them (`data_coverage`)."""
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, inputs.vehicles)
     coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
+    # stoppages see the trips that could not be judged too: they break a stretch (no data is
+    # no stoppage)
+    every_trip = attach_scopes(inputs.outcomes, scopes)
     inputs = replace(inputs, outcomes=split_evaluated(inputs.outcomes))
     flags = attach_scopes(
         compute_trip_flags(inputs.outcomes, profile.trips.excused_outcomes), scopes
@@ -260,7 +282,26 @@ def compute_index_results(
     facts = [
         match_trip_facts(flags, inputs.trips_performed, profile),
         match_fleet_facts(fleet_days),
+        match_stoppage_facts(compute_stoppages(every_trip, profile), profile),
+        match_speeding_facts(
+            compute_speeding_episodes(
+                _with_vehicle_operator(inputs.speeding_pings, inputs.vehicles), profile
+            ),
+            profile,
+        ),
     ]
+    if inputs.door_events.height and inputs.trips_performed.height:
+        doors = compute_off_stop_doors(
+            _with_vehicle_operator(inputs.door_events, inputs.vehicles),
+            inputs.stops,
+            inputs.trips_performed,
+            profile,
+        )
+        facts.append(match_off_stop_facts(doors, profile))
+    if inputs.taps.height:
+        facts.append(
+            match_fare_facts(compute_fare_violations(taps, inputs.vehicles, profile), profile)
+        )
     if grades.height:
         facts.append(match_grade_facts(grades, profile))
     infractions = compute_suggested_infractions(
@@ -271,6 +312,21 @@ def compute_index_results(
         profile,
     )
     return IndexResults(indicators, fleet_days, grades, infractions, scopes)
+
+
+def _with_vehicle_operator(pings: pl.DataFrame, vehicles: pl.DataFrame) -> pl.DataFrame:
+    """`pings` whose operator_id is filled from the fleet register where the feed gave none
+    (a fact needs its operator: it is the one the suggestion is addressed to)."""
+    if pings.height == 0 or "operator_id" not in pings.columns:
+        return pings
+    return pings.with_columns(
+        pl.coalesce(
+            pl.col("operator_id"),
+            pl.col("vehicle_id").replace_strict(
+                vehicles["vehicle_id"], vehicles["operator_id"], default=UNKNOWN
+            ),
+        ).alias("operator_id")
+    )
 
 
 def build_year_grades(

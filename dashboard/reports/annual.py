@@ -457,6 +457,7 @@ def build_annual_dossier(
             "vehicles": vehicles,
         },
         files={},
+        raw_days=(start, end),
         profile=profile,
         store=store,
         command=command

@@ -4,6 +4,7 @@ block (input hashes, versions, the command that regenerates it) every report end
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -56,10 +57,17 @@ def finish_report(
     profile: Profile,
     store: Store,
     command: str,
+    raw_days: tuple[date, date] | None = None,
 ) -> ReportData:
     """The ReportData with the 'resumo', 'entradas' and 'reproducibilidade' tables added and
-    the reproducibility section last."""
-    entries = build_inputs_table(inputs, files, profile)
+    the reproducibility section last. `raw_days` (first, last service day): the raw pings and
+    taps of those days enter the input hash too (their current day digests)."""
+    digests = None
+    if raw_days is not None:
+        from cases.evidence import compute_period_day_digests
+
+        digests = compute_period_day_digests(store, *raw_days, profile.general.timezone.value)
+    entries = build_inputs_table(inputs, files, profile, digests)
     input_hash = compute_input_hash(entries)
     repro = build_reproducibility(input_hash, profile, store.schema_version, command)
     all_tables = [
@@ -87,7 +95,8 @@ def finish_report(
         (
             "Os números deste relatório são função das entradas listadas abaixo. O hash das "
             "entradas é o SHA-256 das linhas de cada tabela lida do banco (ordenadas, sem as "
-            "colunas de data de gravação e de arquivo de origem), dos arquivos informados pela "
+            "colunas de data de gravação e de arquivo de origem), dos dados brutos do período "
+            "(pings de GPS e transações de bilhetagem, pelo digest de cada dia), dos arquivos informados pela "
             "operadora e dos valores do perfil regulatório. Rodar o comando indicado sobre o "
             "mesmo banco, com os mesmos arquivos e a mesma versão do Pontual, reproduz os mesmos "
             "números e o mesmo hash.",

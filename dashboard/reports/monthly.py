@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -18,8 +19,13 @@ from dashboard.format import to_period
 from dashboard.labels import FARE_CLASS_LABELS
 from dashboard.queries.accuracy import compute_accuracy_summary, read_prediction_accuracy
 from dashboard.reports.assemble import finish_report
+from dashboard.reports.cases_part import build_cases_part, local_today
 from dashboard.reports.inputs import read_staff
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+
+if TYPE_CHECKING:
+    from cases.db import CaseDB
+
 from dashboard.reports.operation import (
     LINE_COLUMNS,
     build_line_table,
@@ -36,8 +42,11 @@ def build_monthly_report(
     *,
     staff: str | Path | None = None,
     command: str | None = None,
+    cases: CaseDB | None = None,
+    today: date | None = None,
 ) -> ReportData:
-    """The monthly operating report of `month` ('2026-03') from the store."""
+    """The monthly operating report of `month` ('2026-03') from the store; with `cases`, the
+    period's infraction cases and deadlines as of `today` (default: the local date)."""
     period = parse_period(month, where="--month")
     if period.kind != "month":
         raise ConfigError(
@@ -138,6 +147,12 @@ def build_monthly_report(
         ),
     ]
     add_prediction_accuracy(store, start, end, sections, tables)
+
+    part = build_cases_part(cases, profile, "monthly", period, 6, today or local_today(profile))
+    headlines += part.headlines
+    sections.append(part.section)
+    tables += part.tables
+
     return finish_report(
         kind="monthly",
         title="Relatório gerencial mensal da operação",
@@ -149,6 +164,7 @@ def build_monthly_report(
         tables=tables,
         inputs=inputs.hashed(),
         files={"staff": staff},
+        raw_days=(start, end),
         profile=profile,
         store=store,
         command=command

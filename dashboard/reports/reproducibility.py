@@ -48,18 +48,51 @@ def compute_profile_sha256(profile: Profile) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def build_raw_input_rows(day_digests: pl.DataFrame) -> list[dict[str, Any]]:
+    """One inputs row per raw table (`raw:vehicle_locations`, `raw:fare_transactions`) from the
+    period's current day digests (`cases.evidence.compute_period_day_digests`): n_rows is the
+    period's raw rows, sha256 the SHA-256 of the 'day|n_rows|sha256' lines in day order, so any
+    raw ping or tap changed, added or removed changes it. The label counts the days and those
+    that no longer match the digest recorded at ingestion (BG art. 77: the evidence unchanged)."""
+    rows: list[dict[str, Any]] = []
+    for name in sorted(day_digests["table_name"].unique().to_list()):
+        days = day_digests.filter(pl.col("table_name") == name).sort("service_date")
+        text = "\n".join(
+            f"{d}|{n}|{h}"
+            for d, n, h in days.select("service_date", "n_rows", "sha256").iter_rows()
+        )
+        n_changed = int((days["is_as_recorded"] == False).sum())  # noqa: E712 (null: not recorded)
+        note = f"{days.height} dia(s)" + (
+            f", {n_changed} diferente(s) do digest registrado" if n_changed else ""
+        )
+        rows.append(
+            {
+                "input": f"raw:{name} ({note})",
+                "n_rows": int(days["n_rows"].sum()),
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            }
+        )
+    return rows
+
+
 def build_inputs_table(
     frames: Mapping[str, pl.DataFrame],
     files: Mapping[str, str | Path | None],
     profile: Profile,
+    raw_day_digests: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """One row per input: input (store table, entered file or profile), n_rows, sha256.
+    """One row per input: input (store table, raw table, entered file or profile), n_rows,
+    sha256.
 
-    Store inputs come first (sorted by name), then the entered files, then the profile."""
+    Store inputs come first (sorted by name), then the raw tables of the period (from
+    `raw_day_digests`, when given: the raw pings and taps, not only the tables derived from
+    them), then the entered files, then the profile."""
     rows: list[dict[str, Any]] = [
         {"input": f"store:{name}", "n_rows": df.height, "sha256": compute_frame_sha256(df)}
         for name, df in sorted(frames.items())
     ]
+    if raw_day_digests is not None:
+        rows.extend(build_raw_input_rows(raw_day_digests))
     for label, path in sorted(files.items()):
         if path is not None:
             n_lines = max(0, len(Path(path).read_bytes().splitlines()) - 1)

@@ -4,7 +4,9 @@ per line and month, and the maintenance costs the operator enters."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -12,8 +14,13 @@ from core.periods import parse_semester
 from core.profile import Profile
 from core.store import Store
 from dashboard.reports.assemble import finish_report
+from dashboard.reports.cases_part import build_cases_part, local_today
 from dashboard.reports.inputs import read_maintenance_costs
 from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable, Section
+
+if TYPE_CHECKING:
+    from cases.db import CaseDB
+
 from dashboard.reports.operation import (
     LINE_COLUMNS,
     attach_line_names,
@@ -73,8 +80,11 @@ def build_semester_report(
     *,
     maintenance: str | Path | None = None,
     command: str | None = None,
+    cases: CaseDB | None = None,
+    today: date | None = None,
 ) -> ReportData:
-    """The semester report of `half` ('2026-1' = January-June) from the store."""
+    """The semester report of `half` ('2026-1' = January-June) from the store; with `cases`,
+    the period's infraction cases and deadlines as of `today` (default: the local date)."""
     semester = parse_semester(half)
     year, n_half = semester.start.year, 1 if semester.start.month == 1 else 2
     start, end = semester.start, semester.end
@@ -217,6 +227,11 @@ def build_semester_report(
         maint_tables = ()
     sections.append(Section("Custos de manutenção", (text,), maint_tables))
 
+    part = build_cases_part(cases, profile, "semester", semester, 2, today or local_today(profile))
+    headlines += part.headlines
+    sections.append(part.section)
+    tables += part.tables
+
     label = f"{n_half}º semestre de {year}"
     return finish_report(
         kind="semester",
@@ -228,6 +243,7 @@ def build_semester_report(
         tables=tables,
         inputs=inputs,
         files={"maintenance": maintenance},
+        raw_days=(start, end),
         profile=profile,
         store=store,
         command=command

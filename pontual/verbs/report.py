@@ -6,7 +6,10 @@ pontual report annual --year 2026                 # one dossier per operator gra
 pontual report annual --year 2026 --lot L1
 
 Files go to `<store folder>/reports/` unless --out is given (the dashboard's "Avaliação anual"
-page offers the PDF and XLSX found there for download).
+page offers the PDF and XLSX found there for download). Every file written is a
+`dossier_download` in the case database's audit log (`--by NAME`, default the system user);
+`--delivered-on DATE` records the day a monthly or semester report reached SEGIMU, so the
+reports' own due days (BG art. 62-VII, Anexo I XLII) are tracked.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from core.errors import ConfigError, StoreError
 from pontual.context import Context
 
 if TYPE_CHECKING:
+    from cases.db import CaseDB
     from core.store import Store
     from dashboard.reports.model import ReportData
 
@@ -46,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     mon = kinds.add_parser("monthly", help="monthly operating report (BG art. 62-VII)")
     mon.add_argument("--month", required=True, help="YYYY-MM")
     mon.add_argument("--staff", help="CSV route_id,month,n_drivers,n_inspectors")
+    for k in (sem, mon):
+        k.add_argument(
+            "--delivered-on",
+            metavar="YYYY-MM-DD",
+            help="record that this report reached SEGIMU on that day (its due day is tracked: "
+            "BG art. 62-VII, Anexo I XLII)",
+        )
     ann = kinds.add_parser("annual", help="annual renewal dossier per operator or lot")
     ann.add_argument("--year", required=True, type=int, help="calendar year")
     who = ann.add_mutually_exclusive_group()
@@ -53,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     who.add_argument("--lot", help="one concession lot")
     for k in (sem, mon, ann):
         k.add_argument("--out", help="output folder (default: <store folder>/reports)")
+        k.add_argument(
+            "--by",
+            help="who takes the report, for the audit log (default: the system user)",
+        )
         k.add_argument(
             "--format",
             action="append",
@@ -102,7 +117,9 @@ def write_report(report: ReportData, out: Path, formats: tuple[str, ...]) -> lis
     return paths
 
 
-def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[ReportData]:
+def build_reports(
+    args: argparse.Namespace, store: Store, ctx: Context, cases: CaseDB | None = None
+) -> list[ReportData]:
     from dashboard.queries.annual import read_annual_scopes
     from dashboard.reports.annual import build_annual_dossier
     from dashboard.reports.monthly import build_monthly_report
@@ -110,9 +127,13 @@ def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[
 
     profile = ctx.profile
     if args.report == "semester":
-        return [build_semester_report(store, args.half, profile, maintenance=args.maintenance)]
+        return [
+            build_semester_report(
+                store, args.half, profile, maintenance=args.maintenance, cases=cases
+            )
+        ]
     if args.report == "monthly":
-        return [build_monthly_report(store, args.month, profile, staff=args.staff)]
+        return [build_monthly_report(store, args.month, profile, staff=args.staff, cases=cases)]
     if args.lot:
         return [build_annual_dossier(store, args.year, profile, scope="lot", scope_id=args.lot)]
     operators = [args.operator] if args.operator else read_annual_scopes(store, args.year)
@@ -128,14 +149,65 @@ def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[
     ]
 
 
+def record_downloads(db: CaseDB, actor: str, written: list[tuple[ReportData, Path]]) -> None:
+    """One `dossier_download` audit row per file written (target: the file, detail: the report
+    kind and its input hash), in the case database's audit log: who took which figures when."""
+    from cases.audit import record_audit
+
+    with db.begin() as conn:
+        for report, path in written:
+            record_audit(
+                conn,
+                actor,
+                "dossier_download",
+                str(path),
+                f"{report.kind}; hash das entradas {report.input_hash}",
+            )
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    import getpass
+    from datetime import date
+
+    from cases.db import CaseDB
+
     out = Path(args.out) if args.out else ctx.settings.store_path.parent / "reports"
     formats = tuple(args.format) if args.format else ("pdf", "xlsx", "csv")
-    with open_for_reading(ctx.settings.store_path) as store:
-        reports = build_reports(args, store, ctx)
-    for report in reports:
-        for path in write_report(report, out, formats):
-            ctx.say(f"{report.title}: {path}")
-        if not ctx.settings.quiet:
-            ctx.console.print(f"hash das entradas: {report.input_hash}", soft_wrap=True)
+    actor = args.by or getpass.getuser()
+    delivered = getattr(args, "delivered_on", None)
+    if delivered is not None:
+        try:
+            delivered = date.fromisoformat(delivered)
+        except ValueError:
+            raise ConfigError(
+                f"invalid --delivered-on {delivered!r}: expected YYYY-MM-DD",
+                where="--delivered-on",
+                hint="e.g. --delivered-on 2026-04-20",
+            ) from None
+    with CaseDB.open(ctx.settings.cases_db_url) as db:
+        with open_for_reading(ctx.settings.store_path) as store:
+            reports = build_reports(args, store, ctx, db)
+        written: list[tuple[ReportData, Path]] = []
+        for report in reports:
+            for path in write_report(report, out, formats):
+                written.append((report, path))
+                ctx.say(f"{report.title}: {path}")
+            if not ctx.settings.quiet:
+                ctx.console.print(f"hash das entradas: {report.input_hash}", soft_wrap=True)
+        record_downloads(db, actor, written)
+        if delivered is not None:
+            from cases.report_dues import record_report_delivery
+
+            label = _period_label(args)
+            record_report_delivery(db, args.report, label, delivered, actor, reports[0].input_hash)
+            ctx.say(f"entrega registrada: {reports[0].file_stem} em {delivered:%d/%m/%Y}")
     return 0
+
+
+def _period_label(args: argparse.Namespace) -> str:
+    """The period label of a monthly ('2026-03') or semester ('2026-S1') report's arguments."""
+    from core.periods import parse_period, parse_semester
+
+    if args.report == "monthly":
+        return parse_period(args.month, where="--month").label
+    return parse_semester(args.half).label

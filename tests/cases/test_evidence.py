@@ -283,3 +283,62 @@ def test_evidence_package_of_a_trip_fact(filled: Path) -> None:
     assert [t["trip_id"] for t in package["trips"]] == ["T2"]
     assert [v["stop_id"] for v in package["stop_visits"]] == ["S1", "S2"]
     assert package["pings"] == [] and package["taps"] == []
+
+
+def test_period_day_digests_are_the_day_digests_of_the_data_now(filled: Path) -> None:
+    from cases.evidence import compute_day_digest, compute_period_day_digests
+
+    tz = PROFILE.general.timezone.value
+    with Store.open(filled) as store:
+        record_day_digests(store, PROFILE)
+        store.con.execute(
+            "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE event_at = ?",
+            [datetime(2026, 3, 3, 11, 0, tzinfo=UTC)],
+        )
+        now = compute_period_day_digests(store, date(2026, 3, 1), date(2026, 3, 31), tz)
+        one_by_one = [
+            compute_day_digest(store, t, d, tz)[:2]
+            for t, d in now.select("table_name", "service_date").iter_rows()
+        ]
+    assert now.select("table_name", "service_date", "n_rows").rows() == [
+        ("fare_transactions", date(2026, 3, 2), 3),
+        ("vehicle_locations", date(2026, 3, 2), 5),
+        ("vehicle_locations", date(2026, 3, 3), 1),
+    ]
+    assert list(zip(now["n_rows"], now["sha256"], strict=True)) == one_by_one
+    # the edited day no longer matches the digest recorded before the edit
+    assert now["is_as_recorded"].to_list() == [True, True, False]
+    assert now["is_recorded"].all()
+
+
+def test_evidence_package_of_a_fare_fact_holds_its_taps(filled: Path) -> None:
+    # t2 was charged 6.00 where the authorised full fare is 5.20 (LXVI); t1 and t3 paid 4.50
+    with Store.open(filled) as store:
+        store.con.execute("UPDATE fare_transactions SET amount = 6.0 WHERE transaction_id = 't2'")
+        store.append(
+            "suggested_infractions",
+            pl.DataFrame(
+                {
+                    "infraction_key": ["LXVI|O1|2026-03-02|R1"],
+                    "group": ["E"],
+                    "item": ["LXVI"],
+                    "description": ["Cobrar tarifa superior a autorizada."],
+                    "operator_id": ["O1"],
+                    "route_id": ["R1"],
+                    "occurred_on": [date(2026, 3, 2)],
+                    "fact": ["linha R1: 1 cobrança(s) acima da tarifa autorizada"],
+                    "evidence": ["t2"],
+                    "is_repeat": [False],
+                    "urm": [2.0],
+                    "currency_unit": ["URM"],
+                    "status": ["sugestão"],
+                    "source": ["BG Anexo I, grupo E, inciso LXVI"],
+                    "computed_at": [T0],
+                }
+            ),
+            fill={"pontual_version": "0.1.0", "profile_id": PROFILE.id},
+        )
+        text, digest = build_evidence_package(store, "LXVI|O1|2026-03-02|R1", PROFILE)
+    package = json.loads(text)
+    assert [(t["transaction_id"], t["amount"]) for t in package["taps"]] == [("t2", 6.0)]
+    assert package["pings"] == [] and evidence_matches(text, digest)

@@ -322,13 +322,29 @@ def test_cli_writes_every_format_beside_the_store(store_file: Path, tmp_path: Pa
     store = tmp_path / "s" / "pontual.duckdb"
     store.parent.mkdir()
     shutil.copyfile(store_file, store)
-    code = main(["--store", str(store), "--quiet", "report", "annual", "--year", "2026"])
+    code = main(
+        ["--store", str(store), "--quiet", "report", "annual", "--year", "2026", "--by", "carla"]
+    )
     assert code == 0
     out = store.parent / "reports"
     for op in ("O1", "O2"):
         assert (out / f"dossie-anual-2026-{op}.pdf").stat().st_size > 0
         assert (out / f"dossie-anual-2026-{op}.xlsx").stat().st_size > 0
         assert (out / f"dossie-anual-2026-{op}" / "metodologia.csv").exists()
+    # every file taken is in the audit log, with who took it and the report's input hash
+    import sqlalchemy as sa
+
+    from cases.db import AUDIT_LOG, CaseDB
+
+    with CaseDB.open(f"sqlite:///{store.with_name('pontual.cases.sqlite')}") as db, db.read() as c:
+        audit = c.execute(
+            sa.select(AUDIT_LOG.c.actor, AUDIT_LOG.c.action, AUDIT_LOG.c.target)
+        ).all()
+    assert sorted((a, b, Path(t).name) for a, b, t in audit) == sorted(
+        ("carla", "dossier_download", f"dossie-anual-2026-{op}{ext}")
+        for op in ("O1", "O2")
+        for ext in (".pdf", ".xlsx", "")
+    )
     code = main(
         [
             "--store",
@@ -342,10 +358,23 @@ def test_cli_writes_every_format_beside_the_store(store_file: Path, tmp_path: Pa
             str(tmp_path / "o"),
             "--format",
             "csv",
+            "--delivered-on",
+            "2026-08-20",
+            "--by",
+            "ana",
         ]
     )
     assert code == 0
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["relatorio-mensal-2026-07"]
+    # the delivery is recorded: July's report is due 14 Sep (30 business days; 7 Sep is
+    # Independence Day), so 20 Aug is on time
+    from cases.report_dues import read_report_dues
+
+    with CaseDB.open(f"sqlite:///{store.with_name('pontual.cases.sqlite')}") as db:
+        dues = read_report_dues(db, "monthly", ["2026-07"], PROFILE, date(2026, 9, 1))
+    assert dues.select("due_on", "delivered_on", "days_late").rows() == [
+        (date(2026, 9, 14), date(2026, 8, 20), 0)
+    ]
 
 
 def test_cli_bad_half_and_bad_staff_file_are_user_errors(
@@ -371,3 +400,80 @@ def test_citations_are_text_never_reformatted(store: Store) -> None:
     km = next(p for p in paragraphs if "dos km programados" in p)
     assert "art." in crowding and "art," not in crowding, crowding
     assert "art," not in km and km.startswith("Mínimo de 90 % dos km programados"), km
+
+
+def test_a_changed_raw_ping_changes_the_dossier_input_hash(
+    store_file: Path, tmp_path: Path
+) -> None:
+    from cases.evidence import record_day_digests
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copyfile(store_file, path)
+    with Store.open(path) as store:
+        record_day_digests(store, PROFILE)
+        base = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+        entries = base.table("entradas").frame
+        raw = entries.filter(pl.col("input").str.starts_with("raw:vehicle_locations"))
+        n_pings = store.query(
+            "SELECT count(*) AS n FROM vehicle_locations WHERE event_at >= '2026-06-30 03:00Z' "
+            "AND event_at < '2026-07-02 03:00Z'"
+        )["n"][0]
+        # the two local service days of the store, every ping of them, none changed yet
+        assert raw.rows() == [
+            (raw["input"][0], n_pings, raw["sha256"][0]),
+        ]
+        assert raw["input"][0] == "raw:vehicle_locations (2 dia(s))"
+        assert entries["input"].str.starts_with("raw:fare_transactions").sum() == 1
+        # one stored latitude moves by a metre: the derived tables are untouched, the hash moves
+        ping = store.query("SELECT min(ping_id) AS p FROM vehicle_locations")["p"][0]
+        store.con.execute(
+            "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE ping_id = ?", [ping]
+        )
+        changed = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    assert changed.input_hash != base.input_hash
+    moved = changed.table("entradas").frame.filter(
+        pl.col("input").str.starts_with("raw:vehicle_locations")
+    )
+    assert (
+        moved["input"][0] == "raw:vehicle_locations (2 dia(s), 1 diferente(s) do digest registrado)"
+    )
+    assert moved["sha256"][0] != raw["sha256"][0]
+
+
+def test_monthly_report_lists_cases_by_state_and_the_report_due_days(
+    store: Store, tmp_path: Path
+) -> None:
+    from cases.accounts import add_user
+    from cases.db import CaseDB
+    from cases.register import open_case
+    from cases.report_dues import record_report_delivery
+    from cases.workflow import Workflow
+    from tests.cases.test_workflow import auto, suggestion
+
+    with CaseDB.open(f"sqlite:///{tmp_path / 'cases.sqlite'}") as db:
+        boss = add_user(db, "paula", "planejamento", password="x" * 12)
+        fiscal = add_user(db, "fabio", "fiscal", password="x" * 12, by=boss)
+        late = open_case(db, suggestion(key="a", occurred_on=date(2026, 7, 1)), fiscal)
+        Workflow(db, PROFILE).lavrar(late, fiscal, auto(number="AI-1"), on=date(2026, 7, 1))
+        open_case(db, suggestion(key="b", occurred_on=date(2026, 7, 1)), fiscal)
+        open_case(db, suggestion(key="c", occurred_on=date(2026, 6, 30)), fiscal)  # June's
+        record_report_delivery(db, "monthly", "2026-06", date(2026, 8, 20), "ana")
+        report = build_monthly_report(store, "2026-07", PROFILE, cases=db, today=date(2026, 9, 1))
+    cases = report.table("casos").frame
+    assert cases.select("state", "due_on", "days_late").rows() == [
+        ("sugerida", None, 0),
+        ("lavrada", date(2026, 7, 16), 47),  # 15 days to send the auto (art. 68 §2)
+    ]
+    assert headline(report, "Casos com prazo vencido") == 1
+    dues = report.table("prazos_relatorios").frame
+    assert dues["period"].to_list() == [f"2026-0{m}" for m in range(2, 8)]
+    june = dues.filter(pl.col("period") == "2026-06").row(0, named=True)
+    # June 2026's report: 30 business days after 30 Jun (no holiday in July or early August
+    # in RS) is 11 Aug; delivered 20 Aug, 9 days late
+    assert (june["due_on"], june["days_late"], june["status"]) == (
+        date(2026, 8, 11),
+        9,
+        "entregue com atraso",
+    )
+    text = pdf_text(to_pdf(report, tmp_path / "m.pdf"))
+    assert "Casos de infração por estado" in text and "entregue com atraso" in text

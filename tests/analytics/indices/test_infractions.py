@@ -133,6 +133,24 @@ def test_trip_facts_from_the_fixture_carry_their_evidence() -> None:
         # pings of each run, for the evidence
         (pl.col("run_index") * 100 + 1).cast(pl.Int64).alias("first_ping_id"),
         (pl.col("run_index") * 100 + 40).cast(pl.Int64).alias("last_ping_id"),
+        # the GPS saw every run throughout its planned minutes
+        (pl.col("distance_run_m") / pl.col("planned_distance_m")).alias("coverage_ratio"),
+        pl.lit(1.0).alias("gps_minutes_share"),
+    )
+    # t08 turned back halfway (the GPS saw it throughout) and is XXI; the same half trip with
+    # the fixes missing for half its minutes (a GPS gap), or with an incident attached (a
+    # short-turn around an obstruction), is not; u03 broke down: counted as a breakdown already
+    half = outcomes.filter(pl.col("trip_id") == "t08")
+    outcomes = pl.concat(
+        [
+            outcomes,
+            half.with_columns(
+                pl.lit("t08-gap").alias("trip_id"), pl.lit(0.5).alias("gps_minutes_share")
+            ),
+            half.with_columns(
+                pl.lit("t08-inc").alias("trip_id"), pl.lit("I7").alias("incident_id")
+            ),
+        ]
     )
     runs = pl.DataFrame(
         {
@@ -151,12 +169,12 @@ def test_trip_facts_from_the_fixture_carry_their_evidence() -> None:
     )
     got = match_trip_facts(outcomes, runs, BG)
     by_item = {r["item"]: r for r in got.filter(pl.col("route_id") == "T10").iter_rows(named=True)}
-    # VII: t03 late (t09 is late but justified); XVIII: t04 early; XXI: t08 partial and u03
+    # VII: t03 late (t09 is late but justified); XVIII: t04 early; XXI: t08 partial only
     assert by_item["VII"]["trip_ids"] == "t03"
     assert "t03 08:00 (+10 min, veículo V11, pings 201-240)" in by_item["VII"]["evidence"]
     assert by_item["XVIII"]["trip_ids"] == "t04"
     xxi = got.filter(pl.col("item") == "XXI").sort("route_id")
-    assert xxi["trip_ids"].to_list() == ["t08", "u03"]
+    assert xxi["trip_ids"].to_list() == ["t08"]
     # XXIV: V11's run 0 (t01) left the itinerary, no incident covers it
     assert by_item["XXIV"]["trip_ids"] == "t01" and by_item["XXIV"]["ping_ids"] == "1-40"
     assert "LXIV" not in set(got["item"])  # every line ran something
@@ -204,14 +222,24 @@ def test_fleet_and_grade_facts() -> None:
             "is_cut_over_limit": [False, True],
             "n_cut_days_consecutive": [0, 1],
             "is_grave_cut": [False, False],
-            "n_vehicles_registered": [10, 10],
-            "n_reserve": [0, 0],
+            "n_vehicles_registered": [10, 9],
+            "n_reserve": [0, -1],
             "n_reserve_min": [1, 1],
             "is_reserve_ok": [False, False],
         }
     )
     got = match_fleet_facts(fleet_days)
     assert sorted(got["item"].to_list()) == ["LXIX", "XXXV", "XXXV"]
+    # LXIX follows the register (9 kept for 10 needed on 3 March), not the day's 20 % cut: the
+    # cut on 2 March's full register raises none
+    lxix = got.filter(pl.col("item") == "LXIX").row(0, named=True)
+    assert lxix["occurred_on"] == date(2026, 3, 3)
+    assert (
+        lxix["fact"]
+        == "frota cadastrada ativa de 9 veículo(s), abaixo dos 10 que a programação exige"
+    )
+    only_cut = match_fleet_facts(fleet_days.with_columns(pl.lit(10).alias("n_vehicles_registered")))
+    assert "LXIX" not in set(only_cut["item"])
     grades = pl.DataFrame(
         {
             "scope": ["operator"] * 3,
