@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+from google.transit import gtfs_realtime_pb2 as rt
 
 from core.errors import InputError
 from gtfs.realtime import decode_feed, read_vehicle_positions
@@ -37,10 +38,49 @@ def to_avl_records(positions: pl.DataFrame, feed_timestamp_s: int) -> pl.DataFra
     )
 
 
-def read_vehicle_positions_file(path: Path) -> pl.DataFrame:
-    """A VehiclePositions `.pb` file as raw AVL records."""
+def count_feed_entities(feed: rt.FeedMessage) -> dict[str, int]:
+    """How many entities of each kind a feed holds: vehicle, trip_update, alert (and
+    `deleted`, those marked is_deleted)."""
+    counts = dict.fromkeys(("vehicle", "trip_update", "alert", "deleted"), 0)
+    for entity in feed.entity:
+        for kind in ("vehicle", "trip_update", "alert"):
+            if entity.HasField(kind):
+                counts[kind] += 1
+        counts["deleted"] += int(entity.is_deleted)
+    return counts
+
+
+def read_vehicle_positions_file(path: Path) -> tuple[pl.DataFrame, str | None]:
+    """A VehiclePositions `.pb` file as raw AVL records, and why it holds none (else None).
+
+    A feed of TripUpdates or Alerts only is refused (InputError, naming what it holds):
+    they carry no positions, and reading them as "0 records" would hide the mistake.
+    """
     feed = decode_feed(path.read_bytes(), source=str(path))
-    return to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
+    counts = count_feed_entities(feed)
+    if counts["vehicle"] == 0 and (counts["trip_update"] or counts["alert"]):
+        held = " and ".join(
+            f"{n:,} {name}".replace(",", " ")
+            for name, n in (("trip updates", counts["trip_update"]), ("alerts", counts["alert"]))
+            if n
+        )
+        feed_kind = "TripUpdates" if counts["trip_update"] else "Alerts"
+        raise InputError(
+            f"a GTFS-Realtime {feed_kind} feed ({held}, no vehicle positions): "
+            "it carries no vehicle positions, so it cannot be loaded as AVL",
+            where=str(path),
+            hint="give `ingest avl` the VehiclePositions feed of the same source "
+            "(TripUpdates are the vendor's predictions; `pontual serve` publishes Pontual's own)",
+        )
+    records = to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
+    why_empty = None
+    if records.height == 0:
+        why_empty = (
+            f"the GTFS-Realtime feed holds no entities (header timestamp {feed.header.timestamp})"
+            if len(feed.entity) == 0
+            else f"the feed's {len(feed.entity)} entities hold no vehicle position"
+        )
+    return records, why_empty
 
 
 def poll_vehicle_positions(
