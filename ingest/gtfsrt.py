@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -83,23 +83,40 @@ def read_vehicle_positions_file(path: Path) -> tuple[pl.DataFrame, str | None]:
     return records, why_empty
 
 
+# The longest wait between two tries of a failing feed URL, s.
+MAX_BACKOFF_S = 300.0
+
+
 def poll_vehicle_positions(
-    url: str, interval_s: float, n_polls: int | None = None, timeout_s: float = 30.0
+    url: str,
+    interval_s: float,
+    n_polls: int | None = None,
+    timeout_s: float = 30.0,
+    on_error: Callable[[str, float], None] | None = None,
 ) -> Iterator[pl.DataFrame]:
     """Fetch a VehiclePositions URL every `interval_s` seconds (forever when n_polls is None).
 
-    Yields one frame of raw AVL records per poll; a poll that fails is an InputError.
+    Yields one frame of raw AVL records per poll. A poll that fails (network, HTTP error, not
+    a feed) never stops the poller: it is reported to `on_error(message, wait_s)` and retried
+    after a backoff that doubles from `interval_s` up to `MAX_BACKOFF_S` (each try counts
+    towards `n_polls`); the first good poll resets it.
     """
-    done = 0
+    done = failures = 0
     while n_polls is None or done < n_polls:
         started = time.monotonic()
+        wait = interval_s
         try:
             with urllib.request.urlopen(url, timeout=timeout_s) as response:
                 data = response.read()
-        except (urllib.error.URLError, OSError) as exc:
-            raise InputError(f"cannot fetch the feed: {exc}", where=url) from exc
-        feed = decode_feed(data, source=url)
-        yield to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
+            feed = decode_feed(data, source=url)
+        except (urllib.error.URLError, OSError, InputError) as exc:
+            failures += 1
+            wait = min(max(interval_s, 1.0) * 2 ** (failures - 1), MAX_BACKOFF_S)
+            if on_error is not None:
+                on_error(f"cannot fetch the feed ({url}): {exc}", wait)
+        else:
+            failures = 0
+            yield to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
         done += 1
         if n_polls is None or done < n_polls:
-            time.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+            time.sleep(max(0.0, wait - (time.monotonic() - started)))

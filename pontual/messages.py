@@ -1,0 +1,104 @@
+"""The catalogue of the command line's user-facing messages: pt-BR by default, English by
+setting (`PONTUAL_LANG=en`).
+
+Gettext's convention without its build step (docs/adr/0075): a message's id is its English
+text, a template with ``{named}`` fields; `CATALOGUE` gives its pt-BR text. `gettext(msgid,
+**fields)` formats a message in the chosen language; `translate(text)` turns an English text
+that the layers below produce (ingest notes, e.g. "no records read: the file has a header line
+and no records") into the chosen language by matching it against the templates (a text no
+template matches is shown as it is). Standard library only: imported at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+
+LANG_ENV = "PONTUAL_LANG"
+DEFAULT_LANG = "pt_BR"
+
+CATALOGUE: dict[str, str] = {
+    # -- ingest: per-file summary ---------------------------------------------------------
+    "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
+    "{n_quarantined} quarantined": "{name}: {n_read} lidos, {n_accepted} aceitos, "
+    "{n_duplicate} duplicados, {n_quarantined} em quarentena",
+    "warning: {text}": "aviso: {text}",
+    "reason": "motivo",
+    "records": "registros",
+    "example": "exemplo",
+    "record {key}": "registro {key}",
+    "quarantined in {name}, by reason": "em quarentena em {name}, por motivo",
+    # -- ingest: notes from ingest/ -------------------------------------------------------
+    "no GTFS stops loaded: positions not checked against the network's area": (
+        "nenhuma parada GTFS carregada: posições não conferidas com a área da rede"
+    ),
+    "fleet register empty: vehicle ids not checked (run `pontual ingest vehicles`)": (
+        "cadastro de frota vazio: veículos não conferidos (rode `pontual ingest vehicles`)"
+    ),
+    "columns taken by their common names: {pairs}": (
+        "colunas reconhecidas pelos nomes usuais: {pairs}"
+    ),
+    "times read as {how}": "horários lidos como {how}",
+    "epoch seconds": "segundos desde 1970 (epoch)",
+    "epoch milliseconds": "milissegundos desde 1970 (epoch)",
+    "ISO 8601 with offset": "ISO 8601 com fuso",
+    "ISO 8601 local time": "ISO 8601 em hora local",
+    "layout of mapping {name} ({description})": "leiaute do mapeamento {name} ({description})",
+    "JSON document: {n} records ({where})": "documento JSON: {n} registros ({where})",
+    "no records read: {why}": "nenhum registro lido: {why}",
+    "the file has a header line and no records": "o arquivo tem cabeçalho e nenhum registro",
+    "the file is empty (only blanks)": "o arquivo está vazio (só espaços)",
+    "the reader found no record in it": "o leitor não encontrou registros nele",
+    "GPX: {n} route(s) ({n_points} points) not loaded: a route is a planned path, not a "
+    "vehicle's trace": "GPX: {n} rota(s) ({n_points} pontos) não carregada(s): uma rota é um "
+    "trajeto planejado, não o rastro de um veículo",
+    "GPX: {n} waypoint(s) not loaded: a waypoint is a place, not a vehicle's trace (record "
+    "inspections with `pontual ingest inspections`)": "GPX: {n} ponto(s) de referência não "
+    "carregado(s): um ponto é um lugar, não o rastro de um veículo (registre fiscalizações com "
+    "`pontual ingest inspections`)",
+    "cannot fetch the feed ({url}): {error}; next try in {wait_s} s": (
+        "não foi possível buscar o feed ({url}): {error}; nova tentativa em {wait_s} s"
+    ),
+}
+"""English message id -> pt-BR text (the same ``{fields}``)."""
+
+
+def language() -> str:
+    """The language of the command line's messages: "en" or "pt_BR" (the default)."""
+    lang = os.environ.get(LANG_ENV, DEFAULT_LANG).strip().lower().replace("-", "_")
+    return "en" if lang.startswith("en") else DEFAULT_LANG
+
+
+def gettext(msgid: str, **fields: object) -> str:
+    """The message `msgid` (its English text) in the chosen language, with its fields."""
+    text = msgid if language() == "en" else CATALOGUE.get(msgid, msgid)
+    return text.format(**fields) if fields else text
+
+
+@cache
+def _patterns() -> list[tuple[re.Pattern[str], str]]:
+    out = []
+    for msgid in CATALOGUE:
+        parts = re.split(r"(\{[a-z_]+\})", msgid)
+        regex = "".join(
+            f"(?P<{p[1:-1]}>.+?)" if p.startswith("{") and p.endswith("}") else re.escape(p)
+            for p in parts
+        )
+        out.append((re.compile(f"^{regex}$", re.DOTALL), msgid))
+    return out
+
+
+def translate(text: str) -> str:
+    """An English text produced below the command line, in the chosen language: the first
+    catalogue template it matches, its fields translated in turn; else the text as it is."""
+    if language() == "en":
+        return text
+    if text in CATALOGUE:
+        return CATALOGUE[text]
+    for pattern, msgid in _patterns():
+        found = pattern.match(text)
+        if found:
+            fields = {k: translate(v) for k, v in found.groupdict().items()}
+            return CATALOGUE[msgid].format(**fields)
+    return text
