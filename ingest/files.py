@@ -48,6 +48,7 @@ from ingest.tabular import (
     JSON_EMPTY,
     JSON_LINE_SUFFIXES,
     JSON_OBJECT,
+    check_text_file,
     detect_json_layout,
     read_csv_chunks,
     read_csv_header,
@@ -133,6 +134,8 @@ def read_raw_file(
     cols = input_columns(decl)
     documented = [c.name for c in cols]
     required = required_columns(kind, documented, [c.name for c in cols if not c.nullable])
+    if suffix in (".csv", ".txt", ".tsv", ".gpx", *JSON_LINE_SUFFIXES):
+        check_text_file(path)
     if kind == "avl" and suffix == ".pb":
         records, none_why = read_vehicle_positions_file(path)
         return RawFile(iter([records]), why_empty=none_why)
@@ -148,9 +151,10 @@ def read_raw_file(
     used: Layout | None = None
     if suffix in (".csv", ".txt", ".tsv"):
         separator = "\t" if suffix == ".tsv" else ","
+        header = read_csv_header(path, separator)  # refuses a name written twice
         chunks = read_csv_chunks(path, options.chunk_rows, separator=separator)
         first = next(chunks, None)
-        columns = first.columns if first is not None else read_csv_header(path, separator)
+        columns = first.columns if first is not None else header
         if first is None or first.height == 0:
             why_empty = "the file has a header line and no records"
         chunks = _prepend(first, chunks)

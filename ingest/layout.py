@@ -173,7 +173,9 @@ def refuse_layout(
     for target in required:
         src = target if target in found else taken.get(target)
         lines.append(f'{target} = "{src if src else "<column of " + target + ">"}"')
-    shown = ", ".join(found[:30]) + (" ..." if len(found) > 30 else "")
+    # Names are cut: a file of one long line has a header of one 10 MB "name".
+    shown = ", ".join(n if len(n) <= 40 else n[:40] + "..." for n in found[:30])
+    shown += " ..." if len(found) > 30 else ""
     return InputError(
         f"the file's columns do not match the {kind} layout: no column for "
         f"{', '.join(lacking)}. Columns found: {shown or '(none)'}; expected: "

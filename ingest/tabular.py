@@ -9,6 +9,8 @@ integer (only the quarantined records need it as text, and a million texts cost 
 
 from __future__ import annotations
 
+import codecs
+import csv
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -45,16 +47,95 @@ def read_csv_chunks(path: Path, chunk_rows: int, *, separator: str = ",") -> Ite
         ) from exc
 
 
+# A header line longer than this is not a header (a file of one long line, say).
+MAX_HEADER_CHARS = 1 << 20
+
+
 def read_csv_header(path: Path, separator: str = ",") -> list[str]:
-    """The column names of the CSV file at `path` (its header line)."""
-    try:
-        return pl.scan_csv(path, infer_schema=False, separator=separator).collect_schema().names()
-    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError, OSError) as exc:
+    """The column names of the CSV file at `path` (its header line), as written. A name
+    written twice is an InputError: which of the two columns is meant cannot be known."""
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        first = fh.readline(MAX_HEADER_CHARS + 1)
+    if len(first) > MAX_HEADER_CHARS:
         raise InputError(
-            f"cannot read as CSV: {exc}".splitlines()[0],
-            where=str(path),
-            hint="expected a comma-separated file with a header line",
+            f"the first line is longer than {MAX_HEADER_CHARS >> 20} MiB: not a header line",
+            where=f"{path}, line 1",
+            hint="expected a comma-separated file whose first line names the columns",
+        )
+    try:
+        names = next(csv.reader([first], delimiter=separator), [])
+    except csv.Error as exc:
+        raise InputError(
+            f"cannot read the header line as CSV: {exc}", where=f"{path}, line 1"
         ) from exc
+    names = [n.strip() for n in names]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(
+            f"the header names the column(s) {', '.join(twice)} more than once",
+            where=f"{path}, line 1",
+            hint="rename or remove the repeated column, so that each name says one thing",
+        )
+    return names
+
+
+# Text files are checked block by block (a full pass, ~1 GB/s): bytes that are not UTF-8 are
+# refused before anything is stored, never found half-way through a file.
+_CHECK_BLOCK = 8 << 20
+
+
+def check_text_file(path: Path) -> None:
+    """Refuse (InputError) a text input that is not UTF-8 text: a UTF-16/32 byte-order mark,
+    NUL bytes (binary data), or bytes that are not UTF-8 (naming the line and the byte)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = n_lines = 0
+    with path.open("rb") as fh:
+        head = fh.read(4)
+        for bom, name in _WIDE_BOMS:
+            if head.startswith(bom):
+                raise InputError(
+                    f"the file is {name} text, not UTF-8",
+                    where=str(path),
+                    hint=f"convert it: iconv -f {name} -t UTF-8 FILE > FILE.utf8",
+                )
+        fh.seek(0)
+        while block := fh.read(_CHECK_BLOCK):
+            nul = block.find(b"\x00")
+            if nul >= 0:
+                line = n_lines + block.count(b"\n", 0, nul) + 1
+                raise InputError(
+                    f"binary data, not text (a NUL byte at byte {offset + nul + 1})",
+                    where=f"{path}, line {line}",
+                    hint="is this the right file? expected a UTF-8 text file",
+                )
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                line = n_lines + block.count(b"\n", 0, exc.start) + 1
+                raise InputError(
+                    f"not UTF-8 text: byte 0x{block[exc.start]:02x} at byte "
+                    f"{offset + exc.start + 1} cannot be read",
+                    where=f"{path}, line {line}",
+                    hint="save the file as UTF-8, or convert it: "
+                    "iconv -f latin1 -t UTF-8 FILE > FILE.utf8 (if it is Latin-1/Windows-1252)",
+                ) from exc
+            offset += len(block)
+            n_lines += block.count(b"\n")
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                "not UTF-8 text: the file ends in the middle of a character (truncated?)",
+                where=str(path),
+            ) from exc
+
+
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+    (b"\xfe\xff", "UTF-16BE"),
+)
 
 
 def read_parquet_columns(path: Path) -> list[str]:
