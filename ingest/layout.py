@@ -3,7 +3,8 @@
 A file whose header lacks a required documented column is not 20 000 bad records but one bad
 layout. `resolve_layout` reads the header a reader found and either
 
-- accepts it as is (the documented columns are there),
+- accepts it as is (the documented columns are there; an absent optional one may still be
+  taken from its common alias, e.g. ``route`` for ``reported_route_id``),
 - accepts it through a shipped vendor mapping whose source columns are all present,
 - accepts it through the common aliases (`ALIASES`: ``ts``/``timestamp``/``time``/``datetime``
   for ``event_at``, ``latitude``/``longitude``, ``vehicle``, ``bearing``, ``speed``...), saying
@@ -11,6 +12,7 @@ layout. `resolve_layout` reads the header a reader found and either
 - refuses it once (`InputError`, exit 2), listing the columns found, the ones expected and the
   mapping (a few TOML lines) that would load it.
 
+Columns that feed nothing are named in a note ("columns not loaded"), never dropped unsaid.
 Touches no store and reads no rows (except `describe_time_column`, on a first chunk).
 """
 
@@ -120,23 +122,38 @@ def resolve_layout(
                 where=source,
                 hint=f'add {lacking[0]} = "<source column>" under [columns] in the mapping',
             )
-        return Layout(mapping)
-    if all(c in found for c in required):
-        return Layout(None)
-    detected = detect_mapping(found, kind, list(documented))
-    if detected is not None:
-        return Layout(detected, (f"layout of mapping {detected.name!r} ({detected.description})",))
+        return Layout(mapping, _unused(found, mapping.source_columns, kind))
+    if not all(c in found for c in required):
+        detected = detect_mapping(found, kind, list(documented))
+        if detected is not None:
+            said = f"layout of mapping {detected.name!r} ({detected.description})"
+            return Layout(detected, (said, *_unused(found, detected.source_columns, kind)))
     taken = _take_aliases(found, documented)
     lacking = [c for c in required if c not in found and c not in taken]
     if lacking:
         raise refuse_layout(found, kind, documented, required, taken, source=source)
+    used = [*[c for c in documented if c in found], *taken.values()]
+    if not taken:
+        return Layout(None, _unused(found, used, kind))
     columns_map: dict[str, str | list[str]] = {c: c for c in documented if c in found}
     columns_map.update(taken)
     alias_mapping = Mapping(
         name="aliases", kind=kind, description="common aliases", columns=columns_map
     )
     said = ", ".join(f"{src} -> {dst}" for dst, src in taken.items())
-    return Layout(alias_mapping, (f"columns taken by their common names: {said}",))
+    notes = (f"columns taken by their common names: {said}", *_unused(found, used, kind))
+    return Layout(alias_mapping, notes)
+
+
+def _unused(found: Sequence[str], used: Sequence[str], kind: str) -> tuple[str, ...]:
+    """The note naming the file's columns that feed nothing (none: no note); nameless
+    columns (a spreadsheet's row index) are not named."""
+    unused = [c for c in found if c not in used and c.strip()]
+    if not unused:
+        return ()
+    shown = ", ".join(n if len(n) <= 40 else n[:40] + "..." for n in unused[:20])
+    shown += " ..." if len(unused) > 20 else ""
+    return (f"columns not loaded (no place in the {kind} layout): {shown}",)
 
 
 def _take_aliases(found: Sequence[str], documented: Sequence[str]) -> dict[str, str]:

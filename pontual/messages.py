@@ -40,6 +40,9 @@ CATALOGUE: dict[str, str] = {
         "colunas reconhecidas pelos nomes usuais: {pairs}"
     ),
     "times read as {how}": "horários lidos como {how}",
+    "columns not loaded (no place in the {kind} layout): {names}": (
+        "colunas não carregadas (sem lugar no leiaute {kind}): {names}"
+    ),
     "epoch seconds": "segundos desde 1970 (epoch)",
     "epoch milliseconds": "milissegundos desde 1970 (epoch)",
     "ISO 8601 with offset": "ISO 8601 com fuso",

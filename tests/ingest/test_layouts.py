@@ -110,3 +110,18 @@ def test_a_nameless_gpx_track_without_vehicle_gets_a_hint(store_path: Path) -> N
     with Store.open(store_path) as store, pytest.raises(InputError) as caught:
         ingest_fixture(store, BAD / "avl_gpx_nameless_track_needs_vehicle.gpx", "avl")
     assert caught.value.hint is not None and "--vehicle" in caught.value.hint
+
+
+def test_optional_columns_by_alias_and_unused_columns_named(
+    store_path: Path, tmp_path: Path
+) -> None:
+    csv = tmp_path / "avl_documented_plus_route_and_odometer.csv"
+    csv.write_text(
+        "vehicle_id,event_at,lat,lon,route,odometer\n101,2026-03-02T12:00:00Z,-29.17,-51.52,R1,9\n"
+    )
+    with Store.open(store_path) as store:
+        counts = ingest_fixture(store, csv, "avl")
+        route = store.query("SELECT reported_route_id FROM vehicle_locations")["reported_route_id"]
+    assert counts.n_accepted == 1 and route.to_list() == ["R1"]
+    assert "columns taken by their common names: route -> reported_route_id" in counts.notes
+    assert "columns not loaded (no place in the avl layout): odometer" in counts.notes
