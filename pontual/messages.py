@@ -29,6 +29,13 @@ CATALOGUE: dict[str, str] = {
     "example": "exemplo",
     "record {key}": "registro {key}",
     "quarantined in {name}, by reason": "em quarentena em {name}, por motivo",
+    # -- pontual quarantine -----------------------------------------------------------------
+    "quarantine: {n} records": "quarentena: {n} registros",
+    "source": "origem",
+    "record": "registro",
+    "table": "tabela",
+    "field": "campo",
+    "original": "original",
     # -- ingest: notes from ingest/ -------------------------------------------------------
     "no GTFS stops loaded: positions not checked against the network's area": (
         "nenhuma parada GTFS carregada: posições não conferidas com a área da rede"

@@ -206,9 +206,9 @@ def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
             params,
         )
         total = store.query(f"SELECT count(*) AS n FROM quarantine {where}", params)["n"][0]
-    view = RichTable(title=f"quarentena: {total} registros")
-    for name in ("origem", "registro", "tabela", "campo", "motivo", "original"):
-        view.add_column(name, overflow="fold")
+    view = RichTable(title=gettext("quarantine: {n} records", n=total))
+    for name in ("source", "record", "table", "field", "reason", "original"):
+        view.add_column(gettext(name), overflow="fold")
     for row in rows.iter_rows():
         view.add_row(*[("" if v is None else str(v))[:120] for v in row])
     if not ctx.settings.quiet:

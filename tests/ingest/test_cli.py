@@ -85,3 +85,18 @@ def test_english_by_setting(store_path: Path, capsys, monkeypatch: pytest.Monkey
     assert "0 read, 0 stored, 0 duplicate, 0 quarantined" in " ".join(captured.out.split())
     err = " ".join(captured.err.split())
     assert "warning: no records read: the file has a header line and no records" in err
+
+
+def test_every_catalogue_message_keeps_its_fields_in_pt_br() -> None:
+    import re
+
+    from pontual.messages import CATALOGUE, translate
+
+    for msgid, text in CATALOGUE.items():
+        assert sorted(re.findall(r"\{(\w+)\}", msgid)) == sorted(re.findall(r"\{(\w+)\}", text))
+    # A note made in English below the CLI comes out in pt-BR, its fields translated too.
+    assert (
+        translate("times read as epoch seconds")
+        == "horários lidos como segundos desde 1970 (epoch)"
+    )
+    assert translate("an unknown text") == "an unknown text"
