@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -273,22 +274,51 @@ def ingest_file(
         )
 
     total = IngestCounts(notes=raw.notes)
-    for chunk in chunks:
-        counts = write_judged(
-            store,
-            judge(chunk),
-            source=source,
-            run_kind=kind,
-            source_sha256=sha_future.result(),
-            upsert=kind == "vehicles",
-        )
-        total = total + counts
-        if on_chunk is not None:
-            on_chunk(counts)
+    run_started = datetime.now(UTC)
+    try:
+        for chunk in chunks:
+            counts = write_judged(
+                store,
+                judge(chunk),
+                source=source,
+                run_kind=kind,
+                source_sha256=sha_future.result(),
+                upsert=kind == "vehicles",
+            )
+            total = total + counts
+            if on_chunk is not None:
+                on_chunk(counts)
+    except InputError as exc:
+        # A file found unreadable half-way (a broken line past the first chunk) leaves
+        # nothing of it: the chunks this run wrote are taken back.
+        if total.n_read and kind != "vehicles":
+            delete_file_run(store, KIND_TABLES[kind], source, run_started)
+            raise InputError(
+                f"{exc.what}; the {total.n_read} records read before it were taken back",
+                where=exc.where,
+                hint=exc.hint,
+            ) from exc
+        raise
     if total.n_read == 0:
         why = raw.why_empty or "the reader found no record in it"
         total = total + IngestCounts(notes=(f"no records read: {why}",))
     return total
+
+
+def delete_file_run(store: Store, target: str, source: str, since: datetime) -> None:
+    """Take back what one ingest run of `source` wrote from `since` on: its rows of `target`,
+    its quarantine rows and its `ingest_runs` rows, in one transaction. Exact: rows stored by
+    earlier runs are older, and a run inserts no row whose key was already stored. (Not for
+    the fleet register, whose upserts replace rows.)"""
+    with store.transaction():
+        for name, time_column in (
+            (target, "ingested_at"),
+            ("quarantine", "quarantined_at"),
+            ("ingest_runs", "started_at"),
+        ):
+            store.con.execute(
+                f'DELETE FROM "{name}" WHERE source = ? AND "{time_column}" >= ?', [source, since]
+            ).fetchall()
 
 
 def _table_checks(kind: str, profile: Profile, options: IngestOptions) -> list:

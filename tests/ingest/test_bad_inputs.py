@@ -103,3 +103,20 @@ def test_bad_records_are_quarantined_with_a_readable_reason(
     ]
     assert main([*store, "quarantine"]) == 0  # readable through the CLI too
     assert "quarentena: 4 registros" in capsys.readouterr().out
+
+
+def test_a_file_broken_past_its_first_chunk_leaves_nothing_of_this_run(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "avl_unclosed_quote_after_two_chunks.csv"
+    rows = [f"10{i},2026-03-02T12:00:0{i}Z,-29.17,-51.52" for i in range(5)]
+    path.write_text("vehicle_id,event_at,lat,lon\n" + "\n".join(rows[:2]) + "\n")
+    store = ["--store", str(store_path)]
+    assert main([*store, "ingest", "avl", str(path)]) == 0  # an earlier, good run: 2 rows
+    broken = "\n".join([*rows[:4], "bad," + "x" * 3, '"' + rows[4]]) + "\n"
+    path.write_text("vehicle_id,event_at,lat,lon\n" + broken)
+    assert main([*store, "ingest", "avl", str(path), "--chunk-rows", "1"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "cannot read as CSV" in err and "records read before it were taken back" in err
+    counts = _stored_rows(store_path)
+    assert (counts["vehicle_locations"], counts["quarantine"], counts["ingest_runs"]) == (2, 0, 1)
