@@ -70,6 +70,54 @@ CATALOGUE: dict[str, str] = {
     "cannot fetch the feed ({url}): {error}; next try in {wait_s} s": (
         "não foi possível buscar o feed ({url}): {error}; nova tentativa em {wait_s} s"
     ),
+    # -- ingest: refusals (InputError texts from ingest/, translated by the verb) ------------
+    "the file's columns do not match the {kind} layout: no column for {lacking}. Columns "
+    "found: {found}; expected: {expected} (optional: {optional})": "as colunas do arquivo não "
+    "seguem o leiaute {kind}: nenhuma coluna para {lacking}. Colunas encontradas: {found}; "
+    "esperadas: {expected} (opcionais: {optional})",
+    "save this mapping as vendor.toml and pass --map vendor.toml:{toml}": (
+        "salve este mapeamento como vendor.toml e passe --map vendor.toml:{toml}"
+    ),
+    "the header names the column(s) {names} more than once": (
+        "o cabeçalho nomeia a(s) coluna(s) {names} mais de uma vez"
+    ),
+    "rename or remove the repeated column, so that each name says one thing": (
+        "renomeie ou remova a coluna repetida, para que cada nome diga uma coisa só"
+    ),
+    "the file is {name} text, not UTF-8": "o arquivo é texto {name}, não UTF-8",
+    "convert it: iconv -f {name} -t UTF-8 FILE > FILE.utf8": (
+        "converta-o: iconv -f {name} -t UTF-8 ARQUIVO > ARQUIVO.utf8"
+    ),
+    "binary data, not text (a NUL byte at byte {n})": (
+        "dados binários, não texto (um byte NUL no byte {n})"
+    ),
+    "is this the right file? expected a UTF-8 text file": (
+        "é o arquivo certo? esperava-se um arquivo de texto UTF-8"
+    ),
+    "not UTF-8 text: byte {byte} at byte {n} cannot be read": (
+        "não é texto UTF-8: o byte {byte} na posição {n} não pode ser lido"
+    ),
+    "save the file as UTF-8, or convert it: iconv -f latin1 -t UTF-8 FILE > FILE.utf8 (if it "
+    "is Latin-1/Windows-1252)": "salve o arquivo como UTF-8, ou converta-o: iconv -f latin1 -t "
+    "UTF-8 ARQUIVO > ARQUIVO.utf8 (se for Latin-1/Windows-1252)",
+    "a GTFS-Realtime {feed} feed ({held}, no vehicle positions): it carries no vehicle "
+    "positions, so it cannot be loaded as AVL": "um feed GTFS-Realtime {feed} ({held}, nenhuma "
+    "posição de veículo): não traz posições de veículos, por isso não pode ser carregado como AVL",
+    "{n} trip updates": "{n} atualizações de viagem",
+    "{n} alerts": "{n} alertas",
+    "GPX track {n} has no name, so its vehicle is unknown": (
+        "a trilha GPX {n} não tem nome, então seu veículo é desconhecido"
+    ),
+    "give the vehicle's fleet number: pontual ingest avl FILE.gpx --vehicle N": (
+        "informe o número de frota do veículo: pontual ingest avl ARQUIVO.gpx --vehicle N"
+    ),
+    "JSON array element {n} is not an object": "o elemento {n} do array JSON não é um objeto",
+    "not JSON lines: none of the first {n} lines is a JSON object": (
+        "não é JSON lines: nenhuma das {n} primeiras linhas é um objeto JSON"
+    ),
+    "{what}; the {n} records read before it were taken back": (
+        "{what}; os {n} registros lidos antes foram desfeitos"
+    ),
 }
 """English message id -> pt-BR text (the same ``{fields}``)."""
 

@@ -54,8 +54,12 @@ def _stored_rows(store_path: Path) -> dict[str, int]:
 
 
 def test_every_refused_file_gives_its_message_exit_2_and_stores_nothing(
-    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    store_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("PONTUAL_LANG", "en")  # the messages as documented (their ids)
     # Generated, not committed: one line of 10 MB (no line break), as CSV and JSON lines.
     long_csv = tmp_path / "avl_single_line_of_10_mb.csv"
     long_csv.write_bytes(b"x" * (10 << 20))
@@ -105,9 +109,32 @@ def test_bad_records_are_quarantined_with_a_readable_reason(
     assert "quarentena: 4 registros" in capsys.readouterr().out
 
 
-def test_a_file_broken_past_its_first_chunk_leaves_nothing_of_this_run(
-    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_refusals_read_in_pt_br_by_default(
+    store_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    cases = {
+        "avl_latin1_not_utf8.csv": "não é texto UTF-8: o byte 0xe9 na posição 90 não pode ser lido",
+        "avl_trip_updates_feed_has_no_positions.pb": "um feed GTFS-Realtime TripUpdates "
+        "(3 atualizações de viagem, nenhuma posição de veículo)",
+        "avl_layout_unknown_columns.csv": "nenhuma coluna para vehicle_id, event_at, lat, lon",
+        "avl_duplicated_header_lat.csv": "o cabeçalho nomeia a(s) coluna(s) lat mais de uma vez",
+    }
+    said = []
+    for name, message in cases.items():
+        kind = name.split("_")[0]
+        assert main(["--store", str(store_path), "ingest", kind, str(BAD / name)]) == 2
+        said.append(" ".join(capsys.readouterr().err.split()))
+        assert message in said[-1], (name, said[-1])
+    assert "salve este mapeamento como vendor.toml e passe --map vendor.toml" in said[2]
+
+
+def test_a_file_broken_past_its_first_chunk_leaves_nothing_of_this_run(
+    store_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PONTUAL_LANG", "en")
     path = tmp_path / "avl_unclosed_quote_after_two_chunks.csv"
     rows = [f"10{i},2026-03-02T12:00:0{i}Z,-29.17,-51.52" for i in range(5)]
     path.write_text("vehicle_id,event_at,lat,lon\n" + "\n".join(rows[:2]) + "\n")
