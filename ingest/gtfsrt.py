@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import polars as pl
+from google.transit import gtfs_realtime_pb2 as rt
 
 from core.errors import InputError
 from gtfs.realtime import decode_feed, read_vehicle_positions
@@ -37,29 +38,85 @@ def to_avl_records(positions: pl.DataFrame, feed_timestamp_s: int) -> pl.DataFra
     )
 
 
-def read_vehicle_positions_file(path: Path) -> pl.DataFrame:
-    """A VehiclePositions `.pb` file as raw AVL records."""
+def count_feed_entities(feed: rt.FeedMessage) -> dict[str, int]:
+    """How many entities of each kind a feed holds: vehicle, trip_update, alert (and
+    `deleted`, those marked is_deleted)."""
+    counts = dict.fromkeys(("vehicle", "trip_update", "alert", "deleted"), 0)
+    for entity in feed.entity:
+        for kind in ("vehicle", "trip_update", "alert"):
+            if entity.HasField(kind):
+                counts[kind] += 1
+        counts["deleted"] += int(entity.is_deleted)
+    return counts
+
+
+def read_vehicle_positions_file(path: Path) -> tuple[pl.DataFrame, str | None]:
+    """A VehiclePositions `.pb` file as raw AVL records, and why it holds none (else None).
+
+    A feed of TripUpdates or Alerts only is refused (InputError, naming what it holds):
+    they carry no positions, and reading them as "0 records" would hide the mistake.
+    """
     feed = decode_feed(path.read_bytes(), source=str(path))
-    return to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
+    counts = count_feed_entities(feed)
+    if counts["vehicle"] == 0 and (counts["trip_update"] or counts["alert"]):
+        held = " and ".join(
+            f"{n:,} {name}".replace(",", " ")
+            for name, n in (("trip updates", counts["trip_update"]), ("alerts", counts["alert"]))
+            if n
+        )
+        feed_kind = "TripUpdates" if counts["trip_update"] else "Alerts"
+        raise InputError(
+            f"a GTFS-Realtime {feed_kind} feed ({held}, no vehicle positions): "
+            "it carries no vehicle positions, so it cannot be loaded as AVL",
+            where=str(path),
+            hint="give `ingest avl` the VehiclePositions feed of the same source "
+            "(TripUpdates are the vendor's predictions; `pontual serve` publishes Pontual's own)",
+        )
+    records = to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
+    why_empty = None
+    if records.height == 0:
+        why_empty = (
+            f"the GTFS-Realtime feed holds no entities (header timestamp {feed.header.timestamp})"
+            if len(feed.entity) == 0
+            else f"the feed's {len(feed.entity)} entities hold no vehicle position"
+        )
+    return records, why_empty
+
+
+# The longest wait between two tries of a failing feed URL, s.
+MAX_BACKOFF_S = 300.0
 
 
 def poll_vehicle_positions(
-    url: str, interval_s: float, n_polls: int | None = None, timeout_s: float = 30.0
+    url: str,
+    interval_s: float,
+    n_polls: int | None = None,
+    timeout_s: float = 30.0,
+    on_error: Callable[[str, float], None] | None = None,
 ) -> Iterator[pl.DataFrame]:
     """Fetch a VehiclePositions URL every `interval_s` seconds (forever when n_polls is None).
 
-    Yields one frame of raw AVL records per poll; a poll that fails is an InputError.
+    Yields one frame of raw AVL records per poll. A poll that fails (network, HTTP error, not
+    a feed) never stops the poller: it is reported to `on_error(message, wait_s)` and retried
+    after a backoff that doubles from `interval_s` up to `MAX_BACKOFF_S` (each try counts
+    towards `n_polls`); the first good poll resets it.
     """
-    done = 0
+    done = failures = 0
     while n_polls is None or done < n_polls:
         started = time.monotonic()
+        wait = interval_s
         try:
             with urllib.request.urlopen(url, timeout=timeout_s) as response:
                 data = response.read()
-        except (urllib.error.URLError, OSError) as exc:
-            raise InputError(f"cannot fetch the feed: {exc}", where=url) from exc
-        feed = decode_feed(data, source=url)
-        yield to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
+            feed = decode_feed(data, source=url)
+        except (urllib.error.URLError, OSError, InputError) as exc:
+            failures += 1
+            wait = min(max(interval_s, 1.0) * 2 ** (failures - 1), MAX_BACKOFF_S)
+            if on_error is not None:
+                on_error(f"cannot fetch the feed ({url}): {exc}", wait)
+        else:
+            failures = 0
+            yield to_avl_records(read_vehicle_positions(feed), feed.header.timestamp)
         done += 1
         if n_polls is None or done < n_polls:
-            time.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+            time.sleep(max(0.0, wait - (time.monotonic() - started)))

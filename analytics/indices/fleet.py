@@ -183,7 +183,7 @@ def compute_fleet_days(
     registered = compute_registered_per_day(vehicles, days.select("service_date").unique())
     total = pl.col("route_id") == OPERATOR_TOTAL
     reserve = pl.col("n_vehicles_registered") - req
-    return (
+    out = (
         days.join(registered, on=["service_date", "operator_id"], how="left")
         .with_columns(
             pl.when(total)
@@ -205,6 +205,19 @@ def compute_fleet_days(
         )
         .sort("service_date", "operator_id", "route_id")
     )
+    if vehicles.height == 0:
+        # No fleet register: the reserve is not evaluated (null), never "0 registered, a
+        # reserve of minus the required fleet", and nothing is suggested from it.
+        unknown = (
+            "n_vehicles_registered",
+            "n_reserve",
+            "n_reserve_min",
+            "n_reserve_max",
+            "reserve_ratio",
+            "is_reserve_ok",
+        )
+        out = out.with_columns(pl.lit(None, dtype=out.schema[c]).alias(c) for c in unknown)
+    return out
 
 
 def compute_registered_per_day(vehicles: pl.DataFrame, dates: pl.DataFrame) -> pl.DataFrame:
@@ -471,11 +484,13 @@ def compute_fleet_day_indicators(fleet_days: pl.DataFrame, period: Period) -> pl
     total = fleet_days.filter(pl.col("route_id") == OPERATOR_TOTAL)
     wide = total.group_by(pl.col("operator_id").alias("scope_id")).agg(
         pl.lit("operator").alias("scope"),
-        (~pl.col("is_reserve_ok")).sum().alias("n_reserve_below"),
+        # Null (not evaluated) when no day had a register to judge the reserve by.
+        pl.when(pl.col("is_reserve_ok").is_not_null().any())
+        .then((~pl.col("is_reserve_ok")).sum())
+        .alias("n_reserve_below"),
         # CGS art. 23 caps the reserve at 15 %: days above the cap (none without a cap)
-        (pl.col("n_reserve") > pl.col("n_reserve_max"))
-        .fill_null(False)
-        .sum()
+        pl.when(pl.col("is_reserve_ok").is_not_null().any())
+        .then((pl.col("n_reserve") > pl.col("n_reserve_max")).fill_null(False).sum())
         .alias("n_reserve_above"),
         pl.col("is_grave_cut").sum().alias("n_grave"),
         pl.col("is_cut_over_limit").sum().alias("n_cut"),

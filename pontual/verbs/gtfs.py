@@ -139,8 +139,7 @@ def run_load(args: argparse.Namespace, ctx: Context) -> int:
             print_issues(ctx, exc.issues)
             raise
     elapsed = time.perf_counter() - t0
-    if not ctx.settings.quiet:
-        print_issues(ctx, result.warnings)
+    print_issues(ctx, result.warnings)  # data warnings (stderr): --quiet does not hide them
     if not result.is_new:
         ctx.say(f"feed {result.feed_id} is already loaded (same content): nothing to do")
         return 0

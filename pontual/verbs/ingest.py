@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from core.errors import ConfigError
+from core.errors import ConfigError, InputError, PontualError
 from core.settings import hash_key
 from ingest.kinds import KIND_TABLES
 from pontual.context import Context
+from pontual.messages import gettext, translate
 
 if TYPE_CHECKING:
+    from core.store import Store
     from ingest.writing import IngestCounts
 
 
@@ -38,6 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         k.add_argument("--max-speed-m-s", type=float, help="highest believable speed, m/s")
         k.add_argument("--stale-fix-max-age-s", type=float, help="Olho Vivo: oldest fix kept, s")
         k.add_argument(
+            "--min-event-year",
+            type=int,
+            help="records dated before 1 January of this year are refused (default 2000)",
+        )
+        k.add_argument(
             "--accept-unknown-vehicles",
             action="store_true",
             default=None,
@@ -56,13 +63,64 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _say_counts(ctx: Context, name: str, counts: IngestCounts) -> None:
+    """The per-file summary line (hidden by --quiet)."""
     ctx.say(
-        f"{name}: {counts.n_read} lidos, {counts.n_accepted} aceitos, "
-        f"{counts.n_duplicate} duplicados, {counts.n_quarantined} em quarentena"
+        gettext(
+            "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
+            "{n_quarantined} quarantined",
+            name=name,
+            n_read=counts.n_read,
+            n_accepted=counts.n_accepted,
+            n_duplicate=counts.n_duplicate,
+            n_quarantined=counts.n_quarantined,
+        )
     )
 
 
+def _warn(ctx: Context, text: str) -> None:
+    """A data warning: always on stderr, --quiet or not."""
+    ctx.err.print(gettext("warning: {text}", text=translate(text)), highlight=False, markup=False)
+
+
+def _say_reasons(ctx: Context, store: Store, name: str, source: str, n_top: int = 5) -> None:
+    """The file's quarantined records by reason (the top `n_top`), each with an example record
+    (its line or key and its text); hidden by --quiet."""
+    if ctx.settings.quiet:
+        return
+    from rich.table import Table as RichTable
+
+    top = store.query(
+        "SELECT reason, count(*) AS n, arg_min(record_key, quarantined_at) AS key, "
+        "arg_min(raw_record, quarantined_at) AS example FROM quarantine WHERE source = ? "
+        f"GROUP BY reason ORDER BY n DESC, reason LIMIT {int(n_top)}",
+        [source],
+    )
+    if top.height == 0:
+        return
+    view = RichTable(title=gettext("quarantined in {name}, by reason", name=name))
+    view.add_column(gettext("reason"), overflow="fold")
+    view.add_column(gettext("records"), justify="right")
+    view.add_column(gettext("example"), overflow="fold")
+    for reason, n, key, example in top.iter_rows():
+        view.add_row(reason, str(n), gettext("record {key}", key=key) + f": {example[:100]}")
+    ctx.console.print(view)
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    """`pontual ingest KIND`; a refusal's text (English, from ingest/) in the catalogue's
+    language."""
+    try:
+        return _run(args, ctx)
+    except PontualError as exc:
+        exc.what = translate(exc.what)
+        exc.args = (exc.what,)
+        exc.hint = translate(exc.hint) if exc.hint else None
+        raise
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> int:
+    from pathlib import Path
+
     from ingest.files import ingest_file
     from ingest.gtfsrt import poll_vehicle_positions
     from ingest.options import build_options
@@ -76,6 +134,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         bbox_margin_m=args.bbox_margin_m,
         max_speed_m_s=args.max_speed_m_s,
         stale_fix_max_age_s=args.stale_fix_max_age_s,
+        min_event_year=args.min_event_year,
         accept_unknown_vehicles=args.accept_unknown_vehicles,
     )
     url = getattr(args, "url", None)
@@ -86,6 +145,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     profile = ctx.profile
     key = hash_key(ctx.settings, create=True) if args.kind == "fares" else None
     total = IngestCounts()
+    warned: set[str] = set()
+
+    def warn_new(notes: tuple[str, ...]) -> None:
+        for note in notes:
+            if note not in warned:
+                warned.add(note)
+                _warn(ctx, note)
+
     with ctx.store() as store:
         for name in ctx.progress(args.files, f"ingest {args.kind}", total=len(args.files)):
             counts = ingest_file(
@@ -99,16 +166,38 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 vehicle_id=getattr(args, "vehicle", None),
             )
             _say_counts(ctx, name, counts)
+            _say_reasons(ctx, store, name, str(Path(name).resolve()))
+            warn_new(counts.notes)
             total = total + counts
         if url:
             tz = options.source_tz or profile.general.timezone.value
             opts = options.model_copy(update={"source_tz": tz})
-            for batch in poll_vehicle_positions(url, args.interval_s, args.polls):
+
+            def report_failure(message: str, wait_s: float) -> None:
+                text = gettext(
+                    "cannot fetch the feed ({url}): {error}; next try in {wait_s} s",
+                    url=url,
+                    error=message.split(": ", 1)[-1],
+                    wait_s=f"{wait_s:g}",
+                )
+                ctx.err.print(gettext("warning: {text}", text=text), highlight=False, markup=False)
+
+            polls = poll_vehicle_positions(
+                url, args.interval_s, args.polls, on_error=report_failure
+            )
+            n_fetched = 0
+            for batch in polls:
+                n_fetched += 1
                 counts = write_avl_records(store, batch, source=url, options=opts)
                 _say_counts(ctx, url, counts)
+                warn_new(counts.notes)
                 total = total + counts
-    for note in total.notes:
-        ctx.say(f"aviso: {note}")
+            if n_fetched == 0:  # only a bounded run (--polls) ends; it fetched nothing
+                raise InputError(
+                    f"cannot fetch the feed: all {args.polls} tries failed",
+                    where=url,
+                    hint="check the URL and the network (each failure is shown above)",
+                )
     if len(args.files) > 1:
         _say_counts(ctx, "total", total)
     return 0
@@ -129,9 +218,9 @@ def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
             params,
         )
         total = store.query(f"SELECT count(*) AS n FROM quarantine {where}", params)["n"][0]
-    view = RichTable(title=f"quarentena: {total} registros")
-    for name in ("origem", "registro", "tabela", "campo", "motivo", "original"):
-        view.add_column(name, overflow="fold")
+    view = RichTable(title=gettext("quarantine: {n} records", n=total))
+    for name in ("source", "record", "table", "field", "reason", "original"):
+        view.add_column(gettext(name), overflow="fold")
     for row in rows.iter_rows():
         view.add_row(*[("" if v is None else str(v))[:120] for v in row])
     if not ctx.settings.quiet:

@@ -14,9 +14,13 @@ from tests.conftest import FIXTURES
 def test_ingest_avl_prints_counts_and_quarantine_lists(store_path: Path, capsys) -> None:
     csv = str(FIXTURES / "ingest" / "avl_bad_lines.csv")
     assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0
-    out = " ".join(capsys.readouterr().out.split())  # rich wraps lines
+    captured = capsys.readouterr()
+    out = " ".join(captured.out.split())  # rich wraps lines
     assert "13 lidos, 3 aceitos, 1 duplicados, 9 em quarentena" in out
-    assert "no GTFS stops loaded" in out
+    # The per-file table of reasons, each with an example record.
+    assert "em quarentena em" in out and "lat outside -90..90 degrees" in out
+    assert "registro 6:" in out
+    assert "aviso: nenhuma parada GTFS carregada" in " ".join(captured.err.split())
     assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0
     assert "0 aceitos, 4 duplicados, 9 em quarentena" in " ".join(capsys.readouterr().out.split())
     assert main(["--store", str(store_path), "quarantine", "--source", "avl_bad"]) == 0
@@ -60,3 +64,39 @@ def test_times_of_a_clock_never_set_are_quarantined(store_path: Path, capsys) ->
     with Store.open(store_path) as store:
         reasons = store.query("SELECT DISTINCT reason FROM quarantine")["reason"].to_list()
     assert reasons == ["event_at before 2000: a clock that was never set"]
+
+
+def test_quiet_hides_the_summary_never_the_warnings(store_path: Path, capsys) -> None:
+    csv = str(FIXTURES / "bad" / "avl_aliases_ts_epoch_seconds.csv")
+    assert main(["--quiet", "--store", str(store_path), "ingest", "avl", csv]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = " ".join(captured.err.split())
+    assert "aviso: colunas reconhecidas pelos nomes usuais: ts -> event_at" in err
+    assert "aviso: horários lidos como segundos desde 1970 (epoch)" in err
+    assert "cadastro de frota vazio" in err
+
+
+def test_english_by_setting(store_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PONTUAL_LANG", "en")
+    csv = str(FIXTURES / "bad" / "avl_header_only_no_records.csv")
+    assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0
+    captured = capsys.readouterr()
+    assert "0 read, 0 stored, 0 duplicate, 0 quarantined" in " ".join(captured.out.split())
+    err = " ".join(captured.err.split())
+    assert "warning: no records read: the file has a header line and no records" in err
+
+
+def test_every_catalogue_message_keeps_its_fields_in_pt_br() -> None:
+    import re
+
+    from pontual.messages import CATALOGUE, translate
+
+    for msgid, text in CATALOGUE.items():
+        assert sorted(re.findall(r"\{(\w+)\}", msgid)) == sorted(re.findall(r"\{(\w+)\}", text))
+    # A note made in English below the CLI comes out in pt-BR, its fields translated too.
+    assert (
+        translate("times read as epoch seconds")
+        == "horários lidos como segundos desde 1970 (epoch)"
+    )
+    assert translate("an unknown text") == "an unknown text"

@@ -117,5 +117,21 @@ def test_a_feed_that_cannot_be_fetched_is_a_clear_error(store_path: Path, capsys
     with FeedServer([None]) as server:
         assert _poll(store_path, server.url, polls=2, interval_s=0.1) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "cannot fetch the feed" in err and "404" in err and server.url in err
+    # Each failure is reported and retried; a bounded run that fetched nothing exits 2.
+    assert err.count("não foi possível buscar o feed") == 2 and "404" in err
+    assert "cannot fetch the feed: all 2 tries failed" in err and server.url in err
     assert "Traceback" not in err
+
+
+def test_a_failing_feed_url_is_retried_with_backoff_and_reported(store_path: Path, capsys) -> None:
+    from gtfs.realtime import encode_feed, new_feed
+
+    good = encode_feed(new_feed(1772452800))
+    # Two failures (404, then not a feed), then the feed: the poller goes on.
+    with FeedServer([None, b"not a feed", good]) as server:
+        assert _poll(store_path, server.url, polls=3, interval_s=0.2) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.count("não foi possível buscar o feed") == 2
+    assert "nova tentativa em 1 s" in err and "nova tentativa em 2 s" in err
+    gaps = [b - a for a, b in zip(server.requested_at, server.requested_at[1:], strict=False)]
+    assert len(gaps) == 2 and 0.9 < gaps[0] < 1.8 and 1.9 < gaps[1] < 2.9  # doubling backoff

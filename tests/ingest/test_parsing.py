@@ -48,9 +48,9 @@ def test_json_lines_that_are_not_json_are_quarantined_as_such(store_path: Path) 
             "SELECT record_key, field, reason, raw_record FROM quarantine ORDER BY record_key::INT"
         )
         assert q.select("record_key", "field", "reason").rows() == [
-            ("2", None, "not valid JSON (line 2): expected one JSON object a line"),
-            ("3", None, "not valid JSON (line 3): expected one JSON object a line"),
-            ("4", None, "not a JSON object (line 4): expected one object a line"),
+            ("2", None, "not valid JSON: expected one JSON object a line"),
+            ("3", None, "not valid JSON: expected one JSON object a line"),
+            ("4", None, "not a JSON object: expected one object a line"),
             # A JSON object without the field is read; its field is missing.
             ("5", "vehicle_id", "missing vehicle_id"),
         ]

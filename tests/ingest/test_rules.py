@@ -82,7 +82,12 @@ def test_unknown_vehicles_need_explicit_acceptance(store_path: Path) -> None:
         ),
         ("passenger_counts.csv", "counts", 1, ["n_alightings negative"]),
         ("iqs_surveys_year_before_2000.csv", "surveys", 1, ["period year outside 2000"] * 3),
-        ("avl_lines.jsonl", "avl", 2, ["not valid JSON (line 3)", "cannot read lat as a number"]),
+        (
+            "avl_lines.jsonl",
+            "avl",
+            2,
+            ["not valid JSON: expected one JSON object a line", "cannot read lat as a number"],
+        ),
     ],
 )
 def test_small_inputs(
