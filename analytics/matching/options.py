@@ -8,6 +8,10 @@ on real traces (see tests/analytics), and documented here once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -85,3 +89,34 @@ class MatchOptions:
 
 
 DEFAULT_OPTIONS = MatchOptions()
+
+
+@dataclass(frozen=True)
+class GapCredit:
+    """When the distance across a GPS silence inside a run is credited to it (issue 16, item 3):
+    the profile's `[evidence]` values `gap_credit_max_s`, `gap_credit_min_speed_m_s` and
+    `gap_credit_max_speed_m_s` (what counts as evidence is the regulator's call, not the
+    method's). A silence is credited when the fixes on both sides lie on the run's shape,
+    progress across it is forward, it lasts at most `max_s` and the implied speed along the
+    shape lies between the two speeds (`analytics.matching.stretches`)."""
+
+    max_s: float
+    """longest silence credited, seconds"""
+    min_speed_m_s: float
+    """slowest implied speed across it credited, m/s"""
+    max_speed_m_s: float
+    """fastest implied speed across it credited, m/s"""
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> GapCredit:
+        ev = profile.evidence
+        return cls(
+            float(ev.gap_credit_max_s.value),
+            float(ev.gap_credit_min_speed_m_s.value),
+            float(ev.gap_credit_max_speed_m_s.value),
+        )
+
+
+ANY_GAP = GapCredit(float("inf"), 0.0, float("inf"))
+"""Every silence inside a run credited, whatever its length or speed: the partition step's
+default where no profile judges the runs (the live engine only follows where a vehicle is)."""
