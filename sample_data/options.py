@@ -55,6 +55,12 @@ class SimulationOptions:
     # this or from the outages above, is recorded in truth/avl_silences.parquet.
     mid_route_silence_rate: float = 0.0
     mid_route_silence_s: tuple[float, float] = (300.0, 900.0)
+    # Halts off the stop point (issue 16, item 4): on this share of the dwells at a trip's
+    # intermediate stops the bus stands `halt_offset_m` metres short of or past the stop's
+    # point (either side, uniform), as real buses do behind another bus or at a long bay.
+    # Truth arrival/departure are the halt's start and end. Off by default; own random stream.
+    halt_offset_rate: float = 0.0
+    halt_offset_m: tuple[float, float] = (5.0, 30.0)
     clock_skew_vehicle_rate: float = 0.05
     clock_skew_s: tuple[float, float] = (45.0, 180.0)
     power_on_before_s: int = 300

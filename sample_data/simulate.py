@@ -39,7 +39,13 @@ from sample_data.operation import assign_operation, build_trip_days, midnight_ep
 from sample_data.options import SimulationOptions, SimulationSummary
 from sample_data.records import build_cost_per_km, build_iqs_surveys, build_population, months_of
 from sample_data.timetable import Timetable, build_timetable, count_blocks, service_dates
-from sample_data.trajectory import build_legs, build_paths, build_plan, compute_times
+from sample_data.trajectory import (
+    add_halt_offsets,
+    build_legs,
+    build_paths,
+    build_plan,
+    compute_times,
+)
 
 SILENCE_TRUTH_MIN_S = 300.0
 """truth/avl_silences.parquet records every silence of the units at least this long (5 min,
@@ -143,6 +149,7 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     loads = compute_loads(plan.filter(pl.col("visited")), rides)
     pidx = build_paths(tt, stops, opts, trips)
     seq, visits = compute_times(trips, plan, loads, pidx, opts, early_s, late_s)
+    visits = add_halt_offsets(visits, opts)
     legs, pieces = build_legs(seq, visits, pidx, opts)
 
     # --- truth ---------------------------------------------------------------------------
@@ -243,6 +250,8 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
             "vehicle_id",
             arrived_at=_utc("arrived"),
             departed_at=_utc("departed"),
+            # metres the bus stood past (+) or short of (-) the stop's point in its dwell
+            halt_offset_m=pl.col("halt_m").round(1),
         ),
         "truth/stop_visits.parquet",
     )

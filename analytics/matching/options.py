@@ -39,7 +39,10 @@ class MatchOptions:
     terminal_radius_m: float = 100.0
     """geofence around a shape's first and last point (Rio Viagens 2.0 uses 100 m)"""
     stop_radius_m: float = 50.0
-    """a stop visit is observed when a ping lies within this along-shape distance, else interpolated"""
+    """a stop's zone: this along-shape distance before and after it (never past half the way
+    to the trip's previous or next stop). A visit is observed when a ping lies in it, else
+    interpolated; the bus arrives at its first fix in the zone and leaves from its last one
+    (`stop_visits._zone_targets`): a halt a few metres off the point keeps its dwell"""
     clearance_m: float = 25.0
     """progress past a stop that shows the vehicle has left it (about three GPS sigmas)"""
     backward_break_m: float = 60.0
