@@ -260,7 +260,8 @@ def drop_silences(rep: pl.DataFrame, silences: pl.DataFrame) -> pl.DataFrame:
 def find_trip_silences(rep: pl.DataFrame, trips: pl.DataFrame, min_s: float) -> pl.DataFrame:
     """The silences of at least `min_s` between consecutive fixes the units sent (`rep`:
     piece, t_true) that lie inside a trip's run (`trips`: piece, trip_id, actual_start,
-    arrival): trip_id, start_s (last fix before), end_s (first fix after), silence_s."""
+    arrival, service_date): service_date, trip_id, start_s (last fix before), end_s (first
+    fix after), silence_s."""
     fixes = rep.select("piece", "t_true").unique().sort("piece", "t_true")
     gaps = fixes.with_columns(
         pl.col("t_true").shift(1).over("piece").alias("start_s"),
@@ -271,6 +272,7 @@ def find_trip_silences(rep: pl.DataFrame, trips: pl.DataFrame, min_s: float) -> 
             (pl.col("start_s") >= pl.col("actual_start")) & (pl.col("t_true") <= pl.col("arrival"))
         )
         .select(
+            "service_date",
             "trip_id",
             "start_s",
             pl.col("t_true").alias("end_s"),

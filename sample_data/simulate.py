@@ -492,6 +492,7 @@ def _write_avl(
     # a broken-down trip is not run to its end: no arrival
     run_to_end = seq.select(
         "piece",
+        "service_date",
         "trip_id",
         "actual_start",
         pl.when(pl.col("break_time").is_null()).then(pl.col("arrival")).alias("arrival"),
@@ -599,15 +600,23 @@ def _write_avl(
     pl.concat(
         silent_trips
         or [
-            pl.DataFrame(schema={"trip_id": pl.String, "start_s": pl.Float64, "end_s": pl.Float64})
+            pl.DataFrame(
+                schema={
+                    "service_date": pl.Date,
+                    "trip_id": pl.String,
+                    "start_s": pl.Float64,
+                    "end_s": pl.Float64,
+                }
+            )
         ],
         how="diagonal_relaxed",
     ).select(
+        "service_date",
         "trip_id",
         _utc("start_s").alias("last_fix_at"),
         _utc("end_s").alias("next_fix_at"),
         (pl.col("end_s") - pl.col("start_s")).round(0).cast(pl.Int32).alias("silence_s"),
-    ).sort("trip_id", "last_fix_at").write_parquet(
+    ).sort("service_date", "trip_id", "last_fix_at").write_parquet(
         out_dir / "truth" / "avl_silences.parquet", compression=opts.compression, statistics=False
     )
     return n_total
