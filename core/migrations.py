@@ -99,6 +99,15 @@ MIGRATIONS += (
     Migration(
         7, "hash_key_fingerprints: the card-hashing key a store uses", ("hash_key_fingerprints",)
     ),
+    # the next free number on this branch; renumber at merge
+    Migration(
+        10,
+        "trip_outcomes: GPS silences credited inside a run (gps_gap_s, gps_gap_m)",
+        sql=(
+            "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_gap_s INTEGER",
+            "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_gap_m DOUBLE",
+        ),
+    ),
 )
 
 

@@ -385,6 +385,9 @@ class Evidence(Section):
     inspection_margin_s: Annotated[Seconds, Spec("s", 0, 3600)]
     unobserved_departure_max_uncertainty_s: Annotated[Seconds, Spec("s", 0, 3600)]
     provisional_below_evaluated_share: Annotated[Ratio, Spec("ratio", 0, 1)]
+    gap_credit_max_s: Annotated[Seconds, Spec("s", 0, 7200)]
+    gap_credit_min_speed_m_s: Annotated[Cited[float], Spec("m/s", 0, 50)]
+    gap_credit_max_speed_m_s: Annotated[Cited[float], Spec("m/s", 0, 50)]
 
     @field_validator("counted_as_run", mode="after")
     @classmethod

@@ -224,3 +224,58 @@ def drop_dark(rep: pl.DataFrame, dark: pl.DataFrame) -> pl.DataFrame:
     hit_f = key.join(f, on="operator_id").filter(pl.col("t_true").is_between("start_s", "end_s"))
     gone = pl.concat([hit_v.select("_i"), hit_f.select("_i")])["_i"]
     return rep.with_row_index("_i").filter(~pl.col("_i").is_in(gone.implode())).drop("_i")
+
+
+def build_mid_route_silences(trips: pl.DataFrame, opts: SimulationOptions) -> pl.DataFrame:
+    """Silences drawn on the trips run end to end (option `mid_route_silence_rate`): piece,
+    start_s, end_s (Unix s), inside the trip's run at least 60 s clear of its departure and
+    arrival. `trips`: piece, trip_id, actual_start, arrival (null: not run to the end)."""
+    rng = np.random.default_rng([opts.seed, 7020])
+    run = trips.filter(pl.col("arrival").is_not_null() & pl.col("piece").is_not_null()).sort(
+        "trip_id"
+    )
+    length = rng.uniform(*opts.mid_route_silence_s, run.height)
+    room = (run["arrival"] - run["actual_start"]).to_numpy() - 120.0 - length
+    pick = (rng.random(run.height) < opts.mid_route_silence_rate) & (room > 0)
+    start = run["actual_start"].to_numpy() + 60.0 + rng.random(run.height) * np.maximum(room, 0)
+    return pl.DataFrame({"piece": run["piece"], "start_s": start, "end_s": start + length}).filter(
+        pl.Series(pick)
+    )
+
+
+def drop_silences(rep: pl.DataFrame, silences: pl.DataFrame) -> pl.DataFrame:
+    """`rep` (reported pings with piece, t_true) less the fixes inside `silences`
+    (`build_mid_route_silences`)."""
+    if silences.height == 0:
+        return rep
+    hit = (
+        rep.select("piece", "t_true")
+        .with_row_index("_i")
+        .join(silences, on="piece")
+        .filter(pl.col("t_true").is_between("start_s", "end_s"))["_i"]
+    )
+    return rep.with_row_index("_i").filter(~pl.col("_i").is_in(hit.implode())).drop("_i")
+
+
+def find_trip_silences(rep: pl.DataFrame, trips: pl.DataFrame, min_s: float) -> pl.DataFrame:
+    """The silences of at least `min_s` between consecutive fixes the units sent (`rep`:
+    piece, t_true) that lie inside a trip's run (`trips`: piece, trip_id, actual_start,
+    arrival, service_date): service_date, trip_id, start_s (last fix before), end_s (first
+    fix after), silence_s."""
+    fixes = rep.select("piece", "t_true").unique().sort("piece", "t_true")
+    gaps = fixes.with_columns(
+        pl.col("t_true").shift(1).over("piece").alias("start_s"),
+    ).filter((pl.col("t_true") - pl.col("start_s")) >= min_s)
+    return (
+        gaps.join(trips.drop_nulls("arrival"), on="piece")
+        .filter(
+            (pl.col("start_s") >= pl.col("actual_start")) & (pl.col("t_true") <= pl.col("arrival"))
+        )
+        .select(
+            "service_date",
+            "trip_id",
+            "start_s",
+            pl.col("t_true").alias("end_s"),
+            (pl.col("t_true") - pl.col("start_s")).alias("silence_s"),
+        )
+    )

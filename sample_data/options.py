@@ -48,6 +48,19 @@ class SimulationOptions:
     dark_vehicle_day_rate: float = 0.0
     feed_outages_per_day: int = 0
     feed_outage_duration_s: tuple[float, float] = (5400.0, 10800.0)
+    # Mid-route silences (issue 16, item 3): on this share of the trips run end to end the
+    # unit sends nothing for a while between its departure and its arrival (5 to 15 min, at
+    # least a minute clear of both terminals). Off by default (the default outputs stay as
+    # they were); their own random stream. Every silence of 5 min or more inside a trip, from
+    # this or from the outages above, is recorded in truth/avl_silences.parquet.
+    mid_route_silence_rate: float = 0.0
+    mid_route_silence_s: tuple[float, float] = (300.0, 900.0)
+    # Halts off the stop point (issue 16, item 4): on this share of the dwells at a trip's
+    # intermediate stops the bus stands `halt_offset_m` metres short of or past the stop's
+    # point (either side, uniform), as real buses do behind another bus or at a long bay.
+    # Truth arrival/departure are the halt's start and end. Off by default; own random stream.
+    halt_offset_rate: float = 0.0
+    halt_offset_m: tuple[float, float] = (5.0, 30.0)
     clock_skew_vehicle_rate: float = 0.05
     clock_skew_s: tuple[float, float] = (45.0, 180.0)
     power_on_before_s: int = 300

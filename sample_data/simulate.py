@@ -21,7 +21,15 @@ from core.errors import ConfigError
 from core.instants import to_utc_instant
 from core.profile import load_profile
 from core.tables.observed import INCIDENTS
-from sample_data.avl import build_dark_windows, build_true_pings, drop_dark, to_reported_pings
+from sample_data.avl import (
+    build_dark_windows,
+    build_mid_route_silences,
+    build_true_pings,
+    drop_dark,
+    drop_silences,
+    find_trip_silences,
+    to_reported_pings,
+)
 from sample_data.demand import build_fares, build_journeys, compute_loads
 from sample_data.fleet import GROUP, build_fleet
 from sample_data.from_feed import build_feed_network, write_feed_files
@@ -31,7 +39,17 @@ from sample_data.operation import assign_operation, build_trip_days, midnight_ep
 from sample_data.options import SimulationOptions, SimulationSummary
 from sample_data.records import build_cost_per_km, build_iqs_surveys, build_population, months_of
 from sample_data.timetable import Timetable, build_timetable, count_blocks, service_dates
-from sample_data.trajectory import build_legs, build_paths, build_plan, compute_times
+from sample_data.trajectory import (
+    add_halt_offsets,
+    build_legs,
+    build_paths,
+    build_plan,
+    compute_times,
+)
+
+SILENCE_TRUTH_MIN_S = 300.0
+"""truth/avl_silences.parquet records every silence of the units at least this long (5 min,
+issue 16) between the departure and the arrival of a trip run to its end"""
 
 AVL_COLUMNS = (
     "vehicle_id",
@@ -131,6 +149,7 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
     loads = compute_loads(plan.filter(pl.col("visited")), rides)
     pidx = build_paths(tt, stops, opts, trips)
     seq, visits = compute_times(trips, plan, loads, pidx, opts, early_s, late_s)
+    visits = add_halt_offsets(visits, opts)
     legs, pieces = build_legs(seq, visits, pidx, opts)
 
     # --- truth ---------------------------------------------------------------------------
@@ -231,6 +250,8 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
             "vehicle_id",
             arrived_at=_utc("arrived"),
             departed_at=_utc("departed"),
+            # metres the bus stood past (+) or short of (-) the stop's point in its dwell
+            halt_offset_m=pl.col("halt_m").round(1),
         ),
         "truth/stop_visits.parquet",
     )
@@ -388,7 +409,13 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
 
     # --- AVL, in chunks of vehicles --------------------------------------------------------------
     n_pings = _write_avl(pieces, legs, pidx, fleet, breakdowns, seq, opts, out_dir, text_end_s)
-    files += ["avl.parquet", "avl.csv", "avl_mqtt.jsonl", "truth/avl_units.parquet"]
+    files += [
+        "avl.parquet",
+        "avl.csv",
+        "avl_mqtt.jsonl",
+        "truth/avl_units.parquet",
+        "truth/avl_silences.parquet",
+    ]
 
     readme = resources.files("sample_data").joinpath("README.md").read_text(encoding="utf-8")
     (out_dir / "README.md").write_text(_readme_header(opts, dates) + readme, encoding="utf-8")
@@ -462,6 +489,16 @@ def _write_avl(
         "vehicle_id", code_at=pl.col("occurred_at").dt.epoch("us").cast(pl.Float64) / 1e6 + 60.0
     )
     trip_of = seq.select("piece", "actual_start", "arrival", "trip_id")
+    # a broken-down trip is not run to its end: no arrival
+    run_to_end = seq.select(
+        "piece",
+        "service_date",
+        "trip_id",
+        "actual_start",
+        pl.when(pl.col("break_time").is_null()).then(pl.col("arrival")).alias("arrival"),
+    )
+    silences = build_mid_route_silences(run_to_end, opts)
+    silent_trips: list[pl.DataFrame] = []
     vehicle_order = pieces.select("vehicle_id").unique().sort("vehicle_id").with_row_index("vno")
     pcs = pieces.join(vehicle_order, on="vehicle_id").with_columns(
         chunk=pl.col("vno") // opts.vehicle_chunk
@@ -477,6 +514,8 @@ def _write_avl(
             pc = pcs.filter(pl.col("chunk") == chunk_no)
             true = build_true_pings(pc, legs, paths, opts.ping_interval_s, opts.seed + chunk_no)
             rep = drop_dark(to_reported_pings(true, pc, skew, opts, chunk_no), dark)
+            rep = drop_silences(rep, silences)
+            silent_trips.append(find_trip_silences(rep, run_to_end, SILENCE_TRUTH_MIN_S))
             if codes.height:
                 tagged = (
                     rep.select("vehicle_id", "t_true")
@@ -558,6 +597,28 @@ def _write_avl(
                 ).write_ndjson(mqtt_f)
     if writer is not None:
         writer.close()
+    pl.concat(
+        silent_trips
+        or [
+            pl.DataFrame(
+                schema={
+                    "service_date": pl.Date,
+                    "trip_id": pl.String,
+                    "start_s": pl.Float64,
+                    "end_s": pl.Float64,
+                }
+            )
+        ],
+        how="diagonal_relaxed",
+    ).select(
+        "service_date",
+        "trip_id",
+        _utc("start_s").alias("last_fix_at"),
+        _utc("end_s").alias("next_fix_at"),
+        (pl.col("end_s") - pl.col("start_s")).round(0).cast(pl.Int32).alias("silence_s"),
+    ).sort("service_date", "trip_id", "last_fix_at").write_parquet(
+        out_dir / "truth" / "avl_silences.parquet", compression=opts.compression, statistics=False
+    )
     return n_total
 
 

@@ -378,11 +378,30 @@ def compute_times(
     return seq, visits
 
 
+def add_halt_offsets(visits: pl.DataFrame, opts: SimulationOptions) -> pl.DataFrame:
+    """`visits` (of `compute_times`) with `halt_m`: metres the bus stands past (+) or short of
+    (-) the stop's point during its dwell (option `halt_offset_rate`); 0 at the trip's first
+    and last stop, at a stop passed without a dwell and on a detour (its own path)."""
+    rng = np.random.default_rng([opts.seed, 6020])
+    visits = visits.sort("tkey", "stop_sequence")
+    n = visits.height
+    size = rng.uniform(*opts.halt_offset_m, n) * rng.choice([-1.0, 1.0], n)
+    pick = rng.random(n) < opts.halt_offset_rate
+    inner = visits.select(
+        (pl.col("stop_sequence") > pl.col("stop_sequence").min().over("tkey"))
+        & (pl.col("stop_sequence") < pl.col("stop_sequence").max().over("tkey"))
+        & (pl.col("departed") > pl.col("arrived"))
+        & ~pl.col("is_detour")
+    ).to_series()
+    return visits.with_columns(pl.Series("halt_m", np.where(pick & inner.to_numpy(), size, 0.0)))
+
+
 def build_legs(
     seq: pl.DataFrame, visits: pl.DataFrame, pidx: PathIndex, opts: SimulationOptions
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Legs of every piece, and the pieces (piece, vehicle_id, operator_id, service_date,
-    on_s, off_s: the unit's power window, Unix s)."""
+    on_s, off_s: the unit's power window, Unix s). `visits` carry `halt_m`
+    (`add_halt_offsets`): where the bus stands during each dwell."""
     shape_path = pl.col("shape_id").replace_strict(pidx.shape_path, return_dtype=pl.Int64)
     detour_path = pl.col("shape_id").replace_strict(pidx.detour_path, return_dtype=pl.Int64)
     extra = pl.col("shape_id").replace_strict(pidx.detour_extra_m, return_dtype=pl.Float64)
@@ -396,6 +415,7 @@ def build_legs(
             .otherwise(pl.col("dist_m")),
         )
     )
+    v = v.with_columns(pl.col("d") + pl.col("halt_m"))
     trip_legs = (
         v.with_columns(
             t1=pl.col("arrived").shift(-1).over("tkey"),

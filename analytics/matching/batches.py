@@ -21,7 +21,7 @@ from pyproj import Transformer
 from analytics.matching.breakdowns import find_stands
 from analytics.matching.clean import clean_pings
 from analytics.matching.network import Network
-from analytics.matching.options import MatchOptions
+from analytics.matching.options import ANY_GAP, GapCredit, MatchOptions
 from analytics.matching.project import project_pings
 from analytics.matching.runs import build_runs
 from core.errors import InputError
@@ -53,13 +53,15 @@ def match_vehicles(
     options: MatchOptions,
     breakdown_stop_min_s: float | None = None,
     crs_epsg: int | None = None,
+    gap_credit: GapCredit = ANY_GAP,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The partition step for a batch of vehicles: clean, reference on shapes, cut into runs.
 
     Returns (runs, track, stands): `stands` is the batch's breakdown evidence (`find_stands`;
     empty when `breakdown_stop_min_s` is None), so the batch's pings can be dropped after it.
     `pings` needs ping_id, vehicle_id, event_at, and x_m, y_m or lat, lon (projected here to
-    `crs_epsg`).
+    `crs_epsg`). `gap_credit`: which GPS silences inside a run are credited (the profile's;
+    by default every one).
     """
     if "x_m" not in pings.columns:
         if crs_epsg is None:
@@ -82,7 +84,7 @@ def match_vehicles(
         network,
         options,
     )
-    runs, track = build_runs(clean, cand, network, options)
+    runs, track = build_runs(clean, cand, network, options, gap_credit)
     keep = [
         "vehicle_id",
         "vehicle_rank",
@@ -121,12 +123,19 @@ def end_with_parent() -> None:
         os._exit(1)
 
 
-def init_worker(network: Network, options: MatchOptions, min_s: float, crs_epsg: int) -> None:
+def init_worker(
+    network: Network,
+    options: MatchOptions,
+    min_s: float,
+    crs_epsg: int,
+    gap_credit: GapCredit = ANY_GAP,
+) -> None:
     end_with_parent()
     _WORKER["network"] = network
     _WORKER["options"] = options
     _WORKER["min_s"] = min_s
     _WORKER["crs_epsg"] = crs_epsg
+    _WORKER["gap_credit"] = gap_credit
 
 
 def work_batch(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -136,6 +145,7 @@ def work_batch(pings: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Data
         _WORKER["options"],  # type: ignore[arg-type]
         _WORKER["min_s"],  # type: ignore[arg-type]
         _WORKER["crs_epsg"],  # type: ignore[arg-type]
+        _WORKER["gap_credit"],  # type: ignore[arg-type]
     )
 
 

@@ -32,7 +32,7 @@ from analytics.matching.breakdowns import find_breakdowns
 from analytics.matching.coverage import compute_avl_coverage, compute_ping_activity
 from analytics.matching.headways import compute_headways
 from analytics.matching.network import Network, build_network
-from analytics.matching.options import MatchOptions
+from analytics.matching.options import GapCredit, MatchOptions
 from analytics.matching.outcomes import compute_trip_outcomes
 from analytics.matching.stop_visits import compute_stop_visits
 from analytics.matching.trip_context import DayEvidence, compute_trip_context
@@ -108,6 +108,7 @@ def match_day(
         schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
     )
     min_s = float(profile.trips.breakdown_stop_min_s.value)
+    gap_credit = GapCredit.from_profile(profile)
     n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
     batches = cut_batches(pings, n_batches)
     if workers > 1 and n_batches > 1:
@@ -124,6 +125,7 @@ def match_day(
                 options,
                 min_s,
                 epsg,
+                gap_credit,
             ),
         ) as pool:
             # at most two batches per worker in flight: each is cut out only when submitted,
@@ -144,6 +146,7 @@ def match_day(
                     options=options,
                     breakdown_stop_min_s=min_s,
                     crs_epsg=epsg,
+                    gap_credit=gap_credit,
                 ),
                 batches,
                 BATCH_THREADS,

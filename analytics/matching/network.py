@@ -172,8 +172,9 @@ def locate_trip_stops(
 ) -> pl.DataFrame:
     """Each template trip's stops with their distance along its shape (metres).
 
-    `points`: the densified shapes (shape_id, dist_m, x_m, y_m). A stop sits at the nearest
-    densified point; when a shape passes near it twice (loops, out-and-back corridors) the
+    `points`: the densified shapes (shape_id, dist_m, x_m, y_m). A stop sits at its own
+    projection onto the shape's segments around its nearest densified point (not at the point:
+    the grid is `densify_step_m` coarse); when a shape passes near it twice (loops, out-and-back corridors) the
     earliest pass not behind the previous stop is taken, so stop order is kept.
     Output: template_trip_id, stop_sequence, stop_id, stop_dist_m, arrival_offset_s and
     departure_offset_s (planned seconds after the trip's first departure), sorted by
@@ -366,7 +367,10 @@ def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> tuple[np.ndarray, np
             : best.size
         ]
     ]
-    pass_q, pass_dist = qrow[first], dist[first]
+    pass_q = qrow[first]
+    # a pass's position is the stop's own projection onto the shape's segments on either side
+    # of that point, not the point itself (the densify grid is `densify_step_m` coarse)
+    pass_dist = _project_near(px, py, pd, shift, idx[by_dist][first], qx[pass_q], qy[pass_q])
     # every stop time at a place gets that place's passes
     place_of = at.join(
         q.with_row_index("place_number"), on=place, how="left", maintain_order="left"
@@ -379,3 +383,42 @@ def _stop_passes(points: pl.DataFrame, st: pl.DataFrame) -> tuple[np.ndarray, np
     pair_row = np.repeat(rows, k)
     pos = np.repeat(lo[qi] - np.cumsum(k) + k, k) + np.arange(int(k.sum()))
     return pair_row, pass_dist[pos]
+
+
+def _project_near(
+    px: np.ndarray,
+    py: np.ndarray,
+    pd: np.ndarray,
+    shift: np.ndarray,
+    at: np.ndarray,
+    qx: np.ndarray,
+    qy: np.ndarray,
+) -> np.ndarray:
+    """Distance along the shape (metres) of each query point (`qx` shifted like its shape,
+    `qy`) projected onto the segments before and after its nearest densified point `at` (rows
+    of the points `px`, `py`, `pd`, each shape's rows together in order, x shifted by
+    `shift`); the closer of the two projections wins."""
+    n = px.size
+    x = px + shift
+
+    def along(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # projection of the queries onto segment a -> b (a == b: the point a)
+        dx, dy = x[b] - x[a], py[b] - py[a]
+        length2 = dx * dx + dy * dy
+        t = np.where(
+            length2 > 0,
+            ((qx - x[a]) * dx + (qy - py[a]) * dy) / np.where(length2 > 0, length2, 1.0),
+            0.0,
+        )
+        t = np.clip(t, 0.0, 1.0)
+        off = np.hypot(x[a] + t * dx - qx, py[a] + t * dy - qy)
+        return pd[a] + t * (pd[b] - pd[a]), off
+
+    # a neighbour of another shape lies 1e7 m away along x: not one of this shape's segments
+    before = np.maximum(at - 1, 0)
+    before = np.where(np.abs(shift[before] - shift[at]) > 0, at, before)
+    after = np.minimum(at + 1, n - 1)
+    after = np.where(np.abs(shift[after] - shift[at]) > 0, at, after)
+    d0, off0 = along(before, at)
+    d1, off1 = along(at, after)
+    return np.where(off0 <= off1, d0, d1)

@@ -8,6 +8,10 @@ on real traces (see tests/analytics), and documented here once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,10 @@ class MatchOptions:
     terminal_radius_m: float = 100.0
     """geofence around a shape's first and last point (Rio Viagens 2.0 uses 100 m)"""
     stop_radius_m: float = 50.0
-    """a stop visit is observed when a ping lies within this along-shape distance, else interpolated"""
+    """a stop's zone: this along-shape distance before and after it (never past half the way
+    to the trip's previous or next stop). A visit is observed when a ping lies in it, else
+    interpolated; the bus arrives at its first fix in the zone and leaves from its last one
+    (`stop_visits._zone_targets`): a halt a few metres off the point keeps its dwell"""
     clearance_m: float = 25.0
     """progress past a stop that shows the vehicle has left it (about three GPS sigmas)"""
     backward_break_m: float = 60.0
@@ -89,3 +96,34 @@ class MatchOptions:
 
 
 DEFAULT_OPTIONS = MatchOptions()
+
+
+@dataclass(frozen=True)
+class GapCredit:
+    """When the distance across a GPS silence inside a run is credited to it (issue 16, item 3):
+    the profile's `[evidence]` values `gap_credit_max_s`, `gap_credit_min_speed_m_s` and
+    `gap_credit_max_speed_m_s` (what counts as evidence is the regulator's call, not the
+    method's). A silence is credited when the fixes on both sides lie on the run's shape,
+    progress across it is forward, it lasts at most `max_s` and the implied speed along the
+    shape lies between the two speeds (`analytics.matching.stretches`)."""
+
+    max_s: float
+    """longest silence credited, seconds"""
+    min_speed_m_s: float
+    """slowest implied speed across it credited, m/s"""
+    max_speed_m_s: float
+    """fastest implied speed across it credited, m/s"""
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> GapCredit:
+        ev = profile.evidence
+        return cls(
+            float(ev.gap_credit_max_s.value),
+            float(ev.gap_credit_min_speed_m_s.value),
+            float(ev.gap_credit_max_speed_m_s.value),
+        )
+
+
+ANY_GAP = GapCredit(float("inf"), 0.0, float("inf"))
+"""Every silence inside a run credited, whatever its length or speed: the partition step's
+default where no profile judges the runs (the live engine only follows where a vehicle is)."""

@@ -1,7 +1,9 @@
 """Trip outcomes: exactly one row per scheduled trip of the day, with a reason a planner reads.
 
 Each outcome rests on an evidence class (`evidence_class`, vocabulary in core.tables.matching):
-`gps` (a matched GPS run), `ticketing` or `inspection` (no GPS run, but taps on the vehicle or
+`gps` (a matched GPS run), `gps_gap_credited` (a GPS run that reaches the partial ratio only
+with the GPS silences credited inside it, `analytics.matching.stretches`; its `gps_gap_s` and
+`gps_gap_m` say how much), `ticketing` or `inspection` (no GPS run, but taps on the vehicle or
 an inspector's sighting show it ran: `analytics.matching.evidence`), or `none`. The profile's
 `evidence.counted_as_run` says which classes count a trip as run; `none` never does.
 
@@ -88,6 +90,12 @@ def compute_trip_outcomes(
 
     at = to_utc_instant
 
+    # a credited GPS gap (`GapCredit`) that lifts the trip over the partial ratio makes its
+    # evidence `gps_gap_credited`: it counts as run only when the profile says so, else the
+    # trip is judged on the itinerary its fixes saw
+    seen_ratio = itinerary_share(pl.col("distance_run_m") - pl.col("gps_gap_m")).clip(0.0, 1.0)
+    by_gap = (pl.col("coverage_ratio") >= ratio) & (seen_ratio < ratio)
+    gap_counts = "gps_gap_credited" in counted
     gps = runs.filter(pl.col("trip_id").is_not_null()).select(
         "trip_id",
         "vehicle_id",
@@ -95,8 +103,16 @@ def compute_trip_outcomes(
         "departure_delay_s",
         at("started_s").alias("actual_start_at"),
         at("ended_s").alias("actual_end_at"),
-        "distance_run_m",
-        "coverage_ratio",
+        pl.when(by_gap & ~pl.lit(gap_counts))
+        .then(pl.col("distance_run_m") - pl.col("gps_gap_m"))
+        .otherwise(pl.col("distance_run_m"))
+        .alias("distance_run_m"),
+        pl.when(by_gap & ~pl.lit(gap_counts))
+        .then(seen_ratio)
+        .otherwise(pl.col("coverage_ratio"))
+        .alias("coverage_ratio"),
+        pl.col("gps_gap_s").round().cast(pl.Int32),
+        "gps_gap_m",
         "is_departed",
         "is_arrived",
         "first_ping_id",
@@ -105,7 +121,10 @@ def compute_trip_outcomes(
         (pl.col("gps_completeness_ratio") * (pl.col("ended_s") - pl.col("started_s"))).alias(
             "_fix_s"
         ),
-        pl.lit("gps").alias("evidence_class"),
+        pl.when(by_gap & pl.lit(gap_counts))
+        .then(pl.lit("gps_gap_credited"))
+        .otherwise(pl.lit("gps"))
+        .alias("evidence_class"),
     )
     taps = ctx.ticketing.select(
         "trip_id",
@@ -209,6 +228,14 @@ def compute_trip_outcomes(
         .otherwise(pl.lit("on_time"))
     )
     pct = (cov * 100).round(0).cast(pl.Int64)
+    gap_text = pl.when(pl.col("evidence_class") == "gps_gap_credited").then(
+        pl.format(
+            "; silêncio do GPS de {} s no itinerário creditado ({} m entre posições no "
+            "trajeto, à frente e em velocidade plausível)",
+            "gps_gap_s",
+            pl.col("gps_gap_m").round(0).cast(pl.Int64),
+        )
+    )
     down_pct = ((1.0 - pl.col("feed_up_share")) * 100).round(0).cast(pl.Int64)
     evidence_text = pl.when(pl.col("_evidence_text").is_not_null()).then(
         pl.concat_str(
@@ -280,7 +307,9 @@ def compute_trip_outcomes(
     )
     df = df.with_columns(
         outcome.alias("outcome"),
-        pl.concat_str(evidence_text.otherwise(pl.lit("")), reason).alias("reason"),
+        pl.concat_str(
+            evidence_text.otherwise(pl.lit("")), reason, gap_text.otherwise(pl.lit(""))
+        ).alias("reason"),
         (pl.col("_fix_s").fill_null(0.0) / planned_s).clip(0.0, 1.0).alias("gps_minutes_share"),
     )
     return _justify(df, incidents, options).drop(

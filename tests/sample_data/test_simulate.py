@@ -447,3 +447,47 @@ def test_cli_sampled_year_one_day_a_month(tmp_path: Path) -> None:
     assert joined["arrived_at"].dt.date().n_unique() == 12
     d = np.hypot((joined["x"] - joined["sx"]).to_numpy(), (joined["y"] - joined["sy"]).to_numpy())
     assert 7.0 < np.median(d) < 12.0
+
+
+def test_mid_route_silences_and_halts_off_the_stop_are_in_the_pings_and_truth(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "sim"
+    simulate(
+        SimulationOptions(
+            days=1,
+            n_vehicles=12,
+            write_text_avl=False,
+            mid_route_silence_rate=0.2,
+            halt_offset_rate=1.0,
+            # no other loss: what is silent is the injected silences and the outages
+            loss_rate=0.0,
+            jump_rate=0.0,
+        ),
+        out,
+    )
+    silences = pl.read_parquet(out / "truth" / "avl_silences.parquet")
+    pings = pl.read_parquet(out / "avl.parquet")
+    skewed = pl.read_parquet(out / "truth" / "avl_units.parquet")["vehicle_id"].cast(pl.String)
+    truth = pl.read_parquet(out / "truth" / "trips.parquet")
+    assert silences.height >= 10
+    assert silences["silence_s"].min() >= 300  # type: ignore[operator]
+    # each silence lies inside its trip's run, and its vehicle sent no fix within it
+    spans = silences.join(
+        truth.select("trip_id", "vehicle_id", "actual_start_at", "actual_end_at"), on="trip_id"
+    ).filter(~pl.col("vehicle_id").is_in(skewed.implode()))
+    assert (spans["last_fix_at"] >= spans["actual_start_at"]).all()
+    assert (spans["next_fix_at"] <= spans["actual_end_at"]).all()
+    inside = pings.with_columns(pl.col("vehicle_id").cast(pl.String)).join_where(
+        spans.select("vehicle_id", "last_fix_at", "next_fix_at").rename({"vehicle_id": "v"}),
+        pl.col("vehicle_id") == pl.col("v"),
+        pl.col("event_at") > pl.col("last_fix_at"),
+        pl.col("event_at") < pl.col("next_fix_at"),
+    )
+    assert inside.height == 0
+    # every dwell at an intermediate stop halts 5-30 m short of or past the stop's point
+    visits = pl.read_parquet(out / "truth" / "stop_visits.parquet")
+    halted = visits.filter(pl.col("halt_offset_m") != 0)["halt_offset_m"].abs()
+    assert halted.len() > 100
+    assert halted.min() >= 5.0 and halted.max() <= 30.0  # type: ignore[operator]
+    assert (visits["halt_offset_m"] < 0).sum() > 0.3 * halted.len()

@@ -20,6 +20,13 @@ The remaining disagreements are listed by `compare_outcomes` (30 s: a departure 
   evaluated, 7 on GPS, none suppressed.
 Evidence (issue 16): a trip counts as run only on GPS, ticketing or an inspection; none of the
 simulator's truly suppressed trips is counted run.
+Issue 16, items 3-4 (the 30 s day with `mid_route_silence_rate` 0.1 and `halt_offset_rate`
+0.5; agreement unchanged at 99.8 %): 77 trips run end to end through a mid-route silence of
+5.5-15.5 min, 77 called run; stop arrival error median 2.6 s,
+p90 11.8 s, departure 2.4 s / 8.6 s; halts short of the point 2.7 s / 7 s on arrival (7.5 s /
+23 s with the point's crossing), past it 2.7 s / 7.7 s on departure (was 4 s / 25 s). Stress:
+agreement 99.57 % as before (106 trips `gps_gap_credited`: three or four lost 60 s fixes in a
+row span a fifth of a short trip).
 """
 
 from __future__ import annotations
@@ -57,7 +64,20 @@ def _simulate_and_match(out: Path, **changes: object) -> Simulated:
 
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory: pytest.TempPathFactory) -> Simulated:
-    return _simulate_and_match(tmp_path_factory.mktemp("sim"))
+    # with mid-route silences on 10 % of the trips run end to end (issue 16, item 3) and half
+    # the dwells at intermediate stops halted 5-30 m short of or past the stop's point (item
+    # 4): they leave the outcome figures below as they were
+    out = tmp_path_factory.mktemp("sim")
+    result, truth = _simulate_and_match(out, mid_route_silence_rate=0.1, halt_offset_rate=0.5)
+    STOP_TRUTH[id(result)] = pl.read_parquet(out / "truth" / "stop_visits.parquet")
+    SILENCES[id(result)] = pl.read_parquet(out / "truth" / "avl_silences.parquet")
+    return result, truth
+
+
+SILENCES: dict[int, pl.DataFrame] = {}
+STOP_TRUTH: dict[int, pl.DataFrame] = {}
+"""truth/stop_visits.parquet of a fixture's simulation, by its result's id"""
+"""truth/avl_silences.parquet of a fixture's simulation, by its result's id"""
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +148,7 @@ def test_uncorroborated_trips_never_count_as_run(case: str, request: pytest.Fixt
     result, truth = request.getfixturevalue(case)
     out = result.trip_outcomes
     run = out.filter(pl.col("outcome").is_in(["on_time", "late", "early"]))
-    assert set(run["evidence_class"]) <= {"gps", "ticketing"}
+    assert set(run["evidence_class"]) <= {"gps", "gps_gap_credited", "ticketing"}
     assert (
         out.filter(pl.col("evidence_class") == "none")["outcome"]
         .is_in(["suppressed", "not_evaluated"])
@@ -219,11 +239,13 @@ def test_dark_vehicles_and_feed_outages_are_never_suppressed(
         assert counts.get("suppressed", 0) == 0
         assert counts.get("not_evaluated", 0) >= 0.9 * trips.height
         judged = trips.filter(pl.col("outcome") != "not_evaluated")
-        assert (judged["evidence_class"] == "gps").all()
+        # those run into the outage are credited towards their terminal across the silence,
+        # and say so (5 of the 7)
+        assert judged["evidence_class"].is_in(["gps", "gps_gap_credited"]).all()
     else:
         # the taps show most of them run (ticketing); the rest unobserved, none suppressed
         assert counts.get("suppressed", 0) == 0
-        assert set(run["evidence_class"]) <= {"gps", "ticketing"}
+        assert set(run["evidence_class"]) <= {"gps", "gps_gap_credited", "ticketing"}
         assert run.filter(pl.col("evidence_class") == "ticketing").height >= 0.5 * trips.height
     # the outage itself is reported: one of about 3 h, its trips not evaluated beside it
     outage = result.feed_outages.filter(pl.col("duration_s") > 3600)
@@ -257,3 +279,55 @@ def test_frequency_trips_have_their_own_planned_times(simulated: Simulated) -> N
     assert first["departure_delay_s"].abs().median() <= 60  # type: ignore[operator]
     run = out.filter(pl.col("outcome").is_in(["on_time", "late", "early"]))
     assert run["departure_delay_s"].abs().max() <= 1800  # type: ignore[operator]
+
+
+def test_trips_run_end_to_end_through_a_mid_route_silence_are_run(simulated: Simulated) -> None:
+    result, truth = simulated
+    silences = SILENCES[id(result)]
+    # truth: every silence of 5 min or more inside a trip run to its end (77: 5.5 to 15.5 min)
+    assert silences.height >= 50
+    assert silences["silence_s"].is_between(300, 1800).all()
+    run = truth.filter(pl.col("true_outcome").is_in(["on_time", "late", "early"]))
+    got = (
+        silences.join(run.select("service_date", "trip_id"), on=["service_date", "trip_id"])
+        .unique("trip_id")
+        .join(result.trip_outcomes, on="trip_id")
+    )
+    called_run = got["outcome"].is_in(["on_time", "late", "early"]).mean()
+    assert isinstance(called_run, float) and called_run >= 0.99  # measured 77 of 77
+    # each is credited its silence: at least the silence's seconds, less a ping interval
+    assert (got["gps_gap_s"] >= got["silence_s"] - 30).all()
+    gap = got.filter(pl.col("evidence_class") == "gps_gap_credited")
+    assert gap.height >= 1
+    assert gap["reason"].str.contains("silêncio do GPS de").all()
+
+
+def test_stop_arrivals_and_departures_keep_the_dwell(simulated: Simulated) -> None:
+    result, _ = simulated
+    truth = STOP_TRUTH[id(result)]
+    got = result.stop_visits.join(truth, on=["trip_id", "stop_sequence"], suffix="_true").filter(
+        pl.col("vehicle_id") == pl.col("vehicle_id_true")
+    )
+    err = got.select(
+        ((pl.col("arrival_at") - pl.col("arrived_at")).dt.total_milliseconds() / 1000).alias(
+            "arrival"
+        ),
+        ((pl.col("departure_at") - pl.col("departed_at")).dt.total_milliseconds() / 1000).alias(
+            "departure"
+        ),
+        pl.col("halt_offset_m"),
+    )
+    assert err.height > 14_000
+    # issue 16 targets (30 s pings): median <= 5 s, p90 <= 20 s for both
+    # measured: arrival median 2.6 s, p90 11.8 s; departure median 2.4 s, p90 8.6 s
+    for name in ("arrival", "departure"):
+        e = err[name].drop_nulls().abs()
+        assert e.median() <= 5  # type: ignore[operator]
+        assert e.quantile(0.9) <= 20  # type: ignore[operator]
+    # the halts short of the point keep their dwell on arrival (2.7 s median, 7 s p90; the
+    # crossing of the point gave 7.5 s and 23 s), those past it on departure (2.7 s, 8 s)
+    short = err.filter(pl.col("halt_offset_m") < 0)["arrival"].drop_nulls().abs()
+    past = err.filter(pl.col("halt_offset_m") > 0)["departure"].drop_nulls().abs()
+    assert short.len() > 1000 and past.len() > 1000
+    assert short.median() <= 5 and short.quantile(0.9) <= 15  # type: ignore[operator]
+    assert past.median() <= 5 and past.quantile(0.9) <= 15  # type: ignore[operator]

@@ -71,3 +71,16 @@ def test_stop_visit_delays_are_plausible(wmata: tuple[DayResult, pl.DataFrame]) 
     # WMATA buses in the evening peak: typically a few minutes late, never hours
     assert median is not None and -120 <= median <= 600  # type: ignore[operator]
     assert visits["is_interpolated"].mean() < 0.8  # type: ignore[operator]
+
+
+def test_mid_route_silence_is_credited_not_partial(wmata: tuple[DayResult, pl.DataFrame]) -> None:
+    # bus 5475 left the terminal on trip 14639100, went silent for 11 min (16:40:19 to
+    # 16:51:45, one fix off the street at 16:40:49 as it faded) and reappeared 6.8 km further
+    # on, then ran to the far terminal: before issue 16's item 3 "cumpriu só 63 %"
+    trip = wmata[0].trip_outcomes.filter(pl.col("trip_id") == "14639100").row(0, named=True)
+    assert trip["outcome"] == "late"  # left 27 min after its planned time, as reported
+    assert trip["evidence_class"] == "gps_gap_credited"
+    assert trip["coverage_ratio"] == 1.0
+    assert trip["gps_gap_s"] == 686
+    assert trip["gps_gap_m"] == pytest.approx(6836, abs=1)
+    assert "silêncio do GPS de 686 s" in trip["reason"]

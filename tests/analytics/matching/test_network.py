@@ -50,3 +50,34 @@ def test_trip_stops_located_once_per_pattern_in_any_order() -> None:
     again = locate_trip_stops(points, trips, renumbered, stops)
     assert again["stop_sequence"].to_list() == [1, 2, 3, 10, 20, 30, 1, 2]
     assert again["stop_dist_m"].to_list() == got["stop_dist_m"].to_list()
+
+
+def test_stops_are_projected_onto_the_shape_not_snapped_to_its_grid() -> None:
+    # an L-shaped shape densified every 20 m: east 0 .. 600 m, then north 400 m. Stops between
+    # grid points (7 m off the street): at 233 m and 491 m along the first leg, and 130 m up
+    # the second (730 m along); a 20 m grid put them at 240, 500 and 740 m
+    east = np.arange(0.0, 600.0, 20.0)
+    north = np.arange(0.0, 401.0, 20.0)
+    x = np.r_[east, np.full(north.size, 600.0)]
+    y = np.r_[np.zeros(east.size), north]
+    d = np.r_[east, 600.0 + north]
+    points = pl.DataFrame({"shape_id": ["SH"] * d.size, "dist_m": d, "x_m": x, "y_m": y})
+    trips = pl.DataFrame({"template_trip_id": ["T"], "shape_id": ["SH"]})
+    stops = pl.DataFrame(
+        {
+            "stop_id": ["A", "B", "C"],
+            "stop_x_m": [233.0, 491.0, 607.0],
+            "stop_y_m": [7.0, -7.0, 130.0],
+        }
+    )
+    stop_times = pl.DataFrame(
+        {
+            "trip_id": ["T"] * 3,
+            "stop_sequence": pl.Series([1, 2, 3], dtype=pl.Int32),
+            "stop_id": ["A", "B", "C"],
+            "arrival_time_s": pl.Series([0, 60, 120], dtype=pl.Int32),
+            "departure_time_s": pl.Series([0, 60, 120], dtype=pl.Int32),
+        }
+    )
+    got = locate_trip_stops(points, trips, stop_times, stops)
+    assert got["stop_dist_m"].to_list() == [233.0, 491.0, 730.0]
