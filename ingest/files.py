@@ -11,7 +11,9 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -34,6 +36,7 @@ from ingest.registers import (
     compute_incident_checks,
     compute_survey_checks,
     compute_vehicle_checks,
+    write_register_batch,
 )
 from ingest.rules import (
     compute_avl_judged,
@@ -186,14 +189,18 @@ def ingest_file(
 
     total = IngestCounts()
     for chunk in chunks:
-        counts = write_judged(
-            store,
-            judge(chunk),
-            source=source,
-            run_kind=kind,
-            source_sha256=sha_future.result(),
-            upsert=kind == "vehicles",
-        )
+        if kind == "vehicles":  # the register keeps its history (ingest.registers)
+            counts = write_register_batch(
+                store,
+                judge(chunk),
+                source=source,
+                source_sha256=sha_future.result(),
+                today=datetime.now(ZoneInfo(tz)).date(),
+            )
+        else:
+            counts = write_judged(
+                store, judge(chunk), source=source, run_kind=kind, source_sha256=sha_future.result()
+            )
         total = total + counts
         if on_chunk is not None:
             on_chunk(counts)

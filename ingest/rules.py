@@ -75,7 +75,9 @@ def read_network_context(store: Store) -> NetworkContext:
         "FROM gtfs_stops WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
     ).row(0)
     bbox = None if row[0] is None else (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
-    fleet = store.query("SELECT vehicle_id, operator_id FROM vehicles")
+    # every version of the register: a ping of a past day may carry the operator the vehicle
+    # had then (the check accepts any operator the vehicle has been registered to)
+    fleet = store.query("SELECT DISTINCT vehicle_id, operator_id FROM vehicles")
     return NetworkContext(bbox, fleet if fleet.height else None)
 
 
@@ -96,13 +98,15 @@ def compute_fleet_checks(
         unknown = vehicle.is_not_null() & ~vehicle.is_in(ctx.fleet["vehicle_id"].implode())
         reason = "vehicle_id not in the fleet register (load it, or pass --accept-unknown-vehicles)"
         checks.append(Check("vehicle_id", unknown, reason))
+    owners = ctx.fleet.group_by("vehicle_id").agg(pl.col("operator_id").sort().str.join("/"))
     registered = vehicle.replace_strict(
-        ctx.fleet["vehicle_id"], ctx.fleet["operator_id"], default=None, return_dtype=pl.String()
+        owners["vehicle_id"], owners["operator_id"], default=None, return_dtype=pl.String()
     )
+    pairs = (ctx.fleet["vehicle_id"] + "\x1f" + ctx.fleet["operator_id"]).implode()
     other = (
         pl.col("operator_id").is_not_null()
         & registered.is_not_null()
-        & (registered != pl.col("operator_id"))
+        & ~(vehicle + "\x1f" + pl.col("operator_id")).is_in(pairs)
     )
     reason_other = pl.format(REASON_OTHER_OPERATOR.replace("{registered}", "{}"), registered)
     checks.append(Check("operator_id", other, reason_other))
