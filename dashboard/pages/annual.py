@@ -71,6 +71,48 @@ else:
         name = "" if r["scope"] == "system" else f" {r['scope_id']}"
         st.write(f"**{who}{name}** ({r['year']}): {verdict}.")
 
+    st.subheader("Critérios dos vereditos")
+    st.caption(
+        "Os mesmos critérios, artigos e situações de `pontual profiles show` e do dossiê anual. "
+        "'Fixado em lei' = não: critério ou limite padrão do Pontual até o decreto (BG art. 58) "
+        "— o resultado é indicativo."
+    )
+    for r in latest.filter(pl.col("scope") != "system").iter_rows(named=True):
+        criteria: pl.DataFrame = state.load(
+            q.read_verdict_criteria,
+            state.settings().profile_id,
+            r["scope"],
+            r["scope_id"],
+            r["year"],
+        )
+        if criteria.is_empty():
+            continue
+        who = "Operadora" if r["scope"] == "operator" else "Lote"
+        st.markdown(f"**{who} {r['scope_id']} ({r['year']})**")
+        for title, outcome in (
+            criteria.select("verdict_title", "outcome").unique(maintain_order=True).iter_rows()
+        ):
+            st.write(f"{title}: **{outcome}**")
+        st.dataframe(
+            criteria.select(
+                pl.col("verdict_title").alias("Veredito"),
+                pl.col("criterion").alias("Critério"),
+                pl.col("article").alias("Artigo"),
+                pl.col("status_label").alias("Situação"),
+                pl.col("value").alias("Apurado"),
+                pl.col("threshold").alias("Limite"),
+                pl.col("is_law")
+                .replace_strict({True: "sim", False: "não"}, default="—")
+                .alias("Fixado em lei"),
+                pl.col("decides")
+                .replace_strict({True: "sim", False: "não"}, default="—")
+                .alias("Decide sozinho"),
+                pl.col("note").alias("Observação"),
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
 st.subheader("Relatórios para download")
 year = int(f.period[:4])
 st.caption(
