@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from core.periods import months_back
-from core.profile import load_profile
+from core.profile import Profile, load_profile
 from core.store import Store
 from dashboard.queries.snapshot import ALL, select_rows
 
@@ -130,20 +130,22 @@ def read_monthly_figures(
 
 
 def read_tariff_worksheet(
-    store: Store, profile_id: str, scope: str, scope_id: str, end_month: date
+    store: Store, profile_id: str | Profile, scope: str, scope_id: str, end_month: date
 ) -> pl.DataFrame:
     """The technical tariff worksheet of one scope for the profile's `tariff.demand_months`
     months ending with `end_month` (`analytics.indices.tariff`: line, item, value, unit,
     article); empty when the profile declares no [tariff]."""
-    from analytics.indices.tariff import build_tariff_worksheet, compute_tariff_inputs
+    from analytics.indices.tariff import (
+        WORKSHEET_SCHEMA,
+        build_tariff_worksheet,
+        compute_tariff_inputs,
+    )
 
-    profile = load_profile(profile_id)
+    profile = load_profile(profile_id) if isinstance(profile_id, str) else profile_id
     if profile.tariff is None:
-        return pl.DataFrame()
+        return pl.DataFrame(schema=WORKSHEET_SCHEMA)
     start = months_back(end_month, profile.tariff.demand_months.value).start
     monthly = read_monthly_figures(store, scope, scope_id, start, end_month)
-    if monthly.is_empty():
-        return pl.DataFrame()
     return build_tariff_worksheet(compute_tariff_inputs(monthly, profile, end_month), profile)
 
 
@@ -157,6 +159,5 @@ def read_km_term_series(
 
     monthly = read_monthly_figures(store, scope, scope_id, start, end)
     monthly = monthly.filter(pl.col("km_programmed").is_not_null())
-    if monthly.is_empty():
-        return pl.DataFrame()
-    return build_km_term_series(monthly, start or monthly["month"].min(), end)  # type: ignore[arg-type]
+    first = start or (monthly["month"].min() if monthly.height else end)
+    return build_km_term_series(monthly, first, end)  # type: ignore[arg-type]
