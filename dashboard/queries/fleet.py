@@ -54,7 +54,8 @@ def read_reserve_over_period(
     days with vehicles required only); n_registered_min / n_registered_max (vehicles in the
     fleet on its smallest / largest day: retired vehicles are gone from their day on);
     is_reserve_ok_every_day."""
-    where, params = "route_id = '*' AND service_date BETWEEN ? AND ?", [start, end]
+    where = "route_id = '*' AND service_date BETWEEN ? AND ?"
+    params: list[object] = [start, end]
     if operator_id not in (ALL, None):
         where += " AND operator_id = ?"
         params.append(operator_id)
