@@ -197,17 +197,20 @@ def write_register_batch(
                 ).fetchall()
             finally:
                 store.con.unregister("_register_closing")
-        inspections = (
-            pl.concat([opened, unchanged], how="vertical_relaxed")
-            .filter(pl.col("last_inspection_on").is_not_null())
-            .select(
+
+        def inspections_of(rows: pl.DataFrame) -> pl.DataFrame:
+            return rows.filter(pl.col("last_inspection_on").is_not_null()).select(
                 "vehicle_id",
                 pl.col("last_inspection_on").alias("inspected_on"),
                 pl.lit(source).alias("source"),
                 pl.lit(batch.started_at).cast(UTC_INSTANT).alias("ingested_at"),
             )
-        )
-        n_inspections = store.append("vehicle_inspections", inspections).n_inserted
+
+        store.append("vehicle_inspections", inspections_of(opened))
+        # a row that changed nothing but its inspection is accepted (its inspection is new)
+        n_new_inspection_only = store.append(
+            "vehicle_inspections", inspections_of(unchanged)
+        ).n_inserted
         # the open version shows the latest inspection known (the history has them all)
         if unchanged.height:
             store.con.execute(
@@ -242,7 +245,6 @@ def write_register_batch(
             source_sha256=source_sha256,
             notes=batch.notes,
         )
-    n_new_inspection_only = min(n_inspections, unchanged.height)
     return replace(
         counts,
         n_accepted=counts.n_accepted + n_new_inspection_only,
