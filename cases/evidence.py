@@ -31,6 +31,7 @@ from cases.errors import CaseError
 from core import __version__
 from core.periods import local_bounds, range_period
 from core.profile import Profile
+from core.register import to_register_latest
 from core.schema import table
 from core.store import Store
 
@@ -358,8 +359,8 @@ def read_suggestion(store: Store, infraction_key: str) -> dict[str, Any]:
 
 def registered_plate(store: Store, vehicle_id: str) -> str | None:
     """The plate of a vehicle in the fleet register (None when unregistered or without one)."""
-    got = store.query("SELECT plate FROM vehicles WHERE vehicle_id = ? LIMIT 1", [vehicle_id])
-    return None if got.height == 0 else got.item()
+    got = to_register_latest(store.read("vehicles", "vehicle_id = ?", [vehicle_id]))
+    return None if got.height == 0 else got["plate"].item()
 
 
 # -- retention and legal holds -----------------------------------------------------------------

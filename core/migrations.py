@@ -1,7 +1,7 @@
 """Versioned migrations of the store schema.
 
-Migrations 1, 5 (data coverage and evidence), 6 (the fares key) and 7 (the key fingerprint) are
-declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+Migrations 1, 5 (data coverage and evidence), 6 (the fares key), 7 (the key fingerprint) and
+10 (the fleet register's history) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
 versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -99,9 +99,59 @@ MIGRATIONS += (
     Migration(
         7, "hash_key_fingerprints: the card-hashing key a store uses", ("hash_key_fingerprints",)
     ),
-    # the next free number on this branch; renumber at merge
+)
+
+# Migration 10: the fleet register keeps its history (issue #17): `vehicles` holds one row per
+# version (valid_from / valid_to, no primary key: a vehicle has several rows), `retired_on`
+# says when a vehicle left the fleet, and inspections are their own history table, seeded
+# with each vehicle's last inspection. Rebuilt like migration 6 (DuckDB cannot drop a key).
+_V9_VEHICLE_COLUMNS = (
+    '"vehicle_id", "plate", "operator_id", "lot_id", "service_area", "service_class", '
+    '"vehicle_type", "manufacture_year", "n_seats", "standing_area_m2", "in_service_since", '
+    '"last_inspection_on", "is_reserve", "source", "ingested_at"'
+)
+MIGRATIONS += (
     Migration(
         10,
+        "fleet register history: vehicles versioned (valid_from/valid_to, retired_on), "
+        "vehicle_inspections",
+        tables=("vehicle_inspections",),
+        sql=(
+            "ALTER TABLE vehicles RENAME TO vehicles_v9",
+            """CREATE TABLE vehicles (
+  "vehicle_id" VARCHAR NOT NULL,
+  "plate" VARCHAR,
+  "operator_id" VARCHAR NOT NULL,
+  "lot_id" VARCHAR,
+  "service_area" VARCHAR NOT NULL,
+  "service_class" VARCHAR NOT NULL,
+  "vehicle_type" VARCHAR NOT NULL,
+  "manufacture_year" INTEGER NOT NULL,
+  "n_seats" INTEGER,
+  "standing_area_m2" DOUBLE,
+  "in_service_since" DATE,
+  "last_inspection_on" DATE,
+  "is_reserve" BOOLEAN,
+  "source" VARCHAR NOT NULL,
+  "ingested_at" TIMESTAMPTZ NOT NULL,
+  "retired_on" DATE,
+  "valid_from" DATE,
+  "valid_to" DATE
+)""",
+            f"INSERT INTO vehicles ({_V9_VEHICLE_COLUMNS}) "
+            f"SELECT {_V9_VEHICLE_COLUMNS} FROM vehicles_v9",
+            "DROP TABLE vehicles_v9",
+            "INSERT INTO vehicle_inspections SELECT DISTINCT vehicle_id, last_inspection_on, "
+            "source, ingested_at FROM vehicles WHERE last_inspection_on IS NOT NULL "
+            "ON CONFLICT DO NOTHING",
+        ),
+    ),
+)
+
+# Migration 11: GPS silences credited inside a run (issue #16 item 3).
+MIGRATIONS += (
+    Migration(
+        11,
         "trip_outcomes: GPS silences credited inside a run (gps_gap_s, gps_gap_m)",
         sql=(
             "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_gap_s INTEGER",

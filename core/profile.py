@@ -237,6 +237,18 @@ class Km(Section):
     window_months: Annotated[Cited[int], Spec("months", 1, 60)]
 
 
+class Tariff(Section):
+    """The technical tariff worksheet (CGS art. 15-16; BG art. 26 §2, 49): the months of
+    demand and km it sums (12: "os últimos doze meses", "média anual"), which km divides the
+    passengers (`programmed_plus_dead`: programmed km plus the km to start the operation and
+    back to the garage, CGS art. 15 §3; `run`: the km the system ran, BG art. 49-I) and, for
+    the former, the dead km as a share of the programmed km while no figure is recorded."""
+
+    demand_months: Annotated[Cited[int], Spec("months", 1, 24)]
+    km_basis: Annotated[Cited[Literal["programmed_plus_dead", "run"]], Spec("rule")]
+    dead_km_ratio: Annotated[Cited[float], Spec("ratio", 0, 1)] | None = None
+
+
 class InspectionBand(Section):
     min_age_years: Annotated[Cited[float], Spec("years", 0, 60)]
     max_age_years: Annotated[Cited[float], Spec("years", 0, 60)] | None = None
@@ -439,6 +451,7 @@ class Profile(BaseModel):
     quality: Quality
     crowding: Crowding
     km: Km
+    tariff: Tariff | None = None
     fleet: Fleet
     fares: Fares
     infractions: Infractions

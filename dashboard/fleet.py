@@ -25,7 +25,8 @@ def build_fleet_register(vehicles: pl.DataFrame, profile: Profile, on: date) -> 
     """The register with its compliance columns, as of day `on`.
 
     Adds: `age_years` (on.year - manufacture_year), `max_age_years` (profile, by service
-    area), `is_over_age`, `inspection_interval_months` (profile band for the age),
+    area, capped by the vehicle type's useful life where the profile sets one),
+    `is_over_age`, `inspection_interval_months` (profile band for the age),
     `next_inspection_on` (last inspection + interval; null when never inspected),
     `inspection_status` ('vencida', 'vence em breve', 'em dia', 'sem vistoria'),
     `capacity_passengers` (seats + standing area × the crowding limit, profile fallbacks by type).
@@ -33,13 +34,24 @@ def build_fleet_register(vehicles: pl.DataFrame, profile: Profile, on: date) -> 
     if vehicles.is_empty():
         return vehicles
     age = pl.lit(on.year) - pl.col("manufacture_year")
-    max_age = pl.lit(None, dtype=pl.Float64)
+    area_max = pl.lit(None, dtype=pl.Float64)
     for area, limits in profile.fleet.age.items():
-        max_age = (
+        area_max = (
             pl.when(pl.col("service_area") == area)
             .then(pl.lit(float(limits.max_age_years.value)))
-            .otherwise(max_age)
+            .otherwise(area_max)
         )
+    # a vehicle type's shorter useful life caps it, as the indices do (CGS art. 10-III-a:
+    # micro-ônibus 8 years)
+    life = pl.lit(None, dtype=pl.Float64)
+    for vtype, spec in profile.crowding.vehicle_types.items():
+        if spec.useful_life_years is not None:
+            life = (
+                pl.when(pl.col("vehicle_type") == vtype)
+                .then(pl.lit(float(spec.useful_life_years.value)))
+                .otherwise(life)
+            )
+    max_age = pl.min_horizontal(area_max, life)
     interval = pl.lit(None, dtype=pl.Int32)
     for band in reversed(profile.fleet.inspections):
         upper = band.max_age_years.value if band.max_age_years is not None else float("inf")

@@ -34,6 +34,7 @@ from pathlib import Path
 import polars as pl
 
 from core.lake import local_day_sql
+from core.register import in_force_sql
 from core.store import Store
 
 TIDES_TABLES = (
@@ -227,6 +228,7 @@ def build_tides_tables(
         FROM trips_performed p
         LEFT JOIN scheduled_trips s ON s.service_date = p.service_date AND s.trip_id = p.trip_id
         LEFT JOIN vehicles v ON v.vehicle_id = p.vehicle_id
+          AND {in_force_sql("v", "p.service_date")}
         WHERE p.service_date BETWEEN ? AND ?
         ORDER BY p.service_date, p.vehicle_id, p.run_index
         """,
@@ -301,7 +303,7 @@ def build_tides_tables(
         """
         SELECT vehicle_id, CAST(in_service_since AS TIMESTAMPTZ) AS vehicle_start,
                vehicle_type AS model_name, n_seats AS capacity_seated
-        FROM vehicles ORDER BY vehicle_id
+        FROM vehicles WHERE valid_to IS NULL ORDER BY vehicle_id
         """
     )
     tables["operators"] = q("SELECT DISTINCT operator_id FROM vehicles ORDER BY operator_id")

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -37,6 +38,7 @@ from ingest.registers import (
     compute_incident_checks,
     compute_survey_checks,
     compute_vehicle_checks,
+    write_register_batch,
 )
 from ingest.rules import (
     compute_avl_judged,
@@ -277,14 +279,22 @@ def ingest_file(
     run_started = datetime.now(UTC)
     try:
         for chunk in chunks:
-            counts = write_judged(
-                store,
-                judge(chunk),
-                source=source,
-                run_kind=kind,
-                source_sha256=sha_future.result(),
-                upsert=kind == "vehicles",
-            )
+            if kind == "vehicles":  # the register keeps its history (ingest.registers)
+                counts = write_register_batch(
+                    store,
+                    judge(chunk),
+                    source=source,
+                    source_sha256=sha_future.result(),
+                    today=datetime.now(ZoneInfo(tz)).date(),
+                )
+            else:
+                counts = write_judged(
+                    store,
+                    judge(chunk),
+                    source=source,
+                    run_kind=kind,
+                    source_sha256=sha_future.result(),
+                )
             total = total + counts
             if on_chunk is not None:
                 on_chunk(counts)

@@ -80,7 +80,9 @@ def read_network_context(store: Store) -> NetworkContext:
         "WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
     )
     bbox = compute_robust_extent(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy())
-    fleet = store.query("SELECT vehicle_id, operator_id FROM vehicles")
+    # every version of the register: a ping of a past day may carry the operator the vehicle
+    # had then (the check accepts any operator the vehicle has been registered to)
+    fleet = store.query("SELECT DISTINCT vehicle_id, operator_id FROM vehicles")
     return NetworkContext(bbox, fleet if fleet.height else None)
 
 
@@ -101,13 +103,15 @@ def compute_fleet_checks(
         unknown = vehicle.is_not_null() & ~vehicle.is_in(ctx.fleet["vehicle_id"].implode())
         reason = "vehicle_id not in the fleet register (load it, or pass --accept-unknown-vehicles)"
         checks.append(Check("vehicle_id", unknown, reason))
+    owners = ctx.fleet.group_by("vehicle_id").agg(pl.col("operator_id").sort().str.join("/"))
     registered = vehicle.replace_strict(
-        ctx.fleet["vehicle_id"], ctx.fleet["operator_id"], default=None, return_dtype=pl.String()
+        owners["vehicle_id"], owners["operator_id"], default=None, return_dtype=pl.String()
     )
+    pairs = (ctx.fleet["vehicle_id"] + "\x1f" + ctx.fleet["operator_id"]).implode()
     other = (
         pl.col("operator_id").is_not_null()
         & registered.is_not_null()
-        & (registered != pl.col("operator_id"))
+        & ~(vehicle + "\x1f" + pl.col("operator_id")).is_in(pairs)
     )
     reason_other = pl.format(REASON_OTHER_OPERATOR.replace("{registered}", "{}"), registered)
     checks.append(Check("operator_id", other, reason_other))

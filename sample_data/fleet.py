@@ -107,7 +107,9 @@ def build_fleet(required: pl.DataFrame, profile: Profile, on: date, seed: int) -
         in_service_since=pl.Series(np.datetime64(on, "D") - since_days.astype("timedelta64[D]")),
         last_inspection_on=pl.Series(np.datetime64(on, "D") - last_days.astype("timedelta64[D]")),
     )
-    names = [c for c in VEHICLES.column_names if c not in ("source", "ingested_at")]
+    # the register file a city sends: no history columns (every vehicle is in the fleet)
+    skip = ("source", "ingested_at", "retired_on", "valid_from", "valid_to")
+    names = [c for c in VEHICLES.column_names if c not in skip]
     return out.select(pl.col(c).cast(VEHICLES.column(c).dtype) for c in names).sort("vehicle_id")
 
 

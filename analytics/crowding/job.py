@@ -40,6 +40,7 @@ from analytics.crowding.loads import (
 )
 from core import __version__
 from core.profile import Profile
+from core.register import read_register, to_register_latest
 from core.schema import table
 from core.store import Store
 
@@ -270,7 +271,7 @@ def read_crowding_inputs(
         taps=taps,
         stop_visits=visits,
         trips=trips,
-        vehicles=store.read("vehicles"),
+        vehicles=to_register_latest(read_register(store, start, end)),
         stops=stops,
         passenger_counts=counts,
     )

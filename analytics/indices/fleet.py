@@ -27,6 +27,7 @@ import polars as pl
 from analytics.indices.scopes import IndicatorSpec, to_indicator_rows
 from core.periods import Period
 from core.profile import FeeTable, Profile
+from core.register import to_vehicle_days
 
 OPERATOR_TOTAL = "*"
 BUS_MODALITY = "collective"
@@ -138,7 +139,8 @@ def compute_fleet_days(
 ) -> pl.DataFrame:
     """The `fleet_days` rows: per service day, operator and line, plus the operator total
     (route_id '*') with the reserve columns. `scheduled` (scheduled_trips), `outcomes`
-    (trip_outcomes) and `vehicles` (register) cover the days wanted."""
+    (trip_outcomes) and `vehicles` (the register's versions in force over those days,
+    `core.register`) cover the days wanted."""
     ops = line_scopes.select("route_id", "operator_id")
     sched = scheduled.join(ops, on="route_id", how="left").with_columns(
         pl.col("operator_id").fill_null("?")
@@ -221,14 +223,12 @@ def compute_fleet_days(
 
 
 def compute_registered_per_day(vehicles: pl.DataFrame, dates: pl.DataFrame) -> pl.DataFrame:
-    """Active registered vehicles per day and operator: service_date, operator_id,
-    n_vehicles_registered (in service since on or before the day; unknown entry = active)."""
+    """Vehicles in the fleet per day and operator, on the register then in force
+    (`core.register.to_vehicle_days`: entered on or before the day, unknown entry = entered,
+    not retired; the operator of the version in force that day): service_date, operator_id,
+    n_vehicles_registered. A retired vehicle is no reserve."""
     return (
-        dates.join(vehicles.select("operator_id", "in_service_since"), how="cross")
-        .filter(
-            pl.col("in_service_since").is_null()
-            | (pl.col("in_service_since") <= pl.col("service_date"))
-        )
+        to_vehicle_days(vehicles, dates)
         .group_by("service_date", "operator_id")
         .agg(pl.len().cast(pl.Int32).alias("n_vehicles_registered"))
     )

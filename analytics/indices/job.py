@@ -60,6 +60,7 @@ from core import __version__
 from core.errors import ConfigError, InputError, where
 from core.periods import Period, local_bounds, months_back
 from core.profile import Profile, load_fee_table
+from core.register import in_fleet_expr, read_register, to_register_latest, to_register_on
 from core.schema import table
 from core.store import Store
 
@@ -73,7 +74,7 @@ class IndexInputs:
     headways: pl.DataFrame
     trips_performed: pl.DataFrame
     scheduled: pl.DataFrame
-    vehicles: pl.DataFrame
+    vehicles: pl.DataFrame  # the register's versions in force over the period (core.register)
     routes: pl.DataFrame
     taps: pl.DataFrame
     surveys: pl.DataFrame
@@ -133,7 +134,7 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         headways=store.read("headway_observations", "service_date BETWEEN ? AND ?", days),
         trips_performed=store.read("trips_performed", "service_date BETWEEN ? AND ?", days),
         scheduled=store.read("scheduled_trips", "service_date BETWEEN ? AND ?", days),
-        vehicles=store.read("vehicles"),
+        vehicles=read_register(store, period.start, period.end),
         routes=store.read("gtfs_routes").unique("route_id", keep="last"),
         taps=store.read("fare_transactions", "event_at >= ? AND event_at < ?", [start_at, end_at]),
         surveys=store.read("iqs_surveys"),
@@ -195,7 +196,9 @@ def compute_index_results(
 ) -> IndexResults:
     """Every index of the period (pure: frames in, frames out). Trips `not_evaluated` (no data
     to judge them) leave every index and are counted beside them (`data_coverage`)."""
-    scopes = compute_line_scopes(inputs.routes, inputs.outcomes, inputs.vehicles)
+    # who owns a vehicle for the period's scopes: its owner at the end (its latest version)
+    owners = to_register_latest(inputs.vehicles)
+    scopes = compute_line_scopes(inputs.routes, inputs.outcomes, owners)
     coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
     # stoppages see the trips that could not be judged too: they break a stretch (no data is
     # no stoppage)
@@ -210,7 +213,7 @@ def compute_index_results(
         pl.when(pl.col("operator_id") == UNKNOWN)
         .then(
             pl.col("vehicle_id").replace_strict(
-                inputs.vehicles["vehicle_id"], inputs.vehicles["operator_id"], default=UNKNOWN
+                owners["vehicle_id"], owners["operator_id"], default=UNKNOWN
             )
         )
         .otherwise(pl.col("operator_id"))
@@ -249,9 +252,11 @@ def compute_index_results(
     fleet_days = compute_fleet_days(scheduled, inputs.outcomes, inputs.vehicles, scopes, profile)
     if fleet_days.height:
         parts.append(compute_fleet_day_indicators(fleet_days, period))
-    if inputs.vehicles.height:
+    # ages and inspections: the fleet on the period's last day, as the register then stood
+    at_end = to_register_on(inputs.vehicles, period.end).filter(in_fleet_expr(pl.lit(period.end)))
+    if at_end.height:
         fee_table = load_fee_table(profile.fee_table) if profile.fee_table else None
-        register = compute_fleet_register(inputs.vehicles, profile, period.end, fee_table)
+        register = compute_fleet_register(at_end, profile, period.end, fee_table)
         parts.append(compute_register_indicators(register, profile, period))
     if population is not None and inputs.stops.height and inputs.crs_epsg:
         covered = match_nearest_stop(population, inputs.stops, inputs.crs_epsg, profile)

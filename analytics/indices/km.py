@@ -8,6 +8,8 @@ ratio is Σ km run ÷ Σ km programmed over the months present, and `n_months` s
 
 from __future__ import annotations
 
+from datetime import date
+
 import polars as pl
 
 from analytics.indices.scopes import IndicatorSpec, to_indicator_rows
@@ -77,3 +79,73 @@ def compute_km_indicators(efficiency: pl.DataFrame, period: Period) -> pl.DataFr
         pl.col("window_km_programmed").sort_by("month").last(),
     )
     return to_indicator_rows(per_scope, KM_SPECS, period)
+
+
+def build_km_term_series(monthly: pl.DataFrame, start: date, end: date) -> pl.DataFrame:
+    """The km efficiency month by month over a concession term (CGS art. 2 p.ú. a: at least
+    the minimum share of the programmed km over the initial term), one row per scope and month
+    of [start, end], months without data included and marked.
+
+    `monthly`: scope, scope_id, month (Date, first day), km_run, km_programmed (km). Returns
+    scope, scope_id, month, km_run, km_programmed (null when the month has no data),
+    efficiency (0-1), has_data (false: no km programmed was judged that month -- it is kept
+    out of the term's sums, not counted as 0 %), term_km_run and term_km_programmed (sums from
+    the term's start up to the month, months with data only) and term_efficiency (their
+    ratio: the term-long figure as it stood at the end of that month).
+    """
+    months = pl.DataFrame(
+        pl.date_range(start.replace(day=1), end.replace(day=1), "1mo", eager=True).alias("month")
+    )
+    scopes = monthly.select("scope", "scope_id").unique()
+    present = monthly.filter(pl.col("km_programmed").fill_null(0) > 0).select(
+        "scope", "scope_id", "month", "km_run", "km_programmed"
+    )
+    ratio = lambda num, den: pl.when(pl.col(den) > 0).then(pl.col(num) / pl.col(den))  # noqa: E731
+    return (
+        scopes.join(months, how="cross")
+        .join(present, on=["scope", "scope_id", "month"], how="left")
+        .sort("scope", "scope_id", "month")
+        .with_columns(
+            pl.col("km_programmed").is_not_null().alias("has_data"),
+            ratio("km_run", "km_programmed").alias("efficiency"),
+            pl.col("km_run").fill_null(0).cum_sum().over("scope", "scope_id").alias("term_km_run"),
+            pl.col("km_programmed")
+            .fill_null(0)
+            .cum_sum()
+            .over("scope", "scope_id")
+            .alias("term_km_programmed"),
+        )
+        .with_columns(ratio("term_km_run", "term_km_programmed").alias("term_efficiency"))
+    )
+
+
+def compute_km_term(series: pl.DataFrame, profile: Profile) -> pl.DataFrame:
+    """The term's verdict per scope from `build_km_term_series`: scope, scope_id, n_months
+    (months of the term so far), n_months_with_data, months_without_data ('YYYY-MM' joined by
+    ', '), km_run, km_programmed (sums over the months with data), term_efficiency,
+    n_months_below (months with data below `km.efficiency_min_ratio`) and is_term_met
+    (term_efficiency at or above it; null without any data)."""
+    minimum = profile.km.efficiency_min_ratio.value
+    return (
+        series.sort("month")
+        .group_by("scope", "scope_id")
+        .agg(
+            pl.len().cast(pl.Int32).alias("n_months"),
+            pl.col("has_data").sum().cast(pl.Int32).alias("n_months_with_data"),
+            pl.col("month")
+            .filter(~pl.col("has_data"))
+            .dt.strftime("%Y-%m")
+            .str.join(", ")
+            .alias("months_without_data"),
+            pl.col("km_run").sum(),
+            pl.col("km_programmed").sum(),
+            (pl.col("efficiency") < minimum).sum().cast(pl.Int32).alias("n_months_below"),
+        )
+        .with_columns(
+            pl.when(pl.col("km_programmed") > 0)
+            .then(pl.col("km_run") / pl.col("km_programmed"))
+            .alias("term_efficiency")
+        )
+        .with_columns((pl.col("term_efficiency") >= minimum).alias("is_term_met"))
+        .sort("scope", "scope_id")
+    )

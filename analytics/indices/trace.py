@@ -14,6 +14,7 @@ from analytics.indices.scopes import attach_scopes, compute_line_scopes
 from core.errors import ConfigError
 from core.periods import Period, parse_period
 from core.profile import Profile
+from core.register import read_register, to_register_latest
 from core.schema import table
 from core.store import Store
 
@@ -60,7 +61,9 @@ def trace_indicator(
     per = parse_period(period) if isinstance(period, str) else period
     outcomes = store.read("trip_outcomes", "service_date BETWEEN ? AND ?", per.days())
     scopes = compute_line_scopes(
-        store.read("gtfs_routes").unique("route_id", keep="last"), outcomes, store.read("vehicles")
+        store.read("gtfs_routes").unique("route_id", keep="last"),
+        outcomes,
+        to_register_latest(read_register(store, per.start, per.end)),
     )
     # not_evaluated trips are in no index (analytics.indices.data_coverage)
     flags = attach_scopes(

@@ -24,6 +24,7 @@ from analytics.matching.network import Network, build_network
 from analytics.matching.options import MatchOptions
 from core.errors import InputError
 from core.profile import Profile
+from core.register import read_register
 from core.store import Store
 
 
@@ -176,7 +177,7 @@ def read_live_reference(
         stops,
         (str(feed["timezone"][0]), int(feed["crs_epsg"][0])),
         history,
-        store.read("vehicles"),
+        read_register(store, service_date),
         incidents,
         profile,
         options,

@@ -39,6 +39,7 @@ from analytics.matching.trip_context import DayEvidence, compute_trip_context
 from core import __version__
 from core.instants import to_utc_instant
 from core.profile import Profile
+from core.register import read_register
 from core.schema import table
 from core.store import Store
 from gtfs.read import Feed
@@ -346,7 +347,7 @@ def read_day_evidence(store: Store, service_date: date, trips: pl.DataFrame) -> 
     lo, hi = day_window(trips)
     feed_id = str(trips["feed_id"][0])
     return DayEvidence(
-        vehicles=store.read("vehicles"),
+        vehicles=read_register(store, service_date),
         taps=store.read(
             "fare_transactions",
             "event_at BETWEEN ? AND ?",

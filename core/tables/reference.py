@@ -239,7 +239,10 @@ SCHEDULED_TRIPS = Table(
 
 VEHICLES = Table(
     "vehicles",
-    "The fleet register ('cadastro da frota').",
+    "The fleet register ('cadastro da frota') with its history: one row per version of a "
+    "vehicle, in force from valid_from (inclusive; null: since the vehicle was first "
+    "registered) to valid_to (exclusive; null: still in force). Read it only through "
+    "`core.register` (the version in force on a day or over a period).",
     cols(
         ("vehicle_id", pl.String(), "fleet number used by AVL and ticketing", False),
         ("plate", pl.String(), "licence plate"),
@@ -256,8 +259,23 @@ VEHICLES = Table(
         ("is_reserve", pl.Boolean(), "registered as reserve fleet"),
         ("source", pl.String(), "file it came from", False),
         ("ingested_at", UTC_INSTANT, "when it was ingested (UTC)", False),
+        ("retired_on", pl.Date(), "day it left the fleet (null: in the fleet)"),
+        ("valid_from", pl.Date(), "first day this version is in force (null: since registered)"),
+        ("valid_to", pl.Date(), "day a newer version replaced it (null: in force now)"),
     ),
-    primary_key=("vehicle_id",),
+)
+
+VEHICLE_INSPECTIONS = Table(
+    "vehicle_inspections",
+    "Inspection history of the fleet ('vistorias'): one row per vehicle and inspection day. "
+    "The register's last_inspection_on on a day is the latest of these on or before it.",
+    cols(
+        ("vehicle_id", pl.String(), "fleet number", False),
+        ("inspected_on", pl.Date(), "day of the inspection", False),
+        ("source", pl.String(), "file it came from", False),
+        ("ingested_at", UTC_INSTANT, "when it was ingested (UTC)", False),
+    ),
+    primary_key=("vehicle_id", "inspected_on"),
 )
 
 # The tables holding a feed's own files, in the order they load.
@@ -274,4 +292,4 @@ GTFS_TABLES = (
 )
 GTFS_TABLE_NAMES = tuple(t.name for t in GTFS_TABLES)
 
-register(FEED_VERSIONS, *GTFS_TABLES, SCHEDULED_TRIPS, VEHICLES)
+register(FEED_VERSIONS, *GTFS_TABLES, SCHEDULED_TRIPS, VEHICLES, VEHICLE_INSPECTIONS)

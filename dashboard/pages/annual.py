@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from functools import partial
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import polars as pl
 import streamlit as st
 
 from dashboard import downloads, labels, state
-from dashboard.format import format_column, to_local, to_number
+from dashboard.format import format_column, to_local, to_number, to_percent
 from dashboard.queries import annual as q
 from dashboard.queries.snapshot import ALL
 
@@ -70,6 +71,91 @@ else:
         )
         name = "" if r["scope"] == "system" else f" {r['scope_id']}"
         st.write(f"**{who}{name}** ({r['year']}): {verdict}.")
+
+    st.subheader("Critérios dos vereditos")
+    st.caption(
+        "Os mesmos critérios, artigos e situações de `pontual profiles show` e do dossiê anual. "
+        "'Fixado em lei' = não: critério ou limite padrão do Pontual até o decreto (BG art. 58) "
+        "— o resultado é indicativo."
+    )
+    for r in latest.filter(pl.col("scope") != "system").iter_rows(named=True):
+        criteria: pl.DataFrame = state.load(
+            q.read_verdict_criteria,
+            state.settings().profile_id,
+            r["scope"],
+            r["scope_id"],
+            r["year"],
+        )
+        if criteria.is_empty():
+            continue
+        who = "Operadora" if r["scope"] == "operator" else "Lote"
+        st.markdown(f"**{who} {r['scope_id']} ({r['year']})**")
+        for title, outcome in (
+            criteria.select("verdict_title", "outcome").unique(maintain_order=True).iter_rows()
+        ):
+            st.write(f"{title}: **{outcome}**")
+        st.dataframe(
+            criteria.select(
+                pl.col("verdict_title").alias("Veredito"),
+                pl.col("criterion").alias("Critério"),
+                pl.col("article").alias("Artigo"),
+                pl.col("status_label").alias("Situação"),
+                pl.col("value").alias("Apurado"),
+                pl.col("threshold").alias("Limite"),
+                pl.col("is_law")
+                .replace_strict({True: "sim", False: "não"}, default="—")
+                .alias("Fixado em lei"),
+                pl.col("decides")
+                .replace_strict({True: "sim", False: "não"}, default="—")
+                .alias("Decide sozinho"),
+                pl.col("note").alias("Observação"),
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
+    st.subheader("Planilha da tarifa técnica e quilometragem ao longo do prazo")
+    st.caption(
+        "Tarifa técnica como a lei a calcula (CGS art. 15-16; BG art. 26 §2, 49), sobre os 12 "
+        "meses do ano; eficiência de quilometragem mês a mês desde o primeiro mês com dados "
+        "(CGS art. 2, parágrafo único, a). Mês sem dados fica fora das somas."
+    )
+    for r in latest.filter(pl.col("scope") != "system").iter_rows(named=True):
+        who = "Operadora" if r["scope"] == "operator" else "Lote"
+        year_end = date(r["year"], 12, 1)
+        sheet: pl.DataFrame = state.load(
+            q.read_tariff_worksheet,
+            state.settings().profile_id,
+            r["scope"],
+            r["scope_id"],
+            year_end,
+        )
+        term: pl.DataFrame = state.load(
+            q.read_km_term_series, r["scope"], r["scope_id"], date(r["year"], 12, 31)
+        )
+        if sheet.is_empty() and term.is_empty():
+            continue
+        st.markdown(f"**{who} {r['scope_id']} ({r['year']})**")
+        if not sheet.is_empty():
+            st.dataframe(
+                sheet.select(
+                    pl.col("item").alias("Item"),
+                    format_column(sheet["value"], "number").alias("Valor"),
+                    pl.col("unit").alias("Unidade"),
+                    pl.col("detail").alias("Meses"),
+                    pl.col("article").alias("Base legal"),
+                ),
+                hide_index=True,
+                width="stretch",
+            )
+        if not term.is_empty():
+            with_data = term.filter(pl.col("has_data"))
+            last = term["term_efficiency"].drop_nulls()
+            share = to_percent(last[-1], 1) if last.len() else "—"
+            st.write(
+                f"Km ao longo do prazo: {share} da programada, em {with_data.height} de "
+                f"{term.height} meses com dados."
+            )
 
 st.subheader("Relatórios para download")
 year = int(f.period[:4])

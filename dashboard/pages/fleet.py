@@ -19,7 +19,8 @@ period = parse_period(f.period)
 start, end = period.start, period.end
 st.title("Frota")
 
-vehicles: pl.DataFrame = state.load(q.read_vehicles, f.operator_id, f.lot_id)
+# the fleet on the period's last day, as the register and its inspections then stood
+vehicles: pl.DataFrame = state.load(q.read_vehicles, f.operator_id, f.lot_id, end)
 if vehicles.is_empty():
     state.empty_notice("cadastro da frota", "pontual ingest vehicles")
     st.stop()
@@ -78,37 +79,38 @@ else:
             f"{', '.join(sorted(set(grave['operator_id'].to_list())))}."
         )
 
-st.subheader("Frota reserva (BG Anexo I, XXXV)")
-if days.is_empty():
+st.subheader("Frota reserva, dia a dia no período (BG Anexo I, XXXV; CGS art. 23)")
+reserve: pl.DataFrame = state.load(q.read_reserve_over_period, start, end, f.operator_id)
+if reserve.is_empty():
     state.empty_notice("frota reserva", f"pontual indices --period {f.period}")
 else:
-    latest = days.sort("service_date").group_by("operator_id").last().sort("operator_id")
-    st.dataframe(
-        latest.select(
-            pl.col("operator_id").alias("Operadora"),
-            format_column(latest["service_date"], "date").alias("Dia"),
-            pl.col("n_vehicles_registered").alias("Cadastrados"),
-            pl.col("n_vehicles_required").alias("Exigidos pela tabela horária"),
-            pl.col("n_reserve").alias("Reserva"),
-            pl.col("n_reserve_min").alias("Reserva mínima"),
-            format_column(latest["reserve_ratio"], "percent").alias("Reserva ÷ exigidos"),
-            pl.col("is_reserve_ok")
-            .replace_strict({True: "sim", False: "não"}, default="—")
-            .alias("Cumpre"),
-        ),
-        hide_index=True,
-        width="stretch",
+    has_cap = profile.fleet.reserve_max_ratio is not None
+    shown = reserve.select(
+        pl.col("operator_id").alias("Operadora"),
+        pl.col("n_days").alias("Dias avaliados"),
+        pl.col("n_days_below_min").alias("Dias abaixo da reserva mínima"),
+        *([pl.col("n_days_above_max").alias("Dias acima do teto")] if has_cap else []),
+        pl.col("n_reserve_lowest").alias("Menor reserva"),
+        format_column(reserve["lowest_on"], "date").alias("Dia da menor reserva"),
+        pl.col("n_reserve_min_max").alias("Reserva mínima exigida (maior)"),
+        format_column(reserve["reserve_ratio_lowest"], "percent").alias("Menor reserva ÷ exigidos"),
+        pl.col("n_registered_max").alias("Cadastrados (máx.)"),
+        pl.col("is_reserve_ok_every_day")
+        .replace_strict({True: "sim", False: "não"}, default="—")
+        .alias("Cumpre todos os dias"),
     )
+    st.dataframe(shown, hide_index=True, width="stretch")
     ratio = profile.fleet.reserve_min_ratio
     small_below = profile.fleet.reserve_small_fleet_below.value
     small_min = profile.fleet.reserve_small_fleet_min.value
     st.caption(
-        f"Reserva = veículos cadastrados − veículos exigidos pela tabela horária para operar "
-        f"todas as linhas, no último dia do período. A lei ({labels.to_source(ratio.source)}) exige "
-        f"reserva de ao menos {to_percent(ratio.value, 0)} da frota necessária à operação de "
-        f"todas as linhas, e {to_integer(small_min)} veículo quando essa frota tem menos de "
-        f"{to_integer(small_below)}. A marcação 'reserva' do cadastro não entra na conta: "
-        "vale a frota que a operação do dia realmente exige."
+        f"Reserva = veículos da frota no dia − veículos exigidos pela tabela horária do dia, "
+        f"apurada em cada dia do período (um domingo com poucas viagens não esconde a falta de "
+        f"reserva nos dias úteis). A lei ({labels.to_source(ratio.source)}) exige reserva de ao "
+        f"menos {to_percent(ratio.value, 0)} da frota necessária à operação de todas as linhas, "
+        f"e {to_integer(small_min)} veículo quando essa frota tem menos de "
+        f"{to_integer(small_below)}. Vale o cadastro em vigor em cada dia: veículo baixado "
+        "deixa de contar a partir da baixa. A marcação 'reserva' do cadastro não entra na conta."
     )
 
 st.subheader("Taxas anuais de fiscalização e vistoria")

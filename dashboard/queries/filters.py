@@ -14,6 +14,7 @@ from datetime import date
 import polars as pl
 
 from core.periods import parse_period
+from core.register import in_force_sql
 from core.store import Store
 from dashboard.queries.snapshot import ALL
 
@@ -144,7 +145,9 @@ def read_route_ids(store: Store, operator_id: str, lot_id: str) -> list[str] | N
         where.append("v.lot_id = ?")
         params.append(lot_id)
     rows = store.query(
-        "SELECT DISTINCT o.route_id FROM trip_outcomes o JOIN vehicles v USING (vehicle_id) "
+        # the vehicle's owner on the day it ran the trip (core.register)
+        "SELECT DISTINCT o.route_id FROM trip_outcomes o JOIN vehicles v "
+        f"ON v.vehicle_id = o.vehicle_id AND {in_force_sql('v', 'o.service_date')} "
         "WHERE " + " AND ".join(where),
         params,
     )

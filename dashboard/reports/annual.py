@@ -22,7 +22,11 @@ from core.periods import year_period
 from core.profile import Profile
 from core.store import Store
 from dashboard.format import to_quantity
-from dashboard.queries.annual import read_scope_grades
+from dashboard.queries.annual import (
+    read_km_term_series,
+    read_scope_grades,
+    read_tariff_worksheet,
+)
 from dashboard.queries.crowding import read_crowding_summary, read_trip_crowding
 from dashboard.queries.filters import read_routes
 from dashboard.queries.fleet import read_register
@@ -134,6 +138,10 @@ def build_annual_dossier(
     km_monthly = compute_month_table(indicators, year, tuple(i for i, _ in KM_PARTS)).with_columns(
         (pl.col("km_efficiency") >= profile.km.efficiency_min_ratio.value).alias("is_km_ok")
     )
+    # CGS art. 15-16 / BG art. 49: the tariff worksheet of the year's 12 months; CGS art. 2
+    # p.ú. a: the km efficiency over the term so far, month by month
+    tariff_sheet = read_tariff_worksheet(store, profile, scope, scope_id, end.replace(day=1))
+    km_term = read_km_term_series(store, scope, scope_id, end)
     year_values = dict(
         indicators.filter(pl.col("period") == f"{year:04d}").select("indicator", "value").rows()
     )
@@ -285,6 +293,35 @@ def build_annual_dossier(
                 *[indicator_col(id, label) for id, label in KM_PARTS],
                 Col("is_km_ok", "Atinge o mínimo", "bool"),
             ),
+        ),
+        ReportTable(
+            "eficiencia_km_prazo",
+            "Eficiência de quilometragem ao longo do prazo da concessão, mês a mês (CGS art. "
+            "2, parágrafo único, a)",
+            km_term,
+            (
+                Col("month", "Mês", "month"),
+                Col("has_data", "Com dados", "bool"),
+                Col("km_run", "Km rodada", "number"),
+                Col("km_programmed", "Km programada", "number"),
+                Col("efficiency", "Rodada ÷ programada", pct),
+                Col("term_efficiency", "Acumulado no prazo", pct),
+            ),
+            note="Mês sem dados fica fora das somas do prazo (não conta como 0 %).",
+        ),
+        ReportTable(
+            "planilha_tarifaria",
+            "Planilha da tarifa técnica (CGS art. 15-16; BG art. 26 §2, 49)",
+            tariff_sheet,
+            (
+                Col("line", "Linha", "integer"),
+                Col("item", "Item"),
+                Col("value", "Valor", "number", 4),
+                Col("unit", "Unidade"),
+                Col("detail", "Meses"),
+                Col("article", "Base legal"),
+            ),
+            note="Indicativa: a km rodada medida por GPS substitui a 'rodagem' da bilhetagem.",
         ),
         ReportTable(
             "frota",

@@ -21,6 +21,7 @@ from analytics.indices.verdicts import (
     compute_verdict_outcomes,
 )
 from core.profile import Profile
+from core.register import in_fleet_expr, read_register, to_register_on
 from core.store import Store
 
 
@@ -38,7 +39,10 @@ def build_verdict_tables(
     point breakdown of the grade, as the annual page shows them."""
     start, end = date(year, 1, 1), date(year, 12, 31)
     fleet_days = store.read("fleet_days", "service_date BETWEEN ? AND ?", [start, end])
-    vehicles = store.read("vehicles")
+    # the fleet at the year's end, as the register and its inspections then stood
+    vehicles = to_register_on(read_register(store, start, end), end).filter(
+        in_fleet_expr(pl.lit(end))
+    )
     register = compute_fleet_register(vehicles, profile, end) if vehicles.height else None
     inputs = Inputs(profile, scope, scope_id, year, grades, fleet_days, register)
     criteria = build_verdict_criteria(inputs)

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.profile import load_profile
 from core.store import Store, open_snapshot
 from dashboard.format import to_number, to_percent, to_points_change, to_signed
 from dashboard.pages import PAGES
@@ -145,6 +146,14 @@ def test_annual_page_flags_the_cassacao_watch(
     assert "OP2" in at.warning[0].value  # E for 3 consecutive years
     grades = pl.from_pandas(at.dataframe[0].value)
     assert grades["Conceito"].to_list() == ["B", "E"]
+    # each operator's verdict criteria, as `profiles show` and the dossier list them
+    criteria = [pl.from_pandas(d.value) for d in at.dataframe if "Critério" in d.value.columns]
+    assert len(criteria) == 2  # OP1, OP2
+    fiscal = criteria[1].filter(pl.col("Artigo") == "BG art. 32-II, 38-II").row(0, named=True)
+    assert fiscal["Situação"] == "não calculado pelo Pontual (informado pelo Município)"
+    # OP2's renewal waits for the city's fiscal record; one E year raises no cassação alert
+    title = load_profile("bento-goncalves-2021").verdicts.renewal.title
+    assert sum(m.value == f"{title}: **em aberto**" for m in at.markdown) == 2
 
 
 def test_pages_explain_which_command_fills_an_empty_store(
@@ -234,8 +243,11 @@ def test_fleet_page_reserve_is_the_laws_from_fleet_days(
     at = _app(dashboard_store, monkeypatch)
     at.switch_page("pages/fleet.py").run()
     reserve = pl.from_pandas(at.dataframe[-1].value).row(0, named=True)
-    # Last day: 2 registered, 2 required -> no reserve, 1 required (fleet under 10).
-    assert (reserve["Reserva"], reserve["Reserva mínima"], reserve["Cumpre"]) == (0, 1, "não")
+    # Every day of the period, not its last: 2 registered, 2 required on each of the 5 days ->
+    # no reserve, 1 required (fleet under 10), below the minimum on all 5 days.
+    assert (reserve["Dias avaliados"], reserve["Dias abaixo da reserva mínima"]) == (5, 5)
+    assert (reserve["Menor reserva"], reserve["Reserva mínima exigida (maior)"]) == (0, 1)
+    assert reserve["Cumpre todos os dias"] == "não"
     assert any("Anexo I, item XXXV" in c.value for c in at.caption)
     # Only one reserve figure: the register's 'reserva' flag is not shown any more.
     assert sum("Reserva" in str(list(d.value.columns)) for d in at.dataframe) == 1

@@ -184,6 +184,25 @@ def test_annual_dossier_equals_the_store_grades(store: Store, tmp_path: Path) ->
     assert icv["icv_fulfilment"][1] == pytest.approx(
         indicator(store, "operator", "O1", "2026-07", "icv_fulfilment")
     )
+    # the km series over the term so far: the months with data, the rest of 2026 marked
+    # without data and kept out of the term's sums (CGS art. 2 p.u. a)
+    km = store.query(
+        "SELECT sum(numerator) AS run, sum(denominator) AS programmed FROM indicators "
+        "WHERE scope = 'operator' AND scope_id = 'O1' AND indicator = 'km_efficiency' "
+        "AND period IN ('2026-06', '2026-07')"
+    ).row(0, named=True)
+    term = report.table("eficiencia_km_prazo").frame
+    assert term["month"].to_list() == [date(2026, m, 1) for m in range(6, 13)]
+    assert term.filter(pl.col("has_data"))["month"].to_list() == icv["month"].to_list()
+    assert term["term_efficiency"][-1] == pytest.approx(km["run"] / km["programmed"])
+    # BG's tariff worksheet: IPK = equivalent passengers ÷ km run over the months with both
+    eq = store.query(
+        "SELECT sum(value) AS n FROM indicators WHERE scope = 'operator' AND scope_id = 'O1' "
+        "AND indicator = 'equivalent_passengers' AND period IN ('2026-06', '2026-07')"
+    )["n"][0]
+    sheet = report.table("planilha_tarifaria").frame
+    ipk = sheet.filter(pl.col("item").str.starts_with("IPK"))["value"][0]
+    assert ipk == pytest.approx(eq / km["run"])
     n_infractions = store.query(
         "SELECT count(*) AS n FROM suggested_infractions WHERE operator_id = 'O1'"
     )["n"][0]
