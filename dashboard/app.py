@@ -21,7 +21,16 @@ st.set_page_config(
 )
 account = auth_ui.current_account()
 if account is None:
-    auth_ui.render_login()
+    # Every page's URL shows the login form (then, logged in, the same URL opens that page or
+    # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
+    st.navigation(
+        [st.Page(auth_ui.build_login("visao-geral"), title="Entrar", url_path="entrar")]
+        + [
+            st.Page(auth_ui.build_login(url), title=title, url_path=url, visibility="hidden")
+            for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
+        ],
+        position="hidden",
+    ).run()
     st.stop()
 allowed = pages_for(account)
 allowed_urls = {url for _p, _t, url, _i in allowed}

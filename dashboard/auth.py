@@ -22,6 +22,7 @@ import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cases.accounts import count_users, get_account
@@ -80,7 +81,10 @@ def resolve_auth_mode(settings: Settings) -> str:
                 "(see deploy/README.md)",
             )
         return mode
-    with CaseDB.open(settings.cases_db_url) as db:
+    url = settings.cases_db_url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        return "none"  # no case database yet: no account (and none is created here)
+    with CaseDB.open(url) as db:
         return "local" if count_users(db) else "none"
 
 

@@ -101,6 +101,16 @@ def render_login() -> None:
     st.rerun()
 
 
+def build_login(url_path: str) -> Callable[[], None]:
+    """The login form served at a page's URL before anyone has logged in."""
+
+    def login() -> None:
+        render_login()
+
+    login.__name__ = f"login_{url_path.replace('-', '_')}"
+    return login
+
+
 def logout() -> None:
     st.session_state.pop(ACCOUNT_KEY, None)
     if auth_mode() == "oidc":

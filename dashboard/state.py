@@ -106,6 +106,13 @@ def account() -> Account:
     return current
 
 
+def may_open(page_path: str) -> bool:
+    """Whether the session's account has the page of file `page_path` ('pages/annual.py')."""
+    from dashboard.auth import pages_for
+
+    return any(path == page_path for path, _t, _u, _i in pages_for(account()))
+
+
 def load(reader: Callable[..., Any], *args: Any) -> Any:
     """`reader(snapshot, *args)` (a function of `dashboard.queries`), cached until the
     snapshot changes, run on the tables the session's account may read. The cache keys on the
