@@ -153,5 +153,5 @@ def account_for_identity(db: CaseDB, identity: OidcIdentity) -> Account:
     except AccountError as exc:
         raise AccountError(
             f"{identity.name} entrou pelo provedor de identidade, mas não tem conta no Pontual",
-            hint=f"peça ao planejamento: `pontual users add {identity.name} --role PAPEL --oidc`",
+            hint=f"`pontual users add {identity.name} --role PAPEL --oidc`",
         ) from exc

@@ -67,7 +67,9 @@ def current_account() -> Account | None:
             account = account_for_identity(db, identity)
             record_login(db, account, f"OpenID Connect ({identity.claim})")
     except AccountError as exc:
-        st.error(f"{exc!s}. {exc.hint or ''}")
+        st.title("Sem acesso ao painel")
+        st.error(str(exc))
+        st.caption(f"Peça ao planejamento: {exc.hint}" if exc.hint else "")
         st.button("Sair", on_click=st.logout, key="oidc_logout")
         st.stop()
     st.session_state[ACCOUNT_KEY] = account
