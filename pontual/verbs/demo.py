@@ -99,6 +99,36 @@ def run_stages(
         ctx.say(f"    [dim]{time.perf_counter() - t0:.1f} s[/]")
 
 
+DEMO_ACCOUNT = "demo"
+
+
+def ensure_demo_account(ctx: Context) -> None:
+    """The first demo that serves the dashboard creates a `planejamento` account with a random
+    password, kept in a 0600 file beside the store, and says how to log in (issue #23)."""
+    import os
+    import secrets
+
+    from cases.accounts import add_user, count_users
+    from cases.db import CaseDB
+
+    login_file = ctx.settings.store_path.with_name("demo-login.txt")
+    with CaseDB.open(ctx.settings.cases_db_url) as db:
+        if count_users(db) > 0:
+            if login_file.exists():
+                ctx.say(f"painel: entre com a conta e a senha guardadas em {login_file}")
+            return
+        password = secrets.token_urlsafe(12)
+        add_user(db, DEMO_ACCOUNT, "planejamento", password)
+    fd = os.open(login_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f"conta: {DEMO_ACCOUNT}\nsenha: {password}\n")
+    ctx.say(
+        f"painel: entre com a conta [bold]{DEMO_ACCOUNT}[/] e a senha [bold]{password}[/] "
+        f"(guardadas em {login_file}; outras contas: pontual users add NOME --role PAPEL "
+        f"--by {DEMO_ACCOUNT})"
+    )
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from pontual.cli import main  # the demo drives the same entry point a user types
 
@@ -111,6 +141,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     if args.no_serve:
         return 0
+    ensure_demo_account(ctx)
     return main(
         [
             "--store",

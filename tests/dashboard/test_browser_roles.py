@@ -167,3 +167,37 @@ def test_the_board_downloads_a_dossier_and_it_is_audited(
         time.sleep(0.5)
         downloads = [row for row in _audit(db_url) if row[1] == "dossier_download"]
     assert downloads and downloads[0][0] == "carla", downloads
+
+
+def test_the_public_page_is_served_apart_without_login(
+    dashboard_store: Path, tmp_path: Path
+) -> None:
+    """`pontual dashboard --public`: no login, only the published aggregates' sections, and no
+    planners' page at its URL (their scripts are not part of this app)."""
+    _require_chromium()
+    port = free_port()
+    process = start_server(
+        dashboard_store, port, "127.0.0.1", log=tmp_path / "public.log", public=True
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_ready(url, 60, process)
+        with Browser(height=2000) as b:
+            state = b.open(url, timeout_s=TIMEOUT_S)
+            assert state["title"] == "Transparência do transporte coletivo", state
+            assert not state["exceptions"] and not state["errors"], state
+            headers = b.evaluate("[...document.querySelectorAll('h2')].map(h => h.innerText)")
+            assert headers == [
+                "Índice de cumprimento de viagens (ICV) por mês",
+                "Lotação por linha e hora",
+                "Conceito anual",
+            ]
+            assert _nav(b) == []
+            text = str(b.evaluate("document.body.innerText"))
+            assert "Entrar" not in text and "Conta" not in text
+            state = b.open(f"{url}/frota", timeout_s=TIMEOUT_S)  # a planners' page: not here
+            assert state["title"] == "Transparência do transporte coletivo", state
+            assert "Veículos cadastrados" not in str(b.evaluate("document.body.innerText"))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
