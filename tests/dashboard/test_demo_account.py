@@ -20,7 +20,7 @@ def test_the_first_demo_creates_an_account_and_says_how_to_log_in(tmp_path: Path
     settings = Settings.resolve(str(tmp_path / "pontual.duckdb"))
     out = io.StringIO()
     ctx = Context(settings)
-    ctx.console = Console(file=out, width=300)  # type: ignore[misc]  # a cached_property
+    ctx.console = Console(file=out, width=300)  # a cached_property: set before first use
     ensure_demo_account(ctx)
     login = tmp_path / "demo-login.txt"
     assert login.stat().st_mode & 0o777 == 0o600
