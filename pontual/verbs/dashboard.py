@@ -53,8 +53,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     url = f"http://{args.address}:{args.port}"
     try:
         wait_until_ready(url, READY_TIMEOUT_S, process)
-        what = "página pública" if args.public else f"painel ({MODE_LABELS[env[AUTH_ENV]]})"
-        ctx.console.print(f"{what} em {url}  (Ctrl+C para encerrar)")
+        if args.public:
+            ctx.console.print(f"página pública em {url}  (Ctrl+C para encerrar)")
+        else:
+            ctx.console.print(f"painel em {url}  (Ctrl+C para encerrar)")
+            ctx.console.print(f"login: {MODE_LABELS[env[AUTH_ENV]]}")
         return int(process.wait())
     except KeyboardInterrupt:
         return 0
