@@ -11,7 +11,8 @@ apart from every other operator's.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from functools import partial
@@ -92,6 +93,20 @@ def _cached(
         reader = getattr(importlib.import_module(module), name)
         store = Store(shared.path, cursor, read_only=True)
         return reader(scope_store(store, _scoped_account(operator_id)), *args)
+    finally:
+        cursor.close()
+
+
+@contextmanager
+def snapshot_store() -> Iterator[Store]:
+    """A cursor of the published snapshot for the session's account (scoped like `load`),
+    closed on exit: for reads that are not cached (a case's evidence package)."""
+    path = str(settings().store_path)
+    shared = _snapshot(path, read_snapshot_mtime(path))
+    cursor = shared.con.cursor()
+    try:
+        who = account()
+        yield scope_store(Store(shared.path, cursor, read_only=True), who)
     finally:
         cursor.close()
 

@@ -201,3 +201,54 @@ def test_the_public_page_is_served_apart_without_login(
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_fiscal_records_the_notification_of_a_case_on_the_dashboard(
+    served: tuple[str, str], browser: Browser, dashboard_store: Path
+) -> None:
+    """A case lavrado by fabio (through the workflow, as `pontual cases lavrar` does); fabio
+    then records its notification in the Casos page's form; the case moves to `notificada`
+    and the act is audited, exactly as through the CLI. The operadora of another operator does
+    not see the case."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from cases.register import get_case, list_cases, open_case
+    from cases.states import Auto
+    from cases.workflow import Workflow
+    from core.profile import load_profile
+    from core.store import open_snapshot
+
+    url, db_url = served
+    profile = load_profile("bento-goncalves-2021")
+    fabio = Account("fabio", "fiscal")
+    suggestion = open_snapshot(dashboard_store).query("SELECT * FROM suggested_infractions")
+    today = datetime.now(ZoneInfo(profile.general.timezone.value)).date()
+    with CaseDB.open(db_url) as db:
+        case_id = open_case(db, suggestion.row(0, named=True), fabio)
+        fact_at = datetime(2026, 3, 2, 9, 7, tzinfo=ZoneInfo("America/Sao_Paulo"))
+        auto = Auto("AI-2026-001", fact_at, place_stop_id="S1", vehicle_plate="IAA1A12")
+        Workflow(db, profile).lavrar(case_id, fabio, auto, on=today)
+        assert list_cases(db, Account("op2", "operadora", "OP2")).is_empty()
+    state = _login(browser, f"{url}/casos", "fabio")
+    assert state["title"] == "Casos" and not state["exceptions"], state
+    body = str(browser.evaluate("document.body.innerText"))
+    assert "Registrar a notificação da operadora" in body, body[-800:]
+    browser.evaluate("document.querySelector('textarea').focus()")
+    browser.send("Input.insertText", text="auto entregue à operadora em mãos")
+    browser.evaluate(
+        "[...document.querySelectorAll('[data-testid=stBaseButton-primaryFormSubmit]')]"
+        ".find(b => b.innerText.includes('notificação')).click()"
+    )
+    deadline = time.monotonic() + TIMEOUT_S
+    case_state = "lavrada"
+    while case_state == "lavrada" and time.monotonic() < deadline:
+        time.sleep(0.5)
+        with CaseDB.open(db_url) as db:
+            case_state = get_case(db, fabio, case_id)["state"]
+    assert case_state == "notificada"
+    assert (
+        "fabio",
+        "case_transition",
+        f"caso {case_id}",
+    ) in _audit(db_url)
