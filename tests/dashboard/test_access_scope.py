@@ -5,6 +5,7 @@ line L2), and the public page's readers holding to published aggregates."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import polars as pl
@@ -17,6 +18,7 @@ from cases.roles import Account
 from core.errors import ConfigError
 from core.store import Store, open_snapshot
 from dashboard.auth import (
+    AUTH_ENV,
     account_for_identity,
     check_exposure,
     pages_for,
@@ -141,3 +143,23 @@ def test_the_public_page_publishes_aggregates_only(dashboard_store: Path) -> Non
         (pl.col("scope") == "system") & (pl.col("indicator") == "icv_score")
     )
     assert dict(zip(icv["period"], icv["value"], strict=True)) == {"2026-03": 82.5, "2026-02": 80.0}
+
+
+def test_pontual_dashboard_on_the_network_without_login_exits_2(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "pontual", "--store", str(tmp_path / "p.duckdb")),
+            *("dashboard", "--address", "0.0.0.0", "--headless"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != AUTH_ENV},
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "sem autenticação não pode escutar em 0.0.0.0" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "p.cases.sqlite").exists()  # learning the mode created nothing
