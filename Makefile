@@ -44,9 +44,10 @@ lint: venv
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# The independent GTFS-RT consumer of the feed tests (npm gtfs-realtime-bindings), when node is here.
+# The independent GTFS-RT consumer of the feed tests (npm gtfs-realtime-bindings) and the OpenID
+# Connect provider of the dashboard's login test (npm oidc-provider), when node is here.
 node-deps:
-	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/node/node_modules ]; then \
+	@if command -v npm >/dev/null 2>&1 && [ ! -d tests/node/node_modules/oidc-provider ]; then \
 	  npm install --no-audit --no-fund --prefix tests/node >/dev/null; fi
 
 # Parallel workers for the tests (pytest-xdist), a test file per worker at a time: a module's

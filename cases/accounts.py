@@ -18,6 +18,9 @@ from cases.roles import MANAGE_USERS, ROLES, Account, authorize
 
 MIN_PASSWORD_CHARS = 12
 SYSTEM_ACTOR = "sistema"
+OIDC_NO_PASSWORD = "!oidc"
+"""The stored hash of an account that logs in only through the identity provider: not an
+argon2 hash, so no password ever verifies against it."""
 
 _hasher = PasswordHasher()
 
@@ -26,13 +29,15 @@ def add_user(
     db: CaseDB,
     name: str,
     role: str,
-    password: str,
+    password: str | None,
     *,
     operator_id: str | None = None,
     by: Account | None = None,
 ) -> Account:
     """Create an account. `by` (an account that may manage users) is None only when the
-    database has no account yet (the first account, made from the command line)."""
+    database has no account yet (the first account, made from the command line). With
+    `password` None the account logs in only through OpenID Connect (its name is the e-mail or
+    user name the provider gives, `dashboard.auth`)."""
     if role not in ROLES or role == "public":
         raise AccountError(
             f"papel desconhecido {role!r}",
@@ -44,7 +49,7 @@ def add_user(
         raise AccountError("--operator só vale para contas do papel operadora")
     if not name or not name.strip() or len(name) > 100:
         raise AccountError("nome de conta vazio ou longo demais (máx. 100 caracteres)")
-    if len(password) < MIN_PASSWORD_CHARS:
+    if password is not None and len(password) < MIN_PASSWORD_CHARS:
         raise AccountError(f"senha curta demais: use ao menos {MIN_PASSWORD_CHARS} caracteres")
     if by is not None:
         authorize(by, MANAGE_USERS)
@@ -56,7 +61,12 @@ def add_user(
 
 
 def _insert_account(
-    db: CaseDB, name: str, role: str, password: str, operator_id: str | None, by: Account | None
+    db: CaseDB,
+    name: str,
+    role: str,
+    password: str | None,
+    operator_id: str | None,
+    by: Account | None,
 ) -> None:
     with db.begin() as conn:
         exists = conn.execute(sa.select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first()
@@ -79,12 +89,13 @@ def _insert_account(
                 name=name,
                 role=role,
                 operator_id=operator_id,
-                password_hash=_hasher.hash(password),
+                password_hash=OIDC_NO_PASSWORD if password is None else _hasher.hash(password),
                 is_active=True,
                 created_at=now_utc(),
             )
         )
         detail = f"papel {role}" + (f", operadora {operator_id}" if operator_id else "")
+        detail += ", só OpenID Connect" if password is None else ""
         record_audit(conn, by.name if by else SYSTEM_ACTOR, "user_added", name, detail)
 
 
@@ -156,3 +167,10 @@ def list_users(db: CaseDB) -> pl.DataFrame:
 def count_users(db: CaseDB) -> int:
     with db.read() as conn:
         return int(conn.execute(sa.select(sa.func.count()).select_from(ACCOUNTS)).scalar() or 0)
+
+
+def record_login(db: CaseDB, account: Account, how: str) -> None:
+    """Audit a login that did not go through `authenticate` (OpenID Connect: the provider
+    checked the person; `how` names it)."""
+    with db.begin() as conn:
+        record_audit(conn, account.name, "login", account.name, how)

@@ -16,6 +16,7 @@ from cases.roles import READ_AUDIT, Account, authorize
 AUDIT_ACTIONS = (
     "login",
     "login_failed",
+    "access_denied",
     "user_added",
     "dossier_download",
     "case_opened",

@@ -1,27 +1,57 @@
 """The planners' dashboard (Streamlit, pt-BR): `streamlit run dashboard/app.py`.
 
 Started by `pontual dashboard`, which passes the store path in PONTUAL_STORE. The app reads only
-the store's published snapshot (never the store file, never its write lock). The sidebar filters
-(period, operator/lot, line, direction) are rendered here, before the page, so they are the
-same on every page.
+the store's published snapshot (never the store file, never its write lock). Before anything
+else the session's account is known (`dashboard.auth_ui`: a login form, OpenID Connect, or no
+login on the loopback): only the pages its role may open are registered; any other page's URL
+answers a refusal. The sidebar filters (period, operator/lot, line, direction) are rendered
+here, before the page, so they are the same on every page.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import state
+from dashboard import auth_ui, state
+from dashboard.auth import EXTRA_PAGES, pages_for
 from dashboard.pages import PAGES
 
 st.set_page_config(
     page_title="Pontual — painel", page_icon=":material/directions_bus:", layout="wide"
 )
+account = auth_ui.current_account()
+if account is None:
+    # Every page's URL shows the login form (then, logged in, the same URL opens that page or
+    # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
+    st.navigation(
+        [st.Page(auth_ui.build_login("visao-geral"), title="Entrar", url_path="entrar")]
+        + [
+            st.Page(auth_ui.build_login(url), title=title, url_path=url, visibility="hidden")
+            for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
+        ],
+        position="hidden",
+    ).run()
+    st.stop()
+allowed = pages_for(account)
+allowed_urls = {url for _p, _t, url, _i in allowed}
+default_url = allowed[0][2] if allowed else None
 navigation = st.navigation(
     [
-        st.Page(path, title=title, url_path=url, icon=icon, default=(url == PAGES[0][2]))
-        for path, title, url, icon in PAGES
+        st.Page(path, title=title, url_path=url, icon=icon, default=(url == default_url))
+        for path, title, url, icon in allowed
+    ]
+    + [
+        st.Page(
+            auth_ui.build_refusal(account, title, url),
+            title=title,
+            url_path=url,
+            visibility="hidden",
+        )
+        for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
+        if url not in allowed_urls
     ]
 )
-st.session_state["filters"] = state.render_filters()
+auth_ui.render_account(account)
+st.session_state["filters"] = state.render_filters() if allowed else None
 st.sidebar.caption(f"Perfil regulatório: {state.profile().name}")
 navigation.run()

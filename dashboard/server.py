@@ -1,5 +1,7 @@
 """Start the dashboard as a `streamlit run` process (used by `pontual dashboard`, the browser
-test and the benchmark). The store path travels in PONTUAL_STORE."""
+test and the benchmark). The store path travels in PONTUAL_STORE, the authentication mode in
+PONTUAL_DASHBOARD_AUTH (`dashboard.auth`). The public transparency page is its own Streamlit
+app (`dashboard/public_app.py`), a separate process on its own port."""
 
 from __future__ import annotations
 
@@ -16,17 +18,27 @@ from core.errors import PontualError
 from core.settings import PROFILE_ENV, STORE_ENV
 
 APP = Path(__file__).resolve().parent / "app.py"
+PUBLIC_APP = Path(__file__).resolve().parent / "public_app.py"
 
 
-def build_command(port: int, address: str, headless: bool) -> list[str]:
+def build_command(
+    port: int,
+    address: str,
+    headless: bool,
+    app: Path = APP,
+    secrets: Path | None = None,
+) -> list[str]:
     """The `streamlit run` command line: no telemetry, no file watcher (the snapshot's mtime,
-    not the source, decides what is re-read)."""
+    not the source, decides what is re-read); `secrets` is the Streamlit secrets file with the
+    OpenID Connect provider's ``[auth]`` section (only that file is read)."""
+    extra = ["--secrets.files", str(secrets)] if secrets else []
     return [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        str(APP),
+        str(app),
+        *extra,
         "--server.port",
         str(port),
         "--server.address",
@@ -59,17 +71,31 @@ def start_server(
     headless: bool = True,
     profile: str | None = None,
     log: Path | None = None,
+    *,
+    public: bool = False,
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start the dashboard process for `store` (returns at once; see `wait_until_ready`).
+    """Start the dashboard process for `store` (returns at once; see `wait_until_ready`); the
+    public transparency page instead with `public`. `env` adds variables (the authentication
+    mode, the OpenID Connect secrets file: PONTUAL_DASHBOARD_SECRETS).
 
     Its output goes to `log` when given (tests, benchmarks), else to this terminal."""
-    env = dict(os.environ)
-    env[STORE_ENV] = str(Path(store).resolve())
+    from dashboard.auth import SECRETS_ENV
+
+    full_env = {**os.environ, **(env or {})}
+    full_env[STORE_ENV] = str(Path(store).resolve())
     if profile:
-        env[PROFILE_ENV] = profile
+        full_env[PROFILE_ENV] = profile
+    secrets = full_env.get(SECRETS_ENV)
     return subprocess.Popen(
-        build_command(port, address, headless),
-        env=env,
+        build_command(
+            port,
+            address,
+            headless,
+            app=PUBLIC_APP if public else APP,
+            secrets=Path(secrets) if secrets and not public else None,
+        ),
+        env=full_env,
         stdout=log.open("ab") if log else None,
         stderr=subprocess.STDOUT if log else None,
     )

@@ -3,25 +3,33 @@
 The store path comes from PONTUAL_STORE (set by `pontual dashboard`), the profile from
 PONTUAL_PROFILE. Reads go through `load`, cached with `st.cache_data` and keyed on the
 snapshot's modification time, so a snapshot the pipeline publishes is picked up on the next
-rerun without restarting the app.
+rerun without restarting the app. Every read runs for the session's account: an operadora's on
+a connection whose tables are limited to its operator (`dashboard.queries.scope`), cached
+apart from every other operator's.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import streamlit as st
 
+from cases.audit import audit
+from cases.roles import Account, operator_scope
 from core.profile import Profile, load_profile
 from core.settings import Settings
 from core.store import Store, open_snapshot
 from dashboard.format import to_period
 from dashboard.queries import filters as filter_queries
+from dashboard.queries.scope import check_store_access, scope_store
 from dashboard.queries.snapshot import ALL, read_snapshot_mtime
 
 if TYPE_CHECKING:  # the report builders (ReportLab) load only when a report is asked for
@@ -59,49 +67,140 @@ def _snapshot(store_path: str, mtime: float) -> Store:
     return open_snapshot(store_path)
 
 
+def _scoped_account(operator_id: str | None) -> Account:
+    """The account whose view a cache entry holds: only the operator scope matters."""
+    if operator_id is None:
+        return Account("painel", "planejamento")
+    return Account("painel", "operadora", operator_id)
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
-def _cached(module: str, name: str, store_path: str, mtime: float, args: tuple[Any, ...]) -> Any:
+def _cached(
+    module: str,
+    name: str,
+    store_path: str,
+    mtime: float,
+    operator_id: str | None,
+    args: tuple[Any, ...],
+) -> Any:
     # `mtime` is only part of the key: a new snapshot is a new cache entry. Each read runs on
     # its own cursor of the shared connection: sessions run in threads, and a DuckDB
-    # connection is not to be shared across threads, its cursors are.
+    # connection is not to be shared across threads, its cursors are. A cursor is its own
+    # connection, so an operator's scoping views live and die with it.
     shared = _snapshot(store_path, mtime)
     cursor = shared.con.cursor()
     try:
         reader = getattr(importlib.import_module(module), name)
-        return reader(Store(shared.path, cursor, read_only=True), *args)
+        store = Store(shared.path, cursor, read_only=True)
+        return reader(scope_store(store, _scoped_account(operator_id)), *args)
     finally:
         cursor.close()
 
 
+@contextmanager
+def snapshot_store() -> Iterator[Store]:
+    """A cursor of the published snapshot for the session's account (scoped like `load`),
+    closed on exit: for reads that are not cached (a case's evidence package)."""
+    path = str(settings().store_path)
+    shared = _snapshot(path, read_snapshot_mtime(path))
+    cursor = shared.con.cursor()
+    try:
+        who = account()
+        yield scope_store(Store(shared.path, cursor, read_only=True), who)
+    finally:
+        cursor.close()
+
+
+def account() -> Account:
+    """The session's account (set by `dashboard.app` before any page runs)."""
+    from dashboard import auth_ui
+
+    current = auth_ui.current_account()
+    if current is None:  # a page script run without the app: nobody has logged in
+        st.stop()
+    return current
+
+
+def may_open(page_path: str) -> bool:
+    """Whether the session's account has the page of file `page_path` ('pages/annual.py')."""
+    from dashboard.auth import pages_for
+
+    return any(path == page_path for path, _t, _u, _i in pages_for(account()))
+
+
 def load(reader: Callable[..., Any], *args: Any) -> Any:
     """`reader(snapshot, *args)` (a function of `dashboard.queries`), cached until the
-    snapshot changes. The cache keys on the reader's module and name, not the function."""
+    snapshot changes, run on the tables the session's account may read. The cache keys on the
+    reader's module and name, not the function, and on the account's operator scope."""
+    who = account()
+    check_store_access(who)
     path = str(settings().store_path)
-    return _cached(reader.__module__, reader.__name__, path, read_snapshot_mtime(path), tuple(args))
+    return _cached(
+        reader.__module__,
+        reader.__name__,
+        path,
+        read_snapshot_mtime(path),
+        operator_scope(who),
+        tuple(args),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _report_bytes(
-    store_path: str, mtime: float, profile_id: str, offer: downloads.ReportOffer, fmt: str
+    store_path: str,
+    mtime: float,
+    profile_id: str,
+    operator_id: str | None,
+    offer: downloads.ReportOffer,
+    fmt: str,
 ) -> bytes:
     from dashboard import downloads
 
     shared = _snapshot(store_path, mtime)
     cursor = shared.con.cursor()
     try:
-        store = Store(shared.path, cursor, read_only=True)
+        store = scope_store(
+            Store(shared.path, cursor, read_only=True), _scoped_account(operator_id)
+        )
         report = downloads.build_offered_report(store, offer, load_profile(profile_id))
     finally:
         cursor.close()
     return downloads.to_report_bytes(report, fmt)
 
 
-def report_bytes(offer: downloads.ReportOffer, fmt: str) -> bytes:
-    """The bytes of an offered report as `fmt`, built on first use and cached until the
-    snapshot changes (the download buttons call this when clicked)."""
+def _audit_download(who: Account, target: str, detail: str) -> None:
+    from dashboard import auth_ui
+
+    with auth_ui.case_db() as db:
+        audit(db, who.name, "dossier_download", target, detail)
+
+
+def report_bytes(offer: downloads.ReportOffer, fmt: str, who: Account) -> bytes:
+    """The bytes of an offered report as `fmt` for `who`, built on first use and cached until
+    the snapshot changes; the download is audited."""
+    check_store_access(who)
     path = str(settings().store_path)
     mtime = read_snapshot_mtime(path)
-    return _report_bytes(path, mtime, settings().profile_id, offer, fmt)
+    data = _report_bytes(path, mtime, settings().profile_id, operator_scope(who), offer, fmt)
+    _audit_download(who, f"{offer.file_stem}.{fmt}", offer.label)
+    return data
+
+
+def report_download(offer: downloads.ReportOffer, fmt: str) -> Callable[[], bytes]:
+    """What a download button calls when clicked (outside the page run, so the account is
+    taken now): the report's bytes, audited."""
+    return partial(report_bytes, offer, fmt, account())
+
+
+def _file_bytes(path: Path, who: Account) -> bytes:
+    data = path.read_bytes()
+    _audit_download(who, path.name, "relatório gravado por `pontual report`")
+    return data
+
+
+def file_download(path: str | Path) -> Callable[[], bytes]:
+    """What a download button of a report file calls when clicked: its bytes, audited."""
+    return partial(_file_bytes, Path(path), account())
 
 
 def require_snapshot() -> None:
@@ -133,6 +232,9 @@ def render_filters() -> Filters | None:
     period = sidebar.selectbox("Período", period_ids, format_func=to_period, key="f_period")
     operators: pl.DataFrame = load(filter_queries.read_operators)
     op_ids = [ALL, *sorted(set(operators["operator_id"].drop_nulls().to_list()))]
+    own = operator_scope(account())
+    if own is not None:  # an operadora reads only its own operator (the queries enforce it)
+        op_ids = [own]
     operator_id = sidebar.selectbox(
         "Operadora", op_ids, format_func=lambda v: v or "Todas", key="f_operator"
     )

@@ -8,10 +8,10 @@ PAGES = (
     ("pages/fleet.py", "Frota", "frota", ":material/garage:"),
     ("pages/live.py", "Ao vivo", "ao-vivo", ":material/sensors:"),
     ("pages/accuracy.py", "Precisão das previsões", "precisao", ":material/target:"),
+    ("pages/quality.py", "Qualidade dos dados", "qualidade", ":material/fact_check:"),
+    ("pages/trends.py", "Tendências e risco", "tendencias", ":material/trending_up:"),
     ("pages/annual.py", "Avaliação anual", "avaliacao-anual", ":material/grading:"),
     ("pages/infractions.py", "Infrações sugeridas", "infracoes", ":material/gavel:"),
-    ("pages/trends.py", "Tendências e risco", "tendencias", ":material/trending_up:"),
-    ("pages/quality.py", "Qualidade dos dados", "qualidade", ":material/fact_check:"),
 )
 """(file, title, URL path, icon) of every page, in menu order."""
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from datetime import date
-from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -180,7 +179,7 @@ for i, offer in enumerate(offers):
     for cell, fmt in zip(row[1:], downloads.FORMATS, strict=True):
         cell.download_button(
             fmt.upper(),
-            data=partial(state.report_bytes, offer, fmt),
+            data=state.report_download(offer, fmt),
             file_name=f"{offer.file_stem}.{fmt}",
             mime=downloads.FORMATS[fmt],
             key=f"dl_{i}_{fmt}",
@@ -203,7 +202,7 @@ for i, r in enumerate(written.iter_rows(named=True)):
     )
     row[1].download_button(
         "Baixar",
-        data=partial(Path(r["path"]).read_bytes),
+        data=state.file_download(r["path"]),
         file_name=r["name"],
         key=f"dl_file_{i}",
         icon=":material/download:",

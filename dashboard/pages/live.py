@@ -1,6 +1,11 @@
 """Ao vivo: the vehicles of the real-time feed (`pontual serve`: its GTFS-Realtime vehicle
 positions and trip updates as JSON), coloured by delay or by occupancy. Without the server,
-the last stored position of each vehicle, with an info box saying how to start it."""
+the last stored position of each vehicle, with an info box saying how to start it.
+
+The feed's address comes from the settings (PONTUAL_LIVE_URL: one URL, or several separated by
+commas to choose from), never from a text box: the dashboard's server fetches it, and a box
+would let any user make the server fetch any URL (server-side request forgery, #23.8). An
+operadora sees only its own vehicles of the feed."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from dashboard import labels, maps, state
 from dashboard.format import format_column, to_integer, to_local
 from dashboard.queries import filters
 from dashboard.queries import live as q
+from dashboard.queries.scope import read_scope_vehicle_ids
 
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
 DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-port
@@ -28,9 +34,12 @@ late_s = profile.trips.late_departure_s.value
 early_s = profile.trips.early_departure_s.value
 st.title("Ao vivo")
 c1, c2, c3 = st.columns([4, 2, 1], vertical_alignment="bottom")
-base_url = c1.text_input(
-    "Endereço do feed em tempo real (`pontual serve`)",
-    value=os.environ.get(LIVE_URL_ENV, DEFAULT_LIVE_URL),
+live_urls = [
+    u.strip() for u in os.environ.get(LIVE_URL_ENV, DEFAULT_LIVE_URL).split(",") if u.strip()
+] or [DEFAULT_LIVE_URL]
+base_url = c1.selectbox(
+    f"Feed em tempo real (`pontual serve`; configurado em {LIVE_URL_ENV})",
+    live_urls,
     key="live_url",
 )
 colour_by = COLOUR_BY[c2.radio("Colorir por", list(COLOUR_BY), horizontal=True, key="live_by")]
@@ -53,6 +62,9 @@ legend = (
 )
 
 live = q.read_live_feed(base_url, LIVE_TIMEOUT_S)
+own_vehicles: list[str] | None = state.load(read_scope_vehicle_ids)
+if live is not None and own_vehicles is not None:  # an operadora: its own vehicles only
+    live = live.filter(pl.col("vehicle_id").is_in(own_vehicles))
 if live is not None:
     shown = maps.compute_live_colours(
         live.with_columns(
@@ -97,8 +109,8 @@ if live is not None:
 st.info(
     f"O feed em tempo real não respondeu em {base_url}. Para ver os veículos ao vivo, inicie "
     "o servidor em outro terminal: `pontual serve` (consome o MQTT e publica GTFS-Realtime em "
-    f"{DEFAULT_LIVE_URL}; `--http-port` muda a porta) ou aponte o endereço acima (ou a "
-    f"variável {LIVE_URL_ENV}) para o servidor. Abaixo, a última posição gravada de cada "
+    f"{DEFAULT_LIVE_URL}; `--http-port` muda a porta) ou configure o endereço do servidor "
+    f"na variável {LIVE_URL_ENV} do painel. Abaixo, a última posição gravada de cada "
     "veículo."
 )
 last: pl.DataFrame = state.load(q.read_last_positions)

@@ -183,9 +183,12 @@ for i, kpi in enumerate(KPIS):
             delta_color="normal" if kpi.indicator.is_higher_better else "inverse",
             help=_help(detail, kpi),
         )
-        st.page_link(
-            kpi.page, label=f"O que explica: {kpi.page_label}", icon=":material/arrow_forward:"
-        )
+        if state.may_open(kpi.page):  # a page the role may not open is not registered
+            st.page_link(
+                kpi.page,
+                label=f"O que explica: {kpi.page_label}",
+                icon=":material/arrow_forward:",
+            )
 
 if not indicators.is_empty():
     st.subheader(f"Todos os indicadores — {to_period(f.period)}")

@@ -1,4 +1,5 @@
-"""`pontual dashboard`: start the planners' dashboard (Streamlit) on the store's snapshot."""
+"""`pontual dashboard`: start the planners' dashboard (Streamlit) on the store's snapshot, or,
+with `--public`, the public transparency page (published aggregates only, no login)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import argparse
 from pontual.context import Context
 
 READY_TIMEOUT_S = 60.0
+MODE_LABELS = {
+    "local": "contas locais",
+    "oidc": "OpenID Connect",
+    "none": "sem login, só nesta máquina",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,12 +23,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument("--address", default="127.0.0.1", help="address to listen on")
     p.add_argument("--headless", action="store_true", help="do not open a browser")
+    p.add_argument(
+        "--public",
+        action="store_true",
+        help="serve the public transparency page instead (published aggregates, no login)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import signal
 
+    from dashboard.auth import AUTH_ENV, check_exposure, resolve_auth_mode
     from dashboard.server import start_server, wait_until_ready
 
     def interrupted(_signum: int, _frame: object) -> None:
@@ -32,17 +44,29 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     signal.signal(signal.SIGTERM, interrupted)
 
+    env: dict[str, str] = {}
+    if not args.public:
+        # Refused before anything starts: an unauthenticated dashboard on the network.
+        mode = resolve_auth_mode(ctx.settings)
+        check_exposure(args.address, mode)
+        env[AUTH_ENV] = mode
     process = start_server(
         ctx.settings.store_path,
         args.port,
         args.address,
         headless=args.headless,
         profile=ctx.settings.profile_id,
+        public=args.public,
+        env=env,
     )
     url = f"http://{args.address}:{args.port}"
     try:
         wait_until_ready(url, READY_TIMEOUT_S, process)
-        ctx.console.print(f"painel em {url}  (Ctrl+C para encerrar)")
+        if args.public:
+            ctx.console.print(f"página pública em {url}  (Ctrl+C para encerrar)")
+        else:
+            ctx.console.print(f"painel em {url}  (Ctrl+C para encerrar)")
+            ctx.console.print(f"login: {MODE_LABELS[env[AUTH_ENV]]}")
         return int(process.wait())
     except KeyboardInterrupt:
         return 0

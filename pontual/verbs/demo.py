@@ -157,6 +157,38 @@ def resolve_demo_paths(store: Path, sample: Path | None, into_store: bool) -> tu
     return store, folder
 
 
+DEMO_ACCOUNT = "demo"
+
+
+def ensure_demo_account(ctx: Context, store: Path) -> None:
+    """The first demo that serves the dashboard creates a `planejamento` account with a random
+    password, kept in a 0600 file beside the store, and says how to log in (issue #23)."""
+    import os
+    import secrets
+
+    from cases.accounts import add_user, count_users
+    from cases.db import CaseDB
+    from core.settings import Settings
+
+    settings = Settings.resolve(str(store), ctx.settings.profile_id)
+    login_file = store.with_name("demo-login.txt")
+    with CaseDB.open(settings.cases_db_url) as db:
+        if count_users(db) > 0:
+            if login_file.exists():
+                ctx.say(f"painel: entre com a conta e a senha guardadas em {login_file}")
+            return
+        password = secrets.token_urlsafe(12)
+        add_user(db, DEMO_ACCOUNT, "planejamento", password)
+    fd = os.open(login_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f"conta: {DEMO_ACCOUNT}\nsenha: {password}\n")
+    ctx.say(
+        f"painel: entre com a conta [bold]{DEMO_ACCOUNT}[/] e a senha [bold]{password}[/] "
+        f"(guardadas em {login_file}; outras contas: pontual users add NOME --role PAPEL "
+        f"--by {DEMO_ACCOUNT})"
+    )
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from pontual.cli import main  # the demo drives the same entry point a user types
 
@@ -170,6 +202,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     ctx.say(f"pipeline completo em {time.perf_counter() - t0:.0f} s; armazenamento: {store}")
     if args.no_serve:
         return 0
+    ensure_demo_account(ctx, store)
     dashboard = [
         *("--store", str(store), "--profile", ctx.settings.profile_id),
         *("dashboard", "--port", str(args.port), "--headless"),

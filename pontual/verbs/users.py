@@ -27,6 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--operator", help="operadora da conta (papel operadora)")
     add.add_argument("--by", help="conta de planejamento que cria (exceto a primeira conta)")
     add.add_argument("--password-stdin", action="store_true", help="ler a senha da entrada padrão")
+    add.add_argument(
+        "--oidc",
+        action="store_true",
+        help="conta sem senha, que entra só pelo provedor OpenID Connect (nome = e-mail)",
+    )
     add.set_defaults(func=run_add)
     verbs.add_parser("list", help="listar as contas").set_defaults(func=run_list)
 
@@ -67,7 +72,7 @@ def run_add(args: argparse.Namespace, ctx: Context) -> int:
                 "já existem contas: diga quem cria esta com --by",
                 hint="uma conta de planejamento (veja `pontual users list`)",
             )
-        password = _read_password(args.password_stdin)
+        password = None if args.oidc else _read_password(args.password_stdin)
         account = add_user(db, args.name, args.role, password, operator_id=args.operator, by=by)
     extra = f" da operadora {account.operator_id}" if account.operator_id else ""
     ctx.say(f"conta {account.name!r} criada: papel {account.role}{extra}")
