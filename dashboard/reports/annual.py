@@ -21,7 +21,7 @@ from core.indicators import to_label
 from core.periods import year_period
 from core.profile import Profile
 from core.store import Store
-from dashboard.format import to_quantity
+from dashboard.format import to_percent, to_quantity
 from dashboard.queries.annual import (
     read_km_term_series,
     read_scope_grades,
@@ -79,6 +79,68 @@ FLEET_PREFIXES = ("vehicles_", "fleet_", "inspections_", "days_", "fees")
 def _scope_lines(scopes: pl.DataFrame, scope: str, scope_id: str) -> pl.DataFrame:
     key = "operator_id" if scope == "operator" else "lot_id"
     return scopes.filter(pl.col(key) == scope_id)
+
+
+SIGNATURE_BLOCK = (
+    "Elaborado por: ______________________________________  Matrícula: ____________  "
+    "Data: ____/____/________",
+    "Conferido por (órgão gestor): ________________________  Matrícula: ____________  "
+    "Data: ____/____/________",
+    "Apreciado pelo conselho (ata nº ________): ___________________________________________",
+)
+"""Lines for who prepared, checked and took note of the dossier: it is a document a renewal
+board signs, not a printout."""
+
+
+def build_summary_paragraphs(
+    profile: Profile, grade: dict, completeness: pl.DataFrame
+) -> tuple[str, ...]:
+    """The dossier's opening paragraphs: the grade and whether it can bear a decision (the
+    PROVISÓRIO stamp when too few programmed trips could be judged; "indicativo" while the
+    grade's bands and weights are Pontual's defaults awaiting the decree), and how much of the
+    year the data covers. The verdict criteria and the point breakdown follow as tables."""
+    quality, icv = profile.quality, profile.icv
+    paragraphs = []
+    letter = grade.get("grade")
+    score = grade.get("annual_score")
+    if letter:
+        paragraphs.append(
+            f"Conceito {letter} — nota anual {to_quantity(score) if score is not None else '—'} "
+            "pontos. Os critérios de cada veredito, com o artigo e a situação de cada um, e a "
+            "composição da nota estão nas tabelas abaixo."
+        )
+    share = grade.get("evaluated_share")
+    if grade.get("is_provisional"):
+        limit = profile.evidence.provisional_below_evaluated_share.value
+        paragraphs.append(
+            f"PROVISÓRIO: apenas {to_percent(share)} das viagens programadas do ano puderam ser "
+            f"avaliadas (GPS, bilhetagem ou fiscalização), abaixo de {to_percent(limit)}. "
+            "Viagens sem dados não contam como suprimidas nem como realizadas; a nota não basta "
+            "para decidir a renovação."
+        )
+    defaults = [
+        name
+        for name, value in (
+            ("notas mínimas dos conceitos", quality.grade_min_points),
+            ("pesos da nota anual", quality.annual_weight_icv),
+            ("pesos do ICV", icv.weight_fulfilment),
+            ("faixas do ICV", icv.fulfilment_band),
+        )
+        if value.default
+    ]
+    if defaults:
+        paragraphs.append(
+            "Indicativo: " + ", ".join(defaults) + " são padrões do Pontual, a fixar por "
+            "decreto (BG art. 58); o conceito mostra onde a operadora estaria com eles."
+        )
+    n_sched = int(completeness["n_scheduled"].sum()) if completeness.height else 0
+    n_gps = int(completeness["n_with_gps"].sum()) if completeness.height else 0
+    paragraphs.append(
+        f"Cobertura dos dados: GPS em {to_percent(n_gps / n_sched if n_sched else None)} das "
+        f"{to_quantity(n_sched)} viagens programadas do ano"
+        + (f"; {to_percent(share)} avaliadas." if share is not None else ".")
+    )
+    return tuple(paragraphs)
 
 
 def build_annual_dossier(
@@ -408,6 +470,11 @@ def build_annual_dossier(
     limit = profile.crowding.standees_max_per_m2
     sections = [
         Section(
+            "Vereditos: critérios, artigos e composição da nota",
+            (),
+            ("criterios_vereditos", "composicao_nota"),
+        ),
+        Section(
             "Índice de Cumprimento de Viagens (ICV)",
             (
                 "Cumprimento = viagens realizadas ÷ programadas não justificadas (BG art. "
@@ -451,7 +518,17 @@ def build_annual_dossier(
                 f"Mínimo de {to_quantity(profile.km.efficiency_min_ratio.value * 100)} % dos km "
                 f"programados ({profile.km.efficiency_min_ratio.citation}).",
             ),
-            ("eficiencia_km",),
+            ("eficiencia_km", "eficiencia_km_prazo"),
+        ),
+        Section(
+            "Tarifa técnica",
+            (
+                "Planilha da tarifa técnica como a lei a calcula (CGS art. 15-16: IPK dos "
+                "passageiros equivalentes dos últimos 12 meses sobre km programados mais km "
+                "ociosos; BG art. 49: médias anuais da bilhetagem). Meses sem dados ficam fora "
+                "das somas e são listados.",
+            ),
+            ("planilha_tarifaria",),
         ),
         Section("Frota", ("Idade, vistorias, reserva e redução de frota no ano.",), ("frota",)),
         Section("Infrações sugeridas", (), ("infracoes_resumo", "infracoes")),
@@ -470,6 +547,7 @@ def build_annual_dossier(
             ("completude",),
         ),
         Section("Metodologia", build_methodology_paragraphs(profile), ("metodologia",)),
+        Section("Assinaturas", SIGNATURE_BLOCK),
     ]
     kind_word = "operadora" if scope == "operator" else "lote"
     return finish_report(
@@ -495,6 +573,7 @@ def build_annual_dossier(
         },
         files={},
         raw_days=(start, end),
+        summary=build_summary_paragraphs(profile, grade, completeness),
         profile=profile,
         store=store,
         command=command

@@ -58,6 +58,7 @@ def finish_report(
     store: Store,
     command: str,
     raw_days: tuple[date, date] | None = None,
+    summary: Sequence[str] = (),
 ) -> ReportData:
     """The ReportData with the 'resumo', 'entradas' and 'reproducibilidade' tables added and
     the reproducibility section last. `raw_days` (first, last service day): the raw pings and
@@ -113,4 +114,5 @@ def finish_report(
         tables={t.name: t for t in all_tables},
         input_hash=input_hash,
         timezone=profile.general.timezone.value,
+        summary=tuple(summary),
     )

@@ -103,6 +103,9 @@ class ReportData:
     tables: dict[str, ReportTable] = field(default_factory=dict)
     input_hash: str = ""
     timezone: str = "America/Sao_Paulo"
+    summary: tuple[str, ...] = ()
+    """Paragraphs shown on the first page, above the headline figures: the verdict and the
+    caveats a reader must see before any number (PROVISÓRIO, indicativo)."""
 
     def table(self, name: str) -> ReportTable:
         return self.tables[name]

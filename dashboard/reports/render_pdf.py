@@ -224,6 +224,7 @@ def to_pdf(report: ReportData, path: str | Path, max_rows: int = MAX_PDF_ROWS) -
     story: list[Flowable] = [
         Paragraph(escape(report.title), TITLE),
         Paragraph(escape(report.subtitle), SUBTITLE),
+        *[Paragraph(f"<b>{escape(p)}</b>", BODY) for p in report.summary],
         Spacer(1, 0.4 * cm),
         build_headlines(report.headlines),
     ]

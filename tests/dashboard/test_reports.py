@@ -496,3 +496,24 @@ def test_monthly_report_lists_cases_by_state_and_the_report_due_days(
     )
     text = pdf_text(to_pdf(report, tmp_path / "m.pdf"))
     assert "Casos de infração por estado" in text and "entregue com atraso" in text
+
+
+def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
+    store: Store, tmp_path: Path
+) -> None:
+    """A renewal board reads the grade with its caveats before any number: the first page says
+    whether the grade can bear a decision ("indicativo" while the bands are Pontual's defaults;
+    PROVISÓRIO when too few trips could be judged) and how much of the year the data covers;
+    the criteria with their articles follow, and the document ends with a signature block."""
+    dossier = build_annual_dossier(store, 2026, PROFILE, scope_id="O2")
+    text = pdf_text(to_pdf(dossier, tmp_path / "d.pdf"))
+    first = text.split("\f")[0]
+    assert "Conceito E — nota anual" in first, first[:2000]
+    assert "Indicativo: notas mínimas dos conceitos" in first
+    assert "a fixar por decreto (BG art. 58)" in first
+    assert "Cobertura dos dados: GPS em" in first
+    assert "Vereditos: critérios, artigos e composição da nota" in text
+    assert "Tarifa técnica" in text and "Assinaturas" in text
+    # signatures close the body; the reproducibility annex follows them
+    assert text.index("Elaborado por:") > text.index("Metodologia")
+    assert "pontual " not in first  # no CLI hints in the document's opening
