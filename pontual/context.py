@@ -50,9 +50,30 @@ class Context:
 
     @contextmanager
     def store(self, *, read_only: bool = False) -> Iterator[Store]:
-        """Open the store for the duration of a verb (writers publish a snapshot on success)."""
+        """Open the store for the duration of a verb (writers publish a snapshot on success).
+
+        With a lake (global --lake) readers get the read-only store over it (`open_lake`); a
+        verb that writes the store is refused (the lake is written by `export parquet` and
+        `match --engine spark`)."""
         from core.store import Store
 
+        if self.settings.lake_path is not None:
+            from core.errors import ConfigError
+            from core.lake import open_lake
+
+            if not read_only:
+                raise ConfigError(
+                    "este comando escreve no armazenamento; com --lake só se lê o lago",
+                    where=f"--lake {self.settings.lake_path}",
+                    hint="rode-o sem --lake (sobre o arquivo) e exporte com `pontual export "
+                    "parquet`, ou use `pontual match --engine spark` para escrever o lago",
+                )
+            lake = open_lake(self.settings.lake_path)
+            try:
+                yield lake
+            finally:
+                lake.close()
+            return
         store = Store.open(self.settings.store_path, read_only=read_only)
         try:
             yield store
