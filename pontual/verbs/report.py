@@ -62,9 +62,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 @contextmanager
-def open_for_reading(path: Path) -> Iterator[Store]:
-    """The store read-only; its published snapshot when a writer holds the file."""
+def open_for_reading(path: Path, lake: Path | None = None) -> Iterator[Store]:
+    """The store read-only; its published snapshot when a writer holds the file; the lake
+    (`open_lake`) when one is given (global --lake)."""
     from core.store import Store, open_snapshot
+
+    if lake is not None:
+        from core.lake import open_lake
+
+        with open_lake(lake) as parquet:
+            yield parquet
+        return
 
     try:
         store = Store.open(path, read_only=True)
@@ -125,7 +133,7 @@ def build_reports(args: argparse.Namespace, store: Store, ctx: Context) -> list[
 def run(args: argparse.Namespace, ctx: Context) -> int:
     out = Path(args.out) if args.out else ctx.settings.store_path.parent / "reports"
     formats = tuple(args.format) if args.format else FORMATS
-    with open_for_reading(ctx.settings.store_path) as store:
+    with open_for_reading(ctx.settings.store_path, ctx.settings.lake_path) as store:
         reports = build_reports(args, store, ctx)
     for report in reports:
         for path in write_report(report, out, formats):
