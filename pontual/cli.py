@@ -50,6 +50,7 @@ def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.Argum
     )
     parser.add_argument(
         "--lake",
+        dest="global_lake",  # not `lake`: verbs have their own --lake (export parquet, match)
         help="read a Parquet lake (pontual export parquet) instead of the store file "
         "(env PONTUAL_LAKE); verbs that write the store refuse it",
     )
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = Settings.resolve(
-            args.store, args.profile, quiet=args.quiet, debug=args.debug, lake=args.lake
+            args.store, args.profile, quiet=args.quiet, debug=args.debug, lake=args.global_lake
         )
     except PontualError as exc:  # e.g. an empty --store: a user error, before any context
         print(f"error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
