@@ -13,14 +13,14 @@ PACKAGES := core gtfs ingest analytics exports cases dashboard pontual sample_da
 # System packages the tests need (a real broker, a real browser, PDF text extraction, a real
 # PostgreSQL server for the case database; a command may be an absolute path).
 SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils \
-  /usr/lib/postgresql/15/bin/initdb:postgresql
+  /usr/lib/postgresql/15/bin/initdb:postgresql java:openjdk-17-jre-headless
 
 .PHONY: demo test test-fast warm bench lint venv sysdeps node-deps clean lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e '.[dev,bench,spark]'
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from core.errors import StoreError
 from core.schema import TABLES, Table, duckdb_type, table
@@ -236,3 +237,54 @@ def open_lake(lake: str | Path) -> Store:
         else:
             con.execute(decl.create_sql())
     return Store(root, con, read_only=True)
+
+
+def write_day_partitions(
+    lake: str | Path, name: str, service_date: date, frame: pl.DataFrame
+) -> int:
+    """Replace one service day of a derived table in the lake with `frame` (a Polars frame
+    conformed to the table); returns the partitions written.
+
+    Each partition (the day, or the day and an operator) is written under a temporary name and
+    renamed into place, replacing the old one whole; the day's partitions of operators absent
+    from `frame` are removed, and a day without rows leaves no partition. This is how engines
+    that compute a day away from the store (the Spark engine's executors) file their results:
+    a retried task rewrites the same partitions.
+    """
+    decl = table(name)
+    keys = partition_columns(decl)
+    if "service_date" not in keys:
+        raise StoreError(f"table {name} has no service day to partition by", where=str(lake))
+    folder = Path(lake) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    schema = folder / SCHEMA_FILE
+    if not schema.exists():
+        tmp_schema = folder / f".tmp-{uuid.uuid4().hex}.json"
+        tmp_schema.write_text(
+            json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        os.replace(tmp_schema, schema)
+    day_dir = folder / f"service_date={service_date.isoformat()}"
+    rows = frame.select(decl.column_names)
+    if "operator_id" in keys:
+        groups = (
+            rows.with_columns(pl.col("operator_id").fill_null(NULL_PARTITION).alias("__op"))
+            .sort("__op", maintain_order=True)
+            .partition_by("__op", as_dict=True, include_key=False)
+        )
+        parts = {str(k[0]): v for k, v in groups.items()}
+    else:
+        parts = {"": rows} if rows.height else {}
+    for op, part in parts.items():
+        staged = folder / f".tmp-{uuid.uuid4().hex}"
+        staged.mkdir()
+        part.write_parquet(staged / PART_FILE, compression="zstd")
+        _replace_dir(staged, day_dir / f"operator_id={op}" if op else day_dir)
+    if not parts and day_dir.exists():
+        shutil.rmtree(day_dir)
+    elif "operator_id" in keys and day_dir.exists():
+        for old in day_dir.glob("operator_id=*"):
+            if old.name.removeprefix("operator_id=") not in parts:
+                shutil.rmtree(old)
+    return len(parts)

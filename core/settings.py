@@ -17,6 +17,7 @@ from core.errors import ConfigError
 
 DEFAULT_STORE = Path("data") / "pontual.duckdb"
 DEFAULT_PROFILE = "bento-goncalves-2021"
+LAKE_ENV = "PONTUAL_LAKE"
 STORE_ENV = "PONTUAL_STORE"
 PROFILE_ENV = "PONTUAL_PROFILE"
 HASH_KEY_ENV = "PONTUAL_HASH_KEY"
@@ -52,6 +53,8 @@ class Settings:
     profile_id: str
     quiet: bool = False
     debug: bool = False
+    lake_path: Path | None = None
+    """a lake (`core.lake`) the reading verbs read instead of the store file (--lake)"""
 
     @classmethod
     def resolve(
@@ -61,6 +64,7 @@ class Settings:
         *,
         quiet: bool = False,
         debug: bool = False,
+        lake: str | None = None,
     ) -> Settings:
         if store is not None and not store.strip():
             raise ConfigError(
@@ -68,7 +72,18 @@ class Settings:
             )
         store_path = Path(store or os.environ.get(STORE_ENV) or DEFAULT_STORE)
         profile_id = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
-        return cls(store_path=store_path, profile_id=profile_id, quiet=quiet, debug=debug)
+        if lake is not None and not lake.strip():
+            raise ConfigError(
+                "--lake is empty", where="option --lake", hint="give the lake folder's path"
+            )
+        lake = lake or os.environ.get(LAKE_ENV) or None
+        return cls(
+            store_path=store_path,
+            profile_id=profile_id,
+            quiet=quiet,
+            debug=debug,
+            lake_path=Path(lake) if lake else None,
+        )
 
     @property
     def key_path(self) -> Path:

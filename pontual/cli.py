@@ -48,6 +48,12 @@ def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.Argum
     parser.add_argument(
         "--profile", help="regulation profile id or .toml path (env PONTUAL_PROFILE)"
     )
+    parser.add_argument(
+        "--lake",
+        dest="global_lake",  # not `lake`: verbs have their own --lake (export parquet, match)
+        help="read a Parquet lake (pontual export parquet) instead of the store file "
+        "(env PONTUAL_LAKE); verbs that write the store refuse it",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only errors")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
@@ -61,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        settings = Settings.resolve(args.store, args.profile, quiet=args.quiet, debug=args.debug)
+        settings = Settings.resolve(
+            args.store, args.profile, quiet=args.quiet, debug=args.debug, lake=args.global_lake
+        )
     except PontualError as exc:  # e.g. an empty --store: a user error, before any context
         print(f"error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
         return EXIT_USER_ERROR

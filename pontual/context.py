@@ -53,10 +53,29 @@ class Context:
         """Open the store for the duration of a verb (writers publish a snapshot on success).
 
         A reader (`read_only`) finding the store held by a writer (`pontual listen`/`serve`
-        run for hours) reads the published snapshot instead, and says so on stderr."""
-        from core.errors import StoreError
+        run for hours) reads the published snapshot instead, and says so on stderr. With a
+        lake (global --lake) readers get the read-only store over it (`open_lake`); a verb that
+        writes the store is refused (the lake is written by `export parquet` and
+        `match --engine spark`)."""
+        from core.errors import ConfigError, StoreError
         from core.store import Store, open_snapshot, snapshot_path
 
+        if self.settings.lake_path is not None:
+            from core.lake import open_lake
+
+            if not read_only:
+                raise ConfigError(
+                    "este comando escreve no armazenamento; com --lake só se lê o lago",
+                    where=f"--lake {self.settings.lake_path}",
+                    hint="rode-o sem --lake (sobre o arquivo) e exporte com `pontual export "
+                    "parquet`, ou use `pontual match --engine spark` para escrever o lago",
+                )
+            lake = open_lake(self.settings.lake_path)
+            try:
+                yield lake
+            finally:
+                lake.close()
+            return
         path = self.settings.store_path
         try:
             store = Store.open(path, read_only=read_only)

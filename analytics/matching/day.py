@@ -324,8 +324,8 @@ def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, o
     return lo - timedelta(seconds=margin_s), hi + timedelta(seconds=margin_s)  # type: ignore[operator]
 
 
-def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
-    """The schedule, pings and incidents of one service day, read from the store."""
+def read_schedule(store: Store, service_date: date) -> Schedule:
+    """The schedule of one service day, read from the store (or a lake opened as one)."""
     # matching's only import of ingest (the schedule reader); analytics.live has its own
     from ingest.gtfs_feed import read_schedule_from_store
 
@@ -333,13 +333,23 @@ def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, 
     feed_id = str(trips["feed_id"][0])
     stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])
     crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
-    schedule = Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
+    return Schedule(service_date, trips, stop_times, shapes, stops, int(crs["crs_epsg"][0]))
+
+
+def read_incidents(store: Store, trips: pl.DataFrame) -> pl.DataFrame:
+    """The incidents that overlap the window of a day's trips (`day_window`)."""
     lo, hi = day_window(trips)
+    return store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])
+
+
+def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
+    """The schedule, pings and incidents of one service day, read from the store."""
+    schedule = read_schedule(store, service_date)
+    lo, hi = day_window(schedule.trips)
     pings = store.read(
         "vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi], columns=STORED_PING_COLUMNS
     )
-    incidents = store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])
-    return schedule, pings, incidents
+    return schedule, pings, read_incidents(store, schedule.trips)
 
 
 def read_day_evidence(store: Store, service_date: date, trips: pl.DataFrame) -> DayEvidence:

@@ -4,6 +4,7 @@ same as `export parquet`.
 pontual export tides --from 2026-03-02 --to 2026-03-08 --out tides/
 pontual export tides --from 2026-03-02 --to 2026-03-08 --out tides/ --schemas SPEC_DIR
 pontual export parquet --lake lake/ [--from D --to D]
+pontual export gtfs-rt-archive --from 2026-03-02 --to 2026-03-02 --out positions.zip
 pontual lake export --lake lake/
 
 Heavy modules are imported when the verb runs (the CLI starts without them).
@@ -46,6 +47,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     tides.set_defaults(func=run_tides)
     _add_parquet(kinds.add_parser("parquet", help="the lake: Hive-partitioned Parquet"))
+    archive = kinds.add_parser(
+        "gtfs-rt-archive",
+        help="the matched days as GTFS-RT VehiclePositions, one FeedMessage per minute (zip)",
+    )
+    archive.add_argument("--from", dest="start", type=service_date, required=True)
+    archive.add_argument("--to", dest="end", type=service_date, required=True)
+    archive.add_argument("--out", required=True, help="the zip file to write")
+    archive.set_defaults(func=run_gtfs_rt_archive)
     lake = sub.add_parser("lake", help="the partitioned Parquet lake (same as export parquet)")
     lake_verbs = lake.add_subparsers(dest="lake", metavar="ACTION")
     lake_verbs.required = True
@@ -95,4 +104,21 @@ def run_parquet(args: argparse.Namespace, ctx: Context) -> int:
         written = export_lake(store, args.lake, tz, days)
     total = sum(written.values())
     ctx.say(f"{total} partições escritas em {args.lake} ({len(written)} tabelas)")
+    return 0
+
+
+def run_gtfs_rt_archive(args: argparse.Namespace, ctx: Context) -> int:
+    from core.errors import ConfigError
+    from exports.gtfs_rt_archive import read_archive_positions, write_gtfs_rt_archive
+
+    if args.end < args.start:
+        raise ConfigError("--to is before --from", where="export gtfs-rt-archive")
+    tz = ctx.profile.general.timezone.value
+    with ctx.store(read_only=True) as store:
+        positions = read_archive_positions(store, args.start, args.end, tz)
+    done = write_gtfs_rt_archive(positions, args.out, start=args.start, end=args.end, timezone=tz)
+    ctx.say(
+        f"{done['n_messages']} mensagens GTFS-RT (uma por minuto), "
+        f"{done['n_entities']} posições: {args.out}"
+    )
     return 0

@@ -2,13 +2,17 @@
 
 Writes trips_performed, stop_visits, trip_outcomes, breakdowns and headway_observations,
 replacing the rows of each day it matches (re-running a day is idempotent).
+
+`--engine spark --lake PATH [--master local[2] | spark://host:7077]` runs the same functions as
+Spark jobs over a lake (`pontual export parquet`) and writes the days' partitions of the lake
+instead of the store file (analytics/engines/spark.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from datetime import timedelta
+from datetime import date, timedelta
 
 from core.errors import ConfigError
 from pontual.context import Context
@@ -32,6 +36,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         help="processes for the vehicle partitions (each runs two batches at once in threads; "
         "default: one per two cores)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: this machine, the store file (default); spark: Spark jobs over a lake",
+    )
+    p.add_argument(
+        "--master",
+        default="local[2]",
+        help="with --engine spark: the Spark master (local[N] or spark://host:7077)",
+    )
+    p.add_argument(
+        "--lake",
+        help="with --engine spark: the lake to read and write (default: the global --lake)",
+    )
+    p.add_argument(
+        "--batch-pings",
+        type=int,
+        default=150_000,
+        help="pings per vehicle batch, the unit of work (default 150000)",
+    )
+    p.add_argument(
+        "--executor-memory",
+        default="512m",
+        help="with --engine spark: JVM memory per executor (the work runs in Python workers)",
     )
     p.set_defaults(func=run)
 
@@ -59,6 +89,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if not ctx.settings.quiet:
         announce_if_cold()  # one line before the ~30 s pause of the first compilation
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
+    lake = args.lake or ctx.settings.lake_path
+    if args.engine == "spark":
+        if lake is None:
+            raise ConfigError(
+                "o motor spark lê e escreve um lago Parquet: falta --lake",
+                where="command line, field --lake",
+                hint="escreva o lago com `pontual export parquet --lake PATH` e passe --lake PATH",
+            )
+        return _run_spark(args, ctx, days, str(lake))
+    if args.lake is not None:
+        raise ConfigError(
+            "--lake só vale com --engine spark (o motor local escreve o arquivo do armazenamento)",
+            where="command line, field --lake",
+            hint="acrescente --engine spark",
+        )
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:
         for day in ctx.progress(days, "matching", total=len(days)):
@@ -68,4 +113,35 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))
     if not ctx.settings.quiet:
         ctx.console.print(summary)
+    return 0
+
+
+def _run_spark(args: argparse.Namespace, ctx: Context, days: list[date], lake: str) -> int:
+    from pathlib import Path
+
+    from rich.table import Table
+
+    from analytics.engines.spark import match_days_on_spark, start_session
+    from analytics.matching.options import MatchOptions
+
+    if not Path(lake).is_dir():
+        raise ConfigError(
+            "lago não encontrado",
+            where=lake,
+            hint="escreva-o com `pontual export parquet --lake PATH`",
+        )
+    if args.batch_pings < 1:
+        raise ConfigError("--batch-pings must be at least 1", where="command line, --batch-pings")
+    spark = start_session(args.master, executor_memory=args.executor_memory)
+    try:
+        summary = match_days_on_spark(
+            spark, lake, days, ctx.profile, MatchOptions(), batch_pings=args.batch_pings
+        )
+    finally:
+        spark.stop()
+    if not ctx.settings.quiet:
+        shown = Table("dia", "tabela", "linhas", "partições")
+        for row in summary.iter_rows():
+            shown.add_row(row[0].isoformat(), row[1], str(row[2]), str(row[3]))
+        ctx.console.print(shown)
     return 0

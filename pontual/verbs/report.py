@@ -79,9 +79,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 @contextmanager
-def open_for_reading(path: Path) -> Iterator[Store]:
-    """The store read-only; its published snapshot when a writer holds the file."""
+def open_for_reading(path: Path, lake: Path | None = None) -> Iterator[Store]:
+    """The store read-only; its published snapshot when a writer holds the file; the lake
+    (`open_lake`) when one is given (global --lake)."""
     from core.store import Store, open_snapshot
+
+    if lake is not None:
+        from core.lake import open_lake
+
+        with open_lake(lake) as parquet:
+            yield parquet
+        return
 
     try:
         store = Store.open(path, read_only=True)
@@ -185,7 +193,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 hint="e.g. --delivered-on 2026-04-20",
             ) from None
     with CaseDB.open(ctx.settings.cases_db_url) as db:
-        with open_for_reading(ctx.settings.store_path) as store:
+        with open_for_reading(ctx.settings.store_path, ctx.settings.lake_path) as store:
             reports = build_reports(args, store, ctx, db)
         written: list[tuple[ReportData, Path]] = []
         for report in reports:

@@ -1,0 +1,186 @@
+"""The Spark engine against the local engine on the same simulated day and the same cores.
+
+Simulates a day (`--vehicles`, default 300: the "300-bus day", ~0.5 M pings) into a store,
+exports its raw tables to a lake, then times:
+- the local engine (`run_match_day`, one process, two batch threads), and
+- `match_days_on_spark` on `local[2]` over the lake, with the session already started (the
+  engine's own overhead: planning, shuffles, Arrow hand-offs, lake writes), and the session's
+  start-up apart;
+and prints the wall-time ratio (target <= 1.5x), the peak resident memory of the Spark Python
+workers (summed over the worker processes, sampled every 0.2 s from /proc), the shuffle volume
+(the batches' Arrow IPC cells) and the cost per (day, batch) partition. Every derived table is
+checked equal between the two engines before the figures are printed.
+
+Measured on the 2 shared cores (9 agents, load 7-20), 2026-12-01 (docs/scaling-spark.md):
+- 300 vehicles (444 k pings, 3 batches): local 26.4 s, Spark 57.6 s = 2.18x (target not met
+  here), Python workers' peak 1 474 MB, shuffle 13.0 MB; tables equal.
+- 12 vehicles (25 k pings, 5 batches of <= 6 000): local 2.96 s, Spark 45.9 s = 15.5x (the
+  engine's fixed cost per job), 1 678 MB; tables equal.
+Session start-up (one JVM) apart: 30-240 s on that machine.
+
+Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import threading
+import time
+from datetime import date
+from pathlib import Path
+
+DAY = date(2026, 3, 2)
+TZ = "America/Sao_Paulo"
+
+
+def _worker_rss_mb() -> float:
+    """Resident memory of the Spark Python workers (pyspark daemon and its forks), MB."""
+    total = 0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            if b"pyspark.daemon" not in cmd and b"pyspark.worker" not in cmd:
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
+class PeakSampler(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak_mb = 0.0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.2):
+            self.peak_mb = max(self.peak_mb, _worker_rss_mb())
+
+
+def build_store(data: Path, vehicles: int) -> Path:
+    from pontual.cli import main
+
+    store = data / "pontual.duckdb"
+    if (data / "matched").exists():
+        return store
+    sim = data / "sim"
+    g = ["--quiet", "--store", str(store)]
+    steps = [
+        ["simulate", "--out", str(sim), "--days", "1", "--vehicles", str(vehicles)],
+        [*g, "init"],
+        [*g, "gtfs", "load", str(sim / "gtfs.zip")],
+        [*g, "ingest", "vehicles", str(sim / "vehicles.csv")],
+        [*g, "ingest", "incidents", str(sim / "incidents.csv")],
+        [*g, "ingest", "avl", str(sim / "avl.parquet")],
+        [*g, "ingest", "fares", str(sim / "fares.csv")],
+    ]
+    for argv in steps:
+        if argv[0] == "simulate":
+            argv += ["--start", DAY.isoformat()]
+        assert main(argv) == 0, argv
+    (data / "matched").touch()
+    return store
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vehicles", type=int, default=300)
+    parser.add_argument("--batch-pings", type=int, default=150_000)
+    parser.add_argument("--data", type=Path, help="folder for the simulated day (reused)")
+    args = parser.parse_args()
+
+    from analytics.engines.spark import match_days_on_spark, plan_days, start_session
+    from analytics.matching.day import DERIVED_TABLES, run_match_day
+    from analytics.matching.options import MatchOptions
+    from core.lake import export_lake, lake_tables, open_lake
+    from core.profile import load_profile
+    from core.store import Store
+
+    data = args.data or Path(tempfile.gettempdir()) / f"pontual-bench-spark-{args.vehicles}"
+    data.mkdir(parents=True, exist_ok=True)
+    store_path = build_store(data, args.vehicles)
+    profile = load_profile("bento-goncalves-2021")
+    lake = data / "lake"
+    with Store.open(store_path, read_only=True) as store:
+        raw = [t.name for t in lake_tables() if t.name not in DERIVED_TABLES]
+        export_lake(store, lake, TZ, names=raw)
+        n_pings = store.count("vehicle_locations")
+
+    # the local engine (one process, two batch threads, as `pontual match` on two cores)
+    with Store.open(store_path) as store:
+        run_match_day(store, DAY, profile, MatchOptions())  # warm: kernels loaded, caches hot
+        t0 = time.perf_counter()
+        run_match_day(store, DAY, profile, MatchOptions())
+        local_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    spark = start_session("local[2]")
+    session_s = time.perf_counter() - t0
+    try:
+        # a first run loads the Python workers and their kernels (as the local warm-up run)
+        match_days_on_spark(
+            spark, lake, [DAY], profile, MatchOptions(), batch_pings=args.batch_pings
+        )
+        sampler = PeakSampler()
+        sampler.start()
+        t0 = time.perf_counter()
+        match_days_on_spark(
+            spark, lake, [DAY], profile, MatchOptions(), batch_pings=args.batch_pings
+        )
+        spark_s = time.perf_counter() - t0
+        sampler.done.set()
+        sampler.join()
+    finally:
+        spark.stop()
+    n_batches = plan_days(lake, [DAY], args.batch_pings)[0].n_batches
+
+    with Store.open(store_path, read_only=True) as file, open_lake(lake) as parquet:
+        for name in DERIVED_TABLES:
+            a, b = file.read(name), parquet.read(name)
+            key = a.columns
+            assert a.sort(key, nulls_last=True).equals(b.sort(key, nulls_last=True)), name
+    shuffle_mb = _shuffle_estimate_mb(store_path)
+    print(
+        f"{args.vehicles} vehicles, {n_pings} pings, {n_batches} batch(es) of <= "
+        f"{args.batch_pings} pings; cpu count {os.cpu_count()}\n"
+        f"local engine: {local_s:.2f} s\n"
+        f"spark local[2]: {spark_s:.2f} s (session start-up {session_s:.1f} s apart) = "
+        f"{spark_s / local_s:.2f}x the local engine (target <= 1.5x)\n"
+        f"per (day, batch) partition: {spark_s / n_batches:.2f} s; "
+        f"shuffle between the stages ~{shuffle_mb:.1f} MB (runs, track, stands as Arrow IPC)\n"
+        f"peak memory of the Spark Python workers: {sampler.peak_mb:.0f} MB\n"
+        "tables equal between the engines: yes"
+    )
+
+
+def _shuffle_estimate_mb(store_path: Path) -> float:
+    """The size of the stage-1 cells of the day: its runs, track and stands as lz4 Arrow IPC
+    (the track is the bulk: one row per referenced fix)."""
+    from analytics.engines.spark import to_ipc
+    from analytics.matching.batches import match_vehicles
+    from analytics.matching.day import read_day
+    from analytics.matching.network import build_network
+    from analytics.matching.options import MatchOptions
+    from core.profile import load_profile
+    from core.store import Store
+
+    with Store.open(store_path, read_only=True) as store:
+        schedule, pings, _ = read_day(store, DAY)
+    options = MatchOptions()
+    network = build_network(
+        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+    )
+    min_s = float(load_profile("bento-goncalves-2021").trips.breakdown_stop_min_s.value)
+    frames = match_vehicles(pings, network, options, min_s, schedule.crs_epsg)
+    return sum(len(to_ipc(f)) for f in frames) / 1e6
+
+
+if __name__ == "__main__":
+    main()

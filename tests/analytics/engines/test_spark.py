@@ -1,0 +1,279 @@
+"""The Spark engine (`analytics.engines.spark`, `pontual match --engine spark`) against the local
+engine, on one short simulated day (12 vehicles at the peak, ~25 k pings, 441 trips):
+
+- Spark `local[2]`, the day cut into several vehicle batches, gives every derived table equal
+  to the local engine's (sorted rows, exact equality, same schema);
+- a real standalone cluster on localhost (a master and two workers from PySpark's own launch
+  classes) runs `pontual match --engine spark`, and killing one worker mid-job still completes
+  with the same rows (Spark reschedules the lost tasks).
+
+Both are slow (a JVM per Spark process): marked `slow`. JVM heaps are kept small (the work is in
+the Python workers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from analytics.matching.day import DERIVED_TABLES
+from analytics.matching.options import MatchOptions
+from core.lake import export_lake, lake_tables, open_lake
+from core.profile import load_profile
+from core.store import Store
+from pontual.cli import main
+
+pytestmark = pytest.mark.slow
+pyspark = pytest.importorskip("pyspark")
+if shutil.which("java") is None:  # pragma: no cover - make test installs it (SYSTEM_DEPS)
+    pytest.skip("java is not installed", allow_module_level=True)
+
+DAY = date(2026, 3, 2)
+TZ = "America/Sao_Paulo"
+ROOT = Path(__file__).resolve().parents[3]
+SMALL_BATCH = 6_000
+"""pings per batch in the Spark runs: the day (~25 k pings) is cut into several groups, while
+the local engine matches it as one batch"""
+
+
+@pytest.fixture(scope="module")
+def matched_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with one simulated day, matched by the local engine (`pontual match`)."""
+    root = tmp_path_factory.mktemp("spark")
+    sim = root / "sim"
+    store = root / "pontual.duckdb"
+    glob = ["--quiet", "--store", str(store)]
+    steps = [
+        ["simulate", "--out", str(sim), "--days", "1", "--vehicles", "12", "--start", str(DAY)],
+        [*glob, "init"],
+        [*glob, "gtfs", "load", str(sim / "gtfs.zip")],
+        [*glob, "ingest", "vehicles", str(sim / "vehicles.csv")],
+        [*glob, "ingest", "incidents", str(sim / "incidents.csv")],
+        [*glob, "ingest", "avl", str(sim / "avl.parquet")],
+        [*glob, "ingest", "fares", str(sim / "fares.csv")],
+        [*glob, "match", "--from", str(DAY), "--workers", "1"],
+    ]
+    for argv in steps:
+        assert main(argv) == 0, argv
+    return store
+
+
+def _raw_lake(store: Path, lake: Path) -> Path:
+    """The store's tables as a lake, without the derived tables matching writes."""
+    names = [t.name for t in lake_tables() if t.name not in DERIVED_TABLES]
+    with Store.open(store, read_only=True) as s:
+        export_lake(s, lake, TZ, names=names)
+    return lake
+
+
+def _assert_same_derived_tables(store: Path, lake: Path) -> dict[str, int]:
+    heights = {}
+    with Store.open(store, read_only=True) as file, open_lake(lake) as parquet:
+        for name in DERIVED_TABLES:
+            local, spark = file.read(name), parquet.read(name)
+            assert local.schema == spark.schema, name
+            key = local.columns
+            assert local.sort(key, nulls_last=True).equals(spark.sort(key, nulls_last=True)), name
+            heights[name] = local.height
+    return heights
+
+
+@pytest.fixture(scope="module")
+def local_session() -> Iterator[object]:
+    from analytics.engines.spark import start_session
+
+    spark = start_session("local[2]")
+    yield spark
+    spark.stop()
+
+
+def test_spark_local_gives_the_local_engines_tables(
+    matched_store: Path, local_session: object, tmp_path: Path
+) -> None:
+    from analytics.engines.spark import match_days_on_spark, plan_days
+
+    lake = _raw_lake(matched_store, tmp_path / "lake")
+    plans = plan_days(lake, [DAY], SMALL_BATCH)
+    assert plans[0].n_batches >= 4  # several bounded groups for the one day
+    summary = match_days_on_spark(
+        local_session,  # type: ignore[arg-type]
+        lake,
+        [DAY],
+        load_profile("bento-goncalves-2021"),
+        MatchOptions(),
+        batch_pings=SMALL_BATCH,
+    )
+    heights = _assert_same_derived_tables(matched_store, lake)
+    assert heights["trip_outcomes"] == 441  # every scheduled trip of the simulated day
+    assert heights["trips_performed"] > 300
+    written = dict(zip(summary["table_name"], summary["n_rows"], strict=True))
+    assert written == heights
+    assert not list(lake.rglob(".tmp-*")) and not list(lake.rglob(".old-*"))
+
+
+# --- a real standalone cluster ------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _spark_class() -> Path:
+    return Path(pyspark.__file__).parent / "bin" / "spark-class"
+
+
+def _descendants(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True).stdout
+    children: dict[int, list[int]] = {}
+    for line in out.splitlines():
+        p, pp = (int(v) for v in line.split())
+        children.setdefault(pp, []).append(p)
+    found, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+class Cluster:
+    """A Spark master and two workers on localhost, each in its own process group."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.port = _free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(work / "logs"),
+            "PYSPARK_PYTHON": sys.executable,
+            "PYTHONPATH": str(ROOT),
+        }
+        self.env = env
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._start(
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--webui-port",
+            str(_free_port()),
+        )
+        for i in range(2):
+            self._start(
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(_free_port()),
+                "--work-dir",
+                str(work / f"worker{i}"),
+                self.url,
+            )
+
+    def _start(self, *argv: str) -> None:
+        log = open(self.work / f"proc{len(self.procs)}.log", "wb")  # noqa: SIM115
+        self.procs.append(
+            subprocess.Popen(
+                [str(_spark_class()), *argv],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
+
+    @property
+    def workers(self) -> list[subprocess.Popen[bytes]]:
+        return self.procs[1:]
+
+    def kill(self, proc: subprocess.Popen[bytes]) -> None:
+        """SIGKILL a process and everything it started (its executor, Python workers)."""
+        pids = [proc.pid, *_descendants(proc.pid)]
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                self.kill(proc)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    (tmp_path / "logs").mkdir()
+    c = Cluster(tmp_path)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_a_standalone_cluster_survives_a_killed_worker(
+    matched_store: Path, cluster: Cluster, tmp_path: Path
+) -> None:
+    lake = _raw_lake(matched_store, tmp_path / "lake")
+    job = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "pontual", "--quiet", "--lake", str(lake)),
+            *("match", "--engine", "spark", "--master", cluster.url, "--from", str(DAY)),
+            *("--batch-pings", str(SMALL_BATCH), "--executor-memory", "512m"),
+        ],
+        cwd=ROOT,
+        env=cluster.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        # kill the first worker once its executor runs Python tasks (the partition stage)
+        victim = cluster.workers[0]
+        deadline = time.monotonic() + 900
+        killed = False
+        while job.poll() is None and time.monotonic() < deadline:
+            if any("pyspark" in _cmdline(p) for p in _descendants(victim.pid)):
+                cluster.kill(victim)
+                killed = True
+                break
+            time.sleep(0.5)
+        out, _ = job.communicate(timeout=max(60.0, deadline - time.monotonic()))
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+    assert job.returncode == 0, out.decode()[-4000:]
+    assert killed, "the job finished before a worker ran a task"
+    assert victim.poll() is not None
+    _assert_same_derived_tables(matched_store, lake)
+
+
+def test_spark_engine_without_a_lake_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", "--engine", "spark", "--from", str(DAY)]) == 2
+    assert "--lake" in capsys.readouterr().err
