@@ -13,6 +13,7 @@ value against the unit the key expects, and its range; the error names the file 
 
 from __future__ import annotations
 
+import math
 import tomllib
 from datetime import date
 from functools import lru_cache
@@ -71,6 +72,20 @@ class Cited(BaseModel, Generic[T]):
         return self.source if self.source else f"default, to be fixed by decree ({self.note})"
 
 
+def _check_timezone(name: object) -> None:
+    """An IANA time zone the system knows (a typo would fail later, deep inside a job)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise PydanticCustomError(
+            "timezone",
+            "unknown time zone '{tz}': expected an IANA name such as America/Sao_Paulo",
+            {"tz": str(name)},
+        ) from None
+
+
 def _check_specs(model: type[BaseModel], name: str, value: Any) -> Any:
     """Check a cited value's unit and range against the `Spec` in its annotation."""
     if not isinstance(value, Cited):
@@ -85,9 +100,24 @@ def _check_specs(model: type[BaseModel], name: str, value: Any) -> Any:
             "expected unit '{expected}', got '{got}'",
             {"expected": spec.unit, "got": value.unit},
         )
-    numbers = value.value if isinstance(value.value, list | tuple) else [value.value]
+    if spec.unit == "iana":
+        _check_timezone(value.value)
+    raw = value.value
+    numbers = (
+        list(raw.values())
+        if isinstance(raw, dict)
+        else list(raw)
+        if isinstance(raw, list | tuple)
+        else [raw]
+    )
     for number in numbers:
         if isinstance(number, int | float) and not isinstance(number, bool):
+            if not math.isfinite(number):
+                # NaN compares false with every bound: a `nan` weight would pass the range
+                # check and turn every ICV into NaN
+                raise PydanticCustomError(
+                    "finite", "value {v} is not finite", {"v": str(number)}
+                )
             if spec.ge is not None and number < spec.ge:
                 raise PydanticCustomError(
                     "range",

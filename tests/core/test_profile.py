@@ -210,6 +210,11 @@ def test_valid_minimal_fixture_loads() -> None:
         ),
         ("weights_not_summing_to_one_icv", "ICV weights must add up to 1"),
         ("not_toml_unclosed_table", "not valid TOML"),
+        ("not_finite_icv_weight_fulfilment", "key icv.weight_fulfilment: value nan is not finite"),
+        (
+            "unknown_timezone_general_timezone",
+            "key general.timezone: unknown time zone 'America/Bento_Goncalves'",
+        ),
     ],
 )
 def test_broken_profile_names_file_and_key(fixture: str, expected: str) -> None:
