@@ -49,7 +49,10 @@ navigation = st.navigation(
         )
         for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
         if url not in allowed_urls
-    ]
+    ],
+    # every page of the role in the menu: collapsed, Streamlit hides those past the tenth
+    # behind "view more" (a planner has 14)
+    expanded=True,
 )
 auth_ui.render_account(account)
 st.session_state["filters"] = state.render_filters() if allowed else None

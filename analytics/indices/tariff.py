@@ -161,7 +161,8 @@ def build_tariff_worksheet(inputs: pl.DataFrame, profile: Profile) -> pl.DataFra
             listed = (
                 pl.col(column).str.split(", ").list.eval(pl.element().filter(pl.element() != ""))
             )
-            value, detail = listed.list.len(), pl.col(column)
+            # no missing month: no detail (null, as a spreadsheet cell reads back), not ""
+            value, detail = listed.list.len(), pl.col(column).replace("", None)
         else:
             value, detail = pl.col(column), pl.lit(None, dtype=pl.String)
         rows.append(

@@ -39,5 +39,5 @@ def test_every_dependency_is_pinned_in_the_lock() -> None:
 
 def test_make_installs_from_the_lock() -> None:
     makefile = (ROOT / "Makefile").read_text()
-    assert "-c $(LOCK) -e '.[dev,bench]'" in makefile
+    assert "-c $(LOCK) -e '.[dev,bench,spark]'" in makefile
     assert "\nlock: venv\n" in makefile
