@@ -32,7 +32,7 @@ def test_unknown_mapping_is_a_user_error(store_path: Path, capsys) -> None:
     code = main(["--store", str(store_path), "ingest", "fares", csv, "--map", "nope"])
     assert code == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "mapping nope not found" in err and "sube" in err
+    assert "mapeamento nope não encontrado" in err and "sube" in err
 
 
 def test_user_errors_exit_2_with_a_clear_message(
