@@ -441,6 +441,53 @@ CATALOGUE: dict[str, str] = {
     "write one with `pontual lake export --lake PATH`": (
         "grave um com `pontual lake export --lake CAMINHO`"
     ),
+    # -- success and progress lines of the verbs ------------------------------------------
+    "feed {feed_id} is already loaded (same content): nothing to do": (
+        "o feed {feed_id} já está carregado (mesmo conteúdo): nada a fazer"
+    ),
+    "loaded feed {feed_id} (valid {start} to {end}, EPSG:{epsg}): {counts}": (
+        "feed {feed_id} carregado (vigente de {start} a {end}, EPSG:{epsg}): {counts}"
+    ),
+    "scheduled trips {start} to {end}: {n}": "viagens programadas de {start} a {end}: {n}",
+    "{n} warning(s); {seconds} s": "{n} aviso(s); {seconds} s",
+    "no loaded feed covers {start} to {end}: nothing scheduled": (
+        "nenhum feed carregado cobre {start} a {end}: nada programado"
+    ),
+    "feed {feed_id}: {n} scheduled trips": "feed {feed_id}: {n} viagens programadas",
+    "listening on {topics} (client id {client_id})": (
+        "escutando {topics} (id do cliente {client_id})"
+    ),
+    "stopped: {n_messages} messages in {n_batches} batches, {n_accepted} accepted, "
+    "{n_duplicate} duplicate, {n_quarantined} quarantined": "encerrado: {n_messages} mensagens "
+    "em {n_batches} lotes, {n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em "
+    "quarentena",
+    "store {path} at schema version {version}": "banco {path} na versão de esquema {version}",
+    "simulated {n_days} day(s), {n_routes} lines, {n_vehicles} vehicles in the register, "
+    "{n_trips} scheduled trips ({outcomes}), {n_pings} pings, {n_taps} fare taps in {seconds} s "
+    "-> {folder} (see README.md there)": "simulado(s) {n_days} dia(s), {n_routes} linhas, "
+    "{n_vehicles} veículos no cadastro, {n_trips} viagens programadas ({outcomes}), {n_pings} "
+    "posições, {n_taps} validações em {seconds} s -> {folder} (veja o README.md lá)",
+    "live update failed: {error}": "falha na atualização ao vivo: {error}",
+    "live refresh failed: {error}": "falha ao renovar a visão ao vivo: {error}",
+    "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, alerts.pb, "
+    "/api/stops/<id>/arrivals, /health); listening on {topics}": "servindo "
+    "http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, alerts.pb, "
+    "/api/stops/<id>/arrivals, /health); escutando {topics}",
+    "stopped: {n_messages} messages, {n_accepted} accepted, {n_duplicate} duplicate, "
+    "{n_quarantined} quarantined; {n_updates} live updates": "encerrado: {n_messages} "
+    "mensagens, {n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em quarentena; "
+    "{n_updates} atualizações ao vivo",
+    "GTFS issues": "problemas no GTFS",
+    "severity": "gravidade",
+    "file": "arquivo",
+    "line": "linha",
+    "column": "coluna",
+    "message": "mensagem",
+    "error": "erro",
+    "warning": "aviso",
+    "... and {n} more (`pontual gtfs validate --all`)": (
+        "... e mais {n} (`pontual gtfs validate --all`)"
+    ),
     # -- ingest: per-file summary ---------------------------------------------------------
     "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
     "{n_quarantined} quarantined": "{name}: {n_read} lidos, {n_accepted} aceitos, "
