@@ -93,7 +93,7 @@ else:
             pl.col("n_reserve_min").alias("Reserva mínima"),
             format_column(latest["reserve_ratio"], "percent").alias("Reserva ÷ exigidos"),
             pl.col("is_reserve_ok")
-            .replace_strict({True: "sim", False: "não"}, default="—")
+            .replace_strict({True: "sim", False: "não"}, default="não avaliado")
             .alias("Cumpre"),
         ),
         hide_index=True,
