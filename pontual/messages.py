@@ -488,6 +488,27 @@ CATALOGUE: dict[str, str] = {
     "... and {n} more (`pontual gtfs validate --all`)": (
         "... e mais {n} (`pontual gtfs validate --all`)"
     ),
+    "{n_errors} error(s), {n_warnings} warning(s) in {seconds} s": (
+        "{n_errors} erro(s), {n_warnings} aviso(s) em {seconds} s"
+    ),
+    "matching": "casando",
+    "id": "id",
+    "name": "nome",
+    "effective from": "vigente desde",
+    "values": "valores",
+    "defaults (to be fixed by decree)": "padrões (a fixar por decreto)",
+    "({id}, version {version}, in force from {start})": (
+        "({id}, versão {version}, em vigor desde {start})"
+    ),
+    "key": "chave",
+    "value": "valor",
+    "unit": "unidade",
+    "group": "grupo",
+    "item": "item",
+    "description": "descrição",
+    "penalty": "penalidade",
+    "URM 1st": "URM 1ª vez",
+    "URM repeat": "URM reincidência",
     # -- ingest: per-file summary ---------------------------------------------------------
     "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
     "{n_quarantined} quarantined": "{name}: {n_read} lidos, {n_accepted} aceitos, "

@@ -114,7 +114,12 @@ def run_validate(args: argparse.Namespace, ctx: Context) -> int:
     sizes = ", ".join(f"{name} {df.height}" for name, df in feed.tables.items())
     ctx.say(f"{args.path}: {sizes}")
     ctx.say(
-        f"{n_err} error(s), {len(issues) - n_err} warning(s) in {time.perf_counter() - t0:.2f} s"
+        gettext(
+            "{n_errors} error(s), {n_warnings} warning(s) in {seconds} s",
+            n_errors=n_err,
+            n_warnings=len(issues) - n_err,
+            seconds=f"{time.perf_counter() - t0:.2f}",
+        )
     )
     return 2 if n_err else 0
 

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import service_date
 
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:
-        for day in ctx.progress(days, "matching", total=len(days)):
+        for day in ctx.progress(days, gettext("matching"), total=len(days)):
             written = run_match_day(
                 store, day, ctx.profile, MatchOptions(), workers=max(1, workers)
             )

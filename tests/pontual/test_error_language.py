@@ -252,3 +252,22 @@ def test_catalogue_templates_keep_their_fields() -> None:
     field = re.compile(r"\{([a-z_]+)\}")
     for msgid, text in CATALOGUE.items():
         assert sorted(field.findall(msgid)) == sorted(field.findall(text)), msgid
+
+
+def test_catalogue_has_each_id_once() -> None:
+    """A repeated id in the dict literal would silently keep only its last pt-BR text."""
+    import ast
+    from collections import Counter
+
+    import pontual.messages
+
+    tree = ast.parse(Path(pontual.messages.__file__).read_text())
+    (catalogue,) = (
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "CATALOGUE"
+    )
+    assert isinstance(catalogue, ast.Dict)
+    ids = Counter(ast.literal_eval(k) for k in catalogue.keys if k is not None)
+    assert [k for k, n in ids.items() if n > 1] == []
+    assert len(ids) == len(CATALOGUE) > 250
