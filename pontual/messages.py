@@ -509,6 +509,50 @@ CATALOGUE: dict[str, str] = {
     "penalty": "penalidade",
     "URM 1st": "URM 1ª vez",
     "URM repeat": "URM reincidência",
+    # -- verbs' errors first written in pt-BR, now English ids ---------------------------------
+    "--speed must be 0 or more": "--speed deve ser 0 ou mais",
+    "e.g. --speed 10": "ex.: --speed 10",
+    "no position with a vehicle, a time and coordinates": (
+        "nenhuma posição com veículo, horário e coordenadas"
+    ),
+    "check the columns (vehicle_id, event_at, lat, lon) or use --map": (
+        "confira as colunas (vehicle_id, event_at, lat, lon) ou use --map"
+    ),
+    "cannot connect to the broker {address}: {text}": (
+        "não foi possível conectar ao broker {address}: {text}"
+    ),
+    "start Mosquitto or correct the address": "inicie o Mosquitto ou corrija o endereço",
+    "HTTP port {port} on {host} is not free ({why})": (
+        "a porta HTTP {port} em {host} não está livre ({why})"
+    ),
+    "choose another port with --http-port, or stop the process using it": (
+        "escolha outra porta com --http-port, ou encerre quem a usa"
+    ),
+    "no terminal to ask for the password": "sem terminal para pedir a senha",
+    "use --password-stdin and send the password on stdin": (
+        "use --password-stdin e envie a senha pela stdin"
+    ),
+    "the passwords do not match": "as senhas não conferem",
+    "accounts exist already: say who creates this one with --by": (
+        "já existem contas: diga quem cria esta com --by"
+    ),
+    "a planning account (see `pontual users list`)": (
+        "uma conta de planejamento (veja `pontual users list`)"
+    ),
+    "--limit must be 1 or more": "--limit deve ser 1 ou mais",
+    "the demo does not write the simulated city into {store} without --into-store": (
+        "a demonstração não grava a cidade simulada em {store} sem --into-store"
+    ),
+    "run `pontual demo` without --store (it uses {store}) or add --into-store": (
+        "rode `pontual demo` sem --store (usa {store}) ou acrescente --into-store"
+    ),
+    "folder {folder} exists and was not made by the demo: it will not be overwritten": (
+        "a pasta {folder} existe e não foi criada pela demonstração: não será sobrescrita"
+    ),
+    "choose another folder with --sample FOLDER": "escolha outra pasta com --sample PASTA",
+    "the TIDES export does not validate: {text}": "a exportação TIDES não valida: {text}",
+    "no case for suggestion {ref}": "não há caso para a sugestão {ref}",
+    "record it as a case or dismiss it first": "lavre-a ou descarte-a antes",
     # -- ingest: per-file summary ---------------------------------------------------------
     "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
     "{n_quarantined} quarantined": "{name}: {n_read} lidos, {n_accepted} aceitos, "

@@ -117,9 +117,9 @@ def check_http_port_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise ConfigError(
-                f"a porta HTTP {port} em {host} não está livre ({exc.strerror})",
+                f"HTTP port {port} on {host} is not free ({exc.strerror})",
                 where="--http-host/--http-port",
-                hint="escolha outra porta com --http-port, ou encerre quem a usa",
+                hint="choose another port with --http-port, or stop the process using it",
             ) from exc
 
 
