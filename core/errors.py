@@ -1,7 +1,9 @@
 """One error hierarchy for every user-facing failure.
 
-The CLI prints a `PontualError` as ``error: <what> (<where>)`` followed by ``hint: <hint>``,
-without a traceback, and exits with code 2. Anything else is an internal error (exit 1).
+The CLI prints a `PontualError` as ``erro: <what>``, ``onde: <where>`` and ``dica: <hint>``
+(pt-BR, from `pontual.messages`; English ids with PONTUAL_LANG=en), without a traceback, and
+exits with code 2. Anything else is an internal error (exit 1). The texts here stay English:
+they are the catalogue's message ids, translated at the command line's edge.
 """
 
 from __future__ import annotations

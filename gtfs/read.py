@@ -20,7 +20,7 @@ import re
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import polars as pl
 
@@ -92,6 +92,8 @@ def read_feed_files(path: str | Path, limits: ArchiveLimits | None = None) -> di
         )
     try:
         with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                _check_member_name(path, info.filename)
             infos = [
                 i
                 for i in zf.infolist()
@@ -137,6 +139,21 @@ def _unpack(
                 raise _too_large(path, "the feed's files unpack", size, limits.max_total_bytes)
             parts.append(chunk)
     return b"".join(parts)
+
+
+def _check_member_name(path: Path, name: str) -> None:
+    """Refuse a member whose name climbs out of the archive's folder (``../../evil.txt``,
+    ``/etc/passwd``, ``C:\\x``): a feed never needs one, and a tool that unpacks the archive
+    as it is would write outside its folder (zip slip)."""
+    posix = name.replace("\\", "/")
+    if posix.startswith("/") or ".." in posix.split("/") or PureWindowsPath(name).drive:
+        raise InputError(
+            f"the zip archive holds a member named {name}, outside its own folder "
+            "(path traversal): refused",
+            where=where(path),
+            hint="a GTFS feed's files are plain names (stops.txt, trips.txt...); re-export the "
+            "feed from its source",
+        )
 
 
 def _check_entry(path: Path, name: str, size: int, compressed: int, limits: ArchiveLimits) -> None:

@@ -1,9 +1,10 @@
 """The `pontual` command line.
 
 Global options go before the verb: ``pontual --store x.duckdb gtfs load feed.zip``.
-User-facing failures (`core.errors.PontualError`) print ``error: <what> (<where>)`` and a hint
-on stderr and exit 2, without a traceback unless --debug; any other exception is an internal
-error and exits 1.
+User-facing failures (`core.errors.PontualError`) print ``erro: <what>``, ``onde: <where>`` and
+``dica: <hint>`` on stderr (English with PONTUAL_LANG=en) and exit 2, without a traceback unless
+--debug; any other exception is an internal error and exits 1. The error's texts are English
+ids made below the command line, translated here by `pontual.messages` (docs/adr/0075).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from types import ModuleType
 from core.errors import PontualError
 from core.settings import Settings
 from pontual.context import Context
+from pontual.messages import gettext, translate, translate_where
 from pontual.verbs import VERB_MODULES
 
 EXIT_USER_ERROR = 2
@@ -63,6 +65,17 @@ def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.Argum
     return parser
 
 
+def format_error(exc: PontualError) -> list[str]:
+    """The lines a user error prints: what went wrong, where, and the hint, in the chosen
+    language (texts no catalogue template matches are shown as they are)."""
+    lines = [gettext("error: {text}", text=translate(exc.what))]
+    if exc.where:
+        lines.append(gettext("where: {text}", text=translate_where(exc.where)))
+    if exc.hint:
+        lines.append(gettext("hint: {text}", text=translate(exc.hint)))
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -71,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.store, args.profile, quiet=args.quiet, debug=args.debug, lake=args.global_lake
         )
     except PontualError as exc:  # e.g. an empty --store: a user error, before any context
-        print(f"error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+        print("\n".join(format_error(exc)), file=sys.stderr)
         return EXIT_USER_ERROR
     ctx = Context(settings)
     try:
@@ -81,12 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        ctx.err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
-        if exc.hint:
-            ctx.err.print(f"hint: {exc.hint}", highlight=False, markup=False, soft_wrap=True)
+        first, *rest = format_error(exc)
+        prefix, _, text = first.partition(" ")
+        from rich.markup import escape
+
+        ctx.err.print(f"[bold red]{prefix}[/] {escape(text)}", highlight=False, soft_wrap=True)
+        for line in rest:
+            ctx.err.print(line, highlight=False, markup=False, soft_wrap=True)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
-        ctx.err.print("interrupted")
+        ctx.err.print(gettext("interrupted"))
         return 130
     except Exception as exc:  # an internal error: say so, keep the traceback for --debug
         if args.debug:
@@ -95,7 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         else:
             ctx.err.print(
-                f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+                gettext(
+                    "internal error: {name}: {text} (run with --debug for the traceback)",
+                    name=type(exc).__name__,
+                    text=exc,
+                ),
                 markup=False,
                 highlight=False,
             )

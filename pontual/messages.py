@@ -19,6 +19,540 @@ LANG_ENV = "PONTUAL_LANG"
 DEFAULT_LANG = "pt_BR"
 
 CATALOGUE: dict[str, str] = {
+    # -- the error printer (pontual/cli.py) ------------------------------------------------
+    "error: {text}": "erro: {text}",
+    "where: {text}": "onde: {text}",
+    "hint: {text}": "dica: {text}",
+    "interrupted": "interrompido",
+    "internal error: {name}: {text} (run with --debug for the traceback)": (
+        "erro interno: {name}: {text} (rode com --debug para ver o traceback)"
+    ),
+    # -- errors raised by the verbs ------------------------------------------------------------
+    "period ends ({end}) before it starts ({start})": (
+        "o período termina ({end}) antes de começar ({start})"
+    ),
+    "give --to on or after --from": "dê --to igual ou posterior a --from",
+    "demo stage '{title}' failed with exit code {code}": (
+        "a etapa '{title}' da demonstração falhou com código de saída {code}"
+    ),
+    "run that command alone with --debug to see why": (
+        "rode esse comando sozinho com --debug para ver o motivo"
+    ),
+    "--to is before --from": "--to é anterior a --from",
+    "schema folder not found": "pasta de esquemas não encontrada",
+    "give both --from and --to, or neither": "dê --from e --to juntos, ou nenhum dos dois",
+    "give the first service day, then the last": "dê o primeiro dia de serviço, depois o último",
+    "--from and --to go together": "--from e --to andam juntos",
+    "give both service dates": "dê as duas datas de serviço",
+    "no period given": "nenhum período informado",
+    "e.g. --period 2026-03, --period 2026, or --from 2026-03-01 --to 2026-03-15": (
+        "ex.: --period 2026-03, --period 2026, ou --from 2026-03-01 --to 2026-03-15"
+    ),
+    "give --period or --from/--to, not both": "dê --period ou --from/--to, não os dois",
+    "unknown scope {scope}": "escopo desconhecido {scope}",
+    "system, operator:O1, lot:L1, line:T10": "system, operator:O1, lot:L1, line:T10",
+    "system, operator:ID, lot:ID or line:ID": "system, operator:ID, lot:ID ou line:ID",
+    "invalid date: {text}": "data inválida: {text}",
+    "nothing to ingest for {kind}": "nada a carregar para {kind}",
+    "give FILE... (or --url URL for avl)": "dê ARQUIVO... (ou --url URL para avl)",
+    "--limit must be 0 or more": "--limit deve ser 0 ou mais",
+    "cannot fetch the feed: all {n} tries failed": (
+        "não foi possível buscar o feed: todas as {n} tentativas falharam"
+    ),
+    "check the URL and the network (each failure is shown above)": (
+        "confira a URL e a rede (cada falha aparece acima)"
+    ),
+    "--to {end} is before --from {start}": "--to {end} é anterior a --from {start}",
+    "swap the two dates": "troque as duas datas",
+    "no operator has an annual grade for {year}": (
+        "nenhuma operadora tem conceito anual para {year}"
+    ),
+    "run `pontual indices --period {year}` first": "rode `pontual indices --period {year}` antes",
+    "invalid --delivered-on {date}: expected YYYY-MM-DD": (
+        "--delivered-on inválido {date}: esperado AAAA-MM-DD"
+    ),
+    "e.g. --delivered-on 2026-04-20": "ex.: --delivered-on 2026-04-20",
+    "no GTFS feed loaded: the live engine needs the timetable": (
+        "nenhum feed GTFS carregado: o motor ao vivo precisa da tabela horária"
+    ),
+    "load one with `pontual gtfs load PATH`": "carregue um com `pontual gtfs load CAMINHO`",
+    "--date is not a date: {given}": "--date não é uma data: {given}",
+    "write it as YYYY-MM-DD, e.g. 2026-03-03": "escreva como AAAA-MM-DD, ex.: 2026-03-03",
+    "--vehicles and --ping-interval must be positive": (
+        "--vehicles e --ping-interval devem ser positivos"
+    ),
+    "e.g. --vehicles 40": "ex.: --vehicles 40",
+    "--out is a file, not a folder": "--out é um arquivo, não uma pasta",
+    "--start must be a date YYYY-MM-DD, got {given}": (
+        "--start deve ser uma data AAAA-MM-DD, recebido {given}"
+    ),
+    "e.g. --start 2026-03-02": "ex.: --start 2026-03-02",
+    "--year {year} --days-per-month {days}: expected a year YYYY and 1 to 20 working days a "
+    "month": "--year {year} --days-per-month {days}: esperado um ano AAAA e de 1 a 20 dias "
+    "úteis por mês",
+    "e.g. --year 2026 --days-per-month 1": "ex.: --year 2026 --days-per-month 1",
+    "compiling the matching kernels failed at `{command}`": (
+        "a compilação dos núcleos de casamento falhou em `{command}`"
+    ),
+    "run `pontual --debug warm` to see why": "rode `pontual --debug warm` para ver o motivo",
+    # -- core/settings.py ------------------------------------------------------------------
+    "no card-hashing key": "nenhuma chave de hash de cartões",
+    "run `pontual init` or set {name}": "rode `pontual init` ou defina {name}",
+    "the card-hashing key file is missing, and this store's cards were hashed with it": (
+        "o arquivo da chave de hash de cartões sumiu, e os cartões deste banco foram "
+        "hasheados com ela"
+    ),
+    "restore the key file from the backup (docs/key-rotation.md); a new key would make every "
+    "card a new one": "restaure o arquivo da chave a partir do backup (docs/key-rotation.md); "
+    "uma chave nova faria de cada cartão um cartão novo",
+    "the card-hashing key is {n} bytes; at least {min} are required": (
+        "a chave de hash de cartões tem {n} bytes; são exigidos pelo menos {min}"
+    ),
+    "a key of {n} random bytes, hex-encoded ({chars} characters), e.g. from `pontual init`": (
+        "uma chave de {n} bytes aleatórios, em hexadecimal ({chars} caracteres), ex.: de "
+        "`pontual init`"
+    ),
+    "--store is empty": "--store está vazio",
+    "give the store file's path": "dê o caminho do arquivo do banco",
+    "{name}={years} is shorter than the longest legal horizon ({n} years: cassação, BG art. "
+    "72-VII)": "{name}={years} é menor que o maior prazo legal ({n} anos: cassação, BG art. "
+    "72-VII)",
+    "use {n} or more": "use {n} ou mais",
+    "the card-hashing key file can be read by others (mode {mode})": (
+        "o arquivo da chave de hash de cartões pode ser lido por outros (modo {mode})"
+    ),
+    "chmod 600 {path}": "chmod 600 {path}",
+    "{name} must be a whole number of years": "{name} deve ser um número inteiro de anos",
+    "{name} must be hex": "{name} deve estar em hexadecimal",
+    "e.g. 64 hex characters (32 bytes)": "ex.: 64 caracteres hexadecimais (32 bytes)",
+    "the card-hashing key file is corrupt (expected hex text)": (
+        "o arquivo da chave de hash de cartões está corrompido (esperado texto hexadecimal)"
+    ),
+    "restore it from the backup (see docs/key-rotation.md)": (
+        "restaure-o a partir do backup (veja docs/key-rotation.md)"
+    ),
+    # -- core/store.py ---------------------------------------------------------------------
+    "cannot open the store: {text}": "não foi possível abrir o banco: {text}",
+    "the store is open for writing by another process": (
+        "o banco está aberto para escrita por outro processo"
+    ),
+    "the store is open for writing by another process (PID {pid})": (
+        "o banco está aberto para escrita por outro processo (PID {pid})"
+    ),
+    "one process writes the store at a time: wait for it or stop it (`pontual listen`/`serve` "
+    "hold it while running); readers use the snapshot": "um processo escreve no banco por vez: "
+    "espere-o ou encerre-o (`pontual listen`/`serve` o seguram enquanto rodam); leitores usam "
+    "o snapshot",
+    "the store file is damaged or is not a Pontual store (not a DuckDB database)": (
+        "o arquivo do banco está danificado ou não é um banco do Pontual (não é DuckDB)"
+    ),
+    "restore the store from the backup, or give the right --store path": (
+        "restaure o banco a partir do backup, ou dê o caminho certo em --store"
+    ),
+    "no permission to open the store file": "sem permissão para abrir o arquivo do banco",
+    "run as the store's owner, or check the file's permissions": (
+        "rode como dono do banco, ou confira as permissões do arquivo"
+    ),
+    "no published snapshot of the store": "nenhum snapshot publicado do banco",
+    "run a pipeline command (e.g. `pontual demo --no-serve`) to publish one": (
+        "rode um comando do pipeline (ex.: `pontual demo --no-serve`) para publicar um"
+    ),
+    "store not found": "banco não encontrado",
+    "run `pontual demo` or `pontual init` first": "rode `pontual demo` ou `pontual init` antes",
+    "the store path is a folder": "o caminho do banco é uma pasta",
+    "store schema version {current} is newer than this Pontual ({version}) knows (up to "
+    "{latest})": "a versão de esquema {current} do banco é mais nova do que este Pontual "
+    "({version}) conhece (até {latest})",
+    "upgrade Pontual to open this store": "atualize o Pontual para abrir este banco",
+    "the store is open read-only": "o banco está aberto só para leitura",
+    "the card-hashing key is not the one this store's cards were hashed with": (
+        "a chave de hash de cartões não é a usada nos cartões deste banco"
+    ),
+    "use the store's key file (or PONTUAL_HASH_KEY) from the backup; to change keys see "
+    "docs/key-rotation.md": "use o arquivo de chave do banco (ou PONTUAL_HASH_KEY) do backup; "
+    "para trocar de chave veja docs/key-rotation.md",
+    "store schema version {current} is older than {latest}": (
+        "a versão de esquema {current} do banco é anterior a {latest}"
+    ),
+    "open it once with a writing command (e.g. `pontual init`) to migrate it": (
+        "abra-o uma vez com um comando que escreve (ex.: `pontual init`) para migrá-lo"
+    ),
+    "cannot create the store's folder: {text}": "não foi possível criar a pasta do banco: {text}",
+    "check the path given with --store (or PONTUAL_STORE)": (
+        "confira o caminho dado em --store (ou PONTUAL_STORE)"
+    ),
+    # -- core/profile.py ---------------------------------------------------------------------
+    "unknown profile {name}": "perfil desconhecido {name}",
+    "shipped profiles: {names}; or give a path to a .toml file": (
+        "perfis incluídos: {names}; ou dê o caminho de um arquivo .toml"
+    ),
+    "profile file not found": "arquivo de perfil não encontrado",
+    "not valid TOML: {text}": "TOML inválido: {text}",
+    "not a text file: a profile is TOML in UTF-8": (
+        "não é um arquivo de texto: um perfil é TOML em UTF-8"
+    ),
+    "see `pontual profiles show bento-goncalves-2021` for a complete example": (
+        "veja `pontual profiles show bento-goncalves-2021` para um exemplo completo"
+    ),
+    "key {key}: missing key": "chave {key}: chave ausente",
+    "key {key}: unknown key": "chave {key}: chave desconhecida",
+    # -- core/periods.py -------------------------------------------------------------------
+    "invalid period {text}: expected {expected}": "período inválido {text}: esperado {expected}",
+    "give --from YYYY-MM-DD --to YYYY-MM-DD with --to on or after --from": (
+        "dê --from AAAA-MM-DD --to AAAA-MM-DD com --to igual ou posterior a --from"
+    ),
+    "invalid semester {text}: expected YYYY-1 (January-June) or YYYY-2 (July-December)": (
+        "semestre inválido {text}: esperado AAAA-1 (janeiro-junho) ou AAAA-2 (julho-dezembro)"
+    ),
+    "e.g. --half 2026-1": "ex.: --half 2026-1",
+    "invalid period {text}: {why}": "período inválido {text}: {why}",
+    "expected {expected}": "esperado {expected}",
+    "YYYY-MM (month), YYYY (year), YYYY-S1/YYYY-S2 (semester), YYYY-MM-DD (day) or "
+    "YYYY-MM-DD..YYYY-MM-DD (range)": "AAAA-MM (mês), AAAA (ano), AAAA-S1/AAAA-S2 (semestre), "
+    "AAAA-MM-DD (dia) ou AAAA-MM-DD..AAAA-MM-DD (intervalo)",
+    # -- gtfs/read.py and the feed's refusal ---------------------------------------------------
+    "GTFS feed not found": "feed GTFS não encontrado",
+    "give a .zip file or a folder of .txt": "dê um arquivo .zip ou uma pasta de .txt",
+    "not a GTFS feed: expected a zip archive or a folder of .txt files": (
+        "não é um feed GTFS: esperado um arquivo zip ou uma pasta de arquivos .txt"
+    ),
+    "check that the download completed; a GTFS feed is a .zip of CSV .txt files": (
+        "confira se o download terminou; um feed GTFS é um .zip de arquivos CSV .txt"
+    ),
+    "{name} unpacks to more than {ratio} times its compressed size ({n} bytes compressed): "
+    "refused as a zip bomb": "{name} descompacta para mais de {ratio} vezes seu tamanho "
+    "compactado ({n} bytes compactados): recusado como bomba zip",
+    "a GTFS feed compresses 5 to 30 times; re-export the feed": (
+        "um feed GTFS compacta de 5 a 30 vezes; exporte o feed de novo"
+    ),
+    "{name} unpacks to more than {limit} MiB (at least {size} MiB): refused": (
+        "{name} descompacta para mais de {limit} MiB (pelo menos {size} MiB): recusado"
+    ),
+    "the feed's files unpack to more than {limit} MiB (at least {size} MiB): refused": (
+        "os arquivos do feed descompactam para mais de {limit} MiB (pelo menos {size} MiB): "
+        "recusado"
+    ),
+    "a GTFS feed this large is not expected; check the archive (a zip bomb?)": (
+        "um feed GTFS deste tamanho não é esperado; confira o arquivo (uma bomba zip?)"
+    ),
+    "cannot read the zip archive: {text}": "não foi possível ler o arquivo zip: {text}",
+    "the zip archive holds a member named {name}, outside its own folder (path traversal): "
+    "refused": "o arquivo zip contém um membro chamado {name}, fora da sua própria pasta "
+    "(travessia de caminho): recusado",
+    "a GTFS feed's files are plain names (stops.txt, trips.txt...); re-export the feed from "
+    "its source": "os arquivos de um feed GTFS têm nomes simples (stops.txt, trips.txt...); "
+    "exporte o feed de novo a partir da origem",
+    "GTFS feed refused, {n} error(s): {issues}": "feed GTFS recusado, {n} erro(s): {issues}",
+    "run `pontual gtfs validate PATH` for the full list; fix the feed and load it again": (
+        "rode `pontual gtfs validate CAMINHO` para a lista completa; corrija o feed e "
+        "carregue-o de novo"
+    ),
+    "no GTFS feed in force on {date}": "nenhum feed GTFS em vigor em {date}",
+    "load a feed that covers this date with `pontual gtfs load PATH`": (
+        "carregue um feed que cubra esta data com `pontual gtfs load CAMINHO`"
+    ),
+    # -- ingest/ (files, mappings, readers, brokers) ---------------------------------------------
+    "file not found": "arquivo não encontrado",
+    "a folder, not a file": "uma pasta, não um arquivo",
+    "mapping {name} is for {kind}, not {other}": "o mapeamento {name} é para {kind}, não {other}",
+    "unknown file format {suffix}": "formato de arquivo desconhecido {suffix}",
+    "expected .csv, .parquet, .jsonl, .json (Olho Vivo), .pb (GTFS-RT) or .gpx": (
+        "esperado .csv, .parquet, .jsonl, .json (Olho Vivo), .pb (GTFS-RT) ou .gpx"
+    ),
+    "not a readable GPX file: {text}": "arquivo GPX ilegível: {text}",
+    "give `ingest avl` the VehiclePositions feed of the same source (TripUpdates are the "
+    "vendor's predictions; `pontual serve` publishes Pontual's own)": "dê a `ingest avl` o "
+    "feed VehiclePositions da mesma fonte (TripUpdates são as previsões do fornecedor; "
+    "`pontual serve` publica as do próprio Pontual)",
+    "mapping {name} gives no column for {columns}": (
+        "o mapeamento {name} não dá coluna para {columns}"
+    ),
+    'add {column} = "<source column>" under [columns] in the mapping': (
+        'acrescente {column} = "<coluna de origem>" em [columns] no mapeamento'
+    ),
+    "mapping {name} not found": "mapeamento {name} não encontrado",
+    "shipped mappings: {names}; or give the path of a .toml mapping": (
+        "mapeamentos incluídos: {names}; ou dê o caminho de um mapeamento .toml"
+    ),
+    "mapping kind {kind} unknown, expected one of {kinds}": (
+        "tipo de mapeamento {kind} desconhecido, esperado um de {kinds}"
+    ),
+    "the file lacks the column(s) {missing} that mapping {name} reads": (
+        "faltam ao arquivo a(s) coluna(s) {missing} que o mapeamento {name} lê"
+    ),
+    "its columns are {columns}; pick another --map or fix the mapping": (
+        "suas colunas são {columns}; escolha outro --map ou corrija o mapeamento"
+    ),
+    "mapping is not valid TOML: {text}": "o mapeamento não é TOML válido: {text}",
+    "mapping key {key}: {text}": "chave do mapeamento {key}: {text}",
+    "see ingest/README.md for the mapping format": (
+        "veja ingest/README.md para o formato do mapeamento"
+    ),
+    "the MQTT broker refused the connection: {text}": "o broker MQTT recusou a conexão: {text}",
+    "check --username/--password, the password file and the ACL": (
+        "confira --username/--password, o arquivo de senhas e a ACL"
+    ),
+    "cannot reach the MQTT broker: {text}": "não foi possível alcançar o broker MQTT: {text}",
+    "the broker's certificate must be signed by the CA of --tls-ca and name --host (or pass "
+    "--tls-insecure to skip the name check)": "o certificado do broker deve ser assinado pela "
+    "AC de --tls-ca e nomear --host (ou passe --tls-insecure para pular a conferência do nome)",
+    "check --host/--port, that Mosquitto is running, and the TLS options": (
+        "confira --host/--port, se o Mosquitto está rodando, e as opções de TLS"
+    ),
+    "the MQTT broker did not answer the connection in time": (
+        "o broker MQTT não respondeu à conexão a tempo"
+    ),
+    "check that the port is an MQTT listener (TLS port needs --tls-ca)": (
+        "confira se a porta é de um listener MQTT (porta TLS precisa de --tls-ca)"
+    ),
+    "the MQTT broker closed the connection": "o broker MQTT fechou a conexão",
+    "the MQTT broker closed the connection before answering": (
+        "o broker MQTT fechou a conexão antes de responder"
+    ),
+    "check the credentials and the broker log": "confira as credenciais e o log do broker",
+    "if the port is a TLS listener, give --tls-ca (the CA that signed the broker's "
+    "certificate); else check the credentials and the broker log": "se a porta é de um "
+    "listener TLS, dê --tls-ca (a AC que assinou o certificado do broker); senão confira as "
+    "credenciais e o log do broker",
+    "listener option {field}: {text}": "opção do listener {field}: {text}",
+    "see `pontual listen --help` for the accepted values": (
+        "veja `pontual listen --help` para os valores aceitos"
+    ),
+    "not an Olho Vivo /Posicao snapshot": "não é um instantâneo /Posicao do Olho Vivo",
+    "snapshot without any readable fix time (ta)": (
+        "instantâneo sem nenhum horário de posição legível (ta)"
+    ),
+    "not valid JSON: {text}": "JSON inválido: {text}",
+    "snapshot time hr={hr} is not HH:MM": "o horário do instantâneo hr={hr} não é HH:MM",
+    "ingest option {field}: {text}": "opção de carga {field}: {text}",
+    "see `pontual ingest --help` for the accepted ranges": (
+        "veja `pontual ingest --help` para as faixas aceitas"
+    ),
+    "cannot read as Parquet: {text}": "não foi possível ler como Parquet: {text}",
+    "expected an Apache Parquet file": "esperado um arquivo Apache Parquet",
+    "the first line is longer than {n} MiB: not a header line": (
+        "a primeira linha tem mais de {n} MiB: não é uma linha de cabeçalho"
+    ),
+    "expected a comma-separated file whose first line names the columns": (
+        "esperado um arquivo separado por vírgulas cuja primeira linha nomeia as colunas"
+    ),
+    "expected one JSON object a line, a JSON array of objects, or one object": (
+        "esperado um objeto JSON por linha, um array JSON de objetos, ou um objeto"
+    ),
+    "JSON document larger than {n} MiB": "documento JSON maior que {n} MiB",
+    "write large files as JSON lines (.jsonl, one object a line)": (
+        "grave arquivos grandes como JSON lines (.jsonl, um objeto por linha)"
+    ),
+    "JSON document is a {type}, not records": "o documento JSON é um {type}, não registros",
+    "expected an array of objects, one per record": "esperado um array de objetos, um por registro",
+    "cannot read as CSV: {text}": "não foi possível ler como CSV: {text}",
+    "expected a comma-separated file with a header line": (
+        "esperado um arquivo separado por vírgulas com linha de cabeçalho"
+    ),
+    "cannot read the header line as CSV: {text}": (
+        "não foi possível ler a linha de cabeçalho como CSV: {text}"
+    ),
+    "cannot read as JSON lines: {text}": "não foi possível ler como JSON lines: {text}",
+    "not UTF-8 text: the file ends in the middle of a character (truncated?)": (
+        "não é texto UTF-8: o arquivo termina no meio de um caractere (truncado?)"
+    ),
+    "JSON object with no single array of records (keys: {keys})": (
+        "objeto JSON sem um único array de registros (chaves: {keys})"
+    ),
+    "expected one JSON object a line, a JSON array of objects, or one object holding one "
+    "array of objects": "esperado um objeto JSON por linha, um array JSON de objetos, ou um "
+    "objeto com um array de objetos",
+    "not a GTFS-Realtime FeedMessage: {text}": "não é um FeedMessage GTFS-Realtime: {text}",
+    "expected protobuf bytes of a GTFS-RT feed (VehiclePositions, TripUpdates)": (
+        "esperados bytes protobuf de um feed GTFS-RT (VehiclePositions, TripUpdates)"
+    ),
+    "GTFS-Realtime feed without a header": "feed GTFS-Realtime sem cabeçalho",
+    "is this a GTFS-RT feed?": "isto é um feed GTFS-RT?",
+    # -- analytics/ -------------------------------------------------------------------------
+    "no trip outcomes between {start} and {end}": (
+        "nenhum resultado de viagem entre {start} e {end}"
+    ),
+    "run `pontual match` for those days first (or choose another --period)": (
+        "rode `pontual match` para esses dias antes (ou escolha outro --period)"
+    ),
+    "indicator {indicator} is not traced to trips": (
+        "o indicador {indicator} não é rastreado até as viagens"
+    ),
+    "traceable: {names}": "rastreáveis: {names}",
+    "cannot read the {what} CSV: {text}": "não foi possível ler o CSV de {what}: {text}",
+    "the {what} CSV lacks the column(s) {missing}; expected {header}": (
+        "falta(m) ao CSV de {what} a(s) coluna(s) {missing}; esperado {header}"
+    ),
+    "first line of the file: {header}": "primeira linha do arquivo: {header}",
+    "header: {header}": "cabeçalho: {header}",
+    "{what} file not found": "arquivo de {what} não encontrado",
+    "invalid {field} {value} in the {what} CSV: expected {expected}": (
+        "{field} inválido {value} no CSV de {what}: esperado {expected}"
+    ),
+    "{n} line(s) with this problem; header: {header}": (
+        "{n} linha(s) com este problema; cabeçalho: {header}"
+    ),
+    "repeated {key} in the {what} CSV: {values} appears more than once": (
+        "{key} repetido no CSV de {what}: {values} aparece mais de uma vez"
+    ),
+    "give one line per {key}": "dê uma linha por {key}",
+    "staff": "pessoal",
+    "maintenance-cost": "custo de manutenção",
+    "a non-empty id": "um identificador não vazio",
+    "a non-empty text": "um texto não vazio",
+    "a month YYYY-MM": "um mês AAAA-MM",
+    "a whole number >= 0": "um número inteiro >= 0",
+    "an amount in reais >= 0 (decimal point, e.g. 1234.50)": (
+        "um valor em reais >= 0 (ponto decimal, ex.: 1234.50)"
+    ),
+    "invalid month {month}: expected YYYY-MM": "mês inválido {month}: esperado AAAA-MM",
+    "e.g. --month 2026-03": "ex.: --month 2026-03",
+    "unknown scope {scope}: expected operator or lot": (
+        "escopo desconhecido {scope}: esperado operator ou lot"
+    ),
+    "no indices of {scope} {scope_id} in {year} in the store": (
+        "nenhum índice de {scope} {scope_id} em {year} no banco"
+    ),
+    "run `pontual indices --period {year}` (and each month) first": (
+        "rode `pontual indices --period {year}` (e cada mês) antes"
+    ),
+    "cannot read the cost-per-km CSV: {text}": "não foi possível ler o CSV de custo por km: {text}",
+    "cost-per-km CSV lacks columns {missing}; expected {expected}": (
+        "faltam ao CSV de custo por km as colunas {missing}; esperado {expected}"
+    ),
+    "invalid {field} {value} in the cost-per-km CSV: expected {expected}": (
+        "{field} inválido {value} no CSV de custo por km: esperado {expected}"
+    ),
+    "a cost >= 0": "um custo >= 0",
+    "cannot read the population CSV: {text}": "não foi possível ler o CSV de população: {text}",
+    "population CSV lacks columns {missing}; expected {expected}": (
+        "faltam ao CSV de população as colunas {missing}; esperado {expected}"
+    ),
+    "invalid {field} {value} in the population CSV: expected {expected}": (
+        "{field} inválido {value} no CSV de população: esperado {expected}"
+    ),
+    "cannot read the grade history CSV: {text}": (
+        "não foi possível ler o CSV do histórico de conceitos: {text}"
+    ),
+    "grade history lacks columns {missing}; expected {expected}": (
+        "faltam ao histórico de conceitos as colunas {missing}; esperado {expected}"
+    ),
+    "lake not found": "lago de dados não encontrado",
+    "write one with `pontual lake export --lake PATH`": (
+        "grave um com `pontual lake export --lake CAMINHO`"
+    ),
+    # -- success and progress lines of the verbs ------------------------------------------
+    "feed {feed_id} is already loaded (same content): nothing to do": (
+        "o feed {feed_id} já está carregado (mesmo conteúdo): nada a fazer"
+    ),
+    "loaded feed {feed_id} (valid {start} to {end}, EPSG:{epsg}): {counts}": (
+        "feed {feed_id} carregado (vigente de {start} a {end}, EPSG:{epsg}): {counts}"
+    ),
+    "scheduled trips {start} to {end}: {n}": "viagens programadas de {start} a {end}: {n}",
+    "{n} warning(s); {seconds} s": "{n} aviso(s); {seconds} s",
+    "no loaded feed covers {start} to {end}: nothing scheduled": (
+        "nenhum feed carregado cobre {start} a {end}: nada programado"
+    ),
+    "feed {feed_id}: {n} scheduled trips": "feed {feed_id}: {n} viagens programadas",
+    "listening on {topics} (client id {client_id})": (
+        "escutando {topics} (id do cliente {client_id})"
+    ),
+    "stopped: {n_messages} messages in {n_batches} batches, {n_accepted} accepted, "
+    "{n_duplicate} duplicate, {n_quarantined} quarantined": "encerrado: {n_messages} mensagens "
+    "em {n_batches} lotes, {n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em "
+    "quarentena",
+    "store {path} at schema version {version}": "banco {path} na versão de esquema {version}",
+    "simulated {n_days} day(s), {n_routes} lines, {n_vehicles} vehicles in the register, "
+    "{n_trips} scheduled trips ({outcomes}), {n_pings} pings, {n_taps} fare taps in {seconds} s "
+    "-> {folder} (see README.md there)": "simulado(s) {n_days} dia(s), {n_routes} linhas, "
+    "{n_vehicles} veículos no cadastro, {n_trips} viagens programadas ({outcomes}), {n_pings} "
+    "posições, {n_taps} validações em {seconds} s -> {folder} (veja o README.md lá)",
+    "live update failed: {error}": "falha na atualização ao vivo: {error}",
+    "live refresh failed: {error}": "falha ao renovar a visão ao vivo: {error}",
+    "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, alerts.pb, "
+    "/api/stops/<id>/arrivals, /health); listening on {topics}": "servindo "
+    "http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, alerts.pb, "
+    "/api/stops/<id>/arrivals, /health); escutando {topics}",
+    "stopped: {n_messages} messages, {n_accepted} accepted, {n_duplicate} duplicate, "
+    "{n_quarantined} quarantined; {n_updates} live updates": "encerrado: {n_messages} "
+    "mensagens, {n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em quarentena; "
+    "{n_updates} atualizações ao vivo",
+    "GTFS issues": "problemas no GTFS",
+    "severity": "gravidade",
+    "file": "arquivo",
+    "line": "linha",
+    "column": "coluna",
+    "message": "mensagem",
+    "error": "erro",
+    "warning": "aviso",
+    "... and {n} more (`pontual gtfs validate --all`)": (
+        "... e mais {n} (`pontual gtfs validate --all`)"
+    ),
+    "{n_errors} error(s), {n_warnings} warning(s) in {seconds} s": (
+        "{n_errors} erro(s), {n_warnings} aviso(s) em {seconds} s"
+    ),
+    "matching": "casando",
+    "id": "id",
+    "name": "nome",
+    "effective from": "vigente desde",
+    "values": "valores",
+    "defaults (to be fixed by decree)": "padrões (a fixar por decreto)",
+    "({id}, version {version}, in force from {start})": (
+        "({id}, versão {version}, em vigor desde {start})"
+    ),
+    "key": "chave",
+    "value": "valor",
+    "unit": "unidade",
+    "group": "grupo",
+    "item": "item",
+    "description": "descrição",
+    "penalty": "penalidade",
+    "URM 1st": "URM 1ª vez",
+    "URM repeat": "URM reincidência",
+    # -- verbs' errors first written in pt-BR, now English ids ---------------------------------
+    "--speed must be 0 or more": "--speed deve ser 0 ou mais",
+    "e.g. --speed 10": "ex.: --speed 10",
+    "no position with a vehicle, a time and coordinates": (
+        "nenhuma posição com veículo, horário e coordenadas"
+    ),
+    "check the columns (vehicle_id, event_at, lat, lon) or use --map": (
+        "confira as colunas (vehicle_id, event_at, lat, lon) ou use --map"
+    ),
+    "cannot connect to the broker {address}: {text}": (
+        "não foi possível conectar ao broker {address}: {text}"
+    ),
+    "start Mosquitto or correct the address": "inicie o Mosquitto ou corrija o endereço",
+    "HTTP port {port} on {host} is not free ({why})": (
+        "a porta HTTP {port} em {host} não está livre ({why})"
+    ),
+    "choose another port with --http-port, or stop the process using it": (
+        "escolha outra porta com --http-port, ou encerre quem a usa"
+    ),
+    "no terminal to ask for the password": "sem terminal para pedir a senha",
+    "use --password-stdin and send the password on stdin": (
+        "use --password-stdin e envie a senha pela stdin"
+    ),
+    "the passwords do not match": "as senhas não conferem",
+    "accounts exist already: say who creates this one with --by": (
+        "já existem contas: diga quem cria esta com --by"
+    ),
+    "a planning account (see `pontual users list`)": (
+        "uma conta de planejamento (veja `pontual users list`)"
+    ),
+    "--limit must be 1 or more": "--limit deve ser 1 ou mais",
+    "the demo does not write the simulated city into {store} without --into-store": (
+        "a demonstração não grava a cidade simulada em {store} sem --into-store"
+    ),
+    "run `pontual demo` without --store (it uses {store}) or add --into-store": (
+        "rode `pontual demo` sem --store (usa {store}) ou acrescente --into-store"
+    ),
+    "folder {folder} exists and was not made by the demo: it will not be overwritten": (
+        "a pasta {folder} existe e não foi criada pela demonstração: não será sobrescrita"
+    ),
+    "choose another folder with --sample FOLDER": "escolha outra pasta com --sample PASTA",
+    "the TIDES export does not validate: {text}": "a exportação TIDES não valida: {text}",
+    "no case for suggestion {ref}": "não há caso para a sugestão {ref}",
+    "record it as a case or dismiss it first": "lavre-a ou descarte-a antes",
     # -- ingest: per-file summary ---------------------------------------------------------
     "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
     "{n_quarantined} quarantined": "{name}: {n_read} lidos, {n_accepted} aceitos, "
@@ -132,6 +666,37 @@ def gettext(msgid: str, **fields: object) -> str:
     """The message `msgid` (its English text) in the chosen language, with its fields."""
     text = msgid if language() == "en" else CATALOGUE.get(msgid, msgid)
     return text.format(**fields) if fields else text
+
+
+# The words `core.errors.where` and the raising code put at the start of a location's parts
+# ("stops.txt, line 3, column stop_lat"; "option --limit"; "store x.duckdb, table trips").
+_WHERE_WORDS: dict[str, str] = {
+    "line": "linha",
+    "field": "campo",
+    "column": "coluna",
+    "columns": "colunas",
+    "key": "chave",
+    "option": "opção",
+    "store": "banco",
+    "table": "tabela",
+    "tables": "tabelas",
+    "user": "usuário",
+    "command line": "linha de comando",
+}
+_WHERE_PART = re.compile(
+    r"(^|, )("
+    + "|".join(sorted(map(re.escape, _WHERE_WORDS), key=len, reverse=True))
+    + r")(?=[ ,]|$)"
+)
+
+
+def translate_where(text: str) -> str:
+    """A location ("file, line N, field F", "option --x") in the chosen language: only the
+    words naming its parts are translated; file names, fields and values stay as they are."""
+    if language() == "en":
+        return text
+    text = _WHERE_PART.sub(lambda m: f"{m[1]}{_WHERE_WORDS[m[2]]}", text)
+    return text.replace(" and ", " e ")
 
 
 @cache

@@ -96,7 +96,7 @@ else:
         format_column(reserve["reserve_ratio_lowest"], "percent").alias("Menor reserva ÷ exigidos"),
         pl.col("n_registered_max").alias("Cadastrados (máx.)"),
         pl.col("is_reserve_ok_every_day")
-        .replace_strict({True: "sim", False: "não"}, default="—")
+        .replace_strict({True: "sim", False: "não"}, default="não avaliado")
         .alias("Cumpre todos os dias"),
     )
     st.dataframe(shown, hide_index=True, width="stretch")

@@ -147,7 +147,9 @@ def _resolve_case(ctx: Context, db: CaseDB, by: Account, ref: str, *, may_open: 
     if got is not None:
         return int(got)
     if not may_open:
-        raise CaseError(f"não há caso para a sugestão {ref!r}", hint="lavre-a ou descarte-a antes")
+        raise CaseError(
+            f"no case for suggestion {ref!r}", hint="record it as a case or dismiss it first"
+        )
     with _store_for_evidence(ctx) as (store, _):
         suggestion = read_suggestion(store, ref)
     return open_case(db, suggestion, by)

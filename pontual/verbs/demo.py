@@ -143,16 +143,16 @@ def resolve_demo_paths(store: Path, sample: Path | None, into_store: bool) -> tu
         store = DEMO_STORE
     elif store != DEMO_STORE and not into_store:
         raise ConfigError(
-            f"a demonstração não grava a cidade simulada em {store} sem --into-store",
+            f"the demo does not write the simulated city into {store} without --into-store",
             where="--store / PONTUAL_STORE",
-            hint=f"rode `pontual demo` sem --store (usa {DEMO_STORE}) ou acrescente --into-store",
+            hint=f"run `pontual demo` without --store (it uses {DEMO_STORE}) or add --into-store",
         )
     folder = sample or store.parent / "sample"
     if folder.exists() and any(folder.iterdir()) and not (folder / SAMPLE_MARK).exists():
         raise ConfigError(
-            f"a pasta {folder} existe e não foi criada pela demonstração: não será sobrescrita",
+            f"folder {folder} exists and was not made by the demo: it will not be overwritten",
             where="--sample",
-            hint="escolha outra pasta com --sample PASTA",
+            hint="choose another folder with --sample FOLDER",
         )
     return store, folder
 

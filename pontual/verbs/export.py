@@ -84,7 +84,7 @@ def run_tides(args: argparse.Namespace, ctx: Context) -> int:
         if errors:
             first = next(iter(errors.items()))
             raise InputError(
-                f"a exportação TIDES não valida: {first[0]}: {first[1][0]}",
+                f"the TIDES export does not validate: {first[0]}: {first[1][0]}",
                 where=str(target.parent),
             )
         ctx.say("válido segundo os esquemas TIDES")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import service_date
 
 if TYPE_CHECKING:
@@ -74,14 +75,14 @@ def print_issues(
         return
     from rich.table import Table
 
-    table = Table(title="GTFS issues", show_lines=False)
+    table = Table(title=gettext("GTFS issues"), show_lines=False)
     for header in ("severity", "file", "line", "column", "message"):
-        table.add_column(header, overflow="fold")
+        table.add_column(gettext(header), overflow="fold")
     shown = issues if limit is None else issues[:limit]
     for i in shown:
         style = "red" if i.is_error else "yellow"
         table.add_row(
-            f"[{style}]{i.severity}[/]",
+            f"[{style}]{gettext(i.severity)}[/]",
             i.file,
             "" if i.line is None else str(i.line),
             i.column or "",
@@ -89,7 +90,9 @@ def print_issues(
         )
     ctx.err.print(table)
     if len(shown) < len(issues):
-        ctx.err.print(f"... and {len(issues) - len(shown)} more (`pontual gtfs validate --all`)")
+        ctx.err.print(
+            gettext("... and {n} more (`pontual gtfs validate --all`)", n=len(issues) - len(shown))
+        )
 
 
 def run_validate(args: argparse.Namespace, ctx: Context) -> int:
@@ -111,7 +114,12 @@ def run_validate(args: argparse.Namespace, ctx: Context) -> int:
     sizes = ", ".join(f"{name} {df.height}" for name, df in feed.tables.items())
     ctx.say(f"{args.path}: {sizes}")
     ctx.say(
-        f"{n_err} error(s), {len(issues) - n_err} warning(s) in {time.perf_counter() - t0:.2f} s"
+        gettext(
+            "{n_errors} error(s), {n_warnings} warning(s) in {seconds} s",
+            n_errors=n_err,
+            n_warnings=len(issues) - n_err,
+            seconds=f"{time.perf_counter() - t0:.2f}",
+        )
     )
     return 2 if n_err else 0
 
@@ -141,19 +149,36 @@ def run_load(args: argparse.Namespace, ctx: Context) -> int:
     elapsed = time.perf_counter() - t0
     print_issues(ctx, result.warnings)  # data warnings (stderr): --quiet does not hide them
     if not result.is_new:
-        ctx.say(f"feed {result.feed_id} is already loaded (same content): nothing to do")
+        ctx.say(
+            gettext(
+                "feed {feed_id} is already loaded (same content): nothing to do",
+                feed_id=result.feed_id,
+            )
+        )
         return 0
     counts = ", ".join(f"{name.removeprefix('gtfs_')} {n}" for name, n in result.n_rows.items())
     ctx.say(
-        f"loaded feed {result.feed_id} (valid {result.valid_from} to {result.valid_to}, "
-        f"EPSG:{result.crs_epsg}): {counts}"
+        gettext(
+            "loaded feed {feed_id} (valid {start} to {end}, EPSG:{epsg}): {counts}",
+            feed_id=result.feed_id,
+            start=result.valid_from,
+            end=result.valid_to,
+            epsg=result.crs_epsg,
+            counts=counts,
+        )
     )
     if result.scheduled_from:
         ctx.say(
-            f"scheduled trips {result.scheduled_from} to {result.scheduled_to}: "
-            f"{result.n_scheduled_trips}"
+            gettext(
+                "scheduled trips {start} to {end}: {n}",
+                start=result.scheduled_from,
+                end=result.scheduled_to,
+                n=result.n_scheduled_trips,
+            )
         )
-    ctx.say(f"{len(result.warnings)} warning(s); {elapsed:.2f} s")
+    ctx.say(
+        gettext("{n} warning(s); {seconds} s", n=len(result.warnings), seconds=f"{elapsed:.2f}")
+    )
     return 0
 
 
@@ -166,9 +191,15 @@ def run_schedule(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store() as store:
         written = materialise_schedule(store, args.date_from, args.date_to)
     if not written:
-        ctx.say(f"no loaded feed covers {args.date_from} to {args.date_to}: nothing scheduled")
+        ctx.say(
+            gettext(
+                "no loaded feed covers {start} to {end}: nothing scheduled",
+                start=args.date_from,
+                end=args.date_to,
+            )
+        )
         return 0
     for feed_id, n in written.items():
-        ctx.say(f"feed {feed_id}: {n} scheduled trips")
+        ctx.say(gettext("feed {feed_id}: {n} scheduled trips", feed_id=feed_id, n=n))
     ctx.say(f"{time.perf_counter() - t0:.2f} s")
     return 0

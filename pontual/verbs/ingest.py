@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from core.errors import ConfigError, InputError, PontualError
+from core.errors import ConfigError, InputError
 from core.settings import hash_key
 from ingest.kinds import KIND_TABLES
 from pontual.context import Context
@@ -107,18 +107,8 @@ def _say_reasons(ctx: Context, store: Store, name: str, source: str, n_top: int 
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    """`pontual ingest KIND`; a refusal's text (English, from ingest/) in the catalogue's
-    language."""
-    try:
-        return _run(args, ctx)
-    except PontualError as exc:
-        exc.what = translate(exc.what)
-        exc.args = (exc.what,)
-        exc.hint = translate(exc.hint) if exc.hint else None
-        raise
-
-
-def _run(args: argparse.Namespace, ctx: Context) -> int:
+    """`pontual ingest KIND`; a refusal's text (English, from ingest/) is put in the
+    catalogue's language by the CLI's error printer (`pontual.cli.format_error`)."""
     from pathlib import Path
 
     from ingest.files import ingest_file

@@ -6,6 +6,7 @@ import argparse
 
 from core.settings import hash_key
 from pontual.context import Context
+from pontual.messages import gettext
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,5 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     hash_key(ctx.settings, create=True)
     with ctx.store() as store:
-        ctx.say(f"store {store.path} at schema version {store.schema_version}")
+        ctx.say(
+            gettext(
+                "store {path} at schema version {version}",
+                path=store.path,
+                version=store.schema_version,
+            )
+        )
     return 0

@@ -12,6 +12,7 @@ from types import FrameType
 
 from core.settings import hash_key
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 
@@ -60,14 +61,26 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
             consumer.connect()
-            ctx.say(f"listening on {', '.join(options.topics())} (client id {options.client_id})")
+            ctx.say(
+                gettext(
+                    "listening on {topics} (client id {client_id})",
+                    topics=", ".join(options.topics()),
+                    client_id=options.client_id,
+                )
+            )
             totals = consumer.run()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         ctx.say(
-            f"stopped: {totals.n_messages} messages in {consumer.n_batches} batches, "
-            f"{totals.n_accepted} accepted, {totals.n_duplicate} duplicate, "
-            f"{totals.n_quarantined} quarantined"
+            gettext(
+                "stopped: {n_messages} messages in {n_batches} batches, {n_accepted} accepted, "
+                "{n_duplicate} duplicate, {n_quarantined} quarantined",
+                n_messages=totals.n_messages,
+                n_batches=consumer.n_batches,
+                n_accepted=totals.n_accepted,
+                n_duplicate=totals.n_duplicate,
+                n_quarantined=totals.n_quarantined,
+            )
         )
     return 0

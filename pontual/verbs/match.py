@@ -16,6 +16,7 @@ from datetime import date, timedelta
 
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import service_date
 
 
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:
-        for day in ctx.progress(days, "matching", total=len(days)):
+        for day in ctx.progress(days, gettext("matching"), total=len(days)):
             written = run_match_day(
                 store, day, ctx.profile, MatchOptions(), workers=max(1, workers)
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pontual.context import Context
+from pontual.messages import gettext
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,12 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
 
     from core.profile import list_profiles, load_profile
 
-    table = Table("id", "name", "effective from", "values", "defaults (to be fixed by decree)")
+    table = Table(
+        *(
+            gettext(h)
+            for h in ("id", "name", "effective from", "values", "defaults (to be fixed by decree)")
+        )
+    )
     for name in list_profiles():
         prof = load_profile(name)
         values = prof.cited_values()
@@ -41,15 +47,25 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
 
     prof = load_profile(args.name)
     ctx.console.print(
-        f"[bold]{prof.name}[/] ({prof.id}, version {prof.version}, in force from "
-        f"{prof.effective_from.isoformat()})"
+        f"[bold]{prof.name}[/] "
+        + gettext(
+            "({id}, version {version}, in force from {start})",
+            id=prof.id,
+            version=prof.version,
+            start=prof.effective_from.isoformat(),
+        )
     )
-    table = Table("key", "value", "unit", "source")
+    table = Table(*(gettext(h) for h in ("key", "value", "unit", "source")))
     for key, cited in prof.cited_values():
         table.add_row(key, str(cited.value), cited.unit, cited.citation)
     ctx.console.print(table)
     if prof.infractions.items:
-        inf = Table("group", "item", "description", "penalty", "URM 1st", "URM repeat")
+        inf = Table(
+            *(
+                gettext(h)
+                for h in ("group", "item", "description", "penalty", "URM 1st", "URM repeat")
+            )
+        )
         for item in prof.infractions.items:
             inf.add_row(
                 item.group,

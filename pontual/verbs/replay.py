@@ -100,7 +100,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from pontual.verbs.arguments import broker_values
 
     if args.speed < 0:
-        raise InputError("--speed deve ser 0 ou mais", where="--speed", hint="ex.: --speed 10")
+        raise InputError("--speed must be 0 or more", where="--speed", hint="e.g. --speed 10")
     mapping = read_mapping(args.map) if args.map else None
     chunks, _, zone = read_raw_chunks(args.avl_file, "avl", build_options(), mapping)
     raw = pl.concat(list(chunks), how="diagonal_relaxed")
@@ -117,9 +117,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     if messages.height == 0:
         raise InputError(
-            "nenhuma posição com veículo, horário e coordenadas",
+            "no position with a vehicle, a time and coordinates",
             where=str(args.avl_file),
-            hint="confira as colunas (vehicle_id, event_at, lat, lon) ou use --map",
+            hint="check the columns (vehicle_id, event_at, lat, lon) or use --map",
         )
     # never the listener's default client id: the broker would end the listener's session
     client = _connect(broker, args.client_id or "pontual-replay")
@@ -165,9 +165,9 @@ def _connect(opt: ListenerOptions, client_id: str) -> mqtt.Client:
         client.connect(opt.host, opt.port)
     except OSError as exc:
         raise ConfigError(
-            f"não foi possível conectar ao broker {opt.host}:{opt.port}: {exc}",
+            f"cannot connect to the broker {opt.host}:{opt.port}: {exc}",
             where="--host/--port",
-            hint="inicie o Mosquitto ou corrija o endereço",
+            hint="start Mosquitto or correct the address",
         ) from exc
     client.loop_start()
     return client

@@ -41,6 +41,7 @@ from zoneinfo import ZoneInfo
 from core.errors import ConfigError
 from core.settings import hash_key
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 LOG_FLUSH_S = 60.0
@@ -116,9 +117,9 @@ def check_http_port_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise ConfigError(
-                f"a porta HTTP {port} em {host} não está livre ({exc.strerror})",
+                f"HTTP port {port} on {host} is not free ({exc.strerror})",
                 where="--http-host/--http-port",
-                hint="escolha outra porta com --http-port, ou encerre quem a usa",
+                hint="choose another port with --http-port, or stop the process using it",
             ) from exc
 
 
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 cache.warm(("vehicle-positions",))
                 wake.set()
             except Exception as exc:  # logged; the feed keeps its last view
-                ctx.err.print(f"live update failed: {exc!r}")
+                ctx.err.print(gettext("live update failed: {error}", error=repr(exc)), markup=False)
 
         def refresher() -> None:
             # one refresh after another while data comes: each takes what arrived meanwhile
@@ -200,7 +201,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     cache.warm()
                     log.record(view.predictions, view.clock_s)
                 except Exception as exc:  # logged; the feed keeps its last view
-                    ctx.err.print(f"live refresh failed: {exc!r}")
+                    ctx.err.print(
+                        gettext("live refresh failed: {error}", error=repr(exc)), markup=False
+                    )
 
         writer = make_batch_writer(key=key, source=f"mqtt://{options.host}:{options.port}")
         consumer = MqttConsumer(
@@ -232,9 +235,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             timer.daemon = True
             timer.start()
         ctx.say(
-            f"serving http://{args.http_host}:{args.http_port}/gtfs-rt/vehicle-positions.pb "
-            f"(trip-updates.pb, alerts.pb, /api/stops/<id>/arrivals, /health); "
-            f"listening on {', '.join(options.topics())}"
+            gettext(
+                "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, "
+                "alerts.pb, /api/stops/<id>/arrivals, /health); listening on {topics}",
+                host=args.http_host,
+                port=args.http_port,
+                topics=", ".join(options.topics()),
+            )
         )
 
         def stop(signum: int, _frame: FrameType | None) -> None:
@@ -256,9 +263,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             store.append("live_predictions", log.take())
         totals = consumer.totals
         ctx.say(
-            f"stopped: {totals.n_messages} messages, {totals.n_accepted} accepted, "
-            f"{totals.n_duplicate} duplicate, {totals.n_quarantined} quarantined; "
-            f"{engine.view.version} live updates"
+            gettext(
+                "stopped: {n_messages} messages, {n_accepted} accepted, {n_duplicate} duplicate, "
+                "{n_quarantined} quarantined; {n_updates} live updates",
+                n_messages=totals.n_messages,
+                n_accepted=totals.n_accepted,
+                n_duplicate=totals.n_duplicate,
+                n_quarantined=totals.n_quarantined,
+                n_updates=engine.view.version,
+            )
         )
     return 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.errors import ConfigError, InputError
 from pontual.context import Context
+from pontual.messages import gettext
 from sample_data.options import SimulationOptions
 
 
@@ -107,9 +108,19 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     summary = simulate(opts, args.out)
     outcomes = ", ".join(f"{k} {v}" for k, v in summary.outcome_counts.items())
     ctx.say(
-        f"simulated {summary.n_days} day(s), {summary.n_routes} lines, "
-        f"{summary.n_vehicles_register} vehicles in the register, {summary.n_scheduled_trips} "
-        f"scheduled trips ({outcomes}), {summary.n_pings} pings, {summary.n_fare_taps} fare taps "
-        f"in {time.perf_counter() - t0:.1f} s -> {summary.out_dir} (see README.md there)"
+        gettext(
+            "simulated {n_days} day(s), {n_routes} lines, {n_vehicles} vehicles in the register, "
+            "{n_trips} scheduled trips ({outcomes}), {n_pings} pings, {n_taps} fare taps in "
+            "{seconds} s -> {folder} (see README.md there)",
+            n_days=summary.n_days,
+            n_routes=summary.n_routes,
+            n_vehicles=summary.n_vehicles_register,
+            n_trips=summary.n_scheduled_trips,
+            outcomes=outcomes,
+            n_pings=summary.n_pings,
+            n_taps=summary.n_fare_taps,
+            seconds=f"{time.perf_counter() - t0:.1f}",
+            folder=summary.out_dir,
+        )
     )
     return 0

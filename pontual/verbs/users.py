@@ -51,12 +51,12 @@ def _read_password(from_stdin: bool) -> str:
         return sys.stdin.readline().rstrip("\r\n")
     if not sys.stdin.isatty():
         raise InputError(
-            "sem terminal para pedir a senha",
-            hint="use --password-stdin e envie a senha pela stdin",
+            "no terminal to ask for the password",
+            hint="use --password-stdin and send the password on stdin",
         )
     first = getpass.getpass("senha: ")
     if getpass.getpass("repita a senha: ") != first:
-        raise InputError("as senhas não conferem")
+        raise InputError("the passwords do not match")
     return first
 
 
@@ -69,8 +69,8 @@ def run_add(args: argparse.Namespace, ctx: Context) -> int:
         by = get_account(db, args.by) if args.by else None
         if by is None and count_users(db) > 0:  # before asking for a password in vain
             raise ConfigError(
-                "já existem contas: diga quem cria esta com --by",
-                hint="uma conta de planejamento (veja `pontual users list`)",
+                "accounts exist already: say who creates this one with --by",
+                hint="a planning account (see `pontual users list`)",
             )
         password = None if args.oidc else _read_password(args.password_stdin)
         account = add_user(db, args.name, args.role, password, operator_id=args.operator, by=by)
@@ -109,7 +109,7 @@ def run_audit(args: argparse.Namespace, ctx: Context) -> int:
     from core.errors import ConfigError
 
     if args.limit < 1:
-        raise ConfigError("--limit deve ser 1 ou mais")
+        raise ConfigError("--limit must be 1 or more")
     with CaseDB.open(ctx.settings.cases_db_url) as db:
         log = read_audit(db, get_account(db, args.by), limit=args.limit)
     table = Table("quando (UTC)", "quem", "o quê", "alvo", "detalhe")

@@ -270,3 +270,25 @@ def test_annual_page_offers_the_reports(
     texts = " ".join(m.value for m in at.markdown)
     assert "Relatório mensal de operação 03/2026 (art. 62-VII)" in texts
     assert "Relatório semestral 1º sem./2026" in texts
+
+
+def test_fleet_page_says_a_reserve_without_register_is_not_evaluated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #22: with an empty fleet register the reserve is not judged (null), and the page
+    says "não avaliado" rather than a dash that reads like a missing figure."""
+    from tests.dashboard.store_builder import build_store
+
+    path = build_store(tmp_path / "pontual.duckdb")
+    with Store.open(path) as store:
+        days = store.read("fleet_days").with_columns(
+            pl.lit(None, pl.Boolean).alias("is_reserve_ok")
+        )
+        store.replace("fleet_days", days, "TRUE", [])
+        store.publish_snapshot()
+    at = _app(path, monkeypatch)
+    at.switch_page("pages/fleet.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    tables = [pl.from_pandas(d.value) for d in at.dataframe]
+    reserve = next(t for t in tables if "Cumpre todos os dias" in t.columns).row(0, named=True)
+    assert reserve["Cumpre todos os dias"] == "não avaliado"

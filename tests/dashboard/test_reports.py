@@ -401,14 +401,14 @@ def test_cli_bad_half_and_bad_staff_file_are_user_errors(
 ) -> None:
     code = main(["--store", str(store_file), "report", "semester", "--half", "2026-3"])
     assert code == 2
-    assert "invalid semester '2026-3'" in capsys.readouterr().err
+    assert "semestre inválido '2026-3'" in capsys.readouterr().err
     bad = HERE / "staff_repeated_line_and_month.csv"
     code = main(
         ["--store", str(store_file), "report", "monthly", "--month", "2026-07", "--staff", str(bad)]
     )
     assert code == 2
     err = capsys.readouterr().err
-    assert "repeated route_id, month" in err and "line 4" in err
+    assert "route_id, month repetido" in err and "linha 4" in err
 
 
 def test_citations_are_text_never_reformatted(store: Store) -> None:

@@ -93,4 +93,4 @@ def test_gtfs_validate_of_a_bomb_exits_2(
     code = main(["--store", str(tmp_path / "s.duckdb"), "gtfs", "validate", str(bomb)])
     assert code == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "zip bomb" in err
+    assert "bomba zip" in err

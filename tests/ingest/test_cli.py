@@ -32,7 +32,7 @@ def test_unknown_mapping_is_a_user_error(store_path: Path, capsys) -> None:
     code = main(["--store", str(store_path), "ingest", "fares", csv, "--map", "nope"])
     assert code == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "mapping nope not found" in err and "sube" in err
+    assert "mapeamento nope não encontrado" in err and "sube" in err
 
 
 def test_user_errors_exit_2_with_a_clear_message(
@@ -44,16 +44,16 @@ def test_user_errors_exit_2_with_a_clear_message(
     a_file = tmp_path / "already_here.txt"
     a_file.write_text("x")
     cases = [
-        ([*store, "ingest", "avl", bad_parquet], "cannot read as Parquet"),
-        ([*store, "profiles", "show", binary_profile], "not a text file"),
-        ([*store, "simulate", "--out", str(a_file)], "--out is a file, not a folder"),
-        ([*store, "quarantine", "--limit", "-1"], "--limit must be 0 or more"),
+        ([*store, "ingest", "avl", bad_parquet], "não foi possível ler como Parquet"),
+        ([*store, "profiles", "show", binary_profile], "não é um arquivo de texto"),
+        ([*store, "simulate", "--out", str(a_file)], "--out é um arquivo, não uma pasta"),
+        ([*store, "quarantine", "--limit", "-1"], "--limit deve ser 0 ou mais"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv
         err = " ".join(capsys.readouterr().err.split())
         assert message in err, (argv, err)
-        assert "internal error" not in err
+        assert "erro interno" not in err and "internal error" not in err
 
 
 def test_times_of_a_clock_never_set_are_quarantined(store_path: Path, capsys) -> None:

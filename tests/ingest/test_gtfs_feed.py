@@ -164,13 +164,13 @@ def test_cli_load_validate_schedule(store_path: Path, capsys: pytest.CaptureFixt
     assert main([*base, "gtfs", "validate", str(FIXTURES / "gtfs" / "undefined_route")]) == 2
     assert "'R9' is not defined in routes.txt" in capsys.readouterr().err
     assert main([*base, "gtfs", "load", str(FIXTURES / "gtfs" / "undefined_route")]) == 2
-    assert "GTFS feed refused" in capsys.readouterr().err
+    assert "feed GTFS recusado" in capsys.readouterr().err
     assert (
         main([*base, "gtfs", "load", str(TINY), "--from", "2024-01-01", "--to", "2024-01-02"]) == 0
     )
     out = capsys.readouterr().out
-    assert "scheduled trips 2024-01-01 to 2024-01-02: 8" in out
+    assert "viagens programadas de 2024-01-01 a 2024-01-02: 8" in out
     assert main([*base, "gtfs", "load", str(TINY)]) == 0
-    assert "already loaded" in capsys.readouterr().out
+    assert "já está carregado" in capsys.readouterr().out
     assert main([*base, "gtfs", "schedule", "--from", "2024-01-03", "--to", "2024-01-04"]) == 0
-    assert ": 14 scheduled trips" in capsys.readouterr().out
+    assert ": 14 viagens programadas" in capsys.readouterr().out

@@ -118,8 +118,11 @@ def test_a_feed_that_cannot_be_fetched_is_a_clear_error(store_path: Path, capsys
         assert _poll(store_path, server.url, polls=2, interval_s=0.1) == 2
     err = " ".join(capsys.readouterr().err.split())
     # Each failure is reported and retried; a bounded run that fetched nothing exits 2.
-    assert err.count("não foi possível buscar o feed") == 2 and "404" in err
-    assert "cannot fetch the feed: all 2 tries failed" in err and server.url in err
+    assert err.count("não foi possível buscar o feed (") == 2 and "404" in err
+    assert (
+        "não foi possível buscar o feed: todas as 2 tentativas falharam" in err
+        and server.url in err
+    )
     assert "Traceback" not in err
 
 

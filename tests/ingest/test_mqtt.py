@@ -182,7 +182,7 @@ def test_sigterm_commits_the_pending_batch_acks_it_and_exits_zero(
         assert proc.stdout is not None
         assert proc.stdout.readline().decode().startswith("connected to")
         line = proc.stdout.readline().decode()  # printed once the subscription is in place
-        assert line.startswith("listening on pontual/avl/+/+, pontual/fares/+/+"), line
+        assert line.startswith("escutando pontual/avl/+/+, pontual/fares/+/+"), line
         pub = Publisher(broker.port, "opA", broker.passwords["opA"], "bus-a")
         pub.send([ping("8", T0 + i) for i in range(100)])
         pub.close()

@@ -141,7 +141,7 @@ def test_poison_messages_are_quarantined_and_listen_keeps_running(
     again = start_listener(broker, store_path, "--idle-exit-s", "1")
     out, _ = again.communicate(timeout=30)
     assert again.returncode == 0, out.decode()
-    assert "stopped: 0 messages" in out.decode(), out.decode()
+    assert "encerrado: 0 mensagens" in out.decode(), out.decode()
 
 
 def test_poison_messages_do_not_stop_serve_and_the_feed_keeps_answering(

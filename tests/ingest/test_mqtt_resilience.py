@@ -55,9 +55,9 @@ def wait_subscribed(listener: subprocess.Popen[bytes]) -> str:
     for _ in range(10):
         line = listener.stdout.readline().decode()
         seen += line
-        if line.startswith("listening on") or not line:
+        if line.startswith("escutando") or not line:
             break
-    assert "listening on" in seen, seen
+    assert "escutando" in seen, seen
     return seen
 
 
@@ -121,7 +121,7 @@ def test_every_message_is_stored_exactly_once_through_restarts_and_kill_9(
     # the kill -9 lost one (never committed: redelivered to the second listener).
     first, second = head + first_out.decode(), out.decode()
     assert "disconnected from the broker" in first and "session resumed" in first, first
-    stopped = re.search(r"stopped: (\d+) messages .* (\d+) duplicate", second)
+    stopped = re.search(r"encerrado: (\d+) mensagens .* (\d+) duplicadas", second)
     assert stopped is not None, second
     assert int(stopped.group(1)) > len(msgs) - 2 * third
     n_duplicate_total = int(stopped.group(2)) + sum(

@@ -228,13 +228,14 @@ def test_a_listener_without_the_ca_gets_a_clear_error(
     # Plain MQTT to the TLS port: the broker drops the connection.
     assert _listen(store_path, tls_broker) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert f"closed the connection before answering (127.0.0.1:{tls_broker.tls_port})" in err
-    assert "if the port is a TLS listener, give --tls-ca" in err
+    assert "o broker MQTT fechou a conexão antes de responder" in err
+    assert f"onde: 127.0.0.1:{tls_broker.tls_port}" in err
+    assert "se a porta é de um listener TLS, dê --tls-ca" in err
     assert "Traceback" not in err
     # TLS trusting another CA: the broker's certificate does not verify.
     other = build_pki(tls_broker.broker.folder.parent / "other-pki", name="Some other CA")
     assert _listen(store_path, tls_broker, "--tls-ca", str(other.ca)) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "cannot reach the MQTT broker" in err and "certificate verify failed" in err
-    assert "must be signed by the CA of --tls-ca" in err
+    assert "não foi possível alcançar o broker MQTT" in err and "certificate verify failed" in err
+    assert "deve ser assinado pela AC de --tls-ca" in err
     assert "Traceback" not in err

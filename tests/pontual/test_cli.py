@@ -19,7 +19,7 @@ def test_user_error_prints_what_where_and_hint_without_traceback(
     code = main(["--store", str(tmp_path / "s.duckdb"), "profiles", "show", str(bad)])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.startswith("error: not valid TOML")
+    assert err.startswith("erro: TOML inválido")
     assert str(bad) in err
     assert "Traceback" not in err
 

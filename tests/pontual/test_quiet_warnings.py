@@ -18,4 +18,4 @@ def test_a_feed_with_missing_cells_warns_under_quiet(
     captured = capsys.readouterr()
     assert captured.out == ""
     err = " ".join(captured.err.split())
-    assert "GTFS issues" in err and "warning" in err  # the table of the feed's warnings
+    assert "problemas no GTFS" in err and "aviso" in err  # the table of the feed's warnings

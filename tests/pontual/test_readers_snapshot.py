@@ -50,7 +50,7 @@ def test_readers_use_the_snapshot_while_a_writer_holds_the_store(
         assert time.monotonic() - started < 30
         # a writer is still refused, with the lock explained (exit 2)
         assert main(["--store", str(store), "init"]) == 2
-        assert "open for writing by another process" in capsys.readouterr().err
+        assert "o banco está aberto para escrita por outro processo" in capsys.readouterr().err
     finally:
         writer.kill()
         writer.wait()

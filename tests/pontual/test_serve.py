@@ -137,7 +137,7 @@ def test_replayed_morning_through_mosquitto_gives_valid_feeds(
         proc.terminate()
         out = proc.communicate(timeout=60)[0].decode()
     assert proc.returncode == 0, out
-    assert "stopped:" in out
+    assert "encerrado:" in out
 
     with Store.open(simulated.store_path, read_only=True) as store:
         gtfs_trips = set(store.query("SELECT trip_id FROM gtfs_trips")["trip_id"])

@@ -208,4 +208,4 @@ def test_cli_prints_and_traces(store_file: Path, capsys: pytest.CaptureFixture[s
 
 def test_cli_refuses_a_bad_period(store_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--store", str(store_file), "indices", "--period", "2026-13"]) == 2
-    assert "invalid period" in capsys.readouterr().err
+    assert "período inválido" in capsys.readouterr().err
