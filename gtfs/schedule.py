@@ -164,16 +164,30 @@ def build_scheduled_trips(
     else:
         runs = plain
     days = compute_service_dates(feed, start, end)
-    tz = feed_timezone(feed)
-    out = runs.join(days, on="service_id", how="inner").with_columns(
-        service_instant(pl.col("service_date"), pl.col("planned_start_s"), tz).alias(
-            "planned_start_at"
-        ),
-        service_instant(pl.col("service_date"), pl.col("planned_end_s"), tz).alias(
-            "planned_end_at"
-        ),
-        pl.lit(feed_id).alias("feed_id"),
-        pl.col("planned_distance_m").fill_null(0.0),
+    # The time-zone arithmetic once per date (a frequency feed runs thousands of trips a day):
+    # `day_ref_at` is the UTC instant of the date's GTFS reference, `service_instant` at 0 s.
+    refs = (
+        days.select("service_date")
+        .unique()
+        .with_columns(
+            service_instant(pl.col("service_date"), pl.lit(0), feed_timezone(feed)).alias(
+                "day_ref_at"
+            )
+        )
+    )
+    out = (
+        runs.join(days, on="service_id", how="inner")
+        .join(refs, on="service_date", how="left")
+        .with_columns(
+            (pl.col("day_ref_at") + pl.duration(seconds=pl.col("planned_start_s"))).alias(
+                "planned_start_at"
+            ),
+            (pl.col("day_ref_at") + pl.duration(seconds=pl.col("planned_end_s"))).alias(
+                "planned_end_at"
+            ),
+            pl.lit(feed_id).alias("feed_id"),
+            pl.col("planned_distance_m").fill_null(0.0),
+        )
     )
     return SCHEDULED_TRIPS.conform(out).sort("service_date", "planned_start_s", "trip_id")
 
