@@ -40,7 +40,7 @@ from gtfs.validate import validate_feed
 # schedule --from --to` materialises other ranges.
 DEFAULT_MATERIALISE_DAYS = 400
 # Service dates of scheduled trips built and written at a time (bounds a load's memory).
-SCHEDULE_CHUNK_DAYS = 31
+SCHEDULE_CHUNK_DAYS = 92
 
 GTFS_TABLES = GTFS_TABLE_NAMES
 
