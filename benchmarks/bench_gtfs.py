@@ -1,110 +1,156 @@
-"""GTFS benchmark: load + validate + planned km of the largest shared feed (WMATA, 232 k stop_times).
+"""GTFS benchmark: load + validate + planned km of a feed, each contender a WHOLE PROCESS.
 
-Side by side in the same run, on the same feed:
-- Pontual: `read_feed` + `validate_feed` + `build_geometry` (shapes in metres, every stop placed
-  on its shape, planned distance of every trip) + the per-trip durations;
-- gtfs_kit: `read_feed` then `compute_trip_stats` (per-trip distances and durations);
-- partridge: `load_feed` (reading and typing only; it computes no distances).
+Each contender runs as its own child process, back to back on the same feed, so that import
+time and peak memory count as a user sees them:
+- Pontual: ``python -m pontual --store TMP gtfs load FEED`` (read, validate, project, place
+  stops, measure planned km, write every gtfs_* table and the scheduled trips of the store);
+- gtfs_kit: ``read_feed`` then ``compute_trip_stats`` (per-trip distances and durations);
+- partridge: ``load_feed`` and every table touched (reading and typing only; no distances).
 
-Each is timed as the best of `--repeat` runs; the ratios say how many times faster Pontual is.
-Targets: >= 3x gtfs_kit, > 1x partridge.
+Wall time and peak RSS of each child come from ``resource.getrusage(RUSAGE_CHILDREN)`` read in
+a small probe process that starts only that child, so the figure is the child's own. The
+contenders run in interleaved rounds (`--repeat` of them); the best time and the largest peak
+are kept. The ratios say how many times faster Pontual is, and how its memory compares to
+gtfs_kit's. The load average is printed beside them: on a shared machine only ratios measured
+back to back mean anything.
 
-Run: ``.venv/bin/python -m benchmarks.bench_gtfs [--feed PATH] [--repeat N]``.
+Targets (#21): >= 3x gtfs_kit, > 1x partridge, peak memory <= 2x gtfs_kit's.
+
+Run: ``.venv/bin/python -m benchmarks.bench_gtfs [--feed PATH ...] [--repeat N]``; by default the
+WMATA feed and the largest feed of ``../shared/data`` (São Paulo, frequency-based).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import polars as pl
-
-from gtfs.read import read_feed
-from gtfs.schedule import build_geometry, build_trip_summary
-from gtfs.validate import validate_feed
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_FEED = ROOT.parent / "shared" / "data" / "avl_wmata_transittraj" / "gtfs"
+DATA = ROOT.parent / "shared" / "data"
+DEFAULT_FEEDS = (
+    DATA / "avl_wmata_transittraj" / "gtfs",
+    DATA / "gtfs_brazil_gtfs2gps" / "saopaulo.zip",
+)
+
+GTFS_KIT = """
+import sys, gtfs_kit
+feed = gtfs_kit.read_feed(sys.argv[1], dist_units="m")
+stats = gtfs_kit.compute_trip_stats(feed)
+print(len(stats))
+"""
+
+PARTRIDGE = """
+import sys, partridge
+feed = partridge.load_feed(sys.argv[1])
+# partridge reads lazily: touch every table the others read
+for name in ("agency", "stops", "routes", "trips", "stop_times", "shapes", "calendar"):
+    getattr(feed, name).shape
+"""
+
+# A child that measures one command's wall time and peak RSS (its own children only), so that
+# the benchmark process's own memory never counts.
+PROBE = """
+import resource, subprocess, sys, time
+t0 = time.perf_counter()
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
+wall = time.perf_counter() - t0
+rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(rc, wall, rss_kb)
+"""
 
 
-def run_pontual(path: Path) -> pl.DataFrame:
-    """Read, validate, project, place stops, measure: one row per trip with km and duration."""
-    feed = read_feed(path)
-    issues = validate_feed(feed)
-    assert not [i for i in issues if i.is_error], issues[:3]
-    geometry = build_geometry(feed)
-    return build_trip_summary(feed, geometry).with_columns(
-        (pl.col("last_s") - pl.col("first_s")).alias("duration_s")
+@dataclass(frozen=True)
+class Measure:
+    """One child run: wall time (s) and peak resident memory (MB)."""
+
+    wall_s: float
+    peak_mb: float
+
+
+def measure(cmd: list[str]) -> Measure:
+    """Run `cmd` through the probe process; raise when it fails."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *cmd], capture_output=True, text=True, check=True
     )
+    rc, wall, rss_kb = out.stdout.split()
+    if int(rc) != 0:
+        raise RuntimeError(f"{cmd[:4]} exited {rc}")
+    return Measure(float(wall), int(rss_kb) / 1024)
 
 
-def run_gtfs_kit(path: Path) -> Any:
-    import gtfs_kit
+def pontual_cmd(feed: Path, store_dir: Path) -> list[str]:
+    """A fresh store each run: a second load of the same feed would be a no-op."""
+    store = store_dir / f"s{time.monotonic_ns()}.duckdb"
+    return [
+        sys.executable,
+        "-m",
+        "pontual",
+        "--quiet",
+        "--store",
+        str(store),
+        "gtfs",
+        "load",
+        str(feed),
+    ]
 
-    feed = gtfs_kit.read_feed(path, dist_units="m")
-    return gtfs_kit.compute_trip_stats(feed)
+
+def has(module: str) -> bool:
+    probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
+    return probe.returncode == 0
 
 
-def run_partridge(path: Path) -> Any:
-    import partridge
-
-    feed = partridge.load_feed(str(path))
-    # partridge reads lazily: touch every table the others read
-    for name in ("agency", "stops", "routes", "trips", "stop_times", "shapes", "calendar"):
-        getattr(feed, name).shape  # noqa: B018
-    return feed
-
-
-def best_of(fn: Callable[[Path], Any], path: Path, repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn(path)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+def bench_feed(feed: Path, repeat: int) -> None:
+    print(f"feed {feed}  (load average {os.getloadavg()[0]:.1f} at start)")
+    # the children import this checkout's packages
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    rows: dict[str, Measure] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        # interleaved rounds: each runs every contender once, so load drifts hit all alike
+        per: dict[str, list[Measure]] = {}
+        contenders: dict[str, list[str]] = {}
+        if has("gtfs_kit"):
+            contenders["gtfs_kit"] = [sys.executable, "-c", GTFS_KIT, str(feed)]
+        if has("partridge"):
+            contenders["partridge"] = [sys.executable, "-c", PARTRIDGE, str(feed)]
+        for _ in range(repeat):
+            per.setdefault("pontual", []).append(measure(pontual_cmd(feed, Path(tmp))))
+            for name, cmd in contenders.items():
+                per.setdefault(name, []).append(measure(cmd))
+        for name, runs in per.items():
+            rows[name] = Measure(min(r.wall_s for r in runs), max(r.peak_mb for r in runs))
+    ours = rows["pontual"]
+    print(f"  pontual gtfs load (whole process)   {ours.wall_s:7.2f} s  {ours.peak_mb:7.0f} MB")
+    for name, label in (
+        ("gtfs_kit", "gtfs_kit read_feed+trip_stats"),
+        ("partridge", "partridge load_feed"),
+    ):
+        if name not in rows:
+            print(f"  {name} not installed (pip install '.[bench]'): skipped")
+            continue
+        m = rows[name]
+        print(
+            f"  {label:34s}  {m.wall_s:7.2f} s  {m.peak_mb:7.0f} MB   "
+            f"speed ratio {m.wall_s / ours.wall_s:4.2f}x   memory ratio {ours.peak_mb / m.peak_mb:4.2f}"
+        )
+    print(f"  (load average {os.getloadavg()[0]:.1f} at end)")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--feed", type=Path, default=DEFAULT_FEED)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--feed", type=Path, action="append", help="feed(s) to run on")
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
-    if not args.feed.exists():
-        print(f"bench_gtfs: feed not found: {args.feed} (skipped)")
-        return
-    t_pontual, trips = best_of(run_pontual, args.feed, args.repeat)
-    print(f"feed {args.feed}: {trips.height} trips")
-    print(f"pontual   read+validate+planned km   {t_pontual:7.3f} s")
-    try:
-        t_kit, stats = best_of(run_gtfs_kit, args.feed, max(1, args.repeat - 1))
-    except ImportError:
-        print("gtfs_kit not installed (pip install '.[bench]'): skipped")
-    else:
-        ours = trips.select("trip_id", "planned_distance_m", "duration_s")
-        # gtfs_kit reports distance in km (metric feed) and duration in hours
-        theirs = pl.from_pandas(stats[["trip_id", "distance", "duration"]]).with_columns(
-            pl.col("distance") * 1000
-        )
-        both = ours.join(theirs, on="trip_id")
-        rel = ((both["planned_distance_m"] - both["distance"]).abs() / both["distance"]).median()
-        dur = (both["duration_s"] - both["duration"] * 3600).abs().max()
-        print(
-            f"gtfs_kit  read_feed+trip_stats       {t_kit:7.3f} s   ratio {t_kit / t_pontual:5.1f}x"
-        )
-        print(
-            f"          same trips: {both.height}, median |km difference| {rel:.2%}, max |duration difference| {dur:.0f} s"
-        )
-    try:
-        t_pt, _ = best_of(run_partridge, args.feed, args.repeat)
-    except ImportError:
-        print("partridge not installed (pip install '.[bench]'): skipped")
-    else:
-        print(
-            f"partridge load_feed                  {t_pt:7.3f} s   ratio {t_pt / t_pontual:5.1f}x"
-        )
+    for feed in args.feed or DEFAULT_FEEDS:
+        if not feed.exists():
+            print(f"bench_gtfs: feed not found: {feed} (skipped)")
+            continue
+        bench_feed(feed, args.repeat)
 
 
 if __name__ == "__main__":

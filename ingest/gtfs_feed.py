@@ -39,6 +39,8 @@ from gtfs.validate import validate_feed
 # Default number of service days materialised at load (from the first); `pontual gtfs
 # schedule --from --to` materialises other ranges.
 DEFAULT_MATERIALISE_DAYS = 400
+# Service dates of scheduled trips built and written at a time (bounds a load's memory).
+SCHEDULE_CHUNK_DAYS = 92
 
 GTFS_TABLES = GTFS_TABLE_NAMES
 
@@ -122,11 +124,6 @@ def load_gtfs(
     if materialise_days is None:
         materialise_days = (valid_from, valid_from + timedelta(days=DEFAULT_MATERIALISE_DAYS - 1))
     days = clip_range(*materialise_days, valid_from, valid_to)
-    scheduled = (
-        build_scheduled_trips(feed, days[0], days[1], feed_id=feed_id, geometry=geometry)
-        if days
-        else None
-    )
     version = pl.DataFrame(
         {
             "feed_id": [feed_id],
@@ -147,7 +144,7 @@ def load_gtfs(
         for name, frame in frames.items():
             n_rows[name] = store.append(name, frame).n_inserted
         n_sched = (
-            write_scheduled_trips(store, scheduled, days) if scheduled is not None and days else 0
+            write_schedule(store, feed, days, feed_id=feed_id, geometry=geometry) if days else 0
         )
         n_read = sum(n_rows.values())
         store.append(
@@ -182,14 +179,29 @@ def load_gtfs(
     )
 
 
-def write_scheduled_trips(store: Store, scheduled: pl.DataFrame, days: tuple[date, date]) -> int:
-    """Replace the scheduled trips of every service date in `days` with `scheduled`."""
+def write_schedule(
+    store: Store, feed: Feed, days: tuple[date, date], *, feed_id: str, geometry: FeedGeometry
+) -> int:
+    """Replace the scheduled trips of every service date in `days` with `feed`'s, built and
+    written `SCHEDULE_CHUNK_DAYS` dates at a time (one transaction).
+
+    A frequency-based city feed runs thousands of trips a day: its year is millions of rows,
+    and building them all before writing held them all in memory at once (2.1 GB for the São
+    Paulo sample). The rows are the same as one `build_scheduled_trips` of the whole range.
+    """
+    n = 0
     with store.transaction():
         # every date of the range is now this feed's: clear it even where it runs no trip
         store.con.execute(
             "DELETE FROM scheduled_trips WHERE service_date BETWEEN ? AND ?", [days[0], days[1]]
         )
-        return store.append("scheduled_trips", scheduled).n_inserted
+        lo = days[0]
+        while lo <= days[1]:
+            hi = min(days[1], lo + timedelta(days=SCHEDULE_CHUNK_DAYS - 1))
+            chunk = build_scheduled_trips(feed, lo, hi, feed_id=feed_id, geometry=geometry)
+            n += store.append("scheduled_trips", chunk).n_inserted
+            lo = hi + timedelta(days=1)
+    return n
 
 
 def read_feed_versions(store: Store) -> pl.DataFrame:

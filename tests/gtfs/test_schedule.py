@@ -112,3 +112,24 @@ def test_store_frames_conform_to_their_tables(tiny) -> None:
     t2, t3 = trips.filter(pl.col("trip_id").is_in(["T2", "T3"]))["shape_id"].to_list()
     assert t2.startswith("stops:") and t3.startswith("stops:") and t2 != t3
     assert frames["gtfs_calendar"]["monday"].to_list() == [True, False]
+
+
+def test_scheduled_instants_across_a_dst_start(tmp_path) -> None:
+    # The time-zone arithmetic is done once per service date and shared by that date's trips:
+    # each date keeps its own reference. The tiny feed moved to Nov 2018 (Sao Paulo DST began
+    # at 00:00 on Sunday the 4th): T3 (WE) at 09:00 is 12:00 UTC on Saturday the 3rd (UTC-3),
+    # but 11:00 UTC on the 4th (reference 23:00 of the 3rd = 02:00 UTC, + 9 h); T1 (WK) at
+    # 08:00 on Monday the 5th (UTC-2) is 10:00 UTC.
+    feed_dir = tmp_path / "feed"
+    feed_dir.mkdir()
+    for f in TINY.iterdir():
+        text = f.read_text().replace("20240101", "20181101").replace("20240131", "20181130")
+        (feed_dir / f.name).write_text(text)
+    s = build_scheduled_trips(read_feed(feed_dir), date(2018, 11, 3), date(2018, 11, 5))
+    at = {(r["service_date"], r["trip_id"]): r["planned_start_at"] for r in s.iter_rows(named=True)}
+    assert at[(date(2018, 11, 3), "T3")] == datetime(2018, 11, 3, 12, 0, tzinfo=UTC)
+    assert at[(date(2018, 11, 4), "T3")] == datetime(2018, 11, 4, 11, 0, tzinfo=UTC)
+    assert at[(date(2018, 11, 5), "T1")] == datetime(2018, 11, 5, 10, 0, tzinfo=UTC)
+    # and T2's end past midnight counts from its own date's reference: 24:20 of the 5th
+    t2 = s.row(by_predicate=pl.col("trip_id") == "T2", named=True)
+    assert t2["planned_end_at"] == datetime(2018, 11, 6, 2, 20, tzinfo=UTC)
