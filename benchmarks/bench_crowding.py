@@ -80,8 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     inputs, simulated = read_or_simulate(vehicles, riders, args.cache)
     how = "simulated" if simulated else "read from cache"
-    print(f"{how}: {inputs.taps.height:,} taps on {vehicles} buses in "
-          f"{time.perf_counter() - began:.1f} s")
+    print(
+        f"{how}: {inputs.taps.height:,} taps on {vehicles} buses in "
+        f"{time.perf_counter() - began:.1f} s"
+    )
 
     stages: list[tuple[str, float]] = []
     began = last = time.perf_counter()
