@@ -47,7 +47,7 @@ def digest(result: CrowdingResult) -> dict[str, object]:
         "methods": dict(
             zip(methods["alighting_method"].to_list(), methods["len"].to_list(), strict=True)
         ),
-        "placements_hash": int(taps.hash_rows(seed=0).sum()),  # type: ignore[arg-type]
+        "placements_hash": int(taps.hash_rows(seed=0).sum()),
         "n_stop_rows": loads.height,
         "sum_alightings": round(float(loads["n_alightings"].sum()), 6),
         "sum_load_after": round(float(loads["load_after"].sum()), 6),
