@@ -247,9 +247,18 @@ def _nearest_visits(  # pragma: no cover - compiled; tested through compute_alig
     best_visit = np.full(n, -1, dtype=np.int64)
     walk_m = np.full(n, np.nan, dtype=np.float64)
     for i in range(n):
+        # the run's visits are in stop sequence order: the candidates start after the
+        # boarding stop, found by bisection rather than read from the run's start
+        lo, hi = first_visit[i], end_visit[i]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if visit_sequence[mid] <= board_sequence[i]:
+                lo = mid + 1
+            else:
+                hi = mid
         best = np.inf
-        for v in range(first_visit[i], end_visit[i]):
-            if visit_sequence[v] <= board_sequence[i] or visit_arrival_us[v] > next_board_us[i]:
+        for v in range(lo, end_visit[i]):
+            if visit_arrival_us[v] > next_board_us[i]:
                 continue
             dx = visit_x_m[v] - target_x_m[i]
             dy = visit_y_m[v] - target_y_m[i]
@@ -278,49 +287,58 @@ def compute_alightings(
     unplaced and unlinked taps (pt-BR).
     """
     leg_of_tap, legs = build_legs(boardings)
-    legs = legs.with_columns(
-        pl.when(pl.col("n_legs") >= 2)
-        .then(pl.coalesce("next_stop_id", "home_stop_id"))
-        .alias("target_stop_id"),
-        pl.when(pl.col("n_legs") < 2)
-        .then(None)
-        .when(pl.col("next_stop_id").is_null())
-        .then(pl.lit("chained_home"))
-        .otherwise(pl.lit("chained"))
-        .alias("chain"),
-    )
+    is_chainable = pl.col("n_legs") >= 2
     found = match_alighting_stops(
-        legs.filter(pl.col("target_stop_id").is_not_null()), stop_visits, stops
+        legs.filter(is_chainable).with_columns(
+            pl.coalesce("next_stop_id", "home_stop_id").alias("target_stop_id")
+        ),
+        stop_visits,
+        stops,
     )
-    leg_result = (
-        legs.join(found, on="leg_id", how="left", maintain_order="left")
-        .with_columns(
-            (pl.col("walk_m") <= options.walk_max_m).fill_null(False).alias("is_linked"),
-        )
-        .select(
-            pl.when("is_linked").then("alighting_stop_sequence").alias("alighting_stop_sequence"),
-            pl.when("is_linked").then("alighting_stop_id").alias("alighting_stop_id"),
-            pl.when("is_linked").then("walk_m").alias("walk_m"),
-            pl.when("is_linked").then("chain").otherwise(pl.lit("unlinked")).alias("method"),
-            pl.when(pl.col("n_legs") < 2)
-            .then(pl.lit("single_leg"))
-            .when(pl.col("walk_m").is_null())
-            .then(pl.lit("no_stop_before_next"))
-            .when(~pl.col("is_linked"))
-            .then(pl.lit("beyond_walk"))
-            .alias("unlinked_code"),
-        )
+    # Each tap takes its leg's values and its leg's found stop by position (legs are numbered
+    # in row order, found legs are a subset): two gathers instead of joins on a million legs.
+    found_of_leg = np.full(legs.height + 1, -1, dtype=np.int64)  # last slot: taps in no leg
+    found_of_leg[found["leg_id"].to_numpy()] = np.arange(found.height)
+    tap_found = pl.Series(found_of_leg[leg_of_tap])
+    tap_found = tap_found.set(tap_found < 0, None)
+    tap_leg = pl.Series(leg_of_tap)
+    tap_leg = tap_leg.set(tap_leg < 0, None)
+    per_tap = pl.DataFrame(
+        {
+            "n_legs": legs["n_legs"].gather(tap_leg),
+            "is_home": legs["next_stop_id"].is_null().gather(tap_leg),
+            **{c: found[c].gather(tap_found) for c in found.columns if c != "leg_id"},
+        }
+    )
+    is_linked = (pl.col("walk_m") <= options.walk_max_m).fill_null(False)
+    chain = pl.when(pl.col("is_home")).then(pl.lit("chained_home")).otherwise(pl.lit("chained"))
+    leg_result = per_tap.select(
+        pl.when(is_linked).then("alighting_stop_sequence").alias("alighting_stop_sequence"),
+        pl.when(is_linked).then("alighting_stop_id").alias("alighting_stop_id"),
+        pl.when(is_linked).then("walk_m").alias("walk_m"),
+        pl.when(pl.col("n_legs").is_null())
+        .then(None)
+        .when(is_linked)
+        .then(chain)
+        .otherwise(pl.lit("unlinked"))
+        .alias("method"),
+        pl.when(pl.col("n_legs").is_null())
+        .then(None)
+        .when(pl.col("n_legs") < 2)
+        .then(pl.lit("single_leg"))
+        .when(pl.col("walk_m").is_null())
+        .then(pl.lit("no_stop_before_next"))
+        .when(~is_linked)
+        .then(pl.lit("beyond_walk"))
+        .alias("unlinked_code"),
     )
     is_placed = pl.col("placement") == "placed"
     unlinked_code = (
         pl.when(pl.col("card_hash").is_null()).then(pl.lit("no_card")).otherwise("unlinked_code")
     )
     unlinked_text = unlinked_code.replace_strict(UNLINKED_REASONS, default=None) + pl.lit(_SCALED)
-    # legs are numbered in row order: each tap takes its leg's row (null outside every leg)
-    tap_leg = pl.Series(leg_of_tap)
-    tap_leg = tap_leg.set(tap_leg < 0, None)
     return (
-        boardings.with_columns(leg_result[c].gather(tap_leg) for c in leg_result.columns)
+        boardings.with_columns(leg_result)
         .with_columns(
             pl.col("alighting_stop_sequence").cast(pl.Int32),
             pl.when(is_placed)

@@ -86,6 +86,9 @@ def build_stop_windows(
             ),
             pl.col("at").shift(-1).over(RUN_KEY).alias("next_at"),
         )
+        # read by two branches below: collected once rather than computed for each
+        .collect()
+        .lazy()
     )
     # Runs of a vehicle in time order: the origin window starts no earlier than the previous
     # run's last arrival, and the last stop's (APC) window ends before the next run's start.

@@ -114,9 +114,13 @@ def compute_crowding_summary(
     limit = profile.crowding.standees_max_per_m2.value
     share_max = profile.crowding.over_limit_trip_share_max.value
     run_key = ["service_date", "vehicle_id", "run_index"]
-    trips = trip_crowding.lazy().with_columns(
-        (pl.col("n_seats") + limit * pl.col("standing_area_m2")).alias("capacity")
-    )
+    # `trips` and `segments` are read by several branches: collected once rather than
+    # computed for each
+    trips = (
+        trip_crowding.with_columns(
+            (pl.col("n_seats") + limit * pl.col("standing_area_m2")).alias("capacity")
+        )
+    ).lazy()
     per_hour = trips.group_by(GROUP).agg(
         pl.len().cast(pl.Int32).alias("n_trips"),
         pl.col("is_over_limit").fill_null(False).sum().cast(pl.Int32).alias("n_over_limit"),
@@ -134,6 +138,8 @@ def compute_crowding_summary(
             pl.col("load_after").sum().alias("sum_load"),
             pl.col("standees_per_m2").mean().alias("mean_standees"),
         )
+        .collect()
+        .lazy()
     )
     worst = (
         # ties (common: many segments of an empty hour share 0 standees) go to the first

