@@ -1,0 +1,288 @@
+"""Stops of a regular trip where the doors never opened (BG art. 7-I, Anexo I XVII, "recusar o
+embarque ou desembarque em ponto de parada").
+
+A regular trip observes every stop of its itinerary (art. 7-I); a semi-express or express trip
+lists only the stops it serves in the timetable, so the stops of a trip's stop visits are the
+stops it owes. "Passed without halting" alone would over-suggest (ADR 0065): with 30 s fixes a
+10-20 s halt often falls between two fixes. The evidence here is the unit's own door event
+(`vehicle_locations.event_code = 'door_open'`), and only on trips whose door sensor is shown to
+work: a stop visit counts as *served* when a door event of the vehicle lies within
+`infractions.skipped_stop_zone_m` of the stop and within `skipped_stop_margin_s` of the visit's
+window (arrival - margin .. departure + margin); a trip is *judged* when at least
+`skipped_stop_min_door_events` of its stops were served. On a judged trip, a visit is a skipped
+stop when it is not served and
+- it was observed (`is_interpolated` false: a fix lies within the stop radius, so the vehicle
+  really passed there; an interpolated visit may be a GPS gap or a detour);
+- it is not the trip's first or last stop (terminals: boarding and alighting there happen
+  around layovers the visit window does not bound);
+- the trip has no approved incident (a justified detour may skip stops lawfully).
+The GTFS pickup_type / drop_off_type (1: no pickup / no drop-off) are not in the store
+(`gtfs_stop_times` lacks them), so no stop is excused for them yet.
+
+Corroboration: the fixes of the vehicle through the stop's zone (its visit window plus the
+margin) are listed with their lowest reported speed, for the fiscal; they do not gate the
+suggestion: a refusal can happen with the bus standing at the stop, and a short halt is often
+not seen by any fix.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import polars as pl
+
+from analytics.indices.infractions import FACT_COLUMNS
+from core.profile import Profile
+from core.store import Store
+
+EARTH_RADIUS_M = 6_371_000.0
+TRIP_KEY = ("service_date", "vehicle_id", "run_index", "trip_id")
+
+SKIPPED_SCHEMA = pl.Schema(
+    {
+        "service_date": pl.Date(),
+        "vehicle_id": pl.String(),
+        "run_index": pl.Int32(),
+        "trip_id": pl.String(),
+        "operator_id": pl.String(),
+        "stop_sequence": pl.Int32(),
+        "stop_id": pl.String(),
+        "arrival_at": pl.Datetime("us", "UTC"),
+        "departure_at": pl.Datetime("us", "UTC"),
+        "n_stops_served": pl.UInt32(),
+        "door_ping_ids": pl.String(),
+        "zone_ping_ids": pl.String(),
+        "zone_min_speed_m_s": pl.Float64(),
+    }
+)
+"""One skipped stop: the trip (service_date, vehicle_id, run_index, trip_id), its operator,
+the stop (stop_sequence, stop_id), the visit window (arrival_at, departure_at, UTC);
+n_stops_served: stops of the trip where a door event was seen (the sensor works);
+door_ping_ids: the trip's door events (ping ids, comma-separated); zone_ping_ids: the fixes of
+the vehicle in the stop's time window (null when none were given); zone_min_speed_m_s: their
+lowest reported speed, m/s (null: none)."""
+
+
+def _distance_m(lat1: pl.Expr, lon1: pl.Expr, lat2: pl.Expr, lon2: pl.Expr) -> pl.Expr:
+    """Straight-line metres on a local flat earth (a stop zone is tens of metres wide)."""
+    rad = np.pi / 180.0
+    dy = (lat2 - lat1) * rad * EARTH_RADIUS_M
+    dx = (lon2 - lon1) * rad * EARTH_RADIUS_M * (lat1 * rad).cos()
+    return (dx * dx + dy * dy).sqrt()
+
+
+def compute_skipped_stops(
+    visits: pl.DataFrame,
+    doors: pl.DataFrame,
+    stops: pl.DataFrame,
+    profile: Profile,
+    *,
+    excused_trip_ids: pl.Series | None = None,
+    zone_pings: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Skipped stops (SKIPPED_SCHEMA). `visits`: stop_visits rows (TRIP_KEY, stop_sequence,
+    stop_id, arrival_at, departure_at, is_interpolated); `doors`: door events (ping_id,
+    vehicle_id, operator_id, event_at, lat, lon); `stops`: stop_id, stop_lat, stop_lon;
+    `excused_trip_ids`: trips an approved incident covers; `zone_pings`: the vehicles' fixes
+    (ping_id, vehicle_id, event_at, speed_m_s) for the evidence. Empty without the profile's
+    values or without door events."""
+    inf = profile.infractions
+    zone, margin, least = (
+        inf.skipped_stop_zone_m,
+        inf.skipped_stop_margin_s,
+        inf.skipped_stop_min_door_events,
+    )
+    if zone is None or margin is None or least is None or doors.height == 0 or visits.height == 0:
+        return pl.DataFrame(schema=SKIPPED_SCHEMA)
+    pad = pl.duration(seconds=margin.value)
+    v = (
+        visits.filter(pl.col("trip_id").is_not_null() & pl.col("arrival_at").is_not_null())
+        .with_columns(
+            pl.col("vehicle_id").cast(pl.String),
+            pl.coalesce("departure_at", "arrival_at").alias("departure_at"),
+            (pl.col("stop_sequence") == pl.col("stop_sequence").min().over(TRIP_KEY)).alias("_f"),
+            (pl.col("stop_sequence") == pl.col("stop_sequence").max().over(TRIP_KEY)).alias("_l"),
+        )
+        .join(stops.select("stop_id", "stop_lat", "stop_lon"), on="stop_id", how="left")
+    )
+    d = doors.select(
+        pl.col("ping_id").alias("door_ping_id"),
+        pl.col("vehicle_id").cast(pl.String),
+        pl.col("operator_id"),
+        pl.col("event_at").alias("door_at"),
+        pl.col("lat").alias("door_lat"),
+        pl.col("lon").alias("door_lon"),
+    )
+    # a door event serves a visit when it is near the stop in both time and place
+    near = (
+        v.select(*TRIP_KEY, "stop_sequence", "arrival_at", "departure_at", "stop_lat", "stop_lon")
+        .join(d, on="vehicle_id")
+        .filter(
+            pl.col("door_at").is_between(pl.col("arrival_at") - pad, pl.col("departure_at") + pad)
+            & (
+                _distance_m(
+                    pl.col("stop_lat"), pl.col("stop_lon"), pl.col("door_lat"), pl.col("door_lon")
+                )
+                <= zone.value
+            )
+        )
+    )
+    served = near.select(*TRIP_KEY, "stop_sequence").unique()
+    # the trip's door events: all the vehicle's door events inside the trip's window
+    trips = v.group_by(TRIP_KEY).agg(
+        (pl.col("arrival_at").min() - pad).alias("_t0"),
+        (pl.col("departure_at").max() + pad).alias("_t1"),
+    )
+    trip_doors = (
+        trips.join(d, on="vehicle_id")
+        .filter(pl.col("door_at").is_between("_t0", "_t1"))
+        .group_by(TRIP_KEY)
+        .agg(
+            pl.col("operator_id").drop_nulls().first(),
+            pl.col("door_ping_id").sort().cast(pl.String).str.join(",").alias("door_ping_ids"),
+        )
+    )
+    judged = (
+        served.group_by(TRIP_KEY)
+        .agg(pl.len().cast(pl.UInt32).alias("n_stops_served"))
+        .filter(pl.col("n_stops_served") >= least.value)
+        .join(trip_doors, on=list(TRIP_KEY))
+    )
+    if excused_trip_ids is not None and excused_trip_ids.len():
+        judged = judged.filter(~pl.col("trip_id").is_in(excused_trip_ids.implode()))
+    skipped = (
+        v.filter(~pl.col("is_interpolated") & ~pl.col("_f") & ~pl.col("_l"))
+        .join(judged, on=list(TRIP_KEY))
+        .join(served, on=[*TRIP_KEY, "stop_sequence"], how="anti")
+    )
+    if zone_pings is not None and zone_pings.height and skipped.height:
+        through = (
+            skipped.select(*TRIP_KEY, "stop_sequence", "arrival_at", "departure_at")
+            .join(
+                zone_pings.select(
+                    "ping_id", pl.col("vehicle_id").cast(pl.String), "event_at", "speed_m_s"
+                ),
+                on="vehicle_id",
+            )
+            .filter(
+                pl.col("event_at").is_between(
+                    pl.col("arrival_at") - pad, pl.col("departure_at") + pad
+                )
+            )
+            .group_by(*TRIP_KEY, "stop_sequence")
+            .agg(
+                pl.col("ping_id").sort().cast(pl.String).str.join(",").alias("zone_ping_ids"),
+                pl.col("speed_m_s").min().alias("zone_min_speed_m_s"),
+            )
+        )
+        skipped = skipped.join(through, on=[*TRIP_KEY, "stop_sequence"], how="left")
+    else:
+        skipped = skipped.with_columns(
+            pl.lit(None, pl.String).alias("zone_ping_ids"),
+            pl.lit(None, pl.Float64).alias("zone_min_speed_m_s"),
+        )
+    return (
+        skipped.select(list(SKIPPED_SCHEMA)).cast(SKIPPED_SCHEMA).sort("arrival_at", "vehicle_id")
+    )
+
+
+def match_skipped_stop_facts(
+    skipped: pl.DataFrame, routes_of_trips: pl.DataFrame, profile: Profile
+) -> pl.DataFrame:
+    """Facts XVII (FACT_COLUMNS), one per trip: its skipped stops with their times and fixes,
+    and the trip's door events. `routes_of_trips`: trip_id, route_id."""
+    tz = profile.general.timezone.value
+    local = pl.col("arrival_at").dt.convert_time_zone(tz)
+    one = pl.format(
+        "parada {} (sequência {}) às {} sem abertura de porta; pings na zona: {}; "
+        "menor velocidade {} m/s",
+        "stop_id",
+        "stop_sequence",
+        local.dt.strftime("%H:%M:%S"),
+        pl.col("zone_ping_ids").fill_null("nenhum"),
+        pl.col("zone_min_speed_m_s").round(1).cast(pl.String).fill_null("-"),
+    )
+    routes = routes_of_trips.select("trip_id", "route_id").unique("trip_id")
+    return (
+        skipped.with_columns(local.dt.date().alias("occurred_on"), one.alias("_ev"))
+        .group_by(*TRIP_KEY)
+        .agg(
+            pl.col("operator_id").first(),
+            pl.col("occurred_on").first(),
+            pl.col("arrival_at").min().alias("occurred_at"),
+            pl.len().alias("_n"),
+            pl.col("n_stops_served").first(),
+            pl.col("door_ping_ids").first(),
+            pl.col("_ev").sort_by("arrival_at").str.join("; ").alias("_evs"),
+            pl.col("zone_ping_ids").drop_nulls().str.join(",").alias("_zone"),
+        )
+        .join(routes, on="trip_id", how="left")
+        .select(
+            pl.lit("XVII").alias("item"),
+            pl.col("operator_id").fill_null("?"),
+            "route_id",
+            "vehicle_id",
+            "occurred_on",
+            "occurred_at",
+            pl.format(
+                "viagem {} (veículo {}): {} parada(s) do itinerário sem abertura de porta, com o "
+                "sensor de porta funcionando em {} outra(s) parada(s) da viagem",
+                "trip_id",
+                "vehicle_id",
+                "_n",
+                "n_stops_served",
+            ).alias("fact"),
+            pl.format("{}; eventos de porta da viagem: pings {}", "_evs", "door_ping_ids").alias(
+                "evidence"
+            ),
+            pl.col("trip_id").alias("trip_ids"),
+            pl.when(pl.col("_zone") == "")
+            .then(pl.col("door_ping_ids"))
+            .otherwise(pl.format("{},{}", "_zone", "door_ping_ids"))
+            .alias("ping_ids"),
+        )
+        .select(FACT_COLUMNS)
+        .sort("occurred_at", "vehicle_id")
+    )
+
+
+def read_stop_visits(store: Store, first_day: object, last_day: object) -> pl.DataFrame:
+    """The stop visits of the service days, observed ones only plus each trip's terminals (the
+    others cannot be skipped stops: interpolated visits raise nothing)."""
+    return store.query(
+        "SELECT service_date, vehicle_id, run_index, trip_id, stop_sequence, stop_id, "
+        "arrival_at, departure_at, is_interpolated FROM stop_visits "
+        "WHERE service_date BETWEEN ? AND ? AND arrival_at IS NOT NULL "
+        "ORDER BY service_date, vehicle_id, run_index, stop_sequence",
+        [first_day, last_day],
+    )
+
+
+def read_zone_pings(store: Store, skipped: pl.DataFrame, margin_s: int) -> pl.DataFrame:
+    """The fixes (ping_id, vehicle_id, event_at, speed_m_s) of the vehicles through the zones of
+    the stops found skipped: only those few windows are read, not the period's pings."""
+    if skipped.height == 0:
+        return pl.DataFrame(
+            schema={
+                "ping_id": pl.Int64,
+                "vehicle_id": pl.String,
+                "event_at": pl.Datetime("us", "UTC"),
+                "speed_m_s": pl.Float64,
+            }
+        )
+    starts: list[datetime] = skipped["arrival_at"].to_list()
+    ends: list[datetime] = skipped["departure_at"].to_list()
+    return store.query(
+        """
+        WITH w AS (
+            SELECT unnest(?::VARCHAR[]) AS vehicle_id, unnest(?::TIMESTAMPTZ[]) AS t0,
+                   unnest(?::TIMESTAMPTZ[]) AS t1
+        )
+        SELECT DISTINCT p.ping_id, p.vehicle_id, p.event_at, p.speed_m_s
+        FROM vehicle_locations p JOIN w ON p.vehicle_id = w.vehicle_id
+         AND p.event_at BETWEEN w.t0 - to_seconds(?) AND w.t1 + to_seconds(?)
+        ORDER BY p.vehicle_id, p.event_at
+        """,
+        [skipped["vehicle_id"].to_list(), starts, ends, margin_s, margin_s],
+    )
