@@ -27,7 +27,7 @@ not seen by any fix.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 import numpy as np
 import polars as pl
@@ -35,6 +35,8 @@ import polars as pl
 from analytics.indices.infractions import FACT_COLUMNS
 from core.profile import Profile
 from core.store import Store
+
+DOOR_EVENT = "door_open"
 
 EARTH_RADIUS_M = 6_371_000.0
 TRIP_KEY = ("service_date", "vehicle_id", "run_index", "trip_id")
@@ -78,13 +80,13 @@ def compute_skipped_stops(
     stops: pl.DataFrame,
     profile: Profile,
     *,
-    excused_trip_ids: pl.Series | None = None,
+    excused_trips: pl.DataFrame | None = None,
     zone_pings: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Skipped stops (SKIPPED_SCHEMA). `visits`: stop_visits rows (TRIP_KEY, stop_sequence,
     stop_id, arrival_at, departure_at, is_interpolated); `doors`: door events (ping_id,
     vehicle_id, operator_id, event_at, lat, lon); `stops`: stop_id, stop_lat, stop_lon;
-    `excused_trip_ids`: trips an approved incident covers; `zone_pings`: the vehicles' fixes
+    `excused_trips`: service_date, trip_id of the trips an approved incident covers; `zone_pings`: the vehicles' fixes
     (ping_id, vehicle_id, event_at, speed_m_s) for the evidence. Empty without the profile's
     values or without door events."""
     inf = profile.infractions
@@ -149,8 +151,12 @@ def compute_skipped_stops(
         .filter(pl.col("n_stops_served") >= least.value)
         .join(trip_doors, on=list(TRIP_KEY))
     )
-    if excused_trip_ids is not None and excused_trip_ids.len():
-        judged = judged.filter(~pl.col("trip_id").is_in(excused_trip_ids.implode()))
+    if excused_trips is not None and excused_trips.height:
+        judged = judged.join(
+            excused_trips.select("service_date", "trip_id"),
+            on=["service_date", "trip_id"],
+            how="anti",
+        )
     skipped = (
         v.filter(~pl.col("is_interpolated") & ~pl.col("_f") & ~pl.col("_l"))
         .join(judged, on=list(TRIP_KEY))
@@ -247,15 +253,32 @@ def match_skipped_stop_facts(
     )
 
 
-def read_stop_visits(store: Store, first_day: object, last_day: object) -> pl.DataFrame:
-    """The stop visits of the service days, observed ones only plus each trip's terminals (the
-    others cannot be skipped stops: interpolated visits raise nothing)."""
+def read_door_stop_visits(
+    store: Store, first_day: date, last_day: date, start_at: datetime, end_at: datetime
+) -> pl.DataFrame:
+    """The reached stop visits of the service days, of the vehicles that reported a door event
+    in the period (the others cannot be judged, and a year of visits is large)."""
     return store.query(
-        "SELECT service_date, vehicle_id, run_index, trip_id, stop_sequence, stop_id, "
-        "arrival_at, departure_at, is_interpolated FROM stop_visits "
-        "WHERE service_date BETWEEN ? AND ? AND arrival_at IS NOT NULL "
-        "ORDER BY service_date, vehicle_id, run_index, stop_sequence",
-        [first_day, last_day],
+        """
+        SELECT service_date, vehicle_id, run_index, trip_id, stop_sequence, stop_id,
+               arrival_at, departure_at, is_interpolated
+        FROM stop_visits
+        WHERE service_date BETWEEN ? AND ? AND arrival_at IS NOT NULL
+          AND vehicle_id IN (SELECT DISTINCT vehicle_id FROM vehicle_locations
+                             WHERE event_at >= ? AND event_at < ? AND event_code = ?)
+        ORDER BY service_date, vehicle_id, run_index, stop_sequence
+        """,
+        [first_day, last_day, start_at, end_at, DOOR_EVENT],
+    )
+
+
+def to_excused_trips(outcomes: pl.DataFrame) -> pl.DataFrame:
+    """service_date, trip_id of the trips an approved incident covers (a justified detour may
+    leave stops out lawfully)."""
+    if outcomes.height == 0:
+        return pl.DataFrame(schema={"service_date": pl.Date, "trip_id": pl.String})
+    return outcomes.filter(pl.col("is_justified") & pl.col("incident_id").is_not_null()).select(
+        "service_date", "trip_id"
     )
 
 

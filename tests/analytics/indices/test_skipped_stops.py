@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -160,7 +161,11 @@ def test_hand_checked_cases() -> None:
     assert compute_skipped_stops(visits_i, doors_i, stops_i, PROFILE).is_empty()
     # a trip covered by an approved incident (detour) raises nothing
     assert compute_skipped_stops(
-        visits, doors, stops, PROFILE, excused_trip_ids=pl.Series(["T1"])
+        visits,
+        doors,
+        stops,
+        PROFILE,
+        excused_trips=pl.DataFrame({"service_date": [DAY], "trip_id": ["T1"]}),
     ).is_empty()
     # the door opened at stop 2 but 120 m past it: not served (a different place)
     far = doors.vstack(
@@ -179,3 +184,73 @@ def test_hand_checked_cases() -> None:
         visits, doors.filter(~pl.col("ping_id").is_in([1, 6])), stops, PROFILE
     )
     assert got["stop_id"].to_list() == ["S2"] and shut_ends.height == 2
+
+
+def test_the_indices_job_reads_the_door_trips_and_the_zone_fixes(store_path: Path) -> None:
+    from analytics.indices.job import read_index_inputs
+    from core.periods import parse_period
+    from core.store import Store
+
+    visits, doors, stops = _case(is_interpolated=False, door_at_stop2=False)
+    now = datetime(2026, 3, 3, tzinfo=UTC)
+    # two plain fixes of V1 around stop 2 (passing at 8 m/s), one of V2 (no door events)
+    fixes = pl.DataFrame(
+        {
+            "vehicle_id": ["V1", "V1", "V2"],
+            "operator_id": ["O1", "O1", "O1"],
+            "event_at": [datetime(2026, 3, 2, 12, 1, s, tzinfo=UTC) for s in (50, 59, 0)],
+            "lat": [-29.17 + 790 / 111_195, -29.17 + 1000 / 111_195, -29.17],
+            "lon": [-51.52] * 3,
+            "speed_m_s": [8.0, 8.0, 8.0],
+        }
+    )
+    with Store.open(store_path) as store:
+        store.append(
+            "vehicle_locations",
+            pl.concat(
+                [
+                    doors.drop("ping_id").with_columns(pl.lit("door_open").alias("event_code")),
+                    fixes,
+                ],
+                how="diagonal",
+            ).with_columns(pl.lit("test").alias("source"), pl.lit(now).alias("ingested_at")),
+        )
+        store.append(
+            "gtfs_stops",
+            stops.with_columns(pl.lit("F1").alias("feed_id"), pl.col("stop_id").alias("stop_name")),
+        )
+        store.append(
+            "stop_visits",
+            visits.with_columns(
+                pl.lit(0.0).alias("stop_dist_m"),
+                pl.lit(0.0).alias("nearest_ping_m"),
+            ),
+            fill={"pontual_version": "test", "profile_id": PROFILE.id},
+        )
+        inputs = read_index_inputs(store, parse_period("2026-03"), PROFILE)
+    assert inputs.door_stop_visits.height == 6
+    # the fixes read are V1's through stop 2's window (12:02:00-12:02:15 ± 60 s): the two
+    # plain fixes and the door events at stops 1 and 3 (12:01:05, 12:03:05); not V2's
+    got = inputs.skipped_zone_pings
+    assert got["vehicle_id"].to_list() == ["V1"] * 4
+    assert got["event_at"].dt.strftime("%H:%M:%S").to_list() == [
+        "12:01:05",
+        "12:01:50",
+        "12:01:59",
+        "12:03:05",
+    ]
+    skipped = compute_skipped_stops(
+        inputs.door_stop_visits,
+        inputs.door_events,
+        inputs.stops,
+        PROFILE,
+        zone_pings=inputs.skipped_zone_pings,
+    )
+    assert skipped.select("stop_id", "zone_min_speed_m_s").rows() == [("S2", 8.0)]
+    # and the job turns it into an XVII suggestion
+    facts = match_skipped_stop_facts(
+        skipped, pl.DataFrame({"trip_id": ["T1"], "route_id": ["L1"]}), PROFILE
+    )
+    assert facts.select("item", "route_id", "vehicle_id", "trip_ids").rows() == [
+        ("XVII", "L1", "V1", "T1")
+    ]
