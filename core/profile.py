@@ -311,6 +311,8 @@ class Infractions(Section):
     skipped_stop_zone_m: Annotated[Cited[float], Spec("m", 5, 500)] | None = None
     skipped_stop_margin_s: Annotated[Seconds, Spec("s", 0, 600)] | None = None
     skipped_stop_min_door_events: Annotated[Cited[int], Spec("count", 1, 100)] | None = None
+    # the stop's demand shown beside a skipped stop: taps there on other trips within this
+    skipped_stop_demand_window_s: Annotated[Seconds, Spec("s", 0, 7200)] | None = None
     # LXVI: the authorised full fare per kind of service (urban, district, selective), in the
     # local currency; a class pays its share of it (student 50 %, exempt 0, BG art. 50-51)
     authorised_fares: Annotated[Cited[dict[str, float]], Spec("BRL", 0, 1000)] | None = None

@@ -54,6 +54,7 @@ from analytics.indices.skipped_stops import (
     compute_skipped_stops,
     match_skipped_stop_facts,
     read_door_stop_visits,
+    read_stop_taps,
     read_zone_pings,
     to_excused_trips,
 )
@@ -96,6 +97,7 @@ class IndexInputs:
     # the stops found skipped (skipped_stops.py)
     door_stop_visits: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
     skipped_zone_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    skipped_stop_taps: pl.DataFrame | None = None  # placed taps there (None: not read)
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,9 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         inputs,
         door_stop_visits=visits,
         skipped_zone_pings=read_zone_pings(store, skipped, margin.value),
+        skipped_stop_taps=read_stop_taps(store, skipped, demand.value)
+        if (demand := profile.infractions.skipped_stop_demand_window_s) is not None
+        else None,
     )
 
 
@@ -339,6 +344,7 @@ def compute_index_results(
             profile,
             excused_trips=to_excused_trips(inputs.outcomes),
             zone_pings=inputs.skipped_zone_pings,
+            placed_taps=inputs.skipped_stop_taps,
         )
         facts.append(match_skipped_stop_facts(skipped, inputs.outcomes, profile))
     if inputs.taps.height:

@@ -19,10 +19,12 @@ stop when it is not served and
 The GTFS pickup_type / drop_off_type (1: no pickup / no drop-off) are not in the store
 (`gtfs_stop_times` lacks them), so no stop is excused for them yet.
 
-Corroboration: the fixes of the vehicle through the stop's zone (its visit window plus the
-margin) are listed with their lowest reported speed, for the fiscal; they do not gate the
-suggestion: a refusal can happen with the bus standing at the stop, and a short halt is often
-not seen by any fix.
+Corroboration, listed for the fiscal, not gating the suggestion: the fixes of the vehicle
+through the stop's zone (its visit window plus the margin) with their lowest reported speed (a
+refusal can happen with the bus standing at the stop, and a short halt is often seen by no
+fix), and the stop's demand: taps placed at that stop on other trips of the line within
+`skipped_stop_demand_window_s` (`tap_placements`; a stop where nobody ever boards at that hour
+makes a refusal less likely, but a rider may have wanted to alight). See ADR 0098.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from analytics.indices.infractions import FACT_COLUMNS
-from core.profile import Profile
+from core.profile import Profile, Seconds
 from core.store import Store
 
 DOOR_EVENT = "door_open"
@@ -56,6 +58,7 @@ SKIPPED_SCHEMA = pl.Schema(
         "door_ping_ids": pl.String(),
         "zone_ping_ids": pl.String(),
         "zone_min_speed_m_s": pl.Float64(),
+        "n_demand_taps": pl.UInt32(),
     }
 )
 """One skipped stop: the trip (service_date, vehicle_id, run_index, trip_id), its operator,
@@ -63,7 +66,9 @@ the stop (stop_sequence, stop_id), the visit window (arrival_at, departure_at, U
 n_stops_served: stops of the trip where a door event was seen (the sensor works);
 door_ping_ids: the trip's door events (ping ids, comma-separated); zone_ping_ids: the fixes of
 the vehicle in the stop's time window (null when none were given); zone_min_speed_m_s: their
-lowest reported speed, m/s (null: none)."""
+lowest reported speed, m/s (null: none); n_demand_taps: fare taps placed at that stop (boarding
+there) on other trips of the trip's line within `skipped_stop_demand_window_s` of the visit,
+the stop's demand at that hour (null when no placed taps were given)."""
 
 
 def _distance_m(lat1: pl.Expr, lon1: pl.Expr, lat2: pl.Expr, lon2: pl.Expr) -> pl.Expr:
@@ -82,13 +87,15 @@ def compute_skipped_stops(
     *,
     excused_trips: pl.DataFrame | None = None,
     zone_pings: pl.DataFrame | None = None,
+    placed_taps: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Skipped stops (SKIPPED_SCHEMA). `visits`: stop_visits rows (TRIP_KEY, stop_sequence,
-    stop_id, arrival_at, departure_at, is_interpolated); `doors`: door events (ping_id,
-    vehicle_id, operator_id, event_at, lat, lon); `stops`: stop_id, stop_lat, stop_lon;
-    `excused_trips`: service_date, trip_id of the trips an approved incident covers; `zone_pings`: the vehicles' fixes
-    (ping_id, vehicle_id, event_at, speed_m_s) for the evidence. Empty without the profile's
-    values or without door events."""
+        stop_id, arrival_at, departure_at, is_interpolated); `doors`: door events (ping_id,
+        vehicle_id, operator_id, event_at, lat, lon); `stops`: stop_id, stop_lat, stop_lon;
+        `excused_trips`: service_date, trip_id of the trips an approved incident covers; `zone_pings`: the vehicles' fixes
+        (ping_id, vehicle_id, event_at, speed_m_s) for the evidence; `placed_taps`: tap_placements
+    rows (trip_id, route_id, stop_id, event_at) for the stop's demand. Empty without the profile's
+        values or without door events."""
     inf = profile.infractions
     zone, margin, least = (
         inf.skipped_stop_zone_m,
@@ -188,9 +195,38 @@ def compute_skipped_stops(
             pl.lit(None, pl.String).alias("zone_ping_ids"),
             pl.lit(None, pl.Float64).alias("zone_min_speed_m_s"),
         )
+    skipped = skipped.with_columns(
+        _demand_near(skipped, placed_taps, inf.skipped_stop_demand_window_s)
+    )
     return (
         skipped.select(list(SKIPPED_SCHEMA)).cast(SKIPPED_SCHEMA).sort("arrival_at", "vehicle_id")
     )
+
+
+def _demand_near(
+    skipped: pl.DataFrame, placed_taps: pl.DataFrame | None, window: Seconds | None
+) -> pl.Series:
+    """n_demand_taps per row of `skipped` (see SKIPPED_SCHEMA)."""
+    if placed_taps is None or window is None or skipped.height == 0:
+        return pl.Series("n_demand_taps", [None] * skipped.height, dtype=pl.UInt32)
+    pad = pl.duration(seconds=window.value)
+    route = placed_taps.select("trip_id", "route_id").unique("trip_id")
+    rows = skipped.select("trip_id", "stop_id", "arrival_at").with_row_index("_r")
+    taps = placed_taps.select(
+        pl.col("trip_id").alias("_tap_trip"), "route_id", "stop_id", pl.col("event_at")
+    )
+    near = (
+        rows.join(route, on="trip_id", how="left")
+        .join(taps, on=["route_id", "stop_id"])
+        .filter(
+            (pl.col("_tap_trip") != pl.col("trip_id"))
+            & pl.col("event_at").is_between(pl.col("arrival_at") - pad, pl.col("arrival_at") + pad)
+        )
+        .group_by("_r")
+        .agg(pl.len().cast(pl.UInt32).alias("n"))
+    )
+    counted = rows.join(near, on="_r", how="left").sort("_r")
+    return counted["n"].fill_null(0).alias("n_demand_taps")
 
 
 def match_skipped_stop_facts(
@@ -202,12 +238,14 @@ def match_skipped_stop_facts(
     local = pl.col("arrival_at").dt.convert_time_zone(tz)
     one = pl.format(
         "parada {} (sequência {}) às {} sem abertura de porta; pings na zona: {}; "
-        "menor velocidade {} m/s",
+        "menor velocidade {} m/s; embarques na parada em outras viagens da linha na mesma "
+        "hora: {}",
         "stop_id",
         "stop_sequence",
         local.dt.strftime("%H:%M:%S"),
         pl.col("zone_ping_ids").fill_null("nenhum"),
         pl.col("zone_min_speed_m_s").round(1).cast(pl.String).fill_null("-"),
+        pl.col("n_demand_taps").cast(pl.String).fill_null("sem dados"),
     )
     routes = routes_of_trips.select("trip_id", "route_id").unique("trip_id")
     return (
@@ -280,6 +318,30 @@ def to_excused_trips(outcomes: pl.DataFrame) -> pl.DataFrame:
     return outcomes.filter(pl.col("is_justified") & pl.col("incident_id").is_not_null()).select(
         "service_date", "trip_id"
     )
+
+
+def read_stop_taps(store: Store, skipped: pl.DataFrame, window_s: int) -> pl.DataFrame:
+    """The placed taps (trip_id, route_id, stop_id, event_at) at the stops found skipped,
+    within `window_s` of their visits: the stops' demand."""
+    if skipped.height == 0:
+        return pl.DataFrame(
+            schema={
+                "trip_id": pl.String,
+                "route_id": pl.String,
+                "stop_id": pl.String,
+                "event_at": pl.Datetime("us", "UTC"),
+            }
+        )
+    return store.query(
+        """
+        WITH w AS (SELECT unnest(?::VARCHAR[]) AS stop_id, unnest(?::TIMESTAMPTZ[]) AS t)
+        SELECT DISTINCT p.transaction_id, p.trip_id, p.route_id, p.stop_id, p.event_at
+        FROM tap_placements p JOIN w ON p.stop_id = w.stop_id
+         AND p.event_at BETWEEN w.t - to_seconds(?) AND w.t + to_seconds(?)
+        WHERE p.placement = 'placed'
+        """,
+        [skipped["stop_id"].to_list(), skipped["arrival_at"].to_list(), window_s, window_s],
+    ).drop("transaction_id")
 
 
 def read_zone_pings(store: Store, skipped: pl.DataFrame, margin_s: int) -> pl.DataFrame:

@@ -229,6 +229,8 @@ def test_the_indices_job_reads_the_door_trips_and_the_zone_fixes(store_path: Pat
         )
         inputs = read_index_inputs(store, parse_period("2026-03"), PROFILE)
     assert inputs.door_stop_visits.height == 6
+    # no taps were placed in this store: the demand was read, and is none
+    assert inputs.skipped_stop_taps is not None and inputs.skipped_stop_taps.is_empty()
     # the fixes read are V1's through stop 2's window (12:02:00-12:02:15 ± 60 s): the two
     # plain fixes and the door events at stops 1 and 3 (12:01:05, 12:03:05); not V2's
     got = inputs.skipped_zone_pings
@@ -254,3 +256,30 @@ def test_the_indices_job_reads_the_door_trips_and_the_zone_fixes(store_path: Pat
     assert facts.select("item", "route_id", "vehicle_id", "trip_ids").rows() == [
         ("XVII", "L1", "V1", "T1")
     ]
+
+
+def test_the_stops_demand_is_shown_beside_a_skipped_stop() -> None:
+    visits, doors, stops = _case(is_interpolated=False, door_at_stop2=False)
+    t = datetime(2026, 3, 2, 12, 2, tzinfo=UTC)
+    taps = pl.DataFrame(
+        {
+            "trip_id": ["T0", "T0", "T9", "T1", "X1"],
+            "route_id": ["L1", "L1", "L1", "L1", "L2"],
+            "stop_id": ["S2", "S2", "S2", "S2", "S2"],
+            # two boardings 20 min before on the line's previous trip, one 2 h later (out of
+            # the 30 min window), one on the trip itself, one on another line: 2
+            "event_at": [
+                t - timedelta(minutes=20),
+                t - timedelta(minutes=19),
+                t + timedelta(hours=2),
+                t,
+                t,
+            ],
+        }
+    )
+    found = compute_skipped_stops(visits, doors, stops, PROFILE, placed_taps=taps)
+    assert found["n_demand_taps"].to_list() == [2]
+    facts = match_skipped_stop_facts(found, taps.select("trip_id", "route_id"), PROFILE)
+    assert "na mesma hora: 2" in facts["evidence"][0]
+    # without placed taps the demand is unknown, not zero
+    assert compute_skipped_stops(visits, doors, stops, PROFILE)["n_demand_taps"].to_list() == [None]
