@@ -13,14 +13,18 @@ import polars as pl
 import pytest
 
 from analytics.indices.infractions import FACT_COLUMNS, compute_suggested_infractions
+from analytics.indices.job import IndexInputs, read_index_inputs, run_indices
 from analytics.indices.skipped_stops import compute_skipped_stops, match_skipped_stop_facts
+from core.periods import parse_period
 from core.profile import load_profile
+from core.store import Store
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from sample_data.violations import inject_skipped_stops
 
 PROFILE = load_profile("bento-goncalves-2021")
 DAY = date(2026, 3, 2)
+PERIOD = parse_period("2026-03")
 EQUIPPED = ["10001", "10002", "10003", "10004"]
 
 
@@ -186,15 +190,9 @@ def test_hand_checked_cases() -> None:
     assert got["stop_id"].to_list() == ["S2"] and shut_ends.height == 2
 
 
-def test_the_indices_job_reads_the_door_trips_and_the_zone_fixes(store_path: Path) -> None:
-    from analytics.indices.job import read_index_inputs
-    from core.periods import parse_period
-    from core.store import Store
-
-    visits, doors, stops = _case(is_interpolated=False, door_at_stop2=False)
-    now = datetime(2026, 3, 3, tzinfo=UTC)
-    # two plain fixes of V1 around stop 2 (passing at 8 m/s), one of V2 (no door events)
-    fixes = pl.DataFrame(
+def _fixes() -> pl.DataFrame:
+    """Two plain fixes of V1 around stop 2 (passing at 8 m/s), one of V2 (no door events)."""
+    return pl.DataFrame(
         {
             "vehicle_id": ["V1", "V1", "V2"],
             "operator_id": ["O1", "O1", "O1"],
@@ -204,30 +202,53 @@ def test_the_indices_job_reads_the_door_trips_and_the_zone_fixes(store_path: Pat
             "speed_m_s": [8.0, 8.0, 8.0],
         }
     )
+
+
+def _store_case(store: Store) -> None:
+    """The hand-checked trip (`_case`: doors shut at stop 2) and `_fixes` in a store."""
+    visits, doors, stops = _case(is_interpolated=False, door_at_stop2=False)
+    now = datetime(2026, 3, 3, tzinfo=UTC)
+    door_pings = doors.drop("ping_id").with_columns(pl.lit("door_open").alias("event_code"))
+    store.append(
+        "vehicle_locations",
+        pl.concat([door_pings, _fixes()], how="diagonal").with_columns(
+            pl.lit("test").alias("source"), pl.lit(now).alias("ingested_at")
+        ),
+    )
+    store.append(
+        "gtfs_stops",
+        stops.with_columns(pl.lit("F1").alias("feed_id"), pl.col("stop_id").alias("stop_name")),
+    )
+    store.append(
+        "stop_visits",
+        visits.with_columns(pl.lit(0.0).alias("stop_dist_m"), pl.lit(0.0).alias("nearest_ping_m")),
+        fill={"pontual_version": "test", "profile_id": PROFILE.id},
+    )
+
+
+def test_the_indices_job_reads_the_door_trips_and_the_zone_fixes(store_path: Path) -> None:
     with Store.open(store_path) as store:
-        store.append(
-            "vehicle_locations",
-            pl.concat(
-                [
-                    doors.drop("ping_id").with_columns(pl.lit("door_open").alias("event_code")),
-                    fixes,
-                ],
-                how="diagonal",
-            ).with_columns(pl.lit("test").alias("source"), pl.lit(now).alias("ingested_at")),
-        )
-        store.append(
-            "gtfs_stops",
-            stops.with_columns(pl.lit("F1").alias("feed_id"), pl.col("stop_id").alias("stop_name")),
-        )
-        store.append(
-            "stop_visits",
-            visits.with_columns(
-                pl.lit(0.0).alias("stop_dist_m"),
-                pl.lit(0.0).alias("nearest_ping_m"),
-            ),
-            fill={"pontual_version": "test", "profile_id": PROFILE.id},
-        )
-        inputs = read_index_inputs(store, parse_period("2026-03"), PROFILE)
+        _store_case(store)
+        inputs = read_index_inputs(store, PERIOD, PROFILE)
+    _check_inputs(inputs)
+
+
+def test_run_indices_suggests_the_skipped_stop(tmp_path: Path) -> None:
+    from tests.analytics.indices.test_indices_trace import build_store
+
+    path = tmp_path / "pontual.duckdb"
+    build_store(path)  # the hand-checked month of the indices tests
+    with Store.open(path) as store:
+        _store_case(store)
+        run_indices(store, PROFILE, PERIOD)
+        got = store.read("suggested_infractions").filter(pl.col("item") == "XVII")
+    assert got.select("operator_id", "vehicle_id", "trip_ids", "urm").rows() == [
+        ("O1", "V1", "T1", 2.0)
+    ]
+    assert "parada S2 (sequência 2)" in got["evidence"][0]
+
+
+def _check_inputs(inputs: IndexInputs) -> None:
     assert inputs.door_stop_visits.height == 6
     # no taps were placed in this store: the demand was read, and is none
     assert inputs.skipped_stop_taps is not None and inputs.skipped_stop_taps.is_empty()
