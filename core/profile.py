@@ -336,6 +336,13 @@ class Infractions(Section):
     stoppage_min_duration_s: Annotated[Seconds, Spec("s", 600, 86400)] | None = None
     # VI: a door event during a run farther than this from every stop
     off_stop_min_distance_m: Annotated[Cited[float], Spec("m", 5, 1000)] | None = None
+    # XVII: a stop of a trip whose door sensor works (door events at this many of its stops)
+    # with no door event within zone_m of it and margin_s of its visit window
+    skipped_stop_zone_m: Annotated[Cited[float], Spec("m", 5, 500)] | None = None
+    skipped_stop_margin_s: Annotated[Seconds, Spec("s", 0, 600)] | None = None
+    skipped_stop_min_door_events: Annotated[Cited[int], Spec("count", 1, 100)] | None = None
+    # the stop's demand shown beside a skipped stop: taps there on other trips within this
+    skipped_stop_demand_window_s: Annotated[Seconds, Spec("s", 0, 7200)] | None = None
     # LXVI: the authorised full fare per kind of service (urban, district, selective), in the
     # local currency; a class pays its share of it (student 50 %, exempt 0, BG art. 50-51)
     authorised_fares: Annotated[Cited[dict[str, float]], Spec("BRL", 0, 1000)] | None = None

@@ -15,6 +15,8 @@ is skipped by a detour or lies beyond a breakdown do not ride that bus.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import polars as pl
 from scipy.spatial import cKDTree
@@ -22,6 +24,8 @@ from scipy.spatial import cKDTree
 from sample_data.options import SimulationOptions
 
 # integer key of (service day, shape, stop): the as-of join's single `by` column
+BENEFIT_CLASSES = ("student", "elderly", "disabled")
+"""Card types with a discount or an exemption (BG art. 50-51): none on selective service."""
 _DAY_K = 10_000_000_000
 _SHAPE_K = 10_000
 
@@ -553,8 +557,12 @@ def build_fares(
     integration_window_s: float,
     integration_ratio: float,
     seed: int,
+    selective_routes: Collection[str] = (),
 ) -> pl.DataFrame:
     """Fare taps: one per ridden leg, while the bus stands at the boarding stop.
+
+    On `selective_routes` every benefit card (student, elderly, disabled) pays the full fare:
+    selective service admits no exemption or discount (BG art. 6-II, 50 §2, 51 §2).
 
     Returns transaction_id, event_s (Unix seconds), vehicle_id, route_id, operator_id, card_id,
     fare_class, amount (BRL), and the truth: tkey, board_seq, alight_seq, leg. A paying tap within `integration_window_s` of the same card's
@@ -566,6 +574,14 @@ def build_fares(
         on=["tkey", "board_seq"],
     ).join(trips.select("tkey", "vehicle_id", "route_id", "operator_id"), on="tkey")
     taps = taps.sort("tkey", "board_seq", "card_id", "leg")  # draws follow a fixed order
+    on_selective = pl.col("route_id").is_in(
+        pl.Series(list(selective_routes), dtype=pl.String).implode()
+    )
+    taps = taps.with_columns(
+        fare_class=pl.when(on_selective & pl.col("fare_class").is_in(BENEFIT_CLASSES))
+        .then(pl.lit("full"))
+        .otherwise(pl.col("fare_class"))
+    )
     u = pl.Series(rng.random(taps.height))
     taps = taps.with_columns(event_s=(pl.col("arr") + u * (pl.col("dep") - pl.col("arr"))).round(0))
     taps = taps.sort("card_id", "event_s", "tkey").with_columns(

@@ -360,6 +360,7 @@ def simulate(options: SimulationOptions, out_dir: Path) -> SimulationSummary:
         profile.fares.integration_window_s.value if profile.fares.integration_window_s else -1,
         profile.fares.integration_fare_ratio.value if profile.fares.integration_fare_ratio else 1.0,
         opts.seed,
+        selective_routes=[ln.route_id for ln in tt.lines if ln.service_class == "selective"],
     )
     put(
         fares.join(keyinfo.select("tkey", "service_date", "trip_id"), on="tkey")

@@ -11,7 +11,9 @@ streams), so a run without them is byte-identical to before.
   exempt or student taps on selective vehicles — LXVI, XIV;
 - `inject_stoppage`: an operator's programmed trips not run over a window of a day — LXXXII;
 - `inject_door_events`: door events at stops (lawful) and in the middle of runs, far from any
-  stop (VI).
+  stop (VI);
+- `inject_skipped_stops`: door sensors on some vehicles, opening at every stop they visit,
+  except at a few stops of some trips (XVII).
 """
 
 from __future__ import annotations
@@ -310,3 +312,89 @@ def inject_door_events(
     )
     truth = marked.filter(pl.col("_i").is_in(pl.Series(off).implode())).select(list(DOOR_TRUTH))
     return out, truth.cast(DOOR_TRUTH)
+
+
+SKIPPED_TRUTH = pl.Schema(
+    {"trip_id": pl.String(), "stop_sequence": pl.Int32(), "stop_id": pl.String()}
+)
+
+
+def inject_skipped_stops(
+    pings: pl.DataFrame,
+    stop_visits: pl.DataFrame,
+    stops: pl.DataFrame,
+    *,
+    vehicle_ids: list[str],
+    n_skipped: int,
+    seed: int,
+    gps_sigma_m: float = 8.0,
+    seen_within_m: float = 30.0,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(pings, truth). The `vehicle_ids` get a working door sensor: a door event 2 s after the
+    true arrival at every stop they visit (truth/stop_visits.parquet), at the stop's point plus
+    GPS noise `gps_sigma_m`, speed 0. At `n_skipped` intermediate stops of their trips the
+    doors stay shut (no event): stops where a fix of the vehicle lies within `seen_within_m`
+    of the stop around the visit (the vehicle is seen passing it; a stop between two far fixes
+    cannot be judged). Pings as `inject_speeding` returns them. Truth (SKIPPED_TRUTH): trip_id,
+    stop_sequence, stop_id of the stops skipped."""
+    rng = np.random.default_rng([seed, 18005])
+    p = pings.unique(["vehicle_id", "event_at"], keep="first").with_columns(
+        pl.col("vehicle_id").cast(pl.String)
+    )
+    lat0 = float(stops["stop_lat"].mean())  # type: ignore[arg-type]
+    m_lat = np.pi / 180.0 * EARTH_RADIUS_M
+    m_lon = m_lat * np.cos(np.deg2rad(lat0))
+    ends = (
+        pl.col("stop_sequence").min().over("trip_id"),
+        pl.col("stop_sequence").max().over("trip_id"),
+    )
+    visits = (
+        stop_visits.with_columns(pl.col("vehicle_id").cast(pl.String))
+        .filter(
+            pl.col("arrived_at").is_not_null()
+            & pl.col("vehicle_id").is_in(pl.Series(vehicle_ids, dtype=pl.String).implode())
+        )
+        .with_columns(
+            ((pl.col("stop_sequence") > ends[0]) & (pl.col("stop_sequence") < ends[1])).alias(
+                "_mid"
+            )
+        )
+        .join(stops.select("stop_id", "stop_lat", "stop_lon"), on="stop_id")
+        .with_row_index("_v")
+    )
+    seen = (
+        visits.filter("_mid")
+        .join(p.select("vehicle_id", "event_at", "lat", "lon"), on="vehicle_id")
+        .filter(
+            pl.col("event_at").is_between(
+                pl.col("arrived_at") - pl.duration(seconds=60),
+                pl.col("departed_at") + pl.duration(seconds=60),
+            )
+            & (
+                (
+                    ((pl.col("lat") - pl.col("stop_lat")) * m_lat) ** 2
+                    + ((pl.col("lon") - pl.col("stop_lon")) * m_lon) ** 2
+                ).sqrt()
+                <= seen_within_m
+            )
+        )["_v"]
+        .unique()
+        .sort()
+        .to_numpy()
+    )
+    shut = rng.choice(seen, size=min(n_skipped, len(seen)), replace=False)
+    opened = visits.filter(~pl.col("_v").is_in(pl.Series(shut).implode()))
+    operator = p.group_by("vehicle_id").agg(pl.col("operator_id").first())
+    noise = rng.normal(0.0, gps_sigma_m, (opened.height, 2))
+    doors = opened.join(operator, on="vehicle_id", how="left").select(
+        "vehicle_id",
+        (pl.col("arrived_at") + pl.duration(seconds=2)).alias("event_at"),
+        (pl.col("stop_lat") + pl.Series(noise[:, 1]) / m_lat).round(6).alias("lat"),
+        (pl.col("stop_lon") + pl.Series(noise[:, 0]) / m_lon).round(6).alias("lon"),
+        pl.lit(0.0).alias("speed_m_s"),
+        pl.lit(DOOR_EVENT).alias("event_code"),
+        "operator_id",
+    )
+    out = pl.concat([p, doors], how="diagonal_relaxed").sort("vehicle_id", "event_at")
+    truth = visits.filter(pl.col("_v").is_in(pl.Series(shut).implode())).select(list(SKIPPED_TRUTH))
+    return out, truth.cast(SKIPPED_TRUTH)

@@ -15,6 +15,8 @@ pings behind it. Facts detected (the item numbers of BG Anexo I):
          programme needs (fleet_days);
 - LXXII, LXXXII, LXVI, XIV: speeding, stoppages and fares, in `speeding`, `stoppage` and
   `fares_charged`;
+- VI, XVII: doors opened away from stops, and stops of a trip where the doors never opened
+  (on a trip whose door sensor works), in `off_stop` and `skipped_stops`;
 - LXI / LXXXV / LXXXVIII  quality goals not met for 1, 2, or 3-consecutive-or-8 years (the
   most severe that applies, from annual_grades).
 

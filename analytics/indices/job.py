@@ -50,6 +50,14 @@ from analytics.indices.off_stop import (
 )
 from analytics.indices.ridership import compute_ridership_indicators
 from analytics.indices.scopes import UNKNOWN, attach_scopes, compute_by_scope, compute_line_scopes
+from analytics.indices.skipped_stops import (
+    compute_skipped_stops,
+    match_skipped_stop_facts,
+    read_door_stop_visits,
+    read_stop_taps,
+    read_zone_pings,
+    to_excused_trips,
+)
 from analytics.indices.speeding import (
     compute_speeding_episodes,
     match_speeding_facts,
@@ -85,6 +93,11 @@ class IndexInputs:
     speeding_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
     # the AVL door events of the period (off_stop.py)
     door_events: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    # the stop visits of the vehicles with door events, and their fixes through the zones of
+    # the stops found skipped (skipped_stops.py)
+    door_stop_visits: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    skipped_zone_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    skipped_stop_taps: pl.DataFrame | None = None  # placed taps there (None: not read)
 
 
 @dataclass(frozen=True)
@@ -128,7 +141,7 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
     window = months_back(period.end, profile.km.window_months.value)
     feeds = store.read("feed_versions").sort("loaded_at")
     crs = int(feeds["crs_epsg"][-1]) if feeds.height else None
-    return IndexInputs(
+    inputs = IndexInputs(
         outcomes=store.read("trip_outcomes", "service_date BETWEEN ? AND ?", days),
         breakdowns=store.read("breakdowns", "service_date BETWEEN ? AND ?", days),
         headways=store.read("headway_observations", "service_date BETWEEN ? AND ?", days),
@@ -143,6 +156,26 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         crs_epsg=crs,
         speeding_pings=read_speeding_pings(store, start_at, end_at, profile),
         door_events=read_door_events(store, start_at, end_at),
+    )
+    margin = profile.infractions.skipped_stop_margin_s
+    if inputs.door_events.height == 0 or margin is None:
+        return inputs
+    visits = read_door_stop_visits(store, period.start, period.end, start_at, end_at)
+    # the fixes through the zones of the stops found skipped: only those windows are read
+    skipped = compute_skipped_stops(
+        visits,
+        inputs.door_events,
+        inputs.stops,
+        profile,
+        excused_trips=to_excused_trips(inputs.outcomes),
+    )
+    return replace(
+        inputs,
+        door_stop_visits=visits,
+        skipped_zone_pings=read_zone_pings(store, skipped, margin.value),
+        skipped_stop_taps=read_stop_taps(store, skipped, demand.value)
+        if (demand := profile.infractions.skipped_stop_demand_window_s) is not None
+        else None,
     )
 
 
@@ -303,6 +336,17 @@ def compute_index_results(
             profile,
         )
         facts.append(match_off_stop_facts(doors, profile))
+    if inputs.door_events.height and inputs.door_stop_visits.height:
+        skipped = compute_skipped_stops(
+            inputs.door_stop_visits,
+            _with_vehicle_operator(inputs.door_events, inputs.vehicles),
+            inputs.stops,
+            profile,
+            excused_trips=to_excused_trips(inputs.outcomes),
+            zone_pings=inputs.skipped_zone_pings,
+            placed_taps=inputs.skipped_stop_taps,
+        )
+        facts.append(match_skipped_stop_facts(skipped, inputs.outcomes, profile))
     if inputs.taps.height:
         facts.append(
             match_fare_facts(compute_fare_violations(taps, inputs.vehicles, profile), profile)

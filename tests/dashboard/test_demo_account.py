@@ -28,7 +28,9 @@ def test_the_first_demo_creates_an_account_and_says_how_to_log_in(tmp_path: Path
     assert f"conta demo e a senha {password}" in out.getvalue()
     with CaseDB.open(settings.cases_db_url) as db:
         assert authenticate(db, "demo", password).role == "planejamento"
-    ensure_demo_account(ctx, settings.store_path)  # a second demo: no new account, the file is named
+    ensure_demo_account(
+        ctx, settings.store_path
+    )  # a second demo: no new account, the file is named
     assert f"guardadas em {login}" in out.getvalue().splitlines()[-1]
     with CaseDB.open(settings.cases_db_url) as db:
         assert list_users(db)["name"].to_list() == ["demo"]

@@ -146,3 +146,15 @@ def test_same_seed_same_riders(tmp_path: Path) -> None:
     simulate(opts, tmp_path / "b")
     for name in ("fares.csv", "truth/taps.parquet", "truth/loads.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_selective_service_charges_every_card_the_full_fare(legs: pl.DataFrame) -> None:
+    """BG art. 6-II: no exemption or discount on selective service (X60); the other lines
+    keep their student, elderly and disabled taps."""
+    x60 = legs.filter(pl.col("route_id") == "X60")
+    assert x60.height > 0
+    assert set(x60["fare_class"]) <= {"full", "vale_transporte", "integration"}
+    full = x60.filter(pl.col("fare_class") != "integration")
+    assert (full["amount"] == OPTS.fare_full_brl).all()
+    others = legs.filter(pl.col("route_id") != "X60")
+    assert {"student", "elderly", "disabled"} <= set(others["fare_class"])

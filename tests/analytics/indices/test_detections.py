@@ -399,3 +399,16 @@ def test_a_fact_from_pings_without_operator_is_addressed_to_the_vehicles_operato
     got = _with_vehicle_operator(pings, vehicles)
     # the feed's operator wins; else the register's; a vehicle the register lacks is '?'
     assert got["operator_id"].to_list() == ["O2", "?", "O9"]
+
+
+def test_the_default_simulator_output_raises_no_benefit_on_selective(sim: Path) -> None:
+    """The simulator's demand charges every card the full fare on X60 (BG art. 6-II): its
+    output holds no XIV fact of its own; only injected ones are found."""
+    taps = pl.read_csv(sim / "fares.csv", schema_overrides={"vehicle_id": pl.String}).with_columns(
+        pl.col("event_at").str.to_datetime(time_zone="UTC"), pl.lit("O1").alias("operator_id")
+    )
+    vehicles = pl.read_csv(sim / "vehicles.csv", schema_overrides={"vehicle_id": pl.String})
+    found = compute_fare_violations(taps, vehicles, PROFILE)
+    assert taps.filter(pl.col("route_id") == "X60").height > 100
+    assert found.filter(pl.col("kind") == "benefit_on_selective").is_empty()
+    assert found.is_empty()  # nor any fare above the tariff
