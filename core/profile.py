@@ -115,9 +115,7 @@ def _check_specs(model: type[BaseModel], name: str, value: Any) -> Any:
             if not math.isfinite(number):
                 # NaN compares false with every bound: a `nan` weight would pass the range
                 # check and turn every ICV into NaN
-                raise PydanticCustomError(
-                    "finite", "value {v} is not finite", {"v": str(number)}
-                )
+                raise PydanticCustomError("finite", "value {v} is not finite", {"v": str(number)})
             if spec.ge is not None and number < spec.ge:
                 raise PydanticCustomError(
                     "range",
