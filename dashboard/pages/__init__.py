@@ -9,8 +9,8 @@ PAGES = (
     ("pages/live.py", "Ao vivo", "ao-vivo", ":material/sensors:"),
     ("pages/accuracy.py", "Precisão das previsões", "precisao", ":material/target:"),
     ("pages/quality.py", "Qualidade dos dados", "qualidade", ":material/fact_check:"),
-    ("pages/trends.py", "Tendências e risco", "tendencias", ":material/trending_up:"),
     ("pages/annual.py", "Avaliação anual", "avaliacao-anual", ":material/grading:"),
+    ("pages/trends.py", "Tendências e risco", "tendencias", ":material/trending_up:"),
     ("pages/infractions.py", "Infrações sugeridas", "infracoes", ":material/gavel:"),
 )
 """(file, title, URL path, icon) of every page, in menu order."""

@@ -36,14 +36,14 @@ def _urls(account: Account) -> list[str]:
 
 def test_each_role_gets_its_pages() -> None:
     data = ["visao-geral", "linhas", "viagem", "lotacao", "frota", "ao-vivo", "precisao"]
-    data += ["qualidade", "tendencias"]
+    data += ["qualidade"]
     assert _urls(Account("ana", "planejamento")) == [
-        *data, "avaliacao-anual", "infracoes", "casos", "auditoria"
+        *data, "avaliacao-anual", "tendencias", "infracoes", "casos", "auditoria"
     ]  # fmt: skip
-    assert _urls(Account("fabio", "fiscal")) == [*data, "infracoes", "casos"]
-    assert _urls(Account("aurea", "autoridade")) == [*data, "infracoes", "casos"]
-    assert _urls(Account("carla", "conselho")) == ["tendencias", "avaliacao-anual", "casos"]
-    assert _urls(Account("op", "operadora", "OP1")) == [*data, "casos"]
+    assert _urls(Account("fabio", "fiscal")) == [*data, "tendencias", "infracoes", "casos"]
+    assert _urls(Account("aurea", "autoridade")) == [*data, "tendencias", "infracoes", "casos"]
+    assert _urls(Account("carla", "conselho")) == ["avaliacao-anual", "tendencias", "casos"]
+    assert _urls(Account("op", "operadora", "OP1")) == [*data, "tendencias", "casos"]
     assert _urls(Account("x", "public")) == []
 
 

@@ -115,12 +115,12 @@ def test_each_role_sees_its_pages_and_is_refused_the_others(
         "ana": (
             "frota",
             "Frota",
-            [*DATA_PAGES, "tendencias", "avaliacao-anual", "infracoes", "casos", "auditoria"],
+            [*DATA_PAGES, "avaliacao-anual", "tendencias", "infracoes", "casos", "auditoria"],
         ),
         "fabio": ("auditoria", REFUSED, [*DATA_PAGES, "tendencias", "infracoes", "casos"]),
         "aurea": ("avaliacao-anual", REFUSED, [*DATA_PAGES, "tendencias", "infracoes", "casos"]),
-        # the board's root is Tendências e risco, then Avaliação anual
-        "carla": ("linhas", REFUSED, ["", "avaliacao-anual", "casos"]),
+        # the board's root is Avaliação anual, then Tendências e risco
+        "carla": ("linhas", REFUSED, ["", "tendencias", "casos"]),
         "op2": ("infracoes", REFUSED, [*DATA_PAGES, "tendencias", "casos"]),
     }  # fmt: skip
     vehicles = {}

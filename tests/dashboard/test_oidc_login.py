@@ -31,7 +31,7 @@ pytestmark = pytest.mark.browser
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 PROVIDER = NODE_DIR / "oidc_provider.mjs"
 TIMEOUT_S = 60.0
-DATA_PAGES = ["", "linhas", "viagem", "lotacao", "frota", "ao-vivo"]
+DATA_PAGES = ["", "linhas", "viagem", "lotacao", "frota", "ao-vivo", "precisao", "qualidade"]
 
 
 def _require_node_provider() -> None:
@@ -143,7 +143,7 @@ def test_an_oidc_login_opens_the_pages_of_the_accounts_role(
             "[...document.querySelectorAll('[data-testid=stSidebarNavLink]')]"
             ".map(a => new URL(a.href).pathname.replace(/^\\//, ''))"
         )
-        assert nav == [*DATA_PAGES, "casos"]
+        assert nav == [*DATA_PAGES, "tendencias", "casos"]
         body = str(b.evaluate("document.body.innerText"))
         assert "Conta: op1@empresa.com.br" in body and "Operadora OP1" in body
     with Browser(height=1400) as b:

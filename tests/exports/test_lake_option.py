@@ -64,4 +64,4 @@ def test_a_missing_lake_is_a_user_error(
         ["--lake", str(tmp_path / "absent"), "indices", "--period", "2026-03", "--no-write"]
     )
     assert code == 2
-    assert "lake not found" in capsys.readouterr().err
+    assert "lago de dados não encontrado" in capsys.readouterr().err
