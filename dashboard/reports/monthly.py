@@ -146,7 +146,7 @@ def build_monthly_report(
             ),
         ),
     ]
-    add_prediction_accuracy(store, start, end, sections, tables)
+    accuracy = add_prediction_accuracy(store, start, end, sections, tables)
 
     part = build_cases_part(cases, profile, "monthly", period, 6, today or local_today(profile))
     headlines += part.headlines
@@ -162,7 +162,7 @@ def build_monthly_report(
         headlines=headlines,
         sections=sections,
         tables=tables,
-        inputs=inputs.hashed(),
+        inputs={**inputs.hashed(), "live_prediction_accuracy": accuracy},
         files={"staff": staff},
         raw_days=(start, end),
         profile=profile,
@@ -175,13 +175,15 @@ def build_monthly_report(
 
 def add_prediction_accuracy(
     store: Store, start: date, end: date, sections: list[Section], tables: list[ReportTable]
-) -> None:
+) -> pl.DataFrame:
     """Append the section on the live feed's accuracy (BG art. 25: the passenger app with
     online GPS must tell the truth) to `sections` and its table to `tables`: the month's
     scored predictions (`live_prediction_accuracy`) by horizon, current vs next trips and
     line, beside the timetable alone (the hour of day is on the dashboard's page: 24 rows say
-    little a board needs); a paragraph alone when nothing was scored."""
-    summary = compute_accuracy_summary(read_prediction_accuracy(store, start, end))
+    little a board needs); a paragraph alone when nothing was scored. Returns the scored rows
+    read, which enter the report's input hash."""
+    scored = read_prediction_accuracy(store, start, end)
+    summary = compute_accuracy_summary(scored)
     title = "Precisão das previsões do feed ao vivo"
     if summary.is_empty():
         sections.append(
@@ -194,7 +196,7 @@ def add_prediction_accuracy(
                 ),
             )
         )
-        return
+        return scored
     dim, key = pl.col("dimension"), pl.col("key")
     rows = summary.filter(dim.is_in(["horizon", "trip", "line"])).with_columns(
         pl.when(dim == "horizon")
@@ -234,3 +236,4 @@ def add_prediction_accuracy(
             ("precisao_previsoes",),
         )
     )
+    return scored

@@ -208,3 +208,23 @@ def test_a_month_without_scores_says_so_in_the_report(dashboard_store: Path) -> 
     section = next(s for s in report.sections if s.title.startswith("Precisão das previsões"))
     assert section.tables == ()
     assert "Nenhuma previsão avaliada" in section.paragraphs[0]
+
+
+def test_the_scored_predictions_enter_the_monthly_reports_input_hash(
+    accuracy_store: Path, dashboard_store: Path
+) -> None:
+    """The accuracy section's numbers are reproducible like the rest of the report: the
+    scored predictions it reads are one of the report's hashed inputs, so scoring more
+    predictions changes the report's hash."""
+    from core.profile import load_profile
+    from dashboard.reports.monthly import build_monthly_report
+
+    profile = load_profile("bento-goncalves-2021")
+    hashes = []
+    for path in (accuracy_store, dashboard_store):
+        with Store.open(path, read_only=True) as store:
+            report = build_monthly_report(store, "2026-03", profile)
+        entries = report.table("entradas").frame
+        assert "store:live_prediction_accuracy" in entries["input"].to_list()
+        hashes.append(report.input_hash)
+    assert hashes[0] != hashes[1]
