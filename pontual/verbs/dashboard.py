@@ -22,7 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument("--address", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--headless", action="store_true", help="do not open a browser")
+    p.add_argument(
+        "--open-browser",
+        action="store_true",
+        help="open the dashboard in this machine's browser once it answers (default: only "
+        "print its address; Streamlit itself always runs headless, so it never stops at its "
+        "first-run e-mail prompt)",
+    )
+    p.add_argument("--headless", action="store_true", help="the default; kept for older scripts")
     p.add_argument(
         "--public",
         action="store_true",
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.settings.store_path,
         args.port,
         args.address,
-        headless=args.headless,
+        headless=True,
         profile=ctx.settings.profile_id,
         public=args.public,
         env=env,
@@ -62,6 +69,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     url = f"http://{args.address}:{args.port}"
     try:
         wait_until_ready(url, READY_TIMEOUT_S, process)
+        if args.open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
         if args.public:
             ctx.console.print(f"página pública em {url}  (Ctrl+C para encerrar)")
         else:

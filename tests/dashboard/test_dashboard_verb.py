@@ -1,5 +1,7 @@
 """`pontual dashboard` (what `pontual demo` ends with): starts, prints its URL, serves the app,
-and stops cleanly on Ctrl+C (SIGINT to the terminal's process group), leaving no process."""
+and stops cleanly on Ctrl+C (SIGINT to the terminal's process group), leaving no process. It
+runs as on a fresh machine with no terminal (a new HOME, stdin closed, no `--headless`):
+Streamlit must never stop at its first-run e-mail prompt."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from dashboard.server import free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_dashboard_verb_prints_its_url_and_stops_on_ctrl_c(dashboard_store: Path) -> None:
+def test_dashboard_verb_prints_its_url_and_stops_on_ctrl_c(
+    dashboard_store: Path, tmp_path: Path
+) -> None:
     port = free_port()
     process = subprocess.Popen(
         [
@@ -28,9 +32,10 @@ def test_dashboard_verb_prints_its_url_and_stops_on_ctrl_c(dashboard_store: Path
             "dashboard",
             "--port",
             str(port),
-            "--headless",
         ],
         cwd=ROOT,
+        env={**os.environ, "HOME": str(tmp_path)},  # no ~/.streamlit: a fresh machine
+        stdin=subprocess.DEVNULL,  # no terminal to answer a prompt
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
