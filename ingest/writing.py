@@ -1,8 +1,8 @@
 """Writing judged batches: accepted rows, quarantine rows and the run's row, one transaction.
 
 `write_judged` reads a `JudgedBatch` (from `ingest.rules`) and appends the good rows
-(idempotent on the table's key; or upserts them, for the fleet register), the quarantine rows and
-an `ingest_runs` row in one transaction, and returns the `IngestCounts`. `write_records`,
+(idempotent on the table's key; the fleet register keeps its history through
+`ingest.registers` instead), the quarantine rows and an `ingest_runs` row in one transaction, and returns the `IngestCounts`. `write_records`,
 `write_avl_records` and `write_fare_records` validate and write in one call (the MQTT listener's
 entry points). Cost (1 M clean pings): the key check ~0.04 s and the insert ~0.45 s, and a
 clean batch is never copied through a filter.
@@ -70,14 +70,11 @@ def write_batch(
     started_at: datetime,
     n_read: int,
     source_sha256: str | None = None,
-    upsert: bool = False,
     notes: Sequence[str] = (),
 ) -> IngestCounts:
-    """Append (or upsert by key) the accepted rows, the quarantine rows and the run's row.
+    """Append the accepted rows, the quarantine rows and the run's row.
 
-    One transaction: a crash leaves either all of the batch or none of it. Upsert replaces the
-    stored rows whose key is in the batch and whose content changed (a fleet register changes);
-    rows identical to the stored ones count as duplicates.
+    One transaction: a crash leaves either all of the batch or none of it.
     """
     decl = table(target)
     row_source = (
@@ -103,11 +100,8 @@ def write_batch(
                     ],
                     how="vertical_relaxed",
                 )
-        if upsert:
-            n_accepted, n_duplicate = _upsert(store, decl, accepted)
-        else:
-            result = store.append(target, accepted)
-            n_accepted, n_duplicate = result.n_inserted, result.n_duplicate
+        result = store.append(target, accepted)
+        n_accepted, n_duplicate = result.n_inserted, result.n_duplicate
         store.append("quarantine", quarantined)
         counts = IngestCounts(n_read, n_accepted, n_duplicate, quarantined.height, tuple(notes))
         store.append(
@@ -206,30 +200,6 @@ def _read_stored_content(
     )
 
 
-def _upsert(store: Store, decl: Table, rows: pl.DataFrame) -> tuple[int, int]:
-    if rows.height == 0:
-        return 0, 0
-    key = list(decl.primary_key)
-    content = [c for c in decl.column_names if c not in ("source", "ingested_at")]
-    rows = rows.unique(subset=key, keep="last", maintain_order=True)
-    stored = store.read(decl.name).select(content)
-    batch = decl.conform(rows)
-    unchanged = batch.select(content).join(stored, on=content, how="semi", nulls_equal=True)
-    changed = batch.join(unchanged.select(key), on=key, how="anti")
-    if changed.height:
-        view = "_upsert_keys"
-        store.con.register(view, changed.select(key).to_arrow())
-        try:
-            cond = " AND ".join(f't."{k}" = k."{k}"' for k in key)
-            store.con.execute(
-                f'DELETE FROM "{decl.name}" t WHERE EXISTS (SELECT 1 FROM {view} k WHERE {cond})'
-            ).fetchall()
-        finally:
-            store.con.unregister(view)
-        store.append(decl.name, changed)
-    return changed.height, rows.height - changed.height
-
-
 def write_judged(
     store: Store,
     batch: JudgedBatch,
@@ -237,7 +207,6 @@ def write_judged(
     source: str,
     run_kind: str,
     source_sha256: str | None = None,
-    upsert: bool = False,
 ) -> IngestCounts:
     """Write a validated batch: rows, quarantine and the run's row, in one transaction."""
     return write_batch(
@@ -250,7 +219,6 @@ def write_judged(
         started_at=batch.started_at,
         n_read=batch.n_read,
         source_sha256=source_sha256,
-        upsert=upsert,
         notes=batch.notes,
     )
 
@@ -267,7 +235,6 @@ def write_records(
     notes: Sequence[str] = (),
     prepare: pl.Expr | Sequence[pl.Expr] | None = None,
     source_sha256: str | None = None,
-    upsert: bool = False,
     columns: Sequence[Column] | None = None,
 ) -> IngestCounts:
     """Validate `raw` against table `target` and write it (`compute_judged`, `write_judged`)."""
@@ -287,7 +254,6 @@ def write_records(
         source=source,
         run_kind=run_kind,
         source_sha256=source_sha256,
-        upsert=upsert,
     )
 
 
