@@ -43,6 +43,14 @@ def to_number(value: Number, decimals: int = 1) -> str:
         return format_decimal(number, format=pattern, locale=LOCALE)
 
 
+def to_plain(value: Number) -> str:
+    """A value as written in a rule or a formula: its own digits, no grouping, no trailing
+    zeros (0.9 -> '0,9', 300.0 -> '300', 1234.5 -> '1234,5'); None or NaN -> '—'."""
+    if is_missing(value):
+        return MISSING
+    return format_decimal(value, format="0.##########", locale=LOCALE)
+
+
 def to_integer(value: Number) -> str:
     """12345 -> '12.345'."""
     return to_number(value, 0)
@@ -68,3 +76,12 @@ def to_date(value: date | datetime | None) -> str:
     if value is None:
         return MISSING
     return format_date(value, "dd/MM/yyyy", locale=LOCALE)
+
+
+YES_NO = {True: "sim", False: "não"}
+"""How a yes/no fact reads."""
+
+
+def to_yes_no(value: bool | None, missing: str = MISSING) -> str:
+    """True -> 'sim', False -> 'não', None -> `missing`."""
+    return missing if value is None else YES_NO[bool(value)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 import polars as pl
@@ -22,6 +22,7 @@ from core.periods import parse_period
 from core.pt_br import (
     LOCALE,
     MISSING,
+    YES_NO,
     Number,
     is_missing,
     to_date,
@@ -30,6 +31,16 @@ from core.pt_br import (
     to_percent,
     to_quantity,
 )
+
+Column = TypeVar("Column", pl.Expr, pl.Series)
+
+
+def format_yes_no(column: Column, missing: str | None = MISSING) -> Column:
+    """A boolean column (expression or series) as 'sim' / 'não', nulls as `missing` (kept
+    null when `missing` is None)."""
+    if missing is None:
+        return column.replace_strict(YES_NO, return_dtype=pl.String)
+    return column.replace_strict(YES_NO, default=missing, return_dtype=pl.String)
 
 
 def to_signed(value: Number, decimals: int = 1, unit: str = "") -> str:

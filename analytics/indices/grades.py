@@ -35,6 +35,7 @@ import polars as pl
 from analytics.indices.scopes import SCOPE_NAMES, SYSTEM_ID
 from core.errors import InputError, where
 from core.profile import Profile
+from core.pt_br import to_plain
 
 GRADES = ("A", "B", "C", "D", "E")
 HISTORY_COLUMNS = ("scope", "scope_id", "year", "grade")
@@ -260,11 +261,11 @@ def score_formula(profile: Profile, has_iqs: bool) -> str:
     complete survey: the dossier prints this, never another formula."""
     q = profile.quality
 
-    def n(v: float) -> str:
-        return f"{v:g}".replace(".", ",")
-
     if has_iqs:
-        return f"Nota anual = {n(q.annual_weight_icv.value)} × ICV + {n(q.annual_weight_iqs.value)} × IQS"
+        return (
+            f"Nota anual = {to_plain(q.annual_weight_icv.value)} × ICV + "
+            f"{to_plain(q.annual_weight_iqs.value)} × IQS"
+        )
     if q.annual_without_iqs.value == "icv_only":
         return (
             "Nota anual = ICV (sem pesquisa IQS completa no ano: "
@@ -289,7 +290,7 @@ def build_score_breakdown(
     has_iqs = grade.get("iqs_score") is not None
 
     def band(b: list[float], unit: str) -> str:
-        return f"{b[0]:g}{unit} = 0 pontos, {b[1]:g}{unit} = 100 pontos".replace(".", ",")
+        return f"{to_plain(b[0])}{unit} = 0 pontos, {to_plain(b[1])}{unit} = 100 pontos"
 
     def f(v: object) -> float | None:
         return float(v) if isinstance(v, int | float) else None

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from core.profile import Criterion, Profile
+from core.pt_br import to_percent
 
 STATUSES = ("met", "not_met", "not_evaluable", "not_computed")
 STATUS_LABELS = {
@@ -85,7 +86,7 @@ class Inputs:
 
 
 def _pct(x: float) -> str:
-    return f"{x * 100:.1f} %".replace(".", ",")
+    return to_percent(x)
 
 
 def _graded(inp: Inputs) -> pl.DataFrame | None:

@@ -10,7 +10,7 @@ import polars as pl
 import streamlit as st
 
 from dashboard import downloads, labels, state
-from dashboard.format import format_column, to_local, to_number, to_percent
+from dashboard.format import format_column, format_yes_no, to_local, to_number, to_percent
 from dashboard.queries import annual as q
 from dashboard.queries.snapshot import ALL
 
@@ -19,8 +19,8 @@ tz = state.timezone()
 quality = state.profile().quality
 st.title("Avaliação anual")
 st.caption(
-    f"Nota anual = {quality.annual_weight_icv.value:.1f} × ICV + "
-    f"{quality.annual_weight_iqs.value:.1f} × IQS".replace(".", ",")
+    f"Nota anual = {to_number(quality.annual_weight_icv.value)} × ICV + "
+    f"{to_number(quality.annual_weight_iqs.value)} × IQS"
     + f"; {state.profile().verdicts.termination.title} "
     f"({labels.to_source(state.profile().verdicts.termination.source)})."
 )
@@ -101,12 +101,8 @@ else:
                 pl.col("status_label").alias("Situação"),
                 pl.col("value").alias("Apurado"),
                 pl.col("threshold").alias("Limite"),
-                pl.col("is_law")
-                .replace_strict({True: "sim", False: "não"}, default="—")
-                .alias("Fixado em lei"),
-                pl.col("decides")
-                .replace_strict({True: "sim", False: "não"}, default="—")
-                .alias("Decide sozinho"),
+                format_yes_no(pl.col("is_law")).alias("Fixado em lei"),
+                format_yes_no(pl.col("decides")).alias("Decide sozinho"),
                 pl.col("note").alias("Observação"),
             ),
             hide_index=True,

@@ -12,7 +12,14 @@ import streamlit as st
 
 from core.periods import parse_period
 from dashboard import charts, labels, state
-from dashboard.format import format_column, to_date, to_integer, to_number, to_percent
+from dashboard.format import (
+    format_column,
+    format_yes_no,
+    to_date,
+    to_integer,
+    to_number,
+    to_percent,
+)
 from dashboard.queries import crowding as q
 from dashboard.queries import filters
 from dashboard.queries.snapshot import ALL
@@ -180,9 +187,7 @@ st.dataframe(
         format_column(loads["n_alightings"], "number").alias("Desembarques"),
         format_column(loads["load_after"], "number").alias("A bordo ao sair"),
         format_column(loads["standees_per_m2"], "number").alias("Em pé/m²"),
-        pl.col("is_over_limit")
-        .replace_strict({True: "sim", False: "não"}, default="—")
-        .alias("Acima do limite"),
+        format_yes_no(pl.col("is_over_limit")).alias("Acima do limite"),
         pl.col("los").alias("Nível de serviço (TCQSM)"),
     ),
     hide_index=True,

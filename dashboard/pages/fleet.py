@@ -10,7 +10,7 @@ import streamlit as st
 from core.periods import parse_period
 from core.profile import load_fee_table
 from dashboard import charts, fleet, labels, state
-from dashboard.format import format_column, to_integer, to_number, to_percent
+from dashboard.format import format_column, format_yes_no, to_integer, to_number, to_percent
 from dashboard.queries import fleet as q
 
 f = state.filters()
@@ -95,9 +95,9 @@ else:
         pl.col("n_reserve_min_max").alias("Reserva mínima exigida (maior)"),
         format_column(reserve["reserve_ratio_lowest"], "percent").alias("Menor reserva ÷ exigidos"),
         pl.col("n_registered_max").alias("Cadastrados (máx.)"),
-        pl.col("is_reserve_ok_every_day")
-        .replace_strict({True: "sim", False: "não"}, default="não avaliado")
-        .alias("Cumpre todos os dias"),
+        format_yes_no(pl.col("is_reserve_ok_every_day"), "não avaliado").alias(
+            "Cumpre todos os dias"
+        ),
     )
     st.dataframe(shown, hide_index=True, width="stretch")
     ratio = profile.fleet.reserve_min_ratio

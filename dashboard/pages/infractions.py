@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.periods import parse_period
 from dashboard import state
-from dashboard.format import format_column, to_integer, to_number
+from dashboard.format import format_column, format_yes_no, to_integer, to_number
 from dashboard.queries import infractions as q
 
 f = state.filters()
@@ -60,7 +60,7 @@ formats = {"occurred_on": "date", "occurred_at": "clock", "urm": "number"}
 shown = shown.with_columns(format_column(shown[c], kind, tz) for c, kind in formats.items())
 shown = shown.with_columns(
     pl.col("route_id", "vehicle_id").fill_null("—"),
-    pl.col("is_repeat").replace_strict({True: "sim", False: "não"}, default="—"),
+    format_yes_no(pl.col("is_repeat")),
 )
 config = {"evidência": st.column_config.LinkColumn("Viagem", display_text="abrir viagem")}
 st.dataframe(

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.periods import parse_period
 from dashboard import charts, labels, state
-from dashboard.format import format_column, to_date, to_number, to_period
+from dashboard.format import format_column, format_yes_no, to_date, to_number, to_period
 from dashboard.queries import lines as q
 from dashboard.queries.snapshot import ALL
 
@@ -86,9 +86,7 @@ if trips.height:
             trips["outcome"].replace(q.OUTCOME_LABELS).alias("Resultado"),
             format_column(trips["departure_delay_s"], "delay").alias("Atraso na origem"),
             trips["vehicle_id"].fill_null("—").alias("Veículo"),
-            trips["is_justified"]
-            .replace_strict({True: "sim", False: "não"}, default="—", return_dtype=pl.String)
-            .alias("Justificada"),
+            format_yes_no(trips["is_justified"]).alias("Justificada"),
             trips["reason"].alias("Motivo"),
             pl.Series("Viagem", [q.to_trip_link(day, t) for t in trips["trip_id"].to_list()]),
         ]

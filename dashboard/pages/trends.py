@@ -9,7 +9,7 @@ import streamlit as st
 
 from core.periods import parse_period
 from dashboard import charts, state
-from dashboard.format import format_column, to_number
+from dashboard.format import format_column, format_yes_no, to_number
 from dashboard.queries import annual as annual_queries
 from dashboard.queries import trends as q
 
@@ -39,9 +39,7 @@ else:
                 risk["last_grade"].alias("Último conceito"),
                 format_column(risk["recent_icv"], "number").alias("ICV recente (pontos)"),
                 format_column(risk["n_e_consecutive"], "integer").alias("Anos E seguidos"),
-                risk["is_provisional"]
-                .replace_strict({True: "sim", False: "não"}, return_dtype=pl.String)
-                .alias("Provisório"),
+                format_yes_no(risk["is_provisional"], None).alias("Provisório"),
                 risk["reasons"].alias("Por quê"),
             ]
         ),

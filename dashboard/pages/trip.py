@@ -12,7 +12,15 @@ import streamlit as st
 
 from core.periods import parse_period
 from dashboard import charts, labels, maps, state
-from dashboard.format import format_column, to_date, to_delay, to_local, to_number, to_percent
+from dashboard.format import (
+    format_column,
+    format_yes_no,
+    to_date,
+    to_delay,
+    to_local,
+    to_number,
+    to_percent,
+)
 from dashboard.queries import filters
 from dashboard.queries import lines as line_queries
 from dashboard.queries import trip as q
@@ -151,9 +159,7 @@ else:
             format_column(stops["planned_at"], "clock", tz).alias("Programado"),
             format_column(stops["arrival_at"], "clock", tz).alias("Chegada"),
             format_column(stops["delay_s"], "delay").alias("Atraso"),
-            stops["is_interpolated"]
-            .replace_strict({True: "sim", False: "não"}, default="—", return_dtype=pl.String)
-            .alias("Interpolado"),
+            format_yes_no(stops["is_interpolated"]).alias("Interpolado"),
         ]
     )
     st.dataframe(shown, hide_index=True, width="stretch")

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from core.store import Store
+from core.tables.matching import RUN_OUTCOMES
 from dashboard.queries.snapshot import build_selection, select_rows
 
 OUTCOME_LABELS: dict[str, str] = {
@@ -55,7 +56,7 @@ def build_line_ranking(counts: pl.DataFrame) -> pl.DataFrame:
     fulfilment (lowest first, lines without evaluated trips last), then by line."""
     if counts.is_empty():
         return pl.DataFrame()
-    run = pl.col("n_on_time") + pl.col("n_late") + pl.col("n_early")
+    run = pl.sum_horizontal(f"n_{o}" for o in RUN_OUTCOMES)
     evaluated = pl.col("n_programmed") - pl.col("n_not_evaluated")
     return counts.select(
         "route_id",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from analytics.indices.verdicts import verdicts_text
 from core.profile import Profile
+from core.pt_br import to_plain
 
 
 def build_methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
@@ -16,9 +17,7 @@ def build_methodology_paragraphs(profile: Profile) -> tuple[str, ...]:
     icv, q = profile.icv, profile.quality
     bands = q.grade_min_points.value
 
-    def n(v: float) -> str:
-        return f"{v:g}".replace(".", ",")
-
+    n = to_plain
     return (
         f"Perfil regulatório em vigor: {profile.name} ({profile.id}, versão {profile.version}, "
         f"vigente desde {profile.effective_from:%d/%m/%Y}), {profile.law}.",

@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from core.profile import Profile
+from core.pt_br import to_yes_no
 from core.store import Store
 from dashboard.reports.model import Col, Headline, ReportData, ReportTable, Section
 from dashboard.reports.reproducibility import (
@@ -30,7 +31,7 @@ def build_summary_table(headlines: Sequence[Headline]) -> ReportTable:
             else None,
             "text": None
             if isinstance(h.value, int | float) and not isinstance(h.value, bool)
-            else ("sim" if h.value is True else "não" if h.value is False else h.value),
+            else (to_yes_no(h.value) if isinstance(h.value, bool) else h.value),
         }
         for h in headlines
     ]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from dashboard.format import format_yes_no
 from dashboard.reports.model import ReportData, ReportTable
 
 BRAZILIAN_DATE = "%d/%m/%Y"
@@ -21,9 +22,7 @@ BRAZILIAN_DATE = "%d/%m/%Y"
 
 def _labelled(table: ReportTable) -> pl.DataFrame:
     """The table's data with its pt-BR labels as headers; booleans as sim/não."""
-    data = table.data.with_columns(
-        pl.col(pl.Boolean).replace_strict({True: "sim", False: "não"}, return_dtype=pl.String)
-    )
+    data = table.data.with_columns(format_yes_no(pl.col(pl.Boolean), None))
     return data.rename({c.name: c.label for c in table.columns})
 
 

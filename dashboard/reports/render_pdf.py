@@ -28,6 +28,7 @@ from reportlab.platypus import (
     TableStyle,
 )
 
+from core.pt_br import to_yes_no
 from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent, to_period
 from dashboard.reports.model import Chart, Headline, ReportData, ReportTable
 
@@ -62,13 +63,13 @@ def format_value(value: Any, kind: str, decimals: int = 1) -> str:
     if kind == "month":
         return to_period(value.strftime("%Y-%m"))
     if kind == "bool":
-        return "sim" if value else "não"
+        return to_yes_no(bool(value))
     return str(value)
 
 
 def _headline_text(h: Headline) -> str:
     if isinstance(h.value, bool):
-        return "sim" if h.value else "não"
+        return to_yes_no(h.value)
     if isinstance(h.value, str):
         return h.value
     return format_value(h.value, h.kind, h.decimals)

@@ -19,6 +19,7 @@ import polars as pl
 
 from core import __version__
 from core.profile import Profile
+from core.pt_br import to_plain, to_yes_no
 from dashboard.reports.inputs import compute_file_sha256
 
 VOLATILE = ("computed_at", "ingested_at", "loaded_at", "source")
@@ -137,9 +138,9 @@ def build_reproducibility(
 
 def _format_value(value: Any) -> str:
     if isinstance(value, bool):
-        return "sim" if value else "não"
+        return to_yes_no(value)
     if isinstance(value, float):
-        return f"{value:g}".replace(".", ",")
+        return to_plain(value)
     if isinstance(value, list | tuple):
         return "[" + "; ".join(_format_value(v) for v in value) + "]"
     if isinstance(value, dict):

@@ -16,3 +16,10 @@ def test_numbers_read_the_brazilian_way() -> None:
     assert to_quantity(1598.0) == "1.598" and to_quantity(11317.149) == "11.317,15"
     assert to_number(float("nan")) == to_percent(None) == "—"
     assert to_date(date(2026, 12, 1)) == "01/12/2026"
+
+
+def test_rule_values_and_yes_no() -> None:
+    from core.pt_br import to_plain, to_yes_no
+
+    assert [to_plain(v) for v in (0.9, 300.0, 1234.5, 4)] == ["0,9", "300", "1234,5", "4"]
+    assert (to_yes_no(True), to_yes_no(False), to_yes_no(None)) == ("sim", "não", "—")
