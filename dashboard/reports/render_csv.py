@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -26,33 +27,32 @@ def _labelled(table: ReportTable) -> pl.DataFrame:
     return data.rename({c.name: c.label for c in table.columns})
 
 
+def _write_tables(
+    report: ReportData, folder: str | Path, write: Callable[[ReportTable, Path], None]
+) -> list[Path]:
+    """`<folder>/<table>.csv` for every table of `report`, each written by `write`; the paths
+    in order."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"{name}.csv" for name in report.tables]
+    for table, path in zip(report.tables.values(), paths, strict=True):
+        write(table, path)
+    return paths
+
+
 def to_csv(report: ReportData, folder: str | Path) -> list[Path]:
     """Write every table of `report` as `<folder>/<table>.csv` for a pt-BR spreadsheet (see the
     module docstring); returns the paths in order."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, table in report.tables.items():
-        path = folder / f"{name}.csv"
-        _labelled(table).write_csv(
-            path,
-            separator=";",
-            decimal_comma=True,
-            include_bom=True,
-            date_format=BRAZILIAN_DATE,
-        )
-        paths.append(path)
-    return paths
+    return _write_tables(
+        report,
+        folder,
+        lambda table, path: _labelled(table).write_csv(
+            path, separator=";", decimal_comma=True, include_bom=True, date_format=BRAZILIAN_DATE
+        ),
+    )
 
 
 def to_csv_raw(report: ReportData, folder: str | Path) -> list[Path]:
     """Write every table of `report` as `<folder>/<table>.csv` for machines: raw values, '.'
     decimals, ISO dates, the frames' column names; returns the paths in order."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, table in report.tables.items():
-        path = folder / f"{name}.csv"
-        table.data.write_csv(path)
-        paths.append(path)
-    return paths
+    return _write_tables(report, folder, lambda table, path: table.data.write_csv(path))
