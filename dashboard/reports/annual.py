@@ -151,8 +151,11 @@ def build_annual_dossier(
     scope: str = "operator",
     scope_id: str,
     command: str | None = None,
+    raw_digests: pl.DataFrame | None = None,
 ) -> ReportData:
-    """The annual renewal dossier of one operator (scope 'operator') or lot ('lot')."""
+    """The annual renewal dossier of one operator (scope 'operator') or lot ('lot').
+    `raw_digests`: the year's raw day digests when the caller already has them (one dossier per
+    operator of the same year hashes the year's raw pings and taps once)."""
     if scope not in ("operator", "lot"):
         raise ConfigError(f"unknown scope {scope!r}: expected operator or lot", where="--scope")
     whole = year_period(year)
@@ -573,6 +576,7 @@ def build_annual_dossier(
         },
         files={},
         raw_days=(start, end),
+        raw_digests=raw_digests,
         summary=build_summary_paragraphs(profile, grade, completeness),
         profile=profile,
         store=store,

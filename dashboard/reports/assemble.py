@@ -59,13 +59,16 @@ def finish_report(
     store: Store,
     command: str,
     raw_days: tuple[date, date] | None = None,
+    raw_digests: pl.DataFrame | None = None,
     summary: Sequence[str] = (),
 ) -> ReportData:
     """The ReportData with the 'resumo', 'entradas' and 'reproducibilidade' tables added and
     the reproducibility section last. `raw_days` (first, last service day): the raw pings and
-    taps of those days enter the input hash too (their current day digests)."""
-    digests = None
-    if raw_days is not None:
+    taps of those days enter the input hash too (their current day digests). `raw_digests`:
+    those digests already computed for the same days (`compute_period_day_digests`), so a run
+    that builds several reports of one period hashes its raw data once."""
+    digests = raw_digests
+    if digests is None and raw_days is not None:
         from cases.evidence import compute_period_day_digests
 
         digests = compute_period_day_digests(store, *raw_days, profile.general.timezone.value)

@@ -151,8 +151,18 @@ def build_reports(
             where=f"store {store.path}, table annual_grades",
             hint=f"run `pontual indices --period {args.year}` first",
         )
+    from cases.evidence import compute_period_day_digests
+    from core.periods import year_period
+
+    # every dossier of the year covers the same raw days: hash them once, not per operator
+    whole = year_period(args.year)
+    digests = compute_period_day_digests(
+        store, whole.start, whole.end, profile.general.timezone.value
+    )
     return [
-        build_annual_dossier(store, args.year, profile, scope="operator", scope_id=op)
+        build_annual_dossier(
+            store, args.year, profile, scope="operator", scope_id=op, raw_digests=digests
+        )
         for op in operators
     ]
 

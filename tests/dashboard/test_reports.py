@@ -517,3 +517,19 @@ def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
     # signatures close the body; the reproducibility annex follows them
     assert text.index("Elaborado por:") > text.index("Metodologia")
     assert "pontual " not in first  # no CLI hints in the document's opening
+
+
+def test_dossiers_of_one_year_share_the_raw_digests_with_the_same_hash(store: Store) -> None:
+    """`pontual report annual` hashes the year's raw data once for every operator's dossier:
+    passing those digests gives the very hash each dossier computes on its own."""
+    from cases.evidence import compute_period_day_digests
+    from core.periods import year_period
+
+    whole = year_period(2026)
+    digests = compute_period_day_digests(
+        store, whole.start, whole.end, PROFILE.general.timezone.value
+    )
+    for op in ("O1", "O2"):
+        alone = build_annual_dossier(store, 2026, PROFILE, scope_id=op)
+        shared = build_annual_dossier(store, 2026, PROFILE, scope_id=op, raw_digests=digests)
+        assert shared.input_hash == alone.input_hash
