@@ -17,20 +17,23 @@ from dashboard.queries.snapshot import select_rows
 DIMENSIONS = ("horizon", "trip", "line", "hour")
 """The groups of the scored predictions, in the order the page and the report show them."""
 
-ACCURACY_COLUMNS = (
-    "dimension",
-    "key",
-    "n_days",
-    "n_predictions",
-    "mae_s",
-    "p50_s",
-    "p90_s",
-    "bias_s",
-    "timetable_mae_s",
-    "timetable_p50_s",
-    "timetable_p90_s",
-    "gain_vs_timetable",
+ACCURACY_SCHEMA = pl.Schema(
+    {
+        "dimension": pl.String(),
+        "key": pl.String(),
+        "n_days": pl.Int64(),
+        "n_predictions": pl.Int64(),
+        "mae_s": pl.Float64(),
+        "p50_s": pl.Float64(),
+        "p90_s": pl.Float64(),
+        "bias_s": pl.Float64(),
+        "timetable_mae_s": pl.Float64(),
+        "timetable_p50_s": pl.Float64(),
+        "timetable_p90_s": pl.Float64(),
+        "gain_vs_timetable": pl.Float64(),
+    }
 )
+ACCURACY_COLUMNS = tuple(ACCURACY_SCHEMA)
 """Columns of `compute_accuracy_summary`."""
 
 
@@ -57,28 +60,12 @@ def compute_accuracy_summary(rows: pl.DataFrame) -> pl.DataFrame:
     dimension in `DIMENSIONS` order, then by key in its natural order (numbers as numbers).
     """
     if rows.is_empty():
-        return pl.DataFrame(
-            schema={
-                c: pl.String
-                if c in ("dimension", "key")
-                else pl.Int64
-                if c[:2] == "n_"
-                else pl.Float64
-                for c in ACCURACY_COLUMNS
-            }
-        )
+        return pl.DataFrame(schema=ACCURACY_SCHEMA)
     n = pl.col("n_predictions").cast(pl.Float64)
     weighted = [
         ((pl.col(c) * n).sum() / n.sum()).alias(c)
-        for c in (
-            "mae_s",
-            "p50_s",
-            "p90_s",
-            "bias_s",
-            "timetable_mae_s",
-            "timetable_p50_s",
-            "timetable_p90_s",
-        )
+        for c in ACCURACY_COLUMNS
+        if c.endswith("_s")  # every figure in seconds is a mean or percentile of its day
     ]
     order = {d: i for i, d in enumerate(DIMENSIONS)}
     return (
