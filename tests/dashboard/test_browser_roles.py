@@ -161,10 +161,17 @@ def test_the_board_downloads_a_dossier_and_it_is_audited(
     state = _login(browser, url, "carla")
     assert state["title"] == "Avaliação anual", state
     assert not state["exceptions"], state
-    clicked = browser.evaluate(
-        "(() => { const b = document.querySelector('[data-testid=stDownloadButton] button');"
-        " if (b) { b.click(); return true; } return false; })()"
-    )
+    # the download buttons come last on a long page: wait for them, as a user would
+    clicked, deadline = False, time.monotonic() + TIMEOUT_S
+    while not clicked and time.monotonic() < deadline:
+        clicked = bool(
+            browser.evaluate(
+                "(() => { const b = document.querySelector('[data-testid=stDownloadButton] "
+                "button'); if (b) { b.click(); return true; } return false; })()"
+            )
+        )
+        if not clicked:
+            time.sleep(0.5)
     assert clicked, "no download button on the annual page"
     deadline = time.monotonic() + TIMEOUT_S
     downloads: list[tuple[str, str, str | None]] = []
