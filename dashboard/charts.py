@@ -6,6 +6,7 @@ planners read the timetable in local clock time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeVar
 
 import altair as alt
@@ -83,7 +84,7 @@ OUTCOME_COLOURS = {
 def build_marey(
     points: pl.DataFrame,
     timezone: str,
-    outcome_labels: dict[str, str] | None = None,
+    outcome_labels: Mapping[str, str] | None = None,
     markers: pl.DataFrame | None = None,
 ) -> alt.LayerChart:
     """Time–distance (Marey) diagram of one direction: x = local time, y = km along the line.
