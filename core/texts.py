@@ -21,10 +21,11 @@ tests/core/test_texts.py checks every marked text has its pt-BR text with the sa
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 LANG_ENV = "PONTUAL_LANG"
 """The environment variable choosing the language: "en" for English, else pt-BR."""
@@ -106,17 +107,20 @@ def N_(msgid: str) -> str:
     return msgid
 
 
-class Labels(Mapping[str, str]):
+K = TypeVar("K", bound=Hashable)
+
+
+class Labels(Mapping[K, str]):
     """A dict of codes to marked texts (`N_`) that gives each text in the chosen language when
     read: ``FARE_CLASS_LABELS["student"]`` is "Estudante" (pt-BR) or "Student" (English)."""
 
-    def __init__(self, texts: Mapping[str, str]) -> None:
+    def __init__(self, texts: Mapping[K, str]) -> None:
         self._texts = dict(texts)
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: K) -> str:
         return gettext(self._texts[key])
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Iterator[K]:
         return iter(self._texts)
 
     def __len__(self) -> int:
