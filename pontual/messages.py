@@ -652,6 +652,55 @@ CATALOGUE: dict[str, str] = {
     "{what}; the {n} records read before it were taken back": (
         "{what}; os {n} registros lidos antes foram desfeitos"
     ),
+    # -- raw days archived to the lake, pruned past the retention, verified (docs/retention.md)
+    "no lake given": "nenhum lago informado",
+    "give --lake PATH (the lake folder)": "dê --lake CAMINHO (a pasta do lago)",
+    "nothing to archive before {date}": "nada a arquivar antes de {date}",
+    "{days} day(s) archived to {lake}: {rows} raw rows left the store": (
+        "{days} dia(s) arquivado(s) em {lake}: {rows} linhas brutas saíram do banco"
+    ),
+    "the lake copy of {days} does not give the digest recorded at ingestion: those days "
+    "stay in the store": (
+        "a cópia no lago de {days} não dá o digest registrado na carga: esses dias ficam no banco"
+    ),
+    "run `pontual verify` to see which raw data changed": (
+        "rode `pontual verify` para ver quais dados brutos mudaram"
+    ),
+    "{day}: may be deleted": "{day}: pode ser apagado",
+    "{day}: kept: legal hold of case(s) {cases}": "{day}: mantido: guarda legal do(s) caso(s) {cases}",
+    "{day}: kept: retention of {years} years (until {until})": (
+        "{day}: mantido: retenção de {years} anos (até {until})"
+    ),
+    "dry run: nothing deleted (--apply deletes the {n} day(s))": (
+        "simulação: nada foi apagado (--apply apaga o(s) {n} dia(s))"
+    ),
+    "{n} day(s) of raw data deleted from {lake}": "{n} dia(s) de dados brutos apagado(s) de {lake}",
+    "verifying the lake {lake} alone": "conferindo só o lago {lake}",
+    "digests recorded for {n} new table-day(s)": "digests registrados para {n} dia(s)-tabela novos",
+    "{day} ({table}: archived, its lake partition is missing)": (
+        "{day} ({table}: arquivado, sua partição no lago não existe)"
+    ),
+    "{day} ({table}: archived, yet the store has rows of it again)": (
+        "{day} ({table}: arquivado, mas o banco voltou a ter linhas dele)"
+    ),
+    "{day} ({table}: {n} rows recorded, {n_now} now)": (
+        "{day} ({table}: {n} linhas registradas, {n_now} agora)"
+    ),
+    ", legal hold of case(s) {cases}": ", guarda legal do(s) caso(s) {cases}",
+    "{ok} of {n} table-day(s) check out": "{ok} de {n} dia(s)-tabela conferem",
+    "{n} table-day(s) deleted past the retention (digest kept)": (
+        "{n} dia(s)-tabela apagado(s) após a retenção (digest mantido)"
+    ),
+    "raw data changed on {days}": "dados brutos alterados em {days}",
+    "raw data missing from the store and the lake on {days}": (
+        "dados brutos ausentes do banco e do lago em {days}"
+    ),
+    "{day} (legal hold of case(s) {cases})": "{day} (guarda legal do(s) caso(s) {cases})",
+    "evidence package changed in cases {cases}": "pacote de evidências alterado nos casos {cases}",
+    "restore the day from the backup; the recorded digest is the reference (art. 77)": (
+        "restaure o dia a partir do backup; o digest registrado é a referência (art. 77)"
+    ),
+    "no changes": "nenhuma alteração",
 }
 """English message id -> pt-BR text (the same ``{fields}``)."""
 
