@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import sqlalchemy as sa
 
@@ -140,6 +141,8 @@ MISSING_IN_LAKE = "missing_in_lake"
 """verify: an archived day whose lake partition is gone"""
 BACK_IN_STORE = "back_in_store"
 """verify: an archived day that has rows in the store again (ingested after archival)"""
+UNREADABLE = "unreadable"
+"""verify: an archived day whose lake files cannot be read (damaged Parquet)"""
 
 VERIFY_SCHEMA = {
     "service_date": pl.Date,
@@ -154,7 +157,7 @@ VERIFY_SCHEMA = {
 }
 """What `verify_day_digests` returns: a row per recorded day digest. location: where the day
 was checked (store, lake, or pruned: deleted from the lake past the retention, not checked);
-problem: null, CHANGED, MISSING_IN_LAKE or BACK_IN_STORE."""
+problem: null, CHANGED, MISSING_IN_LAKE, UNREADABLE or BACK_IN_STORE."""
 
 
 def _digest_columns(row: dict[str, Any]) -> list[str]:
@@ -205,9 +208,13 @@ def verify_day_digests(
             continue
         if lake_only or r["lake_path"] is not None:
             root = lake if lake is not None else r["lake_path"]
-            got = compute_lake_day_digest(root, name, day, tz, cols)
+            try:
+                got = compute_lake_day_digest(root, name, day, tz, cols)
+            except duckdb.Error:  # a damaged file is a changed day, named as such
+                got, problem = None, UNREADABLE
+            else:
+                problem = MISSING_IN_LAKE if got is None else None
             n_now, digest = got if got is not None else (0, None)
-            problem = MISSING_IN_LAKE if got is None else None
             if problem is None and digest != r["sha256"]:
                 problem = CHANGED
             if problem is None and not lake_only and _count_day_rows(store, name, day, tz):

@@ -680,6 +680,9 @@ CATALOGUE: dict[str, str] = {
     "{day} ({table}: archived, its lake partition is missing)": (
         "{day} ({table}: arquivado, sua partição no lago não existe)"
     ),
+    "{day} ({table}: archived, its lake files cannot be read)": (
+        "{day} ({table}: arquivado, seus arquivos no lago não podem ser lidos)"
+    ),
     "{day} ({table}: archived, yet the store has rows of it again)": (
         "{day} ({table}: arquivado, mas o banco voltou a ter linhas dele)"
     ),

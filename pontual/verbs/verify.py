@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from contextlib import AbstractContextManager
+    from datetime import date
+    from pathlib import Path
 
     import polars as pl
     import sqlalchemy as sa
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from cases.evidence import (
         BACK_IN_STORE,
         MISSING_IN_LAKE,
+        UNREADABLE,
         evidence_matches,
         record_day_digests,
         verify_day_digests,
@@ -59,15 +62,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if lake_only and lake is not None
         else Store.open(ctx.settings.store_path, read_only=args.no_record)
     )
-    with CaseDB.open(ctx.settings.cases_db_url) as db:
-        held = read_held_cases(db)
-        bad_cases: list[int] = []
-        with db.read() as conn:
-            for case_id, package, digest in conn.execute(
-                sa.select(CASE_EVIDENCE.c.case_id, CASE_EVIDENCE.c.package, CASE_EVIDENCE.c.sha256)
-            ):
-                if not evidence_matches(package, digest):
-                    bad_cases.append(int(case_id))
+    url = ctx.settings.cases_db_url
+    held: dict[date, list[int]] = {}
+    bad_cases: list[int] = []
+    # a lake verified alone, without the store, has no case database beside it unless one is set
+    is_absent = url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists()
+    if not (lake_only and is_absent):
+        with CaseDB.open(url) as db:
+            held = read_held_cases(db)
+            with db.read() as conn:
+                for case_id, package, digest in conn.execute(
+                    sa.select(
+                        CASE_EVIDENCE.c.case_id, CASE_EVIDENCE.c.package, CASE_EVIDENCE.c.sha256
+                    )
+                ):
+                    if not evidence_matches(package, digest):
+                        bad_cases.append(int(case_id))
     with opened as store:
         if lake_only:
             ctx.say(gettext("verifying the lake {lake} alone", lake=lake))
@@ -89,6 +99,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         fields = {"day": r["service_date"], "table": r["table_name"]}
         if r["problem"] == MISSING_IN_LAKE:
             text = gettext("{day} ({table}: archived, its lake partition is missing)", **fields)
+        elif r["problem"] == UNREADABLE:
+            text = gettext("{day} ({table}: archived, its lake files cannot be read)", **fields)
         elif r["problem"] == BACK_IN_STORE:
             text = gettext(
                 "{day} ({table}: archived, yet the store has rows of it again)", **fields
