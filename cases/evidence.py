@@ -203,6 +203,7 @@ def verify_day_digests(
         name, day, tz = r["table_name"], r["service_date"], r["time_zone"]
         n_now: int | None
         digest: str | None
+        problem: str | None
         if r["pruned_at"] is not None:  # deleted past the retention: the digest is what is left
             rows.append((day, name, r["n_rows"], 0, r["sha256"], None, True, "pruned", None))
             continue
