@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from core.errors import StoreError
+from core.errors import ConfigError, StoreError
 from core.periods import local_bounds, range_period
 from core.schema import TABLES, Table, duckdb_type, table
 from core.store import Store
@@ -235,6 +235,27 @@ def read_archived_days(store: Store, name: str) -> list[date]:
         [name],
     )
     return list(rows["service_date"].to_list())
+
+
+def check_not_archived(store: Store, start: date, end: date) -> None:
+    """Refuse (ConfigError) to compute from the store a period some of whose raw days were
+    archived to the lake: their pings and taps are no longer in the file, so matching, crowding
+    or indices on it would replace that period's results with ones computed without them."""
+    days = sorted(
+        {
+            d
+            for name in ("vehicle_locations", "fare_transactions")
+            for d in read_archived_days(store, name)
+            if start <= d <= end
+        }
+    )
+    if days:
+        raise ConfigError(
+            f"the raw data of {len(days)} day(s) of the period ({days[0]} to {days[-1]}) were "
+            "archived to the lake: computing on the store would leave them out",
+            where=f"store {store.path}, table archived_days",
+            hint="compute that period over the lake (global --lake), or leave those days out",
+        )
 
 
 def _day_dir(lake: str | Path, name: str, day: date) -> Path:

@@ -704,6 +704,14 @@ CATALOGUE: dict[str, str] = {
         "restaure o dia a partir do backup; o digest registrado é a referência (art. 77)"
     ),
     "no changes": "nenhuma alteração",
+    "the raw data of {n} day(s) of the period ({first} to {last}) were archived to the lake: "
+    "computing on the store would leave them out": (
+        "os dados brutos de {n} dia(s) do período ({first} a {last}) foram arquivados no lago: "
+        "calcular sobre o banco os deixaria de fora"
+    ),
+    "compute that period over the lake (global --lake), or leave those days out": (
+        "calcule esse período sobre o lago (--lake global), ou deixe esses dias de fora"
+    ),
 }
 """English message id -> pt-BR text (the same ``{fields}``)."""
 

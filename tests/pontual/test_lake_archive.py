@@ -139,6 +139,25 @@ def test_a_lake_alone_is_verified_without_the_store(cli: Cli) -> None:
     assert not alone.store.exists()
 
 
+def test_recomputing_an_archived_period_on_the_store_is_refused(cli: Cli) -> None:
+    """Matching, crowding and indices read the raw pings and taps: on the store they would
+    replace the archived days' results with ones computed without their data."""
+    lake = cli.store.parent / "lake"
+    cli("verify")
+    code, _, err = cli("lake", "archive", "--before", "2015-03-03", "--lake", str(lake))
+    assert code == 0, err
+    refused = "os dados brutos de 1 dia(s) do período (2015-03-02 a 2015-03-02) foram arquivados"
+    for argv in (
+        ("--quiet", "match", "--from", "2015-03-01", "--to", "2015-03-05"),
+        ("crowding", "--from", "2015-03-02"),
+        ("indices", "--period", "2015-03"),
+    ):
+        code, _, err = cli(*argv)
+        assert code == 2 and refused in err and "Traceback" not in err, (argv, err)
+    code, _, err = cli("--quiet", "match", "--from", "2015-03-03")
+    assert refused not in err
+
+
 def test_archive_needs_a_lake(cli: Cli) -> None:
     code, _, err = cli("lake", "archive", "--before", "2015-03-04")
     assert code == 2 and "nenhum lago informado" in err and "dê --lake CAMINHO" in err
