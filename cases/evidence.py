@@ -8,6 +8,9 @@
   `verify_day_digests` recomputes them and names every day whose raw data changed.
 - `retention_cutoff` / `deletable_days`: raw days may be deleted only past the retention setting
   (default 9 years, the longest legal horizon) and never while a case on legal hold needs them.
+- A day archived to the lake (`cases.archive`, `archived_days`) is digested from its lake
+  partition with the same function (`compute_lake_day_digest`): the digest depends on the rows,
+  never on where they are stored.
 
 A day's digest is SHA-256 over its rows ordered by every recorded column, each row written as
 its columns cast to text by DuckDB (UTC session), joined by U+001F, nulls as U+0000, rows
