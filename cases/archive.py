@@ -113,7 +113,9 @@ def archive_days(store: Store, lake: str | Path, profile: Profile, before: date)
         for name, n_rows, _, _, _ in checked:
             out.append((day, name, n_rows, ARCHIVED if is_all_same else DIFFERS))
     if out:
-        store.con.execute("CHECKPOINT")  # give the deleted row groups' space back to the file
+        # the deleted days' blocks become free blocks that later writes reuse (the file keeps
+        # its size: DuckDB does not truncate it; a copy of the database shrinks it)
+        store.con.execute("CHECKPOINT")
     return pl.DataFrame(out, schema=ARCHIVE_SCHEMA, orient="row")
 
 
