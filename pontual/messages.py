@@ -477,6 +477,154 @@ CATALOGUE: dict[str, str] = {
     "{n_quarantined} quarantined; {n_updates} live updates": "encerrado: {n_messages} "
     "mensagens, {n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em quarentena; "
     "{n_updates} atualizações ao vivo",
+    # -- GTFS findings (gtfs/read.py, validate.py, geography.py; shown by `print_issues`) ----
+    "looks like UTF-16 but cannot be decoded; expected UTF-8 text": (
+        "parece UTF-16 mas não pode ser decodificado; esperava-se texto UTF-8"
+    ),
+    "file is UTF-16; decoded (GTFS files should be UTF-8)": (
+        "arquivo em UTF-16; decodificado (arquivos GTFS devem ser UTF-8)"
+    ),
+    "file is not UTF-8; decoded as Latin-1 (ISO-8859-1) — check accented names": (
+        "o arquivo não é UTF-8; decodificado como Latin-1 (ISO-8859-1) — confira os nomes "
+        "acentuados"
+    ),
+    "invalid UTF-8 byte {byte} (and not Latin-1 text either); expected UTF-8 text": (
+        "byte UTF-8 inválido {byte} (e também não é texto Latin-1); esperava-se texto UTF-8"
+    ),
+    "NUL byte in the text; expected plain text": "byte NUL no texto; esperava-se texto simples",
+    "stray carriage return (bad line ending); read as a line break": (
+        "retorno de carro avulso (fim de linha inválido); lido como quebra de linha"
+    ),
+    "mixed line endings (CRLF and LF)": "fins de linha misturados (CRLF e LF)",
+    "no header line; expected comma-separated column names": (
+        "sem linha de cabeçalho; esperavam-se nomes de colunas separados por vírgula"
+    ),
+    "column named twice in the header": "coluna nomeada duas vezes no cabeçalho",
+    "header has an empty column name; that column is ignored": (
+        "o cabeçalho tem um nome de coluna vazio; essa coluna é ignorada"
+    ),
+    "cannot be read as CSV: {error}": "não pode ser lido como CSV: {error}",
+    "{n} cells where the header has {n_header}; extra cells ignored": (
+        "{n} células onde o cabeçalho tem {n_header}; as células a mais são ignoradas"
+    ),
+    "{n} row(s) have fewer cells than the header's {n_header} (first here); missing cells read "
+    "as empty": "{n} linha(s) com menos células que as {n_header} do cabeçalho (a primeira "
+    "aqui); células ausentes lidas como vazias",
+    "{n} blank line(s) skipped": "{n} linha(s) em branco ignorada(s)",
+    "and {n} more rows with the same problem": "e mais {n} linhas com o mesmo problema",
+    "required column missing from the header": "coluna obrigatória ausente do cabeçalho",
+    "required value missing": "valor obrigatório ausente",
+    "'{value}' is not {expected}": "'{value}' não é {expected}",
+    "an integer": "um número inteiro",
+    "a decimal number": "um número decimal",
+    "a time H:MM:SS (hours may pass 24)": "um horário H:MM:SS (as horas podem passar de 24)",
+    "a date YYYYMMDD": "uma data AAAAMMDD",
+    "'{value}' out of range; expected {bounds}": "'{value}' fora do intervalo; esperado {bounds}",
+    "between {low} and {high}": "entre {low} e {high}",
+    "at least {low}": "no mínimo {low}",
+    "a 32-bit integer": "um inteiro de 32 bits",
+    "{n} midnight wrap(s) inside trips (first here); times after midnight read as 24:xx+": (
+        "{n} virada(s) de meia-noite dentro de viagens (a primeira aqui); horários depois da "
+        "meia-noite lidos como 24:xx+"
+    ),
+    "required file missing from the feed": "arquivo obrigatório ausente do feed",
+    "file is empty; expected a header line and rows": (
+        "arquivo vazio; esperavam-se uma linha de cabeçalho e linhas de dados"
+    ),
+    "file has a header but no rows": "o arquivo tem cabeçalho mas nenhuma linha",
+    "neither calendar.txt nor calendar_dates.txt in the feed; one is required": (
+        "nem calendar.txt nem calendar_dates.txt no feed; um dos dois é obrigatório"
+    ),
+    "duplicate {label} '{value}'; each must be unique": (
+        "{label} '{value}' duplicado; cada um deve ser único"
+    ),
+    "'{value}' is not defined in {what}": "'{value}' não está definido em {what}",
+    "calendar.txt or calendar_dates.txt": "calendar.txt ou calendar_dates.txt",
+    "'{value}' is not an IANA time zone (e.g. America/Sao_Paulo)": (
+        "'{value}' não é um fuso horário IANA (ex.: America/Sao_Paulo)"
+    ),
+    "agencies with different time zones; all must share one": (
+        "agências com fusos horários diferentes; todas devem ter o mesmo"
+    ),
+    "agency_id missing; required when the feed has several agencies": (
+        "agency_id ausente; obrigatório quando o feed tem várias agências"
+    ),
+    "column required when the feed has several agencies": (
+        "coluna obrigatória quando o feed tem várias agências"
+    ),
+    "shape_id given but shapes.txt is missing; shapes are built from the stop sequences": (
+        "shape_id informado mas falta shapes.txt; os traçados são construídos pelas sequências "
+        "de paradas"
+    ),
+    "no shapes.txt; each trip's shape is built from its stop sequence (planned km are then "
+    "straight lines between stops)": "sem shapes.txt; o traçado de cada viagem é construído "
+    "pela sua sequência de paradas (a km programada é então a soma de retas entre paradas)",
+    "{n} trip(s) without shape_id (first here); their shape is built from the stop sequence": (
+        "{n} viagem(ns) sem shape_id (a primeira aqui); o traçado é construído pela sequência "
+        "de paradas"
+    ),
+    "departure_time missing where arrival_time is given; expected both or neither": (
+        "departure_time ausente onde arrival_time foi informado; esperavam-se os dois ou nenhum"
+    ),
+    "arrival_time missing where departure_time is given; expected both or neither": (
+        "arrival_time ausente onde departure_time foi informado; esperavam-se os dois ou nenhum"
+    ),
+    "first and last stop of a trip must have times; this one has none": (
+        "a primeira e a última parada de uma viagem devem ter horários; esta não tem"
+    ),
+    "trip '{value}' has fewer than two stop times; expected at least two timed stops": (
+        "a viagem '{value}' tem menos de dois horários de parada; esperavam-se ao menos duas "
+        "paradas com horário"
+    ),
+    "departure_time before arrival_time": "departure_time anterior a arrival_time",
+    "time earlier than at the previous stop of the trip; expected times that never decrease "
+    "along stop_sequence": "horário anterior ao da parada precedente da viagem; os horários não "
+    "podem diminuir ao longo de stop_sequence",
+    "{n} trip(s) without stop times (first here); they are not scheduled": (
+        "{n} viagem(ns) sem horários de parada (a primeira aqui); não são programadas"
+    ),
+    "stop used by stop_times has no coordinates": "parada usada em stop_times sem coordenadas",
+    "coordinates out of range (latitude -90..90, longitude -180..180, not 0,0)": (
+        "coordenadas fora do intervalo (latitude -90..90, longitude -180..180, não 0,0)"
+    ),
+    "unused stop with coordinates out of range": (
+        "parada não usada com coordenadas fora do intervalo"
+    ),
+    "stop '{value}' is not used by any trip": "a parada '{value}' não é usada por nenhuma viagem",
+    "stops {ids} are at the same place (duplicate stop?)": (
+        "as paradas {ids} estão no mesmo lugar (parada duplicada?)"
+    ),
+    "end_date before start_date": "end_date anterior a start_date",
+    "end_time not after start_time": "end_time não é posterior a start_time",
+    "shape '{value}' has fewer than two points; it is rebuilt from the stops": (
+        "o traçado '{value}' tem menos de dois pontos; é reconstruído pelas paradas"
+    ),
+    "stop '{value}' is {place}: coordinates a device or export wrote by mistake": (
+        "a parada '{value}' está {place}: coordenadas que um aparelho ou uma exportação gravou "
+        "por engano"
+    ),
+    "a point of shape '{value}' is {place}: coordinates written by mistake": (
+        "um ponto do traçado '{value}' está {place}: coordenadas gravadas por engano"
+    ),
+    "near (0,0)": "perto de (0,0)",
+    "near a pole": "perto de um polo",
+    "stop '{value}' lies far from the network, and inside it once stop_lat and stop_lon are "
+    "swapped: latitude and longitude look swapped": "a parada '{value}' fica longe da rede, e "
+    "dentro dela quando stop_lat e stop_lon são trocados: latitude e longitude parecem trocadas",
+    "stop '{stop}' is {dist_km} km from the nearest other stop of the feed (more than {max_km} "
+    "km), too far to reach in its trips' times: misplaced?": "a parada '{stop}' está a "
+    "{dist_km} km da parada mais próxima do feed (mais de {max_km} km), longe demais para ser "
+    "alcançada nos horários das suas viagens: mal posicionada?",
+    "the used stops span {width_km} km × {height_km} km (more than {max_km} km): not one city's "
+    "network; the network's extent (AVL position check) leaves out {n} stop(s) far from the "
+    "rest": "as paradas usadas cobrem {width_km} km × {height_km} km (mais de {max_km} km): não "
+    "é a rede de uma cidade; a área da rede (conferência das posições AVL) deixa de fora {n} "
+    "parada(s) longe das demais",
+    "stop '{stop}' is {dist_m} m from shape '{shape}' of trip '{trip}' (more than {max_m} m): "
+    "the stop or the shape is misplaced": "a parada '{stop}' está a {dist_m} m do traçado "
+    "'{shape}' da viagem '{trip}' (mais de {max_m} m): a parada ou o traçado está mal "
+    "posicionado",
+    "no service date in the feed": "nenhum dia de serviço no feed",
     "GTFS issues": "problemas no GTFS",
     "severity": "gravidade",
     "file": "arquivo",
@@ -701,15 +849,19 @@ def translate_where(text: str) -> str:
 
 @cache
 def _patterns() -> list[tuple[re.Pattern[str], str]]:
-    out = []
+    """The templates as patterns, the most specific first: more literal text, then fewer
+    fields ("'{value}' is not defined in {what}" before "'{value}' is not {expected}")."""
+    ranked = []
     for msgid in CATALOGUE:
         parts = re.split(r"(\{[a-z_]+\})", msgid)
-        regex = "".join(
-            f"(?P<{p[1:-1]}>.+?)" if p.startswith("{") and p.endswith("}") else re.escape(p)
-            for p in parts
-        )
-        out.append((re.compile(f"^{regex}$", re.DOTALL), msgid))
-    return out
+        fields = [p for p in parts if p.startswith("{") and p.endswith("}")]
+        if not fields:
+            continue  # matched exactly by `translate`
+        regex = "".join(f"(?P<{p[1:-1]}>.+?)" if p in fields else re.escape(p) for p in parts)
+        literal = sum(len(p) for p in parts if p not in fields)
+        ranked.append((-literal, len(fields), re.compile(f"^{regex}$", re.DOTALL), msgid))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [(pattern, msgid) for _, _, pattern, msgid in ranked]
 
 
 def translate(text: str) -> str:
@@ -722,6 +874,33 @@ def translate(text: str) -> str:
     for pattern, msgid in _patterns():
         found = pattern.match(text)
         if found:
-            fields = {k: translate(v) for k, v in found.groupdict().items()}
+            fields = {k: _translate_field(k, v) for k, v in found.groupdict().items()}
             return CATALOGUE[msgid].format(**fields)
     return text
+
+
+# A field named for a quantity by its unit (`{dist_m}`, `{max_km}`, `{size_mib}`) holding a
+# number is written with pt-BR digits; `{issues}` holds GTFS findings ("where: message; ...").
+_QUANTITY_FIELD = re.compile(r"(^|_)(km|m|s|mib)$")
+_NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
+_ISSUE = re.compile(r"^(?P<where>[^:;]+?): (?P<message>.+)$", re.DOTALL)
+
+
+def _translate_field(name: str, value: str) -> str:
+    if name == "issues":
+        return "; ".join(translate_issue(part) for part in value.split("; "))
+    number = _NUMBER.fullmatch(value)
+    if number and _QUANTITY_FIELD.search(name):
+        from core.pt_br import to_number
+
+        return to_number(float(value), decimals=len(number[1] or ""))
+    return translate(value)
+
+
+def translate_issue(text: str) -> str:
+    """A finding written "file, line N, column C: message" (`gtfs.errors.GtfsIssue`) in the
+    chosen language: its location's words and its message."""
+    found = _ISSUE.match(text)
+    if found is None or language() == "en":
+        return translate(text)
+    return f"{translate_where(found['where'])}: {translate(found['message'])}"
