@@ -271,3 +271,20 @@ def test_catalogue_has_each_id_once() -> None:
     ids = Counter(ast.literal_eval(k) for k in catalogue.keys if k is not None)
     assert [k for k, n in ids.items() if n > 1] == []
     assert len(ids) == len(CATALOGUE) > 250
+
+
+def test_translate_prefers_the_most_specific_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "'{value}' is not {expected}" would also match a reference finding; the template with
+    more literal text wins, whatever the catalogue's order."""
+    from pontual.messages import translate
+
+    monkeypatch.delenv("PONTUAL_LANG", raising=False)
+    assert translate("'R9' is not defined in routes.txt") == (
+        "'R9' não está definido em routes.txt"
+    )
+    assert translate("'8h10' is not a time H:MM:SS (hours may pass 24)") == (
+        "'8h10' não é um horário H:MM:SS (as horas podem passar de 24)"
+    )
+    assert translate("'Mars/Base' is not an IANA time zone (e.g. America/Sao_Paulo)") == (
+        "'Mars/Base' não é um fuso horário IANA (ex.: America/Sao_Paulo)"
+    )
