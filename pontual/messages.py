@@ -224,6 +224,18 @@ CATALOGUE: dict[str, str] = {
     "record that this report reached SEGIMU on that day (its due day is tracked: BG art. "
     "62-VII, Anexo I XLII)": "registrar que este relatório chegou à SEGIMU nesse dia (seu prazo "
     "é acompanhado: BG art. 62-VII, Anexo I XLII)",
+    # -- the MQTT consumer's lines (ingest/mqtt.py; `listen`, `serve`) -----------------------
+    "connected to {address} (session resumed)": "conectado a {address} (sessão retomada)",
+    "connected to {address} (session new)": "conectado a {address} (sessão nova)",
+    "subscription refused ({codes})": "assinatura recusada ({codes})",
+    "disconnected from the broker ({reason}); will reconnect": (
+        "desconectado do broker ({reason}); vai reconectar"
+    ),
+    "batch {n}: {n_messages} messages, {n_accepted} accepted, {n_duplicate} duplicate, "
+    "{n_quarantined} quarantined ({commit_ms} ms)": "lote {n}: {n_messages} mensagens, "
+    "{n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em quarentena "
+    "({commit_ms} ms)",
+    "broker unreachable ({error}); retrying": "broker inalcançável ({error}); tentando de novo",
     # -- errors raised by the verbs ------------------------------------------------------------
     "period ends ({end}) before it starts ({start})": (
         "o período termina ({end}) antes de começar ({start})"
