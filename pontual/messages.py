@@ -236,6 +236,104 @@ CATALOGUE: dict[str, str] = {
     "{n_accepted} aceitas, {n_duplicate} duplicadas, {n_quarantined} em quarentena "
     "({commit_ms} ms)",
     "broker unreachable ({error}); retrying": "broker inalcançável ({error}); tentando de novo",
+    # -- quarantine reasons (stored in English; shown translated by `ingest`, `quarantine`) ----
+    "missing {column}": "falta {column}",
+    "cannot read {column} as {kind}": "não foi possível ler {column} como {kind}",
+    "a time (ISO 8601 with offset, local ISO 8601, or epoch seconds)": (
+        "um horário (ISO 8601 com fuso, ISO 8601 local, ou segundos desde 1970)"
+    ),
+    "a date (YYYY-MM-DD)": "uma data (AAAA-MM-DD)",
+    "yes/no": "sim/não",
+    "a number": "um número",
+    "a whole number": "um número inteiro",
+    "vehicle_id not in the fleet register (load it, or pass --accept-unknown-vehicles)": (
+        "vehicle_id fora do cadastro da frota (carregue-o, ou passe --accept-unknown-vehicles)"
+    ),
+    "vehicle of another operator (the fleet register names {registered})": (
+        "veículo de outra operadora (o cadastro da frota indica {registered})"
+    ),
+    "record could not be processed (internal error, see the log)": (
+        "o registro não pôde ser processado (erro interno, veja o log)"
+    ),
+    "{column} before {year}: a clock that was never set": (
+        "{column} anterior a {year}: um relógio que nunca foi acertado"
+    ),
+    "{column} more than {skew_s} s in the future (clock skew allowance)": (
+        "{column} mais de {skew_s} s no futuro (tolerância de relógio)"
+    ),
+    "lat outside -90..90 degrees": "lat fora de -90..90 graus",
+    "lon outside -180..180 degrees": "lon fora de -180..180 graus",
+    "position 0,0: the device had no GPS fix": "posição 0,0: o aparelho estava sem sinal de GPS",
+    "stale fix: more than {age_s} s older than its snapshot": (
+        "posição velha: mais de {age_s} s anterior ao seu instantâneo"
+    ),
+    "speed_m_s outside 0..{max_m_s} m/s": "speed_m_s fora de 0..{max_m_s} m/s",
+    "heading_deg outside 0..360": "heading_deg fora de 0..360",
+    "reported_direction_id not 0 or 1": "reported_direction_id não é 0 nem 1",
+    "position outside the network's area (bounding box of the stops plus {margin_m} m)": (
+        "posição fora da área da rede (retângulo das paradas mais {margin_m} m)"
+    ),
+    "{column} unknown, expected one of {allowed} ({what})": (
+        "{column} desconhecido, esperado um de {allowed} ({what})"
+    ),
+    "fare_class unknown, expected one of {allowed}": (
+        "fare_class desconhecida, esperada uma de {allowed}"
+    ),
+    "amount outside 0..{max_amount}": "amount fora de 0..{max_amount}",
+    "manufacture_year outside 1950..{year}": "manufacture_year fora de 1950..{year}",
+    "n_seats negative": "n_seats negativo",
+    "standing_area_m2 negative": "standing_area_m2 negativo",
+    "ends_at before starts_at": "ends_at anterior a starts_at",
+    "period not YYYY, YYYY-S1/S2 or YYYY-MM (month 01..12)": (
+        "period não é AAAA, AAAA-S1/S2 nem AAAA-MM (mês 01..12)"
+    ),
+    "period year outside {year}..next year": "ano de period fora de {year}..o próximo ano",
+    "score outside {low}..{high} (profile quality.iqs_score_scale)": (
+        "score fora de {low}..{high} (perfil quality.iqs_score_scale)"
+    ),
+    "n_respondents negative": "n_respondents negativo",
+    "n_boardings negative": "n_boardings negativo",
+    "n_alightings negative": "n_alightings negativo",
+    "valid_from before the version in force since {since}: the register's history is only "
+    "extended forward (correct the newer version instead)": "valid_from anterior à versão em "
+    "vigor desde {since}: o histórico do cadastro só avança (corrija a versão mais nova)",
+    "key already stored with different content (conflict): {key}": (
+        "chave já gravada com outro conteúdo (conflito): {key}"
+    ),
+    "not valid JSON: expected one JSON object a line": (
+        "JSON inválido: esperava-se um objeto JSON por linha"
+    ),
+    "not a JSON object: expected one object a line": (
+        "não é um objeto JSON: esperava-se um objeto por linha"
+    ),
+    "topic is not {root}/avl/{operator}/{vehicle} or {root}/fares/{operator}/{vehicle}": (
+        "o tópico não é {root}/avl/{operator}/{vehicle} nem {root}/fares/{operator}/{vehicle}"
+    ),
+    "payload is empty (expected a JSON object)": "mensagem vazia (esperava-se um objeto JSON)",
+    "payload larger than {limit} bytes (max_message_bytes)": (
+        "mensagem maior que {limit} bytes (max_message_bytes)"
+    ),
+    "payload is not UTF-8 text (expected a JSON object)": (
+        "a mensagem não é texto UTF-8 (esperava-se um objeto JSON)"
+    ),
+    "payload is not a JSON object with text/number fields": (
+        "a mensagem não é um objeto JSON com campos de texto/número"
+    ),
+    "payload is not a JSON object (expected {...} with the documented fields)": (
+        "a mensagem não é um objeto JSON (esperava-se {...} com os campos documentados)"
+    ),
+    "field longer than {limit} bytes (max_field_bytes)": (
+        "campo maior que {limit} bytes (max_field_bytes)"
+    ),
+    "payload vehicle_id differs from the topic's vehicle": (
+        "vehicle_id da mensagem difere do veículo do tópico"
+    ),
+    "payload operator_id differs from the topic's operator": (
+        "operator_id da mensagem difere da operadora do tópico"
+    ),
+    "message could not be decoded (internal error, see the listener's log)": (
+        "a mensagem não pôde ser decodificada (erro interno, veja o log do ouvinte)"
+    ),
     # -- errors raised by the verbs ------------------------------------------------------------
     "period ends ({end}) before it starts ({start})": (
         "o período termina ({end}) antes de começar ({start})"
