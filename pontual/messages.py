@@ -1108,6 +1108,27 @@ CATALOGUE: dict[str, str] = {
         "{what}; os {n} registros lidos antes foram desfeitos"
     ),
     # -- raw days archived to the lake, pruned past the retention, verified (docs/retention.md)
+    "move the raw days (pings and taps) before a date from the store into the lake": (
+        "mover os dias brutos (pings e transações) anteriores a uma data do banco para o lago"
+    ),
+    "Each raw day before --before is written to the lake, digested there, and leaves the store "
+    "only when the lake copy gives the digest recorded at ingestion.": (
+        "Cada dia bruto anterior a --before é gravado no lago, tem o digest recalculado lá e só "
+        "sai do banco quando a cópia do lago dá o digest registrado na carga."
+    ),
+    "first day kept in the store YYYY-MM-DD": "primeiro dia que fica no banco AAAA-MM-DD",
+    "folder of the lake (default: the global --lake)": "pasta do lago (padrão: o --lake global)",
+    "delete from the lake the raw days past the retention and without legal hold (a dry run by "
+    "default)": (
+        "apagar do lago os dias brutos além da retenção e sem guarda legal (simulação por padrão)"
+    ),
+    "Lists the lake's raw days before --before that may be deleted (past the retention, held by "
+    "no case) and those kept with the reason; deletes only with --apply.": (
+        "Lista os dias brutos do lago anteriores a --before que podem ser apagados (além da "
+        "retenção, sem guarda legal de caso) e os mantidos com o motivo; só apaga com --apply."
+    ),
+    "delete only days before YYYY-MM-DD": "apagar só dias anteriores a AAAA-MM-DD",
+    "delete (without it, a dry run that only lists)": "apagar (sem ele, só simula e lista)",
     "no lake given": "nenhum lago informado",
     "give --lake PATH (the lake folder)": "dê --lake CAMINHO (a pasta do lago)",
     "nothing to archive before {date}": "nada a arquivar antes de {date}",

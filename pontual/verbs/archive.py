@@ -25,35 +25,42 @@ def register_lake_actions(actions: argparse._SubParsersAction) -> None:
     """`archive` and `prune` under `pontual lake`."""
     archive = actions.add_parser(
         "archive",
-        help="mover os dias brutos (pings e transações) anteriores a uma data do banco para o lago",
-        description="Cada dia bruto anterior a --before é gravado no lago, tem o digest "
-        "recalculado lá e só sai do banco quando a cópia do lago dá o digest registrado na "
-        "carga.",
+        help="move the raw days (pings and taps) before a date from the store into the lake",
+        description="Each raw day before --before is written to the lake, digested there, and leaves "
+        "the store only when the lake copy gives the digest recorded at ingestion.",
     )
     archive.add_argument(
         "--before",
         type=service_date,
         required=True,
-        help="primeiro dia que fica no banco AAAA-MM-DD",
+        help="first day kept in the store YYYY-MM-DD",
     )
     archive.add_argument(
-        "--lake", dest="archive_lake", help="pasta do lago (padrão: o --lake global)"
+        "--lake",
+        dest="archive_lake",
+        metavar="LAKE",
+        help="folder of the lake (default: the global --lake)",
     )
     archive.set_defaults(func=run_archive)
     prune = actions.add_parser(
         "prune",
-        help="apagar do lago os dias brutos além da retenção e sem guarda legal (simulação por padrão)",
-        description="Lista os dias brutos do lago anteriores a --before que podem ser apagados "
-        "(além da retenção, sem guarda legal de caso) e os mantidos com o motivo; só apaga "
-        "com --apply.",
+        help="delete from the lake the raw days past the retention and without legal hold (a dry run by default)",
+        description="Lists the lake's raw days before --before that may be deleted (past the "
+        "retention, held by no case) and those kept with the reason; deletes only with "
+        "--apply.",
     )
     prune.add_argument(
-        "--before", type=service_date, required=True, help="apagar só dias anteriores a AAAA-MM-DD"
+        "--before", type=service_date, required=True, help="delete only days before YYYY-MM-DD"
     )
     prune.add_argument(
-        "--lake", dest="archive_lake", help="pasta do lago (padrão: o --lake global)"
+        "--lake",
+        dest="archive_lake",
+        metavar="LAKE",
+        help="folder of the lake (default: the global --lake)",
     )
-    prune.add_argument("--apply", action="store_true", help="apagar (sem ele, só simula e lista)")
+    prune.add_argument(
+        "--apply", action="store_true", help="delete (without it, a dry run that only lists)"
+    )
     prune.set_defaults(func=run_prune)
 
 
