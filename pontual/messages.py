@@ -1117,6 +1117,13 @@ CATALOGUE: dict[str, str] = {
         "sai do banco quando a cópia do lago dá o digest registrado na carga."
     ),
     "first day kept in the store YYYY-MM-DD": "primeiro dia que fica no banco AAAA-MM-DD",
+    "--before {date} is after today ({today}): a day still receiving data cannot be archived": (
+        "--before {date} é posterior a hoje ({today}): um dia que ainda recebe dados não pode "
+        "ser arquivado"
+    ),
+    "archive closed periods only (docs/retention.md)": (
+        "arquive só períodos encerrados (docs/retention.md)"
+    ),
     "folder of the lake (default: the global --lake)": "pasta do lago (padrão: o --lake global)",
     "delete from the lake the raw days past the retention and without legal hold (a dry run by "
     "default)": (

@@ -76,16 +76,31 @@ def _lake(args: argparse.Namespace, ctx: Context) -> Path:
 
 
 def run_archive(args: argparse.Namespace, ctx: Context) -> int:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
     import polars as pl
 
     from cases.archive import ARCHIVED, archive_days
-    from core.errors import PontualError
+    from core.errors import ConfigError, PontualError
     from core.store import Store
     from pontual.messages import gettext
 
     lake = _lake(args, ctx)
+    today = datetime.now(ZoneInfo(ctx.profile.general.timezone.value)).date()
+    if args.before > today:  # today's pings are still coming in
+        raise ConfigError(
+            f"--before {args.before} is after today ({today}): a day still receiving data "
+            "cannot be archived",
+            where="option --before",
+            hint="archive closed periods only (docs/retention.md)",
+        )
+    # the store file itself, not `ctx.store()`: the lake may come from the global --lake, which
+    # makes `ctx.store()` open the lake; the readers' snapshot is published as writers do
     with Store.open(ctx.settings.store_path) as store:
         done = archive_days(store, lake, ctx.profile, args.before)
+        if done.height:
+            store.publish_snapshot()
     if done.height == 0:
         ctx.say(gettext("nothing to archive before {date}", date=args.before))
         return 0
@@ -159,5 +174,6 @@ def run_prune(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     with Store.open(ctx.settings.store_path) as store:
         gone = prune_days(store, lake, plan)
+        store.publish_snapshot()
     ctx.say(gettext("{n} day(s) of raw data deleted from {lake}", n=len(gone), lake=lake))
     return 0

@@ -158,6 +158,9 @@ def test_recomputing_an_archived_period_on_the_store_is_refused(cli: Cli) -> Non
     assert refused not in err
 
 
-def test_archive_needs_a_lake(cli: Cli) -> None:
+def test_archive_needs_a_lake_and_a_closed_period(cli: Cli) -> None:
     code, _, err = cli("lake", "archive", "--before", "2015-03-04")
     assert code == 2 and "nenhum lago informado" in err and "dê --lake CAMINHO" in err
+    code, _, err = cli("lake", "archive", "--before", "2999-01-01", "--lake", "lake")
+    assert code == 2 and "--before 2999-01-01 é posterior a hoje" in err
+    assert "arquive só períodos encerrados" in err
