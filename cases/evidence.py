@@ -345,6 +345,16 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
     """
     sug = read_suggestion(store, infraction_key)
     day = sug["occurred_on"]
+    archived = store.query("SELECT count(*) AS n FROM archived_days WHERE service_date = ?", [day])[
+        "n"
+    ][0]
+    if archived:  # the package must hold the raw pings and taps: they left the store
+        raise CaseError(
+            f"os dados brutos de {day} foram arquivados no lago: o pacote de evidências ficaria "
+            "sem os pings e as transações do fato",
+            where=f"sugestão {infraction_key}",
+            hint="lavre os casos de um período antes de arquivá-lo (docs/retention.md)",
+        )
     trip_ids = [t for t in (sug["trip_ids"] or "").split(",") if t]
     # the outcome of each scheduled trip of the fact (a suppressed trip has no run: its outcome
     # row is the evidence of its absence)

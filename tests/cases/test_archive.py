@@ -299,3 +299,17 @@ def test_digests_of_the_lake_and_the_store_are_one_function(filled: Path, tmp_pa
             n, digest, _ = compute_day_digest(store, name, day, TZ)
             assert compute_lake_day_digest(lake, name, day, TZ) == (n, digest)
     assert compute_lake_day_digest(lake, "fare_transactions", MAR3, TZ) is None
+
+
+def test_no_evidence_package_is_built_on_an_archived_day(filled: Path, tmp_path: Path) -> None:
+    """The package holds the fact's raw pings and taps; once its day left the store it would
+    be built without them, so lavratura on an archived day is refused."""
+    from cases.errors import CaseError
+    from cases.evidence import build_evidence_package
+
+    with Store.open(filled) as store:
+        text, _ = build_evidence_package(store, "B-IV|O1|2026-03-02|V12", PROFILE)
+        assert '"pings":[{' in text
+        archive_days(store, tmp_path / "lake", PROFILE, MAR3)
+        with pytest.raises(CaseError, match="2026-03-02 foram arquivados no lago"):
+            build_evidence_package(store, "B-IV|O1|2026-03-02|V12", PROFILE)
