@@ -107,7 +107,8 @@ def archive_days(store: Store, lake: str | Path, profile: Profile, before: date)
                         f'DELETE FROM "{name}" WHERE event_at >= ? AND event_at < ?', [start, end]
                     )
                     store.con.execute(
-                        "INSERT INTO archived_days VALUES (?, ?, ?, ?, ?, ?, NULL, ?)",
+                        "INSERT INTO archived_days (service_date, table_name, n_rows, sha256, "
+                        "lake_path, archived_at, pontual_version) VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [day, name, n_rows, sha256, str(root), now, __version__],
                     )
         for name, n_rows, _, _, _ in checked:
