@@ -1107,6 +1107,94 @@ CATALOGUE: dict[str, str] = {
     "{what}; the {n} records read before it were taken back": (
         "{what}; os {n} registros lidos antes foram desfeitos"
     ),
+    # -- raw days archived to the lake, pruned past the retention, verified (docs/retention.md)
+    "move the raw days (pings and taps) before a date from the store into the lake": (
+        "mover os dias brutos (pings e transações) anteriores a uma data do banco para o lago"
+    ),
+    "Each raw day before --before is written to the lake, digested there, and leaves the store "
+    "only when the lake copy gives the digest recorded at ingestion.": (
+        "Cada dia bruto anterior a --before é gravado no lago, tem o digest recalculado lá e só "
+        "sai do banco quando a cópia do lago dá o digest registrado na carga."
+    ),
+    "first day kept in the store YYYY-MM-DD": "primeiro dia que fica no banco AAAA-MM-DD",
+    "--before {date} is after today ({today}): a day still receiving data cannot be archived": (
+        "--before {date} é posterior a hoje ({today}): um dia que ainda recebe dados não pode "
+        "ser arquivado"
+    ),
+    "archive closed periods only (docs/retention.md)": (
+        "arquive só períodos encerrados (docs/retention.md)"
+    ),
+    "folder of the lake (default: the global --lake)": "pasta do lago (padrão: o --lake global)",
+    "delete from the lake the raw days past the retention and without legal hold (a dry run by "
+    "default)": (
+        "apagar do lago os dias brutos além da retenção e sem guarda legal (simulação por padrão)"
+    ),
+    "Lists the lake's raw days before --before that may be deleted (past the retention, held by "
+    "no case) and those kept with the reason; deletes only with --apply.": (
+        "Lista os dias brutos do lago anteriores a --before que podem ser apagados (além da "
+        "retenção, sem guarda legal de caso) e os mantidos com o motivo; só apaga com --apply."
+    ),
+    "delete only days before YYYY-MM-DD": "apagar só dias anteriores a AAAA-MM-DD",
+    "delete (without it, a dry run that only lists)": "apagar (sem ele, só simula e lista)",
+    "no lake given": "nenhum lago informado",
+    "give --lake PATH (the lake folder)": "dê --lake CAMINHO (a pasta do lago)",
+    "nothing to archive before {date}": "nada a arquivar antes de {date}",
+    "{days} day(s) archived to {lake}: {rows} raw rows left the store": (
+        "{days} dia(s) arquivado(s) em {lake}: {rows} linhas brutas saíram do banco"
+    ),
+    "the lake copy of {days} does not give the digest recorded at ingestion: those days "
+    "stay in the store": (
+        "a cópia no lago de {days} não dá o digest registrado na carga: esses dias ficam no banco"
+    ),
+    "run `pontual verify` to see which raw data changed": (
+        "rode `pontual verify` para ver quais dados brutos mudaram"
+    ),
+    "{day}: may be deleted": "{day}: pode ser apagado",
+    "{day}: kept: legal hold of case(s) {cases}": "{day}: mantido: guarda legal do(s) caso(s) {cases}",
+    "{day}: kept: retention of {years} years (until {until})": (
+        "{day}: mantido: retenção de {years} anos (até {until})"
+    ),
+    "dry run: nothing deleted (--apply deletes the {n} day(s))": (
+        "simulação: nada foi apagado (--apply apaga o(s) {n} dia(s))"
+    ),
+    "{n} day(s) of raw data deleted from {lake}": "{n} dia(s) de dados brutos apagado(s) de {lake}",
+    "verifying the lake {lake} alone": "conferindo só o lago {lake}",
+    "digests recorded for {n} new table-day(s)": "digests registrados para {n} dia(s)-tabela novos",
+    "{day} ({table}: archived, its lake partition is missing)": (
+        "{day} ({table}: arquivado, sua partição no lago não existe)"
+    ),
+    "{day} ({table}: archived, its lake files cannot be read)": (
+        "{day} ({table}: arquivado, seus arquivos no lago não podem ser lidos)"
+    ),
+    "{day} ({table}: archived, yet the store has rows of it again)": (
+        "{day} ({table}: arquivado, mas o banco voltou a ter linhas dele)"
+    ),
+    "{day} ({table}: {n} rows recorded, {n_now} now)": (
+        "{day} ({table}: {n} linhas registradas, {n_now} agora)"
+    ),
+    ", legal hold of case(s) {cases}": ", guarda legal do(s) caso(s) {cases}",
+    "{ok} of {n} table-day(s) check out": "{ok} de {n} dia(s)-tabela conferem",
+    "{n} table-day(s) deleted past the retention (digest kept)": (
+        "{n} dia(s)-tabela apagado(s) após a retenção (digest mantido)"
+    ),
+    "raw data changed on {days}": "dados brutos alterados em {days}",
+    "raw data missing from the store and the lake on {days}": (
+        "dados brutos ausentes do banco e do lago em {days}"
+    ),
+    "{day} (legal hold of case(s) {cases})": "{day} (guarda legal do(s) caso(s) {cases})",
+    "evidence package changed in cases {cases}": "pacote de evidências alterado nos casos {cases}",
+    "restore the day from the backup; the recorded digest is the reference (art. 77)": (
+        "restaure o dia a partir do backup; o digest registrado é a referência (art. 77)"
+    ),
+    "no changes": "nenhuma alteração",
+    "the raw data of {n} day(s) of the period ({first} to {last}) were archived to the lake: "
+    "computing on the store would leave them out": (
+        "os dados brutos de {n} dia(s) do período ({first} a {last}) foram arquivados no lago: "
+        "calcular sobre o banco os deixaria de fora"
+    ),
+    "compute that period over the lake (global --lake), or leave those days out": (
+        "calcule esse período sobre o lago (--lake global), ou deixe esses dias de fora"
+    ),
 }
 """English message id -> pt-BR text (the same ``{fields}``)."""
 

@@ -589,3 +589,27 @@ def test_no_header_breaks_mid_word() -> None:
             stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()
         )
         assert width >= longest + 12.0 - 1e-6, label
+
+
+def test_dossier_input_hash_is_the_same_after_the_raw_days_are_archived(
+    store_file: Path, tmp_path: Path
+) -> None:
+    """The annual dossier's input hash covers the raw pings and taps by their day digests:
+    once the days are archived to the lake (rows gone from the store) the recorded digests
+    stand for them, so the hash is the one computed before (issue #18, docs/adr/0099)."""
+    from cases.archive import archive_days
+    from cases.evidence import record_day_digests
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copy(store_file, path)
+    with Store.open(path) as store:
+        record_day_digests(store, PROFILE)
+        before = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+        moved = archive_days(store, tmp_path / "lake", PROFILE, date(2027, 1, 1))
+        assert set(moved["service_date"].to_list()) == {START, START + timedelta(days=1)}
+        assert store.count("vehicle_locations") == 0 and store.count("fare_transactions") == 0
+        after = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    assert after.input_hash == before.input_hash
+    entries = after.tables["entradas"].frame
+    raw = entries.filter(pl.col("input").str.starts_with("raw:"))
+    assert raw.height == 2 and (raw["n_rows"] > 0).all()
