@@ -176,7 +176,7 @@ def compute_column_widths(labels: list[str], weights: list[float], width: float)
         for label in labels
     ]
     widths = [width * w / sum(weights) for w in weights]
-    for _ in range(len(widths)):
+    for _round in range(len(widths)):
         short = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w < f]
         if not short:
             break
