@@ -115,23 +115,33 @@ def build_grade_timeline(grades: pl.DataFrame) -> str | None:
         return None
     letters = " · ".join(f"{y} {g}" for y, g in graded.select("year", "grade").iter_rows())
     watch = graded["is_cassacao_watch"][-1] if "is_cassacao_watch" in graded.columns else None
-    return f"Conceitos por ano: {letters}; alerta de cassação (art. 72-VII): {to_yes_no(watch)}."
+    return _(
+        "Grades by year: {letters}; cassação watch (art. 72-VII): {watch}.",
+        letters=letters,
+        watch=to_yes_no(watch),
+    )
 
 
 def build_cases_paragraph(by_state: pl.DataFrame | None) -> str:
     """The year's infraction cases by state, in words (or why they are not here)."""
     if by_state is None:
-        return "Casos de infração: a base de casos não foi informada na emissão; os casos não constam deste dossiê."
+        return _(
+            "Infraction cases: the case database was not given when this was made; "
+            "the cases are not in this dossier."
+        )
     held = by_state.filter(pl.col("n_cases") > 0)
     if held.height == 0:
-        return "Casos de infração com fato no ano: nenhum."
+        return _("Infraction cases with a fact in the year: none.")
     parts = ", ".join(
-        f"{state} {to_quantity(n)}" + (f" ({to_quantity(late)} com prazo vencido)" if late else "")
+        f"{state} {to_quantity(n)}"
+        + (_(" ({n} past their deadline)", n=to_quantity(late)) if late else "")
         for state, n, late in held.select("state", "n_cases", "n_overdue").iter_rows()
     )
-    return (
-        f"Casos de infração com fato no ano: {to_quantity(int(held['n_cases'].sum()))} — "
-        f"{parts}. Reincidências e sanções contam só casos julgados procedentes (BG art. 65)."
+    return _(
+        "Infraction cases with a fact in the year: {n} — {parts}. Repeats and "
+        "sanctions count only cases judged procedente (BG art. 65).",
+        n=to_quantity(int(held["n_cases"].sum())),
+        parts=parts,
     )
 
 
@@ -575,14 +585,14 @@ def build_annual_dossier(
         tables.append(
             ReportTable(
                 "casos_por_estado",
-                "Casos de infração com fato no ano, por estado",
+                _("Infraction cases with a fact in the year, by state"),
                 cases_by_state,
                 (
-                    Col("state", "Estado"),
-                    Col("n_cases", "Casos", "integer"),
-                    Col("n_overdue", "Com prazo vencido", "integer"),
+                    Col("state", _("State")),
+                    Col("n_cases", _("Cases"), "integer"),
+                    Col("n_overdue", _("Past the deadline"), "integer"),
                 ),
-                note="Situação na data de emissão; não faz parte do hash das entradas.",
+                note=_("Status on the day it was made; not part of the input hash."),
             )
         )
     limit = profile.crowding.standees_max_per_m2
@@ -744,11 +754,11 @@ def build_annual_dossier(
         raw_digests=raw_digests,
         summary=build_summary_paragraphs(profile, grade, completeness, grades, cases_by_state),
         cover=(
-            ("Documento", "Dossiê anual de avaliação para a renovação da concessão"),
-            ("Operadora" if scope == "operator" else "Lote de concessão", scope_id),
-            ("Ano avaliado", str(year)),
-            ("Perfil regulatório", f"{profile.name} ({profile.id})"),
-            ("Gerado por", f"Pontual {__version__}"),
+            (_("Document"), _("Annual evaluation dossier for the renewal of the concession")),
+            (_("Operator") if scope == "operator" else _("Concession lot"), scope_id),
+            (_("Year evaluated"), str(year)),
+            (_("Regulation profile"), f"{profile.name} ({profile.id})"),
+            (_("Made by"), f"Pontual {__version__}"),
         ),
         profile=profile,
         store=store,

@@ -219,10 +219,12 @@ def build_cover(report: ReportData) -> list[Flowable]:
         grid,
         Spacer(1, 1.2 * cm),
         Paragraph(
-            "Índices, vereditos e infrações deste documento são calculados a partir das "
-            "viagens programadas, das posições de GPS e da bilhetagem; cada número remete às "
-            "viagens e às posições que o sustentam. Infrações são sugestões para revisão de um "
-            "fiscal, nunca multas automáticas.",
+            _(
+                "This document's indices, verdicts and infractions are computed from the "
+                "scheduled trips, the GPS positions and the ticketing; each number refers "
+                "to the trips and positions that support it. Infractions are suggestions "
+                "for an inspector to review, never automatic fines."
+            ),
             BODY,
         ),
         PageBreak(),
