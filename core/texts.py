@@ -3,8 +3,9 @@ CSV), the indicators' names and the command line's messages (docs/adr/0106).
 
 Gettext's convention: a text's id is its English wording, a template with ``{named}`` fields;
 `core/locale/pt_BR/LC_MESSAGES/pontual.po` gives its pt-BR text (and its plural forms). pt-BR
-is the default; `PONTUAL_LANG=en` shows the ids. The .po file is read with Babel on the first
-text asked for (never at import: `pontual --help` loads neither Babel nor the file) and kept.
+is the default; `PONTUAL_LANG=en` shows the ids. The .po file is read on the first text asked
+for (never at import) and kept, by a reader of the standard library (`read_po`; Babel, which
+`make messages` uses to write it, would be the heaviest import of `pontual --help`).
 
 - `gettext(msgid, **fields)` (imported as ``_`` where it is used a lot): the text in the chosen
   language, its fields filled in with `str.format`.
@@ -21,9 +22,11 @@ tests/core/test_texts.py checks every marked text has its pt-BR text with the sa
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from gettext import c2py
 from pathlib import Path
 from typing import TypeVar
 
@@ -59,25 +62,73 @@ class Catalogue:
 
 @cache
 def catalogue(lang: str = DEFAULT_LANG) -> Catalogue:
-    """The catalogue of `lang`, read once (Babel's .po reader)."""
-    from gettext import c2py
+    """The catalogue of `lang`, read once from its .po file (`read_po`)."""
+    return read_po(po_path(lang))
 
-    from babel.messages.pofile import read_po
 
-    with po_path(lang).open("rb") as f:
-        po = read_po(f, locale=lang, domain=DOMAIN)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+_ESCAPE = re.compile(r"\\(.)")
+_PLURAL = re.compile(r"plural\s*=\s*([^;\n]+)")
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m[1], m[1]), text[1:-1])
+
+
+def read_po(path: Path) -> Catalogue:
+    """A .po file's translations: the entries with a msgstr (all forms of a plural one), not
+    fuzzy, not obsolete; the plural rule from the header's Plural-Forms.
+
+    A reader of the format's few statements (comments, msgctxt, msgid, msgid_plural, msgstr,
+    msgstr[N], continued strings), standard library only: the command line reads the
+    catalogue for its `--help`, where importing Babel (whose `read_po` gives the same result,
+    checked by tests/core/test_texts.py) would cost more than the whole parse."""
     singular: dict[str, str] = {}
     plural: dict[tuple[str, str], tuple[str, ...]] = {}
-    for message in po:
-        if not message.id or message.fuzzy:
-            continue
-        if isinstance(message.id, tuple):
-            forms = tuple(message.string or ())
+    plural_expr = "(n != 1)"
+    entry: dict[str, str] = {}
+    flags: set[str] = set()
+    key = ""
+
+    def flush() -> None:
+        nonlocal plural_expr
+        msgid = entry.get("msgid")
+        if msgid is None or "msgctxt" in entry:
+            return
+        if msgid == "":
+            found = _PLURAL.search(entry.get("msgstr", ""))
+            if found:
+                plural_expr = found[1].strip()
+            return
+        if "fuzzy" in flags:
+            return
+        if "msgid_plural" in entry:
+            forms = tuple(entry[k] for k in sorted(entry) if k.startswith("msgstr["))
             if forms and all(forms):
-                plural[(message.id[0], message.id[1])] = forms
-        elif isinstance(message.id, str) and isinstance(message.string, str) and message.string:
-            singular[message.id] = message.string
-    return Catalogue(singular, plural, c2py(po.plural_expr))
+                plural[(msgid, entry["msgid_plural"])] = forms
+        elif entry.get("msgstr"):
+            singular[msgid] = entry["msgstr"]
+
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line:
+            flush()
+            entry, flags, key = {}, set(), ""
+        elif line.startswith("#,"):
+            flags.update(f.strip() for f in line[2:].split(","))
+        elif line.startswith("#~"):
+            flags.add("obsolete")
+        elif line.startswith("#"):
+            continue
+        elif line.startswith('"'):
+            if key:
+                entry[key] += _unquote(line)
+        elif "obsolete" not in flags:
+            key, _, rest = line.partition(" ")
+            entry[key] = _unquote(rest)
+    flush()
+    return Catalogue(singular, plural, c2py(plural_expr))
 
 
 def gettext(msgid: str, **fields: object) -> str:

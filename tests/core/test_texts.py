@@ -142,3 +142,39 @@ def test_counted_texts_take_the_pt_br_plural_forms(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv(texts.LANG_ENV, "en")
     assert ngettext(singular, plural, 1, **other) == singular.format(n=1, **other)
     assert ngettext(singular, plural, 0, **other) == plural.format(n=0, **other)
+
+
+def test_the_runtime_reader_reads_the_po_as_babel_does(tmp_path: Path) -> None:
+    """core.texts reads the .po with the standard library (the CLI's --help reads it); Babel,
+    which writes it, must read the same translations, plural rule, escapes and skips."""
+    from babel.messages.pofile import read_po as babel_read_po
+
+    odd = tmp_path / "odd.po"
+    odd.write_text(
+        'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=2; plural=(n > 1);\\n"\n\n'
+        '#, python-brace-format\nmsgid "a \\"quoted\\" {x}"\nmsgstr "um \\"citado\\"\\t{x}"\n\n'
+        'msgid ""\n"continued "\n"line"\nmsgstr "linha "\n"continuada"\n\n'
+        '#, fuzzy\nmsgid "fuzzy"\nmsgstr "difuso"\n\nmsgid "empty"\nmsgstr ""\n\n'
+        '#~ msgid "gone"\n#~ msgstr "sumiu"\n',
+        encoding="utf-8",
+    )
+    for path in (texts.po_path(), odd):
+        ours = texts.read_po(path)
+        with path.open("rb") as f:
+            theirs = babel_read_po(f, locale="pt_BR")
+        singular = {
+            str(m.id): str(m.string)
+            for m in theirs
+            if m.id and not isinstance(m.id, tuple) and m.string and not m.fuzzy
+        }
+        plural = {
+            (m.id[0], m.id[1]): tuple(m.string)
+            for m in theirs
+            if isinstance(m.id, tuple) and isinstance(m.string, tuple | list) and all(m.string)
+        }
+        assert (ours.singular, ours.plural) == (singular, plural)
+        assert [ours.plural_index(n) for n in range(4)] == [0, 0, 1, 1]
+    assert texts.read_po(odd).singular == {
+        'a "quoted" {x}': 'um "citado"\t{x}',
+        "continued line": "linha continuada",
+    }
