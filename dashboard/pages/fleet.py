@@ -48,7 +48,16 @@ st.dataframe(
         pl.col("max_age_years").alias(_("Maximum age")),
         format_column(register["last_inspection_on"], "date").alias(_("Last inspection")),
         format_column(register["next_inspection_on"], "date").alias(_("Next inspection")),
-        pl.col("inspection_status").alias(_("Inspection status")),
+        pl.col("inspection_status")
+        .replace(
+            {
+                "vencida": _("overdue (inspection)"),
+                "vence em breve": _("due soon (inspection)"),
+                "em dia": _("up to date (inspection)"),
+                "sem vistoria": _("no inspection"),
+            }
+        )
+        .alias(_("Inspection status")),
     ),
     hide_index=True,
     width="stretch",
