@@ -12,7 +12,6 @@ APC counts, when a run has them, replace the taps and the inference.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -23,6 +22,7 @@ from analytics.crowding.boardings import (
     DEFAULT_BOARDING_OPTIONS,
     RUN_KEY,
     BoardingOptions,
+    VisitKey,
     build_stop_windows,
     match_to_windows,
 )
@@ -170,47 +170,6 @@ def compute_apc_counts(
             pl.col("n_alightings").sum().cast(pl.Float64).alias("apc_alightings"),
         )
     )
-
-
-def _visit_key(visits: pl.DataFrame) -> Callable[[str], pl.Expr]:
-    """An integer key for (run key, stop sequence) over the runs of `visits`.
-
-    Returns a function of the name of a stop sequence column that gives the expression of the
-    key of each row (`service_date`, `vehicle_id`, `run_index` and that column): the same
-    integer for the same run and sequence, null outside the ranges of `visits` (so no visit
-    has it). A mixed-radix number of the day, the vehicle's rank, the run and the sequence.
-    """
-    vehicles = visits["vehicle_id"].drop_nulls().unique().sort()
-    day = pl.col("service_date").to_physical().cast(pl.Int64)
-    parts = (
-        ("day", day),
-        ("run", pl.col("run_index").cast(pl.Int64)),
-        ("seq", pl.col("stop_sequence").cast(pl.Int64)),
-    )
-    bounds = visits.select(
-        *[e.min().alias(f"{n}_min") for n, e in parts],
-        *[e.max().alias(f"{n}_max") for n, e in parts],
-    ).row(0, named=True)
-    if bounds["day_min"] is None or vehicles.len() == 0:
-        return lambda sequence: pl.lit(None, pl.Int64)
-    n_vehicles = vehicles.len()
-    n_days, n_runs, n_seqs = (
-        bounds[f"{n}_max"] - bounds[f"{n}_min"] + 1 for n in ("day", "run", "seq")
-    )
-
-    def key(sequence: str) -> pl.Expr:
-        d = day - bounds["day_min"]
-        r = pl.col("run_index").cast(pl.Int64) - bounds["run_min"]
-        s = pl.col(sequence).cast(pl.Int64) - bounds["seq_min"]
-        vehicle = pl.col("vehicle_id").replace_strict(
-            vehicles, pl.int_range(n_vehicles, eager=True), default=None, return_dtype=pl.Int64
-        )
-        inside = (
-            d.is_between(0, n_days - 1) & r.is_between(0, n_runs - 1) & s.is_between(0, n_seqs - 1)
-        )
-        return pl.when(inside).then(((d * n_vehicles + vehicle) * n_runs + r) * n_seqs + s)
-
-    return key
 
 
 def _visit_rows(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -386,14 +345,14 @@ def compute_loads(
     # Each placed tap finds its boarding and alighting visits by bisection on the visits'
     # integer keys (sorted with the visits, unique as the table's primary key), and the
     # counts per visit are bincounts: no group-by or join over a million taps.
-    visit_key = _visit_key(visits)
-    keys = visits.select(visit_key(seq)).to_series().to_numpy()
+    visit_key = VisitKey.of(visits)
+    keys = visits.select(visit_key.expr(pl.col(seq))).to_series().to_numpy()
     placed = (
         placements.lazy()
         .filter(pl.col("placement") == "placed")
         .select(
-            visit_key(seq).fill_null(-1).alias("board_key"),
-            visit_key("alighting_stop_sequence").fill_null(-1).alias("alight_key"),
+            visit_key.expr(pl.col(seq)).fill_null(-1).alias("board_key"),
+            visit_key.expr(pl.col("alighting_stop_sequence")).fill_null(-1).alias("alight_key"),
             pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
         )
         .collect()
