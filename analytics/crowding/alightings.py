@@ -54,7 +54,7 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     `next_at` (the card's next leg that day; null for the last leg), `home_stop_id` (the
     day's first boarding stop) and `n_legs` (legs of the card that day).
     """
-    taps = (
+    chained = (
         boardings.lazy()
         .with_row_index("tap_row")
         .filter((pl.col("placement") == "placed") & pl.col("card_hash").is_not_null())
@@ -75,12 +75,14 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     # group, in time order, so the first changes of card id within a hash group reveal it
     # and the ids are then numbered exactly instead. Taps of one card in the same instant
     # (two validators, a clock's resolution) chain in transaction id order.
-    taps = _in_chain_order(taps)
+    taps = _in_chain_order(chained)
     same_key = pl.col("card_key") == pl.col("card_key").shift(1)
     if taps.select((same_key & (pl.col("card_hash") != pl.col("card_hash").shift(1))).any()).item():
-        taps = taps.with_columns(
-            pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
-        ).sort("card_key", "event_at", "transaction_id")
+        taps = _in_chain_order(
+            chained.with_columns(
+                pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
+            )
+        )
     is_new_leg = pl.any_horizontal(
         *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", *RUN_KEY)]
     )
@@ -134,18 +136,34 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
 
 
 def _in_chain_order(taps: pl.DataFrame) -> pl.DataFrame:
-    """`taps` sorted by `card_key`, `event_at` and `transaction_id`.
+    """`taps` sorted by `card_key`, `event_at` and `transaction_id` (which is then dropped).
 
-    Taps usually come in time order (`compute_boardings` returns them so) and rarely share
-    an instant on one card: then a stable sort on the card key alone gives that order, at a
-    third of the cost of the three-key sort, which is kept for the other cases.
+    Taps usually come in time order (`compute_boardings` returns them so): then a stable sort
+    on the card key alone gives the order but for the few taps of one card in one instant,
+    which are put in transaction id order among themselves. A third of the cost of the
+    three-key sort, which is kept for taps out of time order.
     """
-    if taps["event_at"].is_sorted():
-        order = taps.select(pl.arg_sort_by("card_key", maintain_order=True)).to_series()
-        key, at = taps["card_key"].gather(order), taps["event_at"].gather(order)
-        if not ((key == key.shift(1)) & (at == at.shift(1))).any():
-            return taps[order]
-    return taps.sort("card_key", "event_at", "transaction_id")
+    if not taps["event_at"].is_sorted():
+        return taps.sort("card_key", "event_at", "transaction_id").drop("transaction_id")
+    order = taps.select(pl.arg_sort_by("card_key", maintain_order=True)).to_series()
+    # (string columns are gathered once, at the end: their gathers cost more than the sort)
+    by_card = taps.select("card_key", "event_at")[order]
+    same = (pl.col("card_key") == pl.col("card_key").shift(1)) & (
+        pl.col("event_at") == pl.col("event_at").shift(1)
+    )
+    tied = by_card.select(same | same.shift(-1, fill_value=False)).to_series().fill_null(False)
+    if tied.any():
+        # tied taps form contiguous blocks in (card, instant) order: sorting them alone by
+        # the three keys and writing them back into the same places orders each block
+        at = tied.arg_true()
+        rows = order.gather(at)
+        tied_order = (
+            taps.select("card_key", "event_at", "transaction_id")[rows]
+            .select(pl.arg_sort_by("card_key", "event_at", "transaction_id"))
+            .to_series()
+        )
+        order = order.scatter(at, rows.gather(tied_order))
+    return taps.drop("transaction_id")[order]
 
 
 def _card_key(card_hash: pl.Expr) -> pl.Expr:
@@ -174,8 +192,13 @@ def match_alighting_stops(
     )
     # each run's visits are one slice [first_visit, end_visit) of the sorted visits, found by
     # bisection on their integer keys; a leg's target stop is a row of `xy`
+    if visits.height == 0:  # no run reached a stop: no leg has a candidate
+        return pl.DataFrame(schema=_FOUND_SCHEMA)
     key = VisitKey.of(visits)
-    visit_keys = visits.select(key.expr(pl.col("stop_sequence"))).to_series().to_numpy()
+    run_of_visit = visits.select(key.run_expr()).to_series().to_numpy()
+    first_of_run = np.flatnonzero(np.r_[True, run_of_visit[1:] != run_of_visit[:-1]])
+    end_of_run = np.r_[first_of_run[1:], run_of_visit.size]
+    run_keys = run_of_visit[first_of_run]
     targets = legs.select(
         "leg_id",
         key.run_expr().alias("run_key"),
@@ -188,10 +211,12 @@ def match_alighting_stops(
         "next_at",
     ).drop_nulls(["run_key", "target_row"])
     run_key = _kernel_array(targets["run_key"], pl.Int64)
+    run = np.searchsorted(run_keys, run_key).clip(max=run_keys.size - 1)
+    has_run = run_keys[run] == run_key
     target_row = _kernel_array(targets["target_row"], pl.Int64)
     best_visit, walk_m = _nearest_visits(
-        first_visit=np.searchsorted(visit_keys, run_key),
-        end_visit=np.searchsorted(visit_keys, run_key + key.n_seqs),
+        first_visit=np.where(has_run, first_of_run[run], 0),
+        end_visit=np.where(has_run, end_of_run[run], 0),
         board_sequence=_kernel_array(targets["stop_sequence"], pl.Int64),
         target_x_m=_kernel_array(xy["stop_x_m"], pl.Float64)[target_row],
         target_y_m=_kernel_array(xy["stop_y_m"], pl.Float64)[target_row],
