@@ -145,25 +145,20 @@ def _in_chain_order(taps: pl.DataFrame) -> pl.DataFrame:
     """
     if not taps["event_at"].is_sorted():
         return taps.sort("card_key", "event_at", "transaction_id").drop("transaction_id")
-    order = taps.select(pl.arg_sort_by("card_key", maintain_order=True)).to_series()
-    # (string columns are gathered once, at the end: their gathers cost more than the sort)
-    by_card = taps.select("card_key", "event_at")[order]
+    taps = taps.sort("card_key", maintain_order=True)
     same = (pl.col("card_key") == pl.col("card_key").shift(1)) & (
         pl.col("event_at") == pl.col("event_at").shift(1)
     )
-    tied = by_card.select(same | same.shift(-1, fill_value=False)).to_series().fill_null(False)
+    tied = taps.select(same | same.shift(-1, fill_value=False)).to_series().fill_null(False)
     if tied.any():
         # tied taps form contiguous blocks in (card, instant) order: sorting them alone by
-        # the three keys and writing them back into the same places orders each block
+        # the three keys and putting them back in the same places orders each block
         at = tied.arg_true()
-        rows = order.gather(at)
-        tied_order = (
-            taps.select("card_key", "event_at", "transaction_id")[rows]
-            .select(pl.arg_sort_by("card_key", "event_at", "transaction_id"))
-            .to_series()
+        in_block = (
+            taps[at].select(pl.arg_sort_by("card_key", "event_at", "transaction_id")).to_series()
         )
-        order = order.scatter(at, rows.gather(tied_order))
-    return taps.drop("transaction_id")[order]
+        taps = taps[pl.int_range(taps.height, eager=True).scatter(at, at.gather(in_block))]
+    return taps.drop("transaction_id")
 
 
 def _card_key(card_hash: pl.Expr) -> pl.Expr:
