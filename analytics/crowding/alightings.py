@@ -173,7 +173,7 @@ def match_alighting_stops(
 ) -> pl.DataFrame:
     """For each chainable leg, the stop of its run nearest to its target stop.
 
-    `legs`: `build_legs` output with `target_stop_id`. Returns `leg_id`,
+    `legs`: `build_legs` output with `target_stop_id` (null: no target). Returns `leg_id`,
     `alighting_stop_sequence`, `alighting_stop_id`, `walk_m` (metres to the target) for legs
     with at least one candidate stop (after the boarding stop, reached before the next
     boarding); of candidates equally near, the first in stop sequence.
@@ -324,13 +324,16 @@ def compute_alightings(
     unplaced and unlinked taps (pt-BR).
     """
     leg_of_tap, legs = build_legs(boardings)
+    # legs that cannot be chained (a card seen once that day) have no target
     is_chainable = pl.col("n_legs") >= 2
     found = match_alighting_stops(
-        legs.filter(is_chainable).select(
+        legs.select(
             "leg_id",
             *RUN_KEY,
             "stop_sequence",
-            pl.coalesce("next_stop_id", "home_stop_id").alias("target_stop_id"),
+            pl.when(is_chainable)
+            .then(pl.coalesce("next_stop_id", "home_stop_id"))
+            .alias("target_stop_id"),
             "next_at",
         ),
         stop_visits,
@@ -353,7 +356,7 @@ def compute_alightings(
     )
     is_linked = (pl.col("walk_m") <= options.walk_max_m).fill_null(False)
     chain = pl.when(pl.col("is_home")).then(pl.lit("chained_home")).otherwise(pl.lit("chained"))
-    leg_result = per_tap.select(
+    leg_result = (
         pl.when(is_linked).then("alighting_stop_sequence").alias("alighting_stop_sequence"),
         pl.when(is_linked).then("alighting_stop_id").alias("alighting_stop_id"),
         pl.when(is_linked).then("walk_m").alias("walk_m"),
@@ -380,8 +383,11 @@ def compute_alightings(
     unlinked_text = unlinked_code.replace_strict(
         {code: text + _SCALED for code, text in UNLINKED_REASONS.items()}, default=None
     )
+    # one plan over the taps, their leg's values beside them
     return (
-        boardings.with_columns(leg_result)
+        boardings.hstack(per_tap)
+        .lazy()
+        .with_columns(*leg_result)
         .with_columns(
             pl.col("alighting_stop_sequence").cast(pl.Int32),
             pl.when(is_placed)
@@ -394,5 +400,6 @@ def compute_alightings(
             .otherwise("reason")
             .alias("reason"),
         )
-        .drop("method", "unlinked_code")
+        .drop("n_legs", "is_home", "method", "unlinked_code")
+        .collect()
     )
