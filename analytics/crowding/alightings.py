@@ -205,6 +205,9 @@ def match_alighting_stops(
         .alias("target_row"),
         "next_at",
     ).drop_nulls(["run_key", "target_row"])
+    # legs in run order: the scan then reads each run's visits while they are in the cache
+    # (in card order, a day of a big city's visits does not fit and every leg misses)
+    targets = targets.sort("run_key")
     run_key = _kernel_array(targets["run_key"], pl.Int64)
     run = np.searchsorted(run_keys, run_key).clip(max=run_keys.size - 1)
     has_run = run_keys[run] == run_key
