@@ -79,10 +79,23 @@ class Measure:
     peak_mb: float
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> Measure:
-    """Run `cmd` through the probe process; raise when it fails."""
+def measure(cmd: list[str], root: Path | None = None) -> Measure:
+    """Run `cmd` through the probe process (in checkout `root`, importing its packages, when
+    given); raise when it fails."""
+    env = None
+    if root is not None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
+    # `python -m` puts the working folder first on the path: run a checkout's Pontual inside it
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, *cmd], capture_output=True, text=True, check=True, env=env
+        [sys.executable, "-c", PROBE, *cmd],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=root,
     )
     rc, wall, rss_kb = out.stdout.split()
     if int(rc) != 0:
@@ -111,11 +124,6 @@ def has(module: str) -> bool:
     return probe.returncode == 0
 
 
-def checkout_env(root: Path) -> dict[str, str]:
-    """The environment of a child that imports the packages of the checkout at `root`."""
-    return {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
 def bench_feed(feed: Path, repeat: int, baseline: Path | None = None) -> None:
     print(f"feed {feed}  (load average {os.getloadavg()[0]:.1f} at start)")
     rows: dict[str, Measure] = {}
@@ -123,7 +131,9 @@ def bench_feed(feed: Path, repeat: int, baseline: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # interleaved rounds: each runs every contender once, so load drifts hit all alike
         per: dict[str, list[Measure]] = {}
-        roots = {"pontual": ROOT, **({"pontual@baseline": baseline} if baseline else {})}
+        roots = {"pontual": ROOT}
+        if baseline is not None:
+            roots["pontual@baseline"] = baseline.resolve()
         contenders: dict[str, list[str]] = {}
         if has("gtfs_kit"):
             contenders["gtfs_kit"] = [sys.executable, "-c", GTFS_KIT, str(feed)]
@@ -132,7 +142,7 @@ def bench_feed(feed: Path, repeat: int, baseline: Path | None = None) -> None:
         for _ in range(repeat):
             for name, root in roots.items():
                 cmd = pontual_cmd(feed, Path(tmp))
-                per.setdefault(name, []).append(measure(cmd, checkout_env(root)))
+                per.setdefault(name, []).append(measure(cmd, root))
                 store_mb[name] = Path(cmd[cmd.index("--store") + 1]).stat().st_size / 2**20
             for name, cmd in contenders.items():
                 per.setdefault(name, []).append(measure(cmd))
