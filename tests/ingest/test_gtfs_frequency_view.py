@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 from polars.testing import assert_frame_equal
 
+from core.migrations import latest_version
 from core.store import Store
 from core.tables.reference import SCHEDULED_TRIPS
 from gtfs.calendar import compute_service_dates
@@ -146,3 +147,20 @@ def test_windows_past_midnight(tmp_path: Path, store_path: Path) -> None:
     assert late["trip_id"].sort().to_list() == ["F0@24:10:00", "F0@24:35:00"]
     # 00:10 on the 3rd in São Paulo (UTC-3)
     assert late["planned_start_at"].min() == datetime(2024, 1, 3, 3, 10, tzinfo=UTC)
+
+
+def test_a_store_with_expanded_trips_migrates_into_the_view(store_path: Path) -> None:
+    """Migration 13 on a store whose `scheduled_trips` table holds expanded instances (as loads
+    wrote them before): they move into `scheduled_timetable_trips` and read back unchanged."""
+    feed = read_feed(FIXTURES / "gtfs" / "tiny_feed")
+    day = date(2024, 1, 2)
+    before = expand_as_before(feed, day, "f-old")
+    with Store.open(store_path, target_version=12) as old:
+        old.append("scheduled_trips", before)  # still a table at version 12
+    with Store.open(store_path) as store:
+        assert store.schema_version == latest_version()
+        view = store.read("scheduled_trips", "service_date = ?", [day])
+        stored = store.read("scheduled_timetable_trips")
+        templates = store.count("scheduled_frequency_trips")
+    assert_frame_equal(view.sort(KEY), before.sort(KEY))
+    assert stored.height == before.height == 7 and templates == 0
