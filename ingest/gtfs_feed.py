@@ -252,11 +252,12 @@ def read_stored_feed(store: Store, feed_id: str) -> tuple[Feed, FeedGeometry]:
     """The stored feed version `feed_id` rebuilt as (Feed, FeedGeometry)."""
     frames = {name: store.read(name, "feed_id = ?", [feed_id]) for name in GTFS_TABLES}
     epsg = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
-    # the distances decided at load: a timetable trip's own row, a template's day rows (an
-    # instance expanded into the timetable table by an older load carries its template's)
+    # the distances decided at load, per trips.txt trip: a timetable trip's rows, a template's
+    # day rows (and the instances an older load expanded into the timetable table: each
+    # carries its template's distance)
     distances = store.query(
         "SELECT DISTINCT template_trip_id AS trip_id, planned_distance_m "
-        "FROM scheduled_timetable_trips WHERE feed_id = ? AND NOT contains(trip_id, '@') "
+        "FROM scheduled_timetable_trips WHERE feed_id = ? "
         "UNION SELECT DISTINCT template_trip_id, planned_distance_m "
         "FROM scheduled_frequency_trips WHERE feed_id = ?",
         [feed_id, feed_id],
