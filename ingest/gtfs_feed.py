@@ -308,19 +308,17 @@ def read_schedule_from_store(
     trips = store.read(
         "scheduled_trips", "service_date = ? AND feed_id = ?", [service_date, feed_id]
     ).sort("planned_start_s", "trip_id")
-    # the day's templates and shapes from the view's two tables (instances share them)
-    of_day = " UNION ".join(
-        f"SELECT DISTINCT {{col}} FROM {name} WHERE service_date = ? AND feed_id = ?"
-        for name in SCHEDULE_TABLES
-    )
+    # through the view, not its two tables: a lake exported before ADR 0102 has only the view's
     stop_times = store.read(
         "gtfs_stop_times",
-        f"feed_id = ? AND trip_id IN ({of_day.format(col='template_trip_id')})",
-        [feed_id, *[service_date, feed_id] * 2],
+        "feed_id = ? AND trip_id IN (SELECT DISTINCT template_trip_id FROM scheduled_trips "
+        "WHERE service_date = ? AND feed_id = ?)",
+        [feed_id, service_date, feed_id],
     ).sort("trip_id", "stop_sequence")
     shapes = store.read(
         "gtfs_shapes",
-        f"feed_id = ? AND shape_id IN ({of_day.format(col='shape_id')})",
-        [feed_id, *[service_date, feed_id] * 2],
+        "feed_id = ? AND shape_id IN (SELECT DISTINCT shape_id FROM scheduled_trips "
+        "WHERE service_date = ? AND feed_id = ?)",
+        [feed_id, service_date, feed_id],
     ).sort("shape_id", "shape_pt_sequence")
     return trips, stop_times, shapes
