@@ -172,12 +172,34 @@ def compute_apc_counts(
     )
 
 
-def _visit_rows(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Row of each `wanted` key in the sorted, unique `keys`; -1 where there is none."""
+_DENSE_VISITS_MAX = 1 << 25
+"""largest (runs x stop sequences) table of visit rows built for the lookup (32 M entries,
+256 MB); beyond it the taps bisect the visits' keys"""
+
+
+def _visit_rows(keys: np.ndarray, wanted: np.ndarray, n_seqs: int) -> np.ndarray:
+    """Row of each `wanted` key in the sorted, unique visit `keys` (`VisitKey` values, whose
+    `n_seqs` consecutive values belong to one run); -1 where there is none.
+
+    A bisection over a big city's million visits misses the cache at every step for each of
+    ten million taps; the run is found by bisection over the runs (a small array) and the
+    row read from a table of each run's rows by stop sequence, one access.
+    """
     if keys.size == 0:
         return np.full(wanted.size, -1, dtype=np.int64)
-    rows = np.searchsorted(keys, wanted).clip(max=keys.size - 1)
-    return np.where(keys[rows] == wanted, rows, -1)
+    run_of_key = keys // n_seqs
+    first = np.flatnonzero(np.r_[True, run_of_key[1:] != run_of_key[:-1]])
+    runs = run_of_key[first]
+    if runs.size * n_seqs > _DENSE_VISITS_MAX:
+        rows = np.searchsorted(keys, wanted).clip(max=keys.size - 1)
+        return np.where(keys[rows] == wanted, rows, -1)
+    run_of_row = np.repeat(np.arange(runs.size), np.diff(np.r_[first, keys.size]))
+    table = np.full(runs.size * n_seqs, -1, dtype=np.int64)
+    table[run_of_row * n_seqs + keys % n_seqs] = np.arange(keys.size)
+    wanted_run = wanted // n_seqs
+    run = np.searchsorted(runs, wanted_run).clip(max=runs.size - 1)
+    found = (wanted >= 0) & (runs[run] == wanted_run)
+    return np.where(found, table[run * n_seqs + wanted % n_seqs], -1)
 
 
 def _od_alightings(
@@ -357,8 +379,8 @@ def compute_loads(
         )
         .collect()
     )
-    board = _visit_rows(keys, placed["board_key"].to_numpy())
-    alight = _visit_rows(keys, placed["alight_key"].to_numpy())
+    board = _visit_rows(keys, placed["board_key"].to_numpy(), visit_key.n_seqs)
+    alight = _visit_rows(keys, placed["alight_key"].to_numpy(), visit_key.n_seqs)
     is_linked = placed["is_linked"].to_numpy()
     n = visits.height
     on_board = board >= 0
