@@ -143,6 +143,7 @@ def test_the_live_map_shows_routes_and_follows_the_filters(
 ) -> None:
     monkeypatch.setenv("PONTUAL_STORE", str(dashboard_store))
     monkeypatch.setenv("PONTUAL_LIVE_URL", feed_url)
+    monkeypatch.setenv(MAP_TILES_ENV, "http://127.0.0.1:9/{z}/{x}/{y}.png")  # never fetched
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.switch_page("pages/live.py").run()
