@@ -129,7 +129,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             parts.append(gettext("raw data changed on {days}", days="; ".join(problems)))
         if absent:
             # each day's text made apart: pybabel's extractor misses a gettext nested in another
-            held = [
+            missing = [
                 gettext(
                     "{day} (legal hold of case(s) {cases})",
                     day=day,
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             parts.append(
                 gettext(
                     "raw data missing from the store and the lake on {days}",
-                    days="; ".join(held),
+                    days="; ".join(missing),
                 )
             )
         if bad_cases:
