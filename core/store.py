@@ -2,16 +2,21 @@
 
 The pipeline process is the only writer. Readers (the dashboard, the real-time feed) never open
 the store file itself: DuckDB locks a file opened for writing against every other process. They
-open the *published snapshot* instead, a consistent copy that the writer replaces atomically
+open the *published snapshot* instead, a consistent image that the writer replaces atomically
 after each job (`Store.publish_snapshot`), so they keep working while the pipeline writes.
+
+The snapshot is published without copying the whole store (ADR 0104): a big table is held as
+one DuckDB file per (table, month) under `<store>.snapshot.parts/`, and only the months that
+changed since the last publication are written again; the snapshot file itself is a small
+catalogue (the small tables, and a view per big table over its month files).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +40,13 @@ _MAX_STORED_KEYS_PER_ROW = 4
 _MIN_KEYS_IN_MEMORY = 250_000
 # Rows per Arrow batch handed to DuckDB: its row-group size, the unit of its parallel scans.
 _INSERT_BATCH_ROWS = 122_880
+# A table of at least this many rows is published as one file per month (ADR 0104); a smaller
+# one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
+PART_MIN_ROWS = 1_000_000
+# The catalogue's table of the month files (not a store table: only snapshots have it).
+_PARTS_TABLE = "_snapshot_parts"
+# Times a reader re-reads the catalogue when a month file it names was just replaced.
+_OPEN_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -89,8 +101,52 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
 
 
 def snapshot_path(path: Path) -> Path:
-    """Where the read-only snapshot of a store file is published."""
+    """Where the read-only snapshot of a store file is published (its catalogue)."""
     return path.with_name(path.stem + ".snapshot" + path.suffix)
+
+
+def snapshot_parts_dir(path: Path) -> Path:
+    """The folder of the snapshot's month files of big tables (ADR 0104)."""
+    return path.with_name(path.stem + ".snapshot.parts")
+
+
+def _pending_path(path: Path) -> Path:
+    """The journal of (table, month) pairs written since the last publication."""
+    return path.with_name(path.stem + ".snapshot.pending")
+
+
+def _part_column(name: str, columns: Sequence[str]) -> str | None:
+    """The column whose month partitions table `name` in the snapshot: its service date, else
+    its declared key time (an observed record's instant); None: not partitionable."""
+    if "service_date" in columns:
+        return "service_date"
+    try:
+        tcol = table(name).key_time_column
+    except KeyError:
+        return None
+    return tcol if tcol in columns else None
+
+
+def _month_sql(column: str) -> str:
+    """SQL of the month ('YYYY-MM', 'none' for a null) of `column` (a date or a UTC instant;
+    the store's connections run in UTC)."""
+    return f"coalesce(strftime(\"{column}\", '%Y-%m'), 'none')"
+
+
+def _months_between(low: object, high: object) -> set[str]:
+    """Every month 'YYYY-MM' from `low` to `high` (dates or datetimes; None: 'none')."""
+    if low is None or high is None:
+        return {"none"}
+    y, m = low.year, low.month  # type: ignore[attr-defined]
+    out = set()
+    while (y, m) <= (high.year, high.month):  # type: ignore[attr-defined]
+        out.add(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 class Store:
@@ -101,6 +157,8 @@ class Store:
         self.con = con
         self.read_only = read_only
         self._tx_depth = 0
+        # (table, month) pairs this process wrote, also journaled (`_note_changed`)
+        self._changed: set[tuple[str, str]] = set()
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
@@ -257,6 +315,7 @@ class Store:
             frame = compute_new_keys(decl, frame, pl.DataFrame() if stored is None else stored)
             if frame.height == 0:
                 return AppendResult(0, n_given)
+        self._note_changed_frame(decl, frame)
         view = f"_append_{name}"
         written = decl.insert_columns
         if decl.identity is not None and decl.identity not in frame.columns:
@@ -283,6 +342,33 @@ class Store:
             self.con.unregister(view)
         inserted = int(rows[0][0]) if rows else 0
         return AppendResult(inserted, n_given - inserted)
+
+    def _note_changed_frame(self, decl: Table, frame: pl.DataFrame) -> None:
+        """Note the months of `frame`'s rows in table `decl` as changed (min to max: cheap,
+        and a month too many only costs its republication)."""
+        column = _part_column(decl.name, frame.columns)
+        if column is None:
+            return
+        low, high, nulls = frame.select(
+            pl.col(column).min().alias("lo"),
+            pl.col(column).max().alias("hi"),
+            pl.col(column).null_count().alias("n"),
+        ).row(0)
+        months = set() if low is None else _months_between(low, high)
+        self._note_changed(decl.name, months | ({"none"} if nulls else set()))
+
+    def _note_changed(self, name: str, months: set[str]) -> None:
+        """Record (table, month) pairs written, in memory and in the journal beside the store
+        (before the write commits: a command that fails after committing does not publish,
+        and the next publication must still republish what it wrote)."""
+        new = {(name, m) for m in months} - self._changed
+        if not new:
+            return
+        with open(_pending_path(self.path), "a", encoding="utf-8") as journal:
+            journal.writelines(f"{t}\t{m}\n" for t, m in sorted(new))
+            journal.flush()
+            os.fsync(journal.fileno())
+        self._changed |= new
 
     def _reserve_ids(self, decl: Table, n: int) -> pl.Series:
         """`n` fresh values of `decl`'s identity sequence, in order, as its identity column.
@@ -325,6 +411,15 @@ class Store:
         This is how a job re-run replaces its own partition (idempotent derived tables).
         """
         with self.transaction():
+            column = _part_column(name, table(name).column_names)
+            if column is not None:
+                low, high, nulls = self._run(
+                    f'SELECT min("{column}"), max("{column}"), count(*) - count("{column}") '
+                    f'FROM "{name}" WHERE {where_sql}',
+                    params,
+                )[0]
+                months = set() if low is None else _months_between(low, high)
+                self._note_changed(name, months | ({"none"} if nulls else set()))
             self._run(f'DELETE FROM "{name}" WHERE {where_sql}', params)
             return self.append(name, df).n_inserted
 
@@ -379,22 +474,167 @@ class Store:
             )
 
     # -- snapshot for readers --------------------------------------------------------------
-    def publish_snapshot(self) -> Path:
-        """Checkpoint and publish a consistent read-only copy for the dashboard and the feed.
+    def publish_snapshot(self, *, part_min_rows: int = PART_MIN_ROWS) -> Path:
+        """Checkpoint and publish a consistent read-only snapshot for the dashboard and the
+        reports, writing again only what changed since the last one (ADR 0104).
 
-        The copy is written beside the store and moved into place with an atomic rename, so a
-        reader sees either the previous snapshot or the new one, never a half-written file.
+        A table of `part_min_rows` rows or more is held as one DuckDB file per month of its
+        service date (or of its key instant) under `snapshot_parts_dir`; a month's file is
+        written again when this store wrote rows of that month (`_note_changed`, journaled
+        across processes), when its row count moved (a write that did not go through
+        `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). Every smaller table is copied into the
+        catalogue, a new file moved into place with an atomic rename: a reader sees the
+        previous snapshot or the new one, never a mix (the month files it names are never
+        rewritten, only replaced by new files under new names).
         """
         self._require_writable()
         self._run("CHECKPOINT")
         target = snapshot_path(self.path)
-        tmp = target.with_name(target.name + ".tmp")
-        shutil.copyfile(self.path, tmp)
+        parts_dir = snapshot_parts_dir(self.path)
         # Owner read/write, and group read when the store itself is group-readable (readers
         # under another account of the store's group); never anyone else.
-        os.chmod(tmp, 0o600 | (stat.S_IMODE(os.stat(self.path).st_mode) & 0o040))
+        group = stat.S_IMODE(os.stat(self.path).st_mode) & 0o040
+        parts_dir.mkdir(exist_ok=True)
+        os.chmod(parts_dir, 0o700 | (0o050 if group else 0))
+        pending = _pending_path(self.path)
+        changed = set(self._changed)
+        if pending.exists():
+            for line in pending.read_text(encoding="utf-8").splitlines():
+                name, _, month = line.partition("\t")
+                changed.add((name, month))
+        published = _read_published_parts(target, parts_dir)
+        db = self._run("SELECT current_database()")[0][0]
+        tables = self._run(
+            "SELECT table_name, estimated_size FROM duckdb_tables() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal AND NOT temporary ORDER BY table_name"
+        )
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for name, column, dtype in self._run(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal ORDER BY table_name, column_index"
+        ):
+            columns.setdefault(name, []).append((column, dtype))
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.unlink(missing_ok=True)
+        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        token = f"{time.time_ns():x}"
+        attached: list[str] = []
+        rows: list[tuple[str, str, str, str, int, int, int, str]] = []
+        try:
+            self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
+            attached.append("_snapshot_new")
+            for name, estimated in tables:
+                signature = ",".join(f"{c} {t}" for c, t in columns[name])
+                column = _part_column(name, [c for c, _ in columns[name]])
+                n_rows = int(estimated or 0)
+                if column is not None and n_rows >= part_min_rows:
+                    n_rows = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
+                if column is None or n_rows < part_min_rows:
+                    self._run(
+                        f'CREATE TABLE _snapshot_new.main."{name}" AS '
+                        f'SELECT * FROM "{db}".main."{name}"'
+                    )
+                    continue
+                month = _month_sql(column)
+                stats = self._run(
+                    f'SELECT {month} AS m, count(*), min(rowid), max(rowid) FROM "{name}" '
+                    "GROUP BY m ORDER BY min(rowid)"
+                )
+                branches = []
+                for m, n, low, high in stats:
+                    alias = f"_snap_{name}_{m.replace('-', '_')}"
+                    old = published.get((name, m))
+                    # the row count catches a write that bypassed `append`/`replace` (a
+                    # plain DELETE); row ids would move with DuckDB's vacuum at checkpoint
+                    same = old is not None and (old[1], old[4]) == (int(n), signature)
+                    if same and (name, m) not in changed and old is not None:
+                        file = old[0]
+                    else:
+                        file = f"{name}.{m}.{token}.duckdb"
+                        _write_part(self, db, name, month, m, parts_dir / file, group)
+                    self._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")
+                    attached.append(alias)
+                    rows.append((alias, name, m, file, int(n), int(low), int(high), signature))
+                    branches.append(f'SELECT * FROM {alias}.main."{name}"')
+                self._run(
+                    f'CREATE VIEW _snapshot_new.main."{name}" AS ' + " UNION ALL ".join(branches)
+                )
+            self._run(
+                f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
+                "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, min_rowid BIGINT, "
+                "max_rowid BIGINT, signature VARCHAR)"
+            )
+            if rows:
+                self.con.executemany(
+                    f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            self._run("CHECKPOINT _snapshot_new")
+        finally:
+            for alias in reversed(attached):
+                self._run(f"DETACH {alias}")
+        os.chmod(tmp, 0o600 | group)
         os.replace(tmp, target)
+        # The journal is done with once the new catalogue is in place; month files no
+        # catalogue names are removed (a reader that attached one keeps it open: POSIX).
+        pending.unlink(missing_ok=True)
+        self._changed.clear()
+        keep = {r[3] for r in rows}
+        for path in parts_dir.iterdir():
+            if path.name not in keep:
+                path.unlink(missing_ok=True)
         return target
+
+
+def _write_part(
+    store: Store, db: str, name: str, month_sql: str, month: str, path: Path, group: int
+) -> None:
+    """Write one (table, month) file of the snapshot: the month's rows in the table's order."""
+    path.unlink(missing_ok=True)
+    store._run(f"ATTACH {_quote(str(path))} AS _snapshot_part")
+    try:
+        store._run(
+            f'CREATE TABLE _snapshot_part.main."{name}" AS SELECT * FROM "{db}".main."{name}" '
+            f"WHERE {month_sql} = ?",
+            [month],
+        )
+        store._run("CHECKPOINT _snapshot_part")
+    finally:
+        store._run("DETACH _snapshot_part")
+    os.chmod(path, 0o600 | group)
+
+
+def _read_published_parts(
+    target: Path, parts_dir: Path
+) -> dict[tuple[str, str], tuple[str, int, int, int, str]]:
+    """(table, month) -> (file, rows, min row id, max row id, column signature) of the
+    published snapshot's month files that still exist; empty when there is none (a first
+    publication, or a snapshot of before ADR 0104: a plain copy)."""
+    if not target.exists():
+        return {}
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+    except duckdb.Error:
+        return {}  # damaged or unreadable: everything is written again
+    try:
+        found = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [_PARTS_TABLE]
+        ).fetchall()[0][0]
+        if not found:
+            return {}
+        rows = con.execute(
+            f"SELECT table_name, month, file, n_rows, min_rowid, max_rowid, signature "
+            f"FROM {_PARTS_TABLE}"
+        ).fetchall()
+    finally:
+        con.close()
+    return {
+        (t, m): (f, int(n), int(lo), int(hi), sig)
+        for t, m, f, n, lo, hi, sig in rows
+        if (parts_dir / f).exists()
+    }
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
@@ -434,7 +674,8 @@ def _restrict_umask() -> None:
 
 
 def open_snapshot(path: str | Path) -> Store:
-    """Open the published snapshot of the store at `path` read-only (what readers use)."""
+    """Open the published snapshot of the store at `path` read-only (what readers use): its
+    catalogue, with the month files of its big tables attached (ADR 0104)."""
     snap = snapshot_path(Path(path))
     if not snap.exists():
         raise StoreError(
@@ -442,4 +683,51 @@ def open_snapshot(path: str | Path) -> Store:
             where=str(snap),
             hint="run a pipeline command (e.g. `pontual demo --no-serve`) to publish one",
         )
-    return Store.open(snap, read_only=True)
+    parts_dir = snapshot_parts_dir(Path(path))
+    for attempt in range(_OPEN_RETRIES):
+        store = _open_catalogue(snap)
+        try:
+            store._check_or_migrate(None)
+            _attach_parts(store, parts_dir)
+        except duckdb.IOException:
+            # the writer published a new snapshot between our open and the attach, and
+            # removed a month file the one we opened names: open the new one
+            store.close()
+            if attempt == _OPEN_RETRIES - 1:
+                raise
+            continue
+        except BaseException:
+            store.close()
+            raise
+        return store
+    raise AssertionError("unreachable")
+
+
+def _open_catalogue(snap: Path) -> Store:
+    """The snapshot's catalogue, read-only, in a database instance of its own.
+
+    Attached to a fresh in-memory instance rather than opened with `duckdb.connect(path)`:
+    DuckDB shares one instance per path within a process, so a second open of the same path
+    while a first is open would get the first's file, the snapshot replaced since."""
+    con = duckdb.connect()
+    try:
+        con.execute(f'ATTACH {_quote(str(snap))} AS "{snap.stem}" (READ_ONLY)').fetchall()
+        con.execute(f'USE "{snap.stem}"').fetchall()
+    except duckdb.Error as exc:
+        con.close()
+        raise _open_error(snap, exc) from exc
+    con.execute("SET TimeZone = 'UTC'").fetchall()
+    return Store(snap, con, read_only=True)
+
+
+def _attach_parts(store: Store, parts_dir: Path) -> None:
+    """Attach the month files the snapshot's catalogue names (none for a plain copy)."""
+    found = store._run(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND table_name = ?",
+        [_PARTS_TABLE],
+    )[0][0]
+    if not found:
+        return
+    for alias, file in store._run(f"SELECT alias, file FROM {_PARTS_TABLE} ORDER BY alias"):
+        store._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")
