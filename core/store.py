@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -516,10 +517,16 @@ class Store:
             "AND NOT internal ORDER BY table_name, column_index"
         ):
             columns.setdefault(name, []).append((column, dtype))
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.unlink(missing_ok=True)
-        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
         token = f"{time.time_ns():x}"
+        # The catalogue has a path of its own per publication (a folder named by the token)
+        # and the snapshot path is a symbolic link to it: DuckDB shares one database
+        # instance per path within a process, so a reader process that kept an old
+        # snapshot open (the dashboard caches two) would get the old file again on every
+        # later open of one fixed path, never the new snapshot.
+        catalogue_dir = parts_dir / f"catalogue-{token}"
+        catalogue_dir.mkdir()
+        os.chmod(catalogue_dir, 0o700 | (0o050 if group else 0))
+        tmp = catalogue_dir / target.name
         attached: list[str] = []
         rows: list[tuple[str, str, str, str, int, int, int, str]] = []
         try:
@@ -576,14 +583,21 @@ class Store:
             for alias in reversed(attached):
                 self._run(f"DETACH {alias}")
         os.chmod(tmp, 0o600 | group)
-        os.replace(tmp, target)
-        # The journal is done with once the new catalogue is in place; month files no
-        # catalogue names are removed (a reader that attached one keeps it open: POSIX).
+        link = target.with_name(target.name + ".tmp")
+        link.unlink(missing_ok=True)
+        link.symlink_to(os.path.relpath(tmp, target.parent))
+        os.replace(link, target)
+        # The journal is done with once the new catalogue is in place; files no catalogue
+        # names are removed (a reader that attached one keeps it open: POSIX).
         pending.unlink(missing_ok=True)
         self._changed.clear()
-        keep = {r[3] for r in rows}
+        keep = {r[3] for r in rows} | {catalogue_dir.name}
         for path in parts_dir.iterdir():
-            if path.name not in keep:
+            if path.name in keep:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 path.unlink(missing_ok=True)
         return target
 
@@ -615,7 +629,7 @@ def _read_published_parts(
     if not target.exists():
         return {}
     try:
-        con = duckdb.connect(str(target), read_only=True)
+        con = duckdb.connect(str(target.resolve()), read_only=True)
     except duckdb.Error:
         return {}  # damaged or unreadable: everything is written again
     try:
@@ -685,9 +699,15 @@ def open_snapshot(path: str | Path) -> Store:
         )
     parts_dir = snapshot_parts_dir(Path(path))
     for attempt in range(_OPEN_RETRIES):
-        store = _open_catalogue(snap)
+        # the catalogue the link names now (its own path per publication, ADR 0104)
+        catalogue = snap.resolve()
         try:
-            store._check_or_migrate(None)
+            store = Store.open(catalogue, read_only=True)
+        except StoreError:
+            if catalogue.exists() or attempt == _OPEN_RETRIES - 1:
+                raise
+            continue  # replaced and removed between the link's reading and the open
+        try:
             _attach_parts(store, parts_dir)
         except duckdb.IOException:
             # the writer published a new snapshot between our open and the attach, and
@@ -703,23 +723,6 @@ def open_snapshot(path: str | Path) -> Store:
     raise AssertionError("unreachable")
 
 
-def _open_catalogue(snap: Path) -> Store:
-    """The snapshot's catalogue, read-only, in a database instance of its own.
-
-    Attached to a fresh in-memory instance rather than opened with `duckdb.connect(path)`:
-    DuckDB shares one instance per path within a process, so a second open of the same path
-    while a first is open would get the first's file, the snapshot replaced since."""
-    con = duckdb.connect()
-    try:
-        con.execute(f'ATTACH {_quote(str(snap))} AS "{snap.stem}" (READ_ONLY)').fetchall()
-        con.execute(f'USE "{snap.stem}"').fetchall()
-    except duckdb.Error as exc:
-        con.close()
-        raise _open_error(snap, exc) from exc
-    con.execute("SET TimeZone = 'UTC'").fetchall()
-    return Store(snap, con, read_only=True)
-
-
 def _attach_parts(store: Store, parts_dir: Path) -> None:
     """Attach the month files the snapshot's catalogue names (none for a plain copy)."""
     found = store._run(
@@ -729,5 +732,9 @@ def _attach_parts(store: Store, parts_dir: Path) -> None:
     )[0][0]
     if not found:
         return
+    # Another open of the same catalogue in this process shares its DuckDB instance, with
+    # the month files already attached.
+    attached = {r[0] for r in store._run("SELECT database_name FROM duckdb_databases()")}
     for alias, file in store._run(f"SELECT alias, file FROM {_PARTS_TABLE} ORDER BY alias"):
-        store._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")
+        if alias not in attached:
+            store._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")

@@ -74,7 +74,7 @@ def assert_same_rows(store_path: Path) -> None:
 def part_files(store_path: Path) -> dict[str, str]:
     """'table.month' -> the file now holding it."""
     folder = snapshot_parts_dir(store_path)
-    return {".".join(p.name.split(".")[:2]): p.name for p in folder.iterdir()}
+    return {".".join(p.name.split(".")[:2]): p.name for p in folder.iterdir() if p.is_file()}
 
 
 def test_big_tables_are_published_per_month_with_the_stores_rows(store_path: Path) -> None:
@@ -172,13 +172,19 @@ def test_month_files_are_as_private_as_the_snapshot(store_path: Path) -> None:
         store.append("vehicle_locations", pings(date(2026, 1, 30)))
         store.publish_snapshot(part_min_rows=PART_ALL)
         folder = snapshot_parts_dir(store_path)
-        assert mode(folder) == 0o700
-        assert {mode(p) for p in folder.iterdir()} == {0o600}
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        folders = [folder, *(p for p in folder.rglob("*") if p.is_dir())]
+        assert len(files) == 2 and len(folders) == 2  # a month file; the catalogue, its folder
+        assert {mode(p) for p in files} == {0o600}
+        assert {mode(p) for p in folders} == {0o700}
         store_path.chmod(0o640)
         store.append("vehicle_locations", pings(date(2026, 1, 31)))
         store.publish_snapshot(part_min_rows=PART_ALL)
-        assert mode(folder) == 0o750
-        assert {mode(p) for p in folder.iterdir()} == {0o640}
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        folders = [folder, *(p for p in folder.rglob("*") if p.is_dir())]
+        assert len(files) == 2 and len(folders) == 2  # the old ones are gone
+        assert {mode(p) for p in files} == {0o640}
+        assert {mode(p) for p in folders} == {0o750}
         assert mode(snapshot_path(store_path)) == 0o640
     # nothing is left beside the store but the store, the snapshot and its folder
     assert sorted(os.listdir(store_path.parent)) == sorted(
