@@ -48,6 +48,7 @@ class Stage:
 
     name: str
     seconds: float = 0.0
+    cpu_s: float = 0.0
     peak_gb: float = 0.0
     commands: int = 0
 
@@ -107,8 +108,10 @@ def simulate_chunk(start: date, end: date, vehicles: int, folder: Path) -> None:
     (folder / ".complete").touch()
 
 
-def run_command(argv: list[str], store: Path) -> tuple[float, float]:
-    """Run `pontual ARGV` as its own process; its wall seconds and peak RSS (GB)."""
+def run_command(argv: list[str], store: Path) -> tuple[float, float, float]:
+    """Run `pontual ARGV` as its own process; its wall seconds, CPU seconds (user + system,
+    every thread: on a shared machine the wall clock also measures the wait for a core) and
+    peak RSS (GB)."""
     cmd = [sys.executable, "-m", "pontual", "--quiet", "--store", str(store), *argv]
     env = dict(os.environ)
     t0 = time.perf_counter()
@@ -121,7 +124,7 @@ def run_command(argv: list[str], store: Path) -> tuple[float, float]:
     if proc.returncode != 0:
         sys.stderr.write(err.decode(errors="replace"))
         raise SystemExit(f"pontual {' '.join(argv)} failed with exit code {proc.returncode}")
-    return wall, usage.ru_maxrss / 1024**2
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024**2
 
 
 def build_plan(folders: list[Path], first: date, last: date) -> list[tuple[str, list[str]]]:
@@ -186,21 +189,30 @@ def measure_store(store: Path) -> dict[str, float]:
     return out
 
 
-def measure_publish(store: Path) -> tuple[float, float]:
-    """Seconds to publish the snapshot now (`Store.publish_snapshot`, nothing changed since the
-    last one) and to copy the whole store file (what every command did before ADR 0104)."""
-    from core.store import Store
+def measure_publish(store: Path) -> dict[str, float]:
+    """Seconds to publish the snapshot (`Store.publish_snapshot`) when nothing changed since
+    the last one (what a command that writes only small tables pays: indices, a report), when
+    every month is written (a first publication, or a re-match of the whole period), and to
+    copy the whole store file (what every command paid before ADR 0104)."""
+    from core.store import Store, snapshot_parts_dir, snapshot_path
 
+    out: dict[str, float] = {}
     with Store.open(store) as s:
         t0 = time.perf_counter()
         s.publish_snapshot()
-        publish = time.perf_counter() - t0
+        out["unchanged_s"] = time.perf_counter() - t0
+        snapshot_path(store).unlink()
+        t0 = time.perf_counter()
+        s.publish_snapshot()
+        out["every_month_s"] = time.perf_counter() - t0
+    parts = snapshot_parts_dir(store)
+    out["snapshot_bytes"] = float(sum(p.stat().st_size for p in parts.rglob("*") if p.is_file()))
     tmp = store.with_name("copy-check.duckdb")
     t0 = time.perf_counter()
     shutil.copyfile(store, tmp)
-    copy = time.perf_counter() - t0
+    out["copy_s"] = time.perf_counter() - t0
     tmp.unlink()
-    return publish, copy
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,9 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     stages: dict[str, Stage] = {}
     try:
         for name, command in build_plan(folders, first, last):
-            wall, peak = run_command(command, store)
+            wall, cpu, peak = run_command(command, store)
             stage = stages.setdefault(name, Stage(name))
             stage.seconds += wall
+            stage.cpu_s += cpu
             stage.peak_gb = max(stage.peak_gb, peak)
             stage.commands += 1
         total = sum(s.seconds for s in stages.values())
@@ -244,15 +257,20 @@ def main(argv: list[str] | None = None) -> int:
             f"year bench: {days} day(s) {first} .. {last}, {args.vehicles} buses at the peak, "
             f"{sum(s.commands for s in stages.values())} commands"
         )
-        print(f"  {'stage':<18} {'s':>8} {'share':>6} {'peak GB':>8} {'cmds':>5} {'s/day':>7}")
+        print(
+            f"  {'stage':<18} {'wall s':>8} {'share':>6} {'cpu s':>8} {'peak GB':>8} "
+            f"{'cmds':>5} {'s/day':>7}"
+        )
         for s in stages.values():
             print(
                 f"  {s.name:<18} {s.seconds:8.1f} {100 * s.seconds / total:5.1f}% "
-                f"{s.peak_gb:8.2f} {s.commands:5d} {s.seconds / days:7.2f}"
+                f"{s.cpu_s:8.1f} {s.peak_gb:8.2f} {s.commands:5d} {s.seconds / days:7.2f}"
             )
         peak = max(s.peak_gb for s in stages.values())
+        cpu = sum(s.cpu_s for s in stages.values())
         print(
-            f"  total {total:.0f} s ({total / days:.2f} s/day), peak RSS {peak:.2f} GB "
+            f"  total {total:.0f} s ({total / days:.2f} s/day; cpu {cpu:.0f} s, one-minute load "
+            f"{os.getloadavg()[0]:.1f}), peak RSS {peak:.2f} GB "
             f"(target <= {TARGET_PEAK_GB:g} GB: {'ok' if peak <= TARGET_PEAK_GB else 'OVER'})"
         )
         if days < 365:
@@ -278,8 +296,13 @@ def main(argv: list[str] | None = None) -> int:
             f"pings' own table {m['ping_table_bytes'] / m['pings']:.1f} B/ping, the taps' "
             f"{m['tap_table_bytes'] / m['taps']:.1f} B/tap"
         )
-        publish, copy = measure_publish(store)
-        print(f"snapshot: publish {publish:.2f} s after a command; a whole-file copy {copy:.2f} s")
+        pub = measure_publish(store)
+        print(
+            f"snapshot ({pub['snapshot_bytes'] / 1024**3:.2f} GB): publish after a command that "
+            f"changed no big table {pub['unchanged_s']:.2f} s, with every month written "
+            f"{pub['every_month_s']:.2f} s; a whole-file copy (before ADR 0104) "
+            f"{pub['copy_s']:.2f} s"
+        )
     finally:
         if root is not None:
             shutil.rmtree(root, ignore_errors=True)
