@@ -43,7 +43,7 @@ _MIN_KEYS_IN_MEMORY = 250_000
 _INSERT_BATCH_ROWS = 122_880
 # A table of at least this many rows is published as one file per month (ADR 0104); a smaller
 # one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
-PART_MIN_ROWS = 1_000_000
+PART_MIN_ROWS = 10_000
 # The catalogue's table of the month files (not a store table: only snapshots have it).
 _PARTS_TABLE = "_snapshot_parts"
 # Times a reader re-reads the catalogue when a month file it names was just replaced.
@@ -528,7 +528,7 @@ class Store:
         os.chmod(catalogue_dir, 0o700 | (0o050 if group else 0))
         tmp = catalogue_dir / target.name
         attached: list[str] = []
-        rows: list[tuple[str, str, str, str, int, int, int, str]] = []
+        rows: list[tuple[str, str, str, str, int, str]] = []
         try:
             self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
             attached.append("_snapshot_new")
@@ -544,38 +544,33 @@ class Store:
                         f'SELECT * FROM "{db}".main."{name}"'
                     )
                     continue
-                month = _month_sql(column)
-                stats = self._run(
-                    f'SELECT {month} AS m, count(*), min(rowid), max(rowid) FROM "{name}" '
-                    "GROUP BY m ORDER BY min(rowid)"
+                months, dirty = self._changed_months(
+                    name, column, dict(columns[name])[column], signature, published, changed
                 )
                 branches = []
-                for m, n, low, high in stats:
+                for m in sorted(months):
                     alias = f"_snap_{name}_{m.replace('-', '_')}"
                     old = published.get((name, m))
-                    # the row count catches a write that bypassed `append`/`replace` (a
-                    # plain DELETE); row ids would move with DuckDB's vacuum at checkpoint
-                    same = old is not None and (old[1], old[4]) == (int(n), signature)
-                    if same and (name, m) not in changed and old is not None:
-                        file = old[0]
-                    else:
+                    if m in dirty or old is None:
                         file = f"{name}.{m}.{token}.duckdb"
-                        _write_part(self, db, name, month, m, parts_dir / file, group)
+                        where, params = _month_filter(column, dict(columns[name])[column], m)
+                        _write_part(self, db, name, where, params, parts_dir / file, group)
+                    else:
+                        file = old[0]
                     self._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")
                     attached.append(alias)
-                    rows.append((alias, name, m, file, int(n), int(low), int(high), signature))
+                    rows.append((alias, name, m, file, months[m], signature))
                     branches.append(f'SELECT * FROM {alias}.main."{name}"')
                 self._run(
                     f'CREATE VIEW _snapshot_new.main."{name}" AS ' + " UNION ALL ".join(branches)
                 )
             self._run(
                 f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
-                "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, min_rowid BIGINT, "
-                "max_rowid BIGINT, signature VARCHAR)"
+                "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
             )
             if rows:
                 self.con.executemany(
-                    f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
                     rows,
                 )
             self._run("CHECKPOINT _snapshot_new")
@@ -601,9 +596,48 @@ class Store:
                 path.unlink(missing_ok=True)
         return target
 
+    def _changed_months(
+        self,
+        name: str,
+        column: str,
+        dtype: str,
+        signature: str,
+        published: dict[tuple[str, str], tuple[str, int, str]],
+        changed: set[tuple[str, str]],
+    ) -> tuple[dict[str, int], set[str]]:
+        """The months of table `name` now (month -> rows) and those whose file must be
+        written again.
+
+        Usually cheap: the months this store wrote are counted (a range each, zone maps skip
+        the rest) and, with the published counts of the others, must add up to the table's
+        row count. When they do not (a write that bypassed `append`/`replace`), or the
+        table's columns changed, or it was not published by month before, every month is
+        counted and any whose count moved is written again.
+        """
+        before = {m: rec for (t, m), rec in published.items() if t == name}
+        tracked = {m for t, m in changed if t == name}
+        total = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
+        if before and all(rec[2] == signature for rec in before.values()):
+            months = {m: rec[1] for m, rec in before.items() if m not in tracked}
+            for m in tracked:
+                where, params = _month_filter(column, dtype, m)
+                n = int(self._run(f'SELECT count(*) FROM "{name}" WHERE {where}', params)[0][0])
+                if n:
+                    months[m] = n
+            if sum(months.values()) == total:
+                return months, tracked
+        stats = self._run(f'SELECT {_month_sql(column)} AS m, count(*) FROM "{name}" GROUP BY m')
+        months = {str(m): int(n) for m, n in stats}
+        dirty = {
+            m
+            for m, n in months.items()
+            if m in tracked or m not in before or before[m][1:] != (n, signature)
+        }
+        return months, dirty
+
 
 def _write_part(
-    store: Store, db: str, name: str, month_sql: str, month: str, path: Path, group: int
+    store: Store, db: str, name: str, where: str, params: list[Any], path: Path, group: int
 ) -> None:
     """Write one (table, month) file of the snapshot: the month's rows in the table's order."""
     path.unlink(missing_ok=True)
@@ -611,8 +645,8 @@ def _write_part(
     try:
         store._run(
             f'CREATE TABLE _snapshot_part.main."{name}" AS SELECT * FROM "{db}".main."{name}" '
-            f"WHERE {month_sql} = ?",
-            [month],
+            f"WHERE {where}",
+            params,
         )
         store._run("CHECKPOINT _snapshot_part")
     finally:
@@ -620,12 +654,23 @@ def _write_part(
     os.chmod(path, 0o600 | group)
 
 
+def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
+    """WHERE clause (and parameters) of the rows of `month` ('YYYY-MM' or 'none') by
+    `column` (of DuckDB type `dtype`): a range, so that zone maps skip other months."""
+    if month == "none":
+        return f'"{column}" IS NULL', []
+    year, mon = int(month[:4]), int(month[5:])
+    end = f"{year + 1:04d}-01-01" if mon == 12 else f"{year:04d}-{mon + 1:02d}-01"
+    where = f'"{column}" >= CAST(? AS {dtype}) AND "{column}" < CAST(? AS {dtype})'
+    return where, [f"{month}-01", end]
+
+
 def _read_published_parts(
     target: Path, parts_dir: Path
-) -> dict[tuple[str, str], tuple[str, int, int, int, str]]:
-    """(table, month) -> (file, rows, min row id, max row id, column signature) of the
-    published snapshot's month files that still exist; empty when there is none (a first
-    publication, or a snapshot of before ADR 0104: a plain copy)."""
+) -> dict[tuple[str, str], tuple[str, int, str]]:
+    """(table, month) -> (file, rows, column signature) of the published snapshot's month
+    files that still exist; empty when there is none (a first publication, or a snapshot of
+    before ADR 0104: a plain copy)."""
     if not target.exists():
         return {}
     try:
@@ -639,16 +684,11 @@ def _read_published_parts(
         if not found:
             return {}
         rows = con.execute(
-            f"SELECT table_name, month, file, n_rows, min_rowid, max_rowid, signature "
-            f"FROM {_PARTS_TABLE}"
+            f"SELECT table_name, month, file, n_rows, signature FROM {_PARTS_TABLE}"
         ).fetchall()
     finally:
         con.close()
-    return {
-        (t, m): (f, int(n), int(lo), int(hi), sig)
-        for t, m, f, n, lo, hi, sig in rows
-        if (parts_dir / f).exists()
-    }
+    return {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
