@@ -1,7 +1,7 @@
 """Versioned migrations of the store schema.
 
 Migrations 1, 5 (data coverage and evidence), 6 (the fares key), 7 (the key fingerprint) and
-10 (the fleet register's history) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+10 (the fleet register's history), 11 and 12 (archived raw days) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
 versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -158,6 +158,11 @@ MIGRATIONS += (
             "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_gap_m DOUBLE",
         ),
     ),
+)
+
+# Migration 12: raw days archived to the lake (issue #18 item 4, docs/adr/0099).
+MIGRATIONS += (
+    Migration(12, "archived_days: raw days moved from the store into the lake", ("archived_days",)),
 )
 
 

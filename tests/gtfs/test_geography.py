@@ -105,7 +105,7 @@ def test_cli_validate_reports_a_stop_far_from_its_shape(
     monkeypatch.setenv("COLUMNS", "300")  # the issues table on one line each
     base = ["--store", str(tmp_path / "s.duckdb"), "gtfs", "validate"]
     assert main([*base, str(BAD / "stop_too_far_from_shape")]) == 0
-    assert "stop 'B' is 230 m from shape 'S1'" in capsys.readouterr().err
+    assert "a parada 'B' está a 230 m do traçado 'S1'" in capsys.readouterr().err
     assert main([*base, str(BAD / "stop_too_far_from_shape"), "--stop-shape-max-m", "250"]) == 0
-    assert "from shape" not in capsys.readouterr().err
+    assert "do traçado" not in capsys.readouterr().err
     assert main([*base, str(BAD / "stop_near_pole")]) == 2
