@@ -19,7 +19,8 @@ Measured 2026-12-01, `--days 31` (January 2025: 11.7 M pings, 2.4 M taps) on the
 machine at a one-minute load of 7-21 (other engineers' jobs), so the CPU seconds are the figure
 to compare: 403 s of CPU (1601 s wall); by stage, CPU s: ingest avl 54, fares 37, registers 18,
 match 75, crowding 63, indices (January, then the year) 101, annual dossier 51. Peak RSS 5.5 GB
-in crowding, which computes the whole range in one go (about 60 GB for a year at that rate).
+in crowding, which computes the whole range in one go (if it grows with the days, far above
+6 GB for a year).
 Linear in days the year needs at least ~2 400 s on 2 idle cores (target 900 s): not met, and
 not run whole in a session. The store: 0.74 GB, 63 B per ping; by table, B per ping: pings
 13.4, stop_visits 12.6, taps 9.5 (47 B per tap, 34 of them the 64-hex card hash), trip_loads
