@@ -23,7 +23,7 @@ in crowding, which computes the whole range in one go (if it grows with the days
 6 GB for a year).
 Linear in days the year needs at least ~2 400 s on 2 idle cores (target 900 s): not met, and
 not run whole in a session. The store: 0.74 GB, 63 B per ping; by table, B per ping: pings
-13.4, stop_visits 12.6, taps 9.5 (47 B per tap, 34 of them the 64-hex card hash), trip_loads
+13.4, stop_visits 12.6, taps 9.5 (47 B per tap, most of them the 64-hex card hash), trip_loads
 7.6, other tables 3, and about 17 the primary-key indexes (ART) of the derived tables
 (stop_visits, trip_loads, tap_placements...): the snapshot, which has none, is 0.54 GB.
 """
