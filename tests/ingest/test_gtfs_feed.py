@@ -21,7 +21,14 @@ from pontual.cli import main
 from tests.conftest import FIXTURES, shared_data
 
 TINY = FIXTURES / "gtfs" / "tiny_feed"
-TABLES = ("feed_versions", *GTFS_TABLES, "scheduled_trips", "ingest_runs")
+TABLES = (
+    "feed_versions",
+    *GTFS_TABLES,
+    "scheduled_timetable_trips",
+    "scheduled_frequency_trips",
+    "scheduled_trips",
+    "ingest_runs",
+)
 
 
 def _contents(store: Store) -> dict[str, list[tuple[object, ...]]]:
@@ -67,7 +74,8 @@ def test_failure_mid_write_rolls_everything_back(
         real_append = Store.append
 
         def failing_append(self: Store, name: str, df: pl.DataFrame, **kw: object):
-            if name == "scheduled_trips":  # after feed_versions and every gtfs_* table
+            # after feed_versions, every gtfs_* table and the first timetable trips
+            if name == "scheduled_frequency_trips":
                 raise OSError("disk full")
             return real_append(self, name, df, **kw)  # type: ignore[arg-type]
 
