@@ -564,6 +564,7 @@ class Store:
                 self._run(
                     f'CREATE VIEW _snapshot_new.main."{name}" AS ' + " UNION ALL ".join(branches)
                 )
+            self._copy_views(db)
             self._run(
                 f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
                 "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
@@ -595,6 +596,32 @@ class Store:
             else:
                 path.unlink(missing_ok=True)
         return target
+
+    def _copy_views(self, db: str) -> None:
+        """Create the store's views (e.g. `scheduled_trips`, ADR 0102) in the new catalogue,
+        from their own SQL, so that they read the catalogue's tables (a view that reads
+        another view waits for it)."""
+        views = dict(
+            self._run(
+                "SELECT view_name, sql FROM duckdb_views() WHERE database_name = "
+                "current_database() AND schema_name = 'main' AND NOT internal "
+                "AND NOT temporary"
+            )
+        )
+        self._run("USE _snapshot_new")
+        try:
+            while views:
+                failed: dict[str, str] = {}
+                for name, sql in views.items():
+                    try:
+                        self._run(sql)
+                    except duckdb.CatalogException:
+                        failed[name] = sql
+                if len(failed) == len(views):
+                    self._run(next(iter(failed.values())))  # raises: a view of nothing there
+                views = failed
+        finally:
+            self._run(f'USE "{db}"')
 
     def _changed_months(
         self,
