@@ -288,3 +288,26 @@ def write_day_partitions(
             if old.name.removeprefix("operator_id=") not in parts:
                 shutil.rmtree(old)
     return len(parts)
+
+
+def write_table_file(lake: str | Path, name: str, frame: pl.DataFrame) -> int:
+    """Replace a table without a service day (indicators, annual_grades,
+    suggested_infractions) in the lake with `frame` (conformed to the table), whole: written
+    under a temporary name and renamed into place. Returns the rows written."""
+    decl = table(name)
+    if "service_date" in partition_columns(decl):
+        raise StoreError(f"table {name} is partitioned by service day", where=str(lake))
+    folder = Path(lake) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    schema = folder / SCHEMA_FILE
+    if not schema.exists():
+        tmp_schema = folder / f".tmp-{uuid.uuid4().hex}.json"
+        tmp_schema.write_text(
+            json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        os.replace(tmp_schema, schema)
+    tmp = folder / f".tmp-{uuid.uuid4().hex}.parquet"
+    frame.select(decl.column_names).write_parquet(tmp, compression="zstd")
+    os.replace(tmp, folder / PART_FILE)
+    return frame.height
