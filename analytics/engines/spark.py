@@ -175,8 +175,8 @@ def plan_days(
     day's schedule: the workers read that, and the driver reading it too cost as much as a
     tenth of the local engine's whole day (300-bus day, measured 2026-12-01)."""
     plans = []
-    with open_lake(lake) as store:
-        for day in days:
+    for day in days:
+        with open_lake(lake, day_span(day)) as store:
             lo, hi = day_window(day_trip_bounds(store, day))
             n = store.query(
                 f"SELECT count(*) AS n FROM {PINGS} WHERE event_at BETWEEN ? AND ?", [lo, hi]
@@ -199,6 +199,13 @@ def event_day_folders(lake: str | Path, name: str, lo: datetime, hi: datetime) -
         if part.is_dir() and any(part.rglob("*.parquet")):
             found.append(str(part))
     return found
+
+
+def day_span(day: date) -> tuple[date, date]:
+    """The partitions a one-day job reads (`open_lake(lake, day_span(day))`): the day before
+    (crowding's late runs, a window's local evening), the day and the day after (runs and
+    pings past midnight)."""
+    return day - timedelta(days=1), day + timedelta(days=1)
 
 
 def day_trip_bounds(store: Store, day: date) -> pl.DataFrame:
@@ -246,7 +253,7 @@ def _day_inputs(job: SparkJob, day: date, *, with_evidence: bool = False) -> _Da
     if inputs is None:
         while len(_DAY_CACHE) >= DAY_CACHE_SIZE:
             _DAY_CACHE.pop(next(iter(_DAY_CACHE)))
-        with timed("read schedule"), open_lake(job.lake) as store:
+        with timed("read schedule"), open_lake(job.lake, day_span(day)) as store:
             schedule = read_schedule(store, day)
             incidents = read_incidents(store, schedule.trips)
         with timed("build network"):
@@ -255,7 +262,7 @@ def _day_inputs(job: SparkJob, day: date, *, with_evidence: bool = False) -> _Da
             )
         inputs = _DAY_CACHE[key] = _DayInputs(schedule, network, incidents)
     if with_evidence and inputs.evidence is None:
-        with timed("read evidence"), open_lake(job.lake) as store:
+        with timed("read evidence"), open_lake(job.lake, day_span(day)) as store:
             inputs.evidence = read_day_evidence(store, day, inputs.schedule.trips)
     return inputs
 

@@ -36,7 +36,7 @@ from analytics.crowding.job import (
     compute_crowding,
     read_crowding_inputs,
 )
-from analytics.engines.spark import bind, event_day_folders, summary_frame
+from analytics.engines.spark import bind, day_span, event_day_folders, summary_frame
 from core import __version__
 from core.lake import open_lake, write_day_partitions
 from core.profile import Profile
@@ -86,8 +86,8 @@ def plan_crowding_days(
     tz = ZoneInfo(profile.general.timezone.value)
     lead = timedelta(seconds=options.boarding.terminal_boarding_s)
     plans = []
-    with open_lake(lake) as store:
-        for day in days:
+    for day in days:
+        with open_lake(lake, day_span(day)) as store:
             last = store.query(
                 "SELECT max(arrival_at) AS last_at FROM stop_visits "
                 "WHERE service_date BETWEEN ? AND ?",
@@ -112,7 +112,7 @@ def crowd_day(job: CrowdingJob, key: tuple[Any, ...], cells: pa.Table) -> pa.Tab
     rows = pl.from_arrow(cells.select(["is_marker", *decl.column_names]))
     assert isinstance(rows, pl.DataFrame)
     taps = decl.conform(rows.filter(~pl.col("is_marker")))
-    with open_lake(job.lake) as store:
+    with open_lake(job.lake, day_span(day)) as store:
         _replace_taps(store, taps)
         inputs = read_crowding_inputs(store, job.profile, day, day, job.options)
     result = compute_crowding(inputs, job.profile, job.options)
