@@ -8,12 +8,14 @@ exports its raw tables to a lake, then times:
   start-up apart;
 and prints the wall-time ratio (target <= 1.5x), the peak resident memory of the Spark Python
 workers (summed over the worker processes, sampled every 0.2 s from /proc), the shuffle volume
-(the batches' Arrow IPC cells), the cost per (day, batch) partition, the timed run's stages from Spark's event log (wall, the tasks' run time, shuffle
-written) and the Python workers' step times (`PONTUAL_SPARK_TIMINGS`), to say where the
+(the batches' Arrow IPC cells), the cost per (day, batch) partition, the timed run's stages
+from Spark's event log (wall, the tasks' run time, shuffle written) and the Python workers'
+step times (`PONTUAL_SPARK_TIMINGS`), to say where the
 engine's time goes. Every derived table is checked equal between the engines after the
 figures are printed.
 
-Measured on the 2 shared cores (up to 9 engineers, load 12-20), 2026-12-01 (docs/scaling-spark.md):
+Measured on the 2 shared cores (up to 9 engineers, load 12-20), 2026-12-01
+(docs/scaling-spark.md):
 - 300 vehicles (444 k pings, 4 batches), session 27's engine: 3.49x, 3.36x and 1.56x in three
   runs (local 10.3-16.7 s, Spark 26-44 s); session 26's engine (3 batches, with the gap-credit
   fix): 1.61x and 4.92x. The ratio swings with the machine's load; the breakdown is the
