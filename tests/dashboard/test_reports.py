@@ -507,8 +507,14 @@ def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
     the criteria with their articles follow, and the document ends with a signature block."""
     dossier = build_annual_dossier(store, 2026, PROFILE, scope_id="O2")
     text = pdf_text(to_pdf(dossier, tmp_path / "d.pdf"))
-    first = text.split("\f")[0]
+    cover, first = text.split("\f")[:2]
+    # the cover says what the document is and whom it judges; no number before the verdict
+    assert "Dossiê anual de avaliação para a renovação da concessão" in cover
+    assert "Operadora" in cover and "O2" in cover and "Ano avaliado" in cover
+    assert dossier.input_hash in cover
     assert "Conceito E — nota anual" in first, first[:2000]
+    assert "Conceitos por ano: 2025 B · 2026 E; alerta de cassação (art. 72-VII): não." in first
+    assert "a base de casos não foi informada na emissão" in " ".join(first.split())
     assert "Indicativo: notas mínimas dos conceitos" in first
     assert "a fixar por decreto (BG art. 58)" in first
     assert "Cobertura dos dados: GPS em" in first
@@ -516,6 +522,8 @@ def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
     assert "Tarifa técnica" in text and "Assinaturas" in text
     # signatures close the body; the reproducibility annex follows them
     assert text.index("Elaborado por:") > text.index("Metodologia")
+    # the infractions' evidence (trip and ping ids) is an annex after the signatures
+    assert text.rindex("Anexo — Infrações sugeridas: evidências") > text.index("Elaborado por:")
     assert "pontual " not in first  # no CLI hints in the document's opening
 
 
@@ -533,3 +541,75 @@ def test_dossiers_of_one_year_share_the_raw_digests_with_the_same_hash(store: St
         alone = build_annual_dossier(store, 2026, PROFILE, scope_id=op)
         shared = build_annual_dossier(store, 2026, PROFILE, scope_id=op, raw_digests=digests)
         assert shared.input_hash == alone.input_hash
+
+
+def test_the_dossiers_summary_counts_the_operators_cases_by_state(
+    store: Store, tmp_path: Path
+) -> None:
+    """The year's infraction cases of the judged operator, by state, on the summary page and
+    as a table beside the verdict (another operator's and another year's cases left out)."""
+    from cases.accounts import add_user
+    from cases.db import CaseDB
+    from cases.register import open_case
+    from cases.workflow import Workflow
+    from tests.cases.test_workflow import auto, suggestion
+
+    with CaseDB.open(f"sqlite:///{tmp_path / 'cases.sqlite'}") as db:
+        boss = add_user(db, "paula", "planejamento", password="x" * 12)
+        fiscal = add_user(db, "fabio", "fiscal", password="x" * 12, by=boss)
+        lavrado = open_case(
+            db, suggestion(key="a", operator_id="O2", occurred_on=date(2026, 7, 1)), fiscal
+        )
+        Workflow(db, PROFILE).lavrar(lavrado, fiscal, auto(number="AI-1"), on=date(2026, 7, 1))
+        open_case(db, suggestion(key="b", operator_id="O2", occurred_on=date(2026, 8, 3)), fiscal)
+        open_case(db, suggestion(key="c", operator_id="O1", occurred_on=date(2026, 8, 3)), fiscal)
+        open_case(db, suggestion(key="d", operator_id="O2", occurred_on=date(2025, 8, 3)), fiscal)
+        dossier = build_annual_dossier(
+            store, 2026, PROFILE, scope_id="O2", cases=db, today=date(2026, 9, 1)
+        )
+    by_state = dossier.table("casos_por_estado").frame.filter(pl.col("n_cases") > 0)
+    assert by_state.rows() == [("sugerida", 1, 0), ("lavrada", 1, 1)]
+    assert dossier.summary[-1] == (
+        "Casos de infração com fato no ano: 2 — sugerida 1, lavrada 1 (1 com prazo vencido). "
+        "Reincidências e sanções contam só casos julgados procedentes (BG art. 65)."
+    )
+
+
+def test_no_header_breaks_mid_word() -> None:
+    """Each column is at least as wide as its header's longest word, the rest narrowed."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from dashboard.reports.render_pdf import HEADER_CELL, compute_column_widths
+
+    labels = ["Data", "Reincidências", "Ocorrências", "Km rodados ÷ programados", "Fato"]
+    widths = compute_column_widths(labels, [1.0, 1.0, 1.0, 1.0, 2.4], 240.0)
+    assert abs(sum(widths) - 240.0) < 1e-6
+    for label, width in zip(labels, widths, strict=True):
+        longest = max(
+            stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()
+        )
+        assert width >= longest + 12.0 - 1e-6, label
+
+
+def test_dossier_input_hash_is_the_same_after_the_raw_days_are_archived(
+    store_file: Path, tmp_path: Path
+) -> None:
+    """The annual dossier's input hash covers the raw pings and taps by their day digests:
+    once the days are archived to the lake (rows gone from the store) the recorded digests
+    stand for them, so the hash is the one computed before (issue #18, docs/adr/0099)."""
+    from cases.archive import archive_days
+    from cases.evidence import record_day_digests
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copy(store_file, path)
+    with Store.open(path) as store:
+        record_day_digests(store, PROFILE)
+        before = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+        moved = archive_days(store, tmp_path / "lake", PROFILE, date(2027, 1, 1))
+        assert set(moved["service_date"].to_list()) == {START, START + timedelta(days=1)}
+        assert store.count("vehicle_locations") == 0 and store.count("fare_transactions") == 0
+        after = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    assert after.input_hash == before.input_hash
+    entries = after.tables["entradas"].frame
+    raw = entries.filter(pl.col("input").str.starts_with("raw:"))
+    assert raw.height == 2 and (raw["n_rows"] > 0).all()
