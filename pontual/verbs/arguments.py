@@ -48,15 +48,13 @@ def broker_values(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
-def add_engine_arguments(p: argparse.ArgumentParser, what: str) -> None:
-    """`--engine local|spark` and the Spark options (`match`, `crowding`): `what` names the
-    unit of work in the help."""
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """`--engine local|spark` and the Spark options (`match`, `crowding`)."""
     p.add_argument(
         "--engine",
         choices=("local", "spark"),
         default="local",
-        help="local: this machine, the store file (default); spark: Spark jobs over a lake, "
-        f"{what}",
+        help="local: this machine, the store file (default); spark: Spark jobs over a lake",
     )
     p.add_argument(
         "--master",
@@ -83,23 +81,22 @@ def engine_lake(args: argparse.Namespace, lake: Path | None) -> str | None:
     if args.engine != "spark":
         if args.lake is not None:
             raise ConfigError(
-                "--lake só vale com --engine spark (o motor local escreve o arquivo do "
-                "armazenamento)",
+                "--lake goes with --engine spark (the local engine writes the store file)",
                 where="command line, field --lake",
-                hint="acrescente --engine spark",
+                hint="add --engine spark",
             )
         return None
     chosen = args.lake or lake
     if chosen is None:
         raise ConfigError(
-            "o motor spark lê e escreve um lago Parquet: falta --lake",
+            "the spark engine reads and writes a Parquet lake: --lake is missing",
             where="command line, field --lake",
-            hint="escreva o lago com `pontual export parquet --lake PATH` e passe --lake PATH",
+            hint="write the lake with `pontual export parquet --lake PATH` and pass --lake PATH",
         )
     if not Path(chosen).is_dir():
         raise ConfigError(
-            "lago não encontrado",
+            "lake not found",
             where=str(chosen),
-            hint="escreva-o com `pontual export parquet --lake PATH`",
+            hint="write one with `pontual export parquet --lake PATH`",
         )
     return str(chosen)

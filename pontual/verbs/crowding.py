@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--from", dest="date_from", type=service_date, required=True, help="YYYY-MM-DD")
     p.add_argument("--to", dest="date_to", type=service_date, help="YYYY-MM-DD (default: --from)")
-    add_engine_arguments(p, "one service day per group")
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 

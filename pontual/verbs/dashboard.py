@@ -100,8 +100,8 @@ def _existing_lake(path: Path) -> Path:
 
     if not path.is_dir():
         raise ConfigError(
-            "lago não encontrado",
+            "lake not found",
             where=str(path),
-            hint="escreva-o com `pontual export parquet --lake PATH`",
+            hint="write one with `pontual export parquet --lake PATH`",
         )
     return path.resolve()

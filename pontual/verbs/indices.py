@@ -78,8 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--engine",
         choices=("local", "spark"),
         default="local",
-        help="local: the store file (default); spark: the lake of `match/crowding --engine "
-        "spark` (the roll-up runs on DuckDB over its partitions: indices have no per-day step)",
+        help="local: the store file (default); spark: a lake, the period rolled up on DuckDB "
+        "over its partitions (indices have no per-day step)",
     )
     p.add_argument(
         "--lake",

@@ -93,4 +93,4 @@ def test_the_dashboard_verb_refuses_a_missing_lake(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--lake", str(tmp_path / "nowhere"), "dashboard"]) == 2
-    assert "lago não encontrado" in capsys.readouterr().err
+    assert "lago de dados não encontrado" in capsys.readouterr().err
