@@ -610,12 +610,6 @@ def test_every_pdf_page_has_a_png_and_no_raw_value(pdf_pages: dict[str, list[str
             assert "Cobertura dos dados: GPS em" in first
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 20: the dossiers print the profile's English `source`/`note` texts and units "
-    "('days', 'ratio', '0.7 ICV + 0.3 IQS; to be fixed by decree') in the verdict table and the "
-    "parameter annex, and the semester report the English gloss of BG Anexo I XLII",
-)
 def test_no_english_and_no_english_number_on_any_pdf_page(
     pdf_pages: dict[str, list[str]],
 ) -> None:
@@ -625,7 +619,7 @@ def test_no_english_and_no_english_number_on_any_pdf_page(
             prose = VERBATIM.sub(" ", page)
             found += [(stem, number, m) for m in sorted(set(PDF_ENGLISH.findall(prose)))]
             found += [(stem, number, m) for m in sorted(set(ENGLISH_DECIMAL.findall(prose)))]
-    assert not found, found
+    assert not found, "\n".join(map(str, found))
 
 
 def test_the_dossiers_summary_counts_the_operators_cases_by_state(
