@@ -44,6 +44,25 @@ _INSERT_BATCH_ROWS = 122_880
 # A table of at least this many rows is published as one file per month (ADR 0104); a smaller
 # one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
 PART_MIN_ROWS = 10_000
+SNAPSHOT_MODE_ENV = "PONTUAL_SNAPSHOT"
+"""How the readers' snapshot is published: "copy" (the default: the whole file copied and
+renamed into place) or "months" (ADR 0104: big tables as month files, only changed months
+written again). "months" pays off on a year's store with few writers; a live listener that
+publishes every minute rewrites the current month of pings each time, so it is opt-in."""
+
+
+def snapshot_mode() -> str:
+    """The publication mode in force (`SNAPSHOT_MODE_ENV`): "copy" or "months"."""
+    mode = os.environ.get(SNAPSHOT_MODE_ENV, "copy").strip().lower() or "copy"
+    if mode not in ("copy", "months"):
+        raise StoreError(
+            f"unknown snapshot mode {mode!r}",
+            where=f"environment {SNAPSHOT_MODE_ENV}",
+            hint="copy (the default) or months",
+        )
+    return mode
+
+
 # The catalogue's table of the month files (not a store table: only snapshots have it).
 _PARTS_TABLE = "_snapshot_parts"
 # Times a reader re-reads the catalogue when a month file it names was just replaced.
@@ -363,8 +382,8 @@ class Store:
         (before the write commits: a command that fails after committing does not publish,
         and the next publication must still republish what it wrote)."""
         new = {(name, m) for m in months} - self._changed
-        if not new:
-            return
+        if not new or snapshot_mode() != "months":
+            return  # a whole copy needs no journal
         with open(_pending_path(self.path), "a", encoding="utf-8") as journal:
             journal.writelines(f"{t}\t{m}\n" for t, m in sorted(new))
             journal.flush()
@@ -475,9 +494,27 @@ class Store:
             )
 
     # -- snapshot for readers --------------------------------------------------------------
-    def publish_snapshot(self, *, part_min_rows: int = PART_MIN_ROWS) -> Path:
+    def publish_snapshot(
+        self, *, part_min_rows: int = PART_MIN_ROWS, mode: str | None = None
+    ) -> Path:
         """Checkpoint and publish a consistent read-only snapshot for the dashboard and the
-        reports, writing again only what changed since the last one (ADR 0104).
+        reports: a whole copy (`mode` "copy", the default of `snapshot_mode`) or month files
+        (`_publish_months`, ADR 0104)."""
+        if (mode or snapshot_mode()) == "months":
+            return self._publish_months(part_min_rows)
+        self._require_writable()
+        self._run("CHECKPOINT")
+        target = snapshot_path(self.path)
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.copyfile(self.path, tmp)
+        # Owner read/write, and group read when the store itself is group-readable (readers
+        # under another account of the store's group); never anyone else.
+        os.chmod(tmp, 0o600 | (stat.S_IMODE(os.stat(self.path).st_mode) & 0o040))
+        os.replace(tmp, target)
+        return target
+
+    def _publish_months(self, part_min_rows: int) -> Path:
+        """Publish the snapshot writing again only what changed since the last one (ADR 0104).
 
         A table of `part_min_rows` rows or more is held as one DuckDB file per month of its
         service date (or of its key instant) under `snapshot_parts_dir`; a month's file is

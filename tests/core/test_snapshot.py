@@ -9,11 +9,25 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+import pytest
 
-from core.store import Store, open_snapshot, snapshot_parts_dir, snapshot_path
+from core.store import (
+    SNAPSHOT_MODE_ENV,
+    Store,
+    open_snapshot,
+    snapshot_mode,
+    snapshot_parts_dir,
+    snapshot_path,
+)
 
 # part every table that can be parted, however small: the tests' stores are tiny
 PART_ALL = 1
+
+
+@pytest.fixture(autouse=True)
+def months_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests publish by month files (ADR 0104), the opt-in mode; the default copies."""
+    monkeypatch.setenv(SNAPSHOT_MODE_ENV, "months")
 
 
 def pings(day: date, vehicles: tuple[str, ...] = ("1001", "1002"), n: int = 3) -> pl.DataFrame:
@@ -190,3 +204,29 @@ def test_month_files_are_as_private_as_the_snapshot(store_path: Path) -> None:
     assert sorted(os.listdir(store_path.parent)) == sorted(
         [store_path.name, snapshot_path(store_path).name, folder.name]
     )
+
+
+def test_the_default_mode_copies_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the setting the snapshot is a plain copy, as before ADR 0104; a later month
+    publication after a copy writes every month (the copy names no month file)."""
+    monkeypatch.delenv(SNAPSHOT_MODE_ENV)
+    assert snapshot_mode() == "copy"
+    path = tmp_path / "s.duckdb"
+    with Store.open(path) as store:
+        store.append("vehicle_locations", pings(date(2026, 3, 2)))
+        store.publish_snapshot()
+    snap = snapshot_path(path)
+    assert snap.is_file() and not snap.is_symlink()
+    assert not snapshot_parts_dir(path).exists()
+    with open_snapshot(path) as reader:
+        assert reader.count("vehicle_locations") == 6
+    with Store.open(path) as store:
+        store.publish_snapshot(part_min_rows=PART_ALL, mode="months")
+    assert snap.is_symlink()
+    with open_snapshot(path) as reader:
+        assert reader.count("vehicle_locations") == 6
+    monkeypatch.setenv(SNAPSHOT_MODE_ENV, "nope")
+    with pytest.raises(Exception, match="unknown snapshot mode"):
+        snapshot_mode()
