@@ -9,21 +9,27 @@ time and peak memory count as a user sees them:
 
 Wall time and peak RSS of each child come from ``resource.getrusage(RUSAGE_CHILDREN)`` read in
 a small probe process that starts only that child, so the figure is the child's own. The
-contenders run in interleaved rounds (`--repeat` of them); the best time and the largest peak
-are kept. The ratios say how many times faster Pontual is, and how its memory compares to
-gtfs_kit's. The load average is printed beside them: on a shared machine only ratios measured
-back to back mean anything.
+contenders run in interleaved rounds (`--repeat` of them, 3 by default); the median time and
+the largest peak are kept. The ratios say how many times faster Pontual is, and how its memory
+compares to gtfs_kit's. The size of the store file after the load is printed too (a
+frequency-based feed keeps one row per template and day, ADR 0102). `--baseline PATH` runs the
+Pontual of another checkout (e.g. a worktree of main) as one more contender, interleaved, to
+compare two versions. The load average is printed beside them: on a shared machine only ratios
+measured back to back mean anything.
 
 Targets (#21): >= 3x gtfs_kit, > 1x partridge, peak memory <= 2x gtfs_kit's.
 
-Run: ``.venv/bin/python -m benchmarks.bench_gtfs [--feed PATH ...] [--repeat N]``; by default the
-WMATA feed and the largest feed of ``../shared/data`` (São Paulo, frequency-based).
+Run: ``.venv/bin/python -m benchmarks.bench_gtfs [--feed PATH ...] [--repeat N] [--baseline
+PATH]``; by default the WMATA feed and the largest loadable feed of ``../shared/data`` (São
+Paulo's gtfs2gps sample, frequency-based; the larger SPTrans 2026 feed has no stop_times.txt and
+is refused at validation).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,10 +79,23 @@ class Measure:
     peak_mb: float
 
 
-def measure(cmd: list[str]) -> Measure:
-    """Run `cmd` through the probe process; raise when it fails."""
+def measure(cmd: list[str], root: Path | None = None) -> Measure:
+    """Run `cmd` through the probe process (in checkout `root`, importing its packages, when
+    given); raise when it fails."""
+    env = None
+    if root is not None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
+    # `python -m` puts the working folder first on the path: run a checkout's Pontual inside it
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, *cmd], capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, *cmd],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=root,
     )
     rc, wall, rss_kb = out.stdout.split()
     if int(rc) != 0:
@@ -105,27 +124,44 @@ def has(module: str) -> bool:
     return probe.returncode == 0
 
 
-def bench_feed(feed: Path, repeat: int) -> None:
+def bench_feed(feed: Path, repeat: int, baseline: Path | None = None) -> None:
     print(f"feed {feed}  (load average {os.getloadavg()[0]:.1f} at start)")
-    # the children import this checkout's packages
-    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     rows: dict[str, Measure] = {}
+    store_mb: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         # interleaved rounds: each runs every contender once, so load drifts hit all alike
         per: dict[str, list[Measure]] = {}
+        roots = {"pontual": ROOT}
+        if baseline is not None:
+            roots["pontual@baseline"] = baseline.resolve()
         contenders: dict[str, list[str]] = {}
         if has("gtfs_kit"):
             contenders["gtfs_kit"] = [sys.executable, "-c", GTFS_KIT, str(feed)]
         if has("partridge"):
             contenders["partridge"] = [sys.executable, "-c", PARTRIDGE, str(feed)]
         for _ in range(repeat):
-            per.setdefault("pontual", []).append(measure(pontual_cmd(feed, Path(tmp))))
+            for name, root in roots.items():
+                cmd = pontual_cmd(feed, Path(tmp))
+                per.setdefault(name, []).append(measure(cmd, root))
+                store_mb[name] = Path(cmd[cmd.index("--store") + 1]).stat().st_size / 2**20
             for name, cmd in contenders.items():
                 per.setdefault(name, []).append(measure(cmd))
         for name, runs in per.items():
-            rows[name] = Measure(min(r.wall_s for r in runs), max(r.peak_mb for r in runs))
+            rows[name] = Measure(
+                statistics.median(r.wall_s for r in runs), max(r.peak_mb for r in runs)
+            )
     ours = rows["pontual"]
-    print(f"  pontual gtfs load (whole process)   {ours.wall_s:7.2f} s  {ours.peak_mb:7.0f} MB")
+    print(
+        f"  pontual gtfs load (whole process)   {ours.wall_s:7.2f} s  {ours.peak_mb:7.0f} MB"
+        f"   store file {store_mb['pontual']:.1f} MB"
+    )
+    if "pontual@baseline" in rows:
+        m = rows["pontual@baseline"]
+        print(
+            f"  pontual of {str(baseline)[-24:]:24s}  {m.wall_s:7.2f} s  {m.peak_mb:7.0f} MB"
+            f"   store file {store_mb['pontual@baseline']:.1f} MB   speed ratio "
+            f"{m.wall_s / ours.wall_s:4.2f}x   memory ratio {ours.peak_mb / m.peak_mb:4.2f}"
+        )
     for name, label in (
         ("gtfs_kit", "gtfs_kit read_feed+trip_stats"),
         ("partridge", "partridge load_feed"),
@@ -144,13 +180,16 @@ def bench_feed(feed: Path, repeat: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--feed", type=Path, action="append", help="feed(s) to run on")
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout whose Pontual runs as a contender too"
+    )
     args = parser.parse_args(argv)
     for feed in args.feed or DEFAULT_FEEDS:
         if not feed.exists():
             print(f"bench_gtfs: feed not found: {feed} (skipped)")
             continue
-        bench_feed(feed, args.repeat)
+        bench_feed(feed, args.repeat, args.baseline)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@
 - `workflow`: the case state machine (the acts and their checks)
 - `deadlines`: due dates of each act, overdue cases; `sanctions`: sanctions, judged repeats,
   the suspension count
-- `evidence`: the evidence package of a case and the digests of raw days (`pontual verify`)
+- `evidence`: the evidence package of a case and the digests of raw days (`pontual verify`),
+  in the store or, for archived days, in the lake
+- `archive`: raw days moved from the store into the lake (`archived_days`), their deletion past
+  the retention without legal hold (`pontual lake archive|prune`, docs/adr/0099)
 
-Layer: between dashboard and analytics (reads the analytic store, never writes derived tables).
+Layer: between dashboard and analytics (reads the analytic store, never writes derived tables;
+writes `raw_day_digests` and `archived_days`, and deletes the raw days it archives).
 """

@@ -8,6 +8,9 @@
   `verify_day_digests` recomputes them and names every day whose raw data changed.
 - `retention_cutoff` / `deletable_days`: raw days may be deleted only past the retention setting
   (default 9 years, the longest legal horizon) and never while a case on legal hold needs them.
+- A day archived to the lake (`cases.archive`, `archived_days`) is digested from its lake
+  partition with the same function (`compute_lake_day_digest`): the digest depends on the rows,
+  never on where they are stored.
 
 A day's digest is SHA-256 over its rows ordered by every recorded column, each row written as
 its columns cast to text by DuckDB (UTC session), joined by U+001F, nulls as U+0000, rows
@@ -21,14 +24,17 @@ import hashlib
 import json
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import sqlalchemy as sa
 
 from cases.db import CASES, CaseDB
 from cases.errors import CaseError
 from core import __version__
+from core.lake import open_lake_day
 from core.periods import local_bounds, range_period
 from core.profile import Profile
 from core.register import to_register_latest
@@ -47,24 +53,47 @@ DIGEST_SCHEMA = {
 }
 
 
-def _day_sql(name: str, columns: list[str]) -> str:
+def _day_sql(name: str, columns: list[str], *, bounded: bool = True) -> str:
     cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in columns)
     order = ", ".join(f'"{c}"' for c in columns)
+    where = " WHERE event_at >= ? AND event_at < ?" if bounded else ""
     return (
         f"SELECT count(*) AS n_rows, "
         f"sha256(coalesce(string_agg(concat_ws(chr(31), {cells}), chr(10) ORDER BY {order}), '')) "
-        f'AS sha256 FROM "{name}" WHERE event_at >= ? AND event_at < ?'
+        f'AS sha256 FROM "{name}"{where}'
     )
 
 
 def compute_day_digest(
-    store: Store, name: str, day: date, tz: str, columns: list[str] | None = None
+    store: Store,
+    name: str,
+    day: date,
+    tz: str,
+    columns: list[str] | None = None,
+    *,
+    whole: bool = False,
 ) -> tuple[int, str, list[str]]:
-    """(n_rows, sha256, columns) of table `name`'s rows of the local service day `day`."""
+    """(n_rows, sha256, columns) of table `name`'s rows of the local service day `day`.
+    `whole`: every row of the relation (a lake day's partition, `compute_lake_day_digest`),
+    so a row filed under the day with an instant outside it changes the digest too."""
     cols = columns if columns is not None else table(name).column_names
     start, end = local_bounds(range_period(day, day), tz)
-    row = store.query(_day_sql(name, cols), [start, end]).row(0)
+    row = store.query(_day_sql(name, cols, bounded=not whole), [] if whole else [start, end]).row(0)
     return int(row[0]), str(row[1]), cols
+
+
+def compute_lake_day_digest(
+    lake: str | Path, name: str, day: date, tz: str, columns: list[str] | None = None
+) -> tuple[int, str] | None:
+    """(n_rows, sha256) of the day's partition of raw table `name` in the lake, by the very
+    digest of the store (`compute_day_digest`: same rows, same canonical text, same SHA-256);
+    None when the lake has no partition of that day."""
+    day_store = open_lake_day(lake, name, day)
+    if day_store is None:
+        return None
+    with day_store:
+        n, digest, _ = compute_day_digest(day_store, name, day, tz, columns, whole=True)
+    return n, digest
 
 
 def raw_days(store: Store, tz: str) -> pl.DataFrame:
@@ -109,54 +138,106 @@ def record_day_digests(
     return out
 
 
-def verify_day_digests(store: Store) -> pl.DataFrame:
-    """Recompute every recorded day digest: service_date, table_name, n_rows (recorded),
-    n_rows_now, sha256 (recorded), sha256_now, is_ok (same digest)."""
+CHANGED = "changed"
+"""verify: the day's rows no longer give the recorded digest"""
+MISSING_IN_LAKE = "missing_in_lake"
+"""verify: an archived day whose lake partition is gone"""
+BACK_IN_STORE = "back_in_store"
+"""verify: an archived day that has rows in the store again (ingested after archival)"""
+UNREADABLE = "unreadable"
+"""verify: an archived day whose lake files cannot be read (damaged Parquet)"""
+
+VERIFY_SCHEMA = {
+    "service_date": pl.Date,
+    "table_name": pl.String,
+    "n_rows": pl.Int64,
+    "n_rows_now": pl.Int64,
+    "sha256": pl.String,
+    "sha256_now": pl.String,
+    "is_ok": pl.Boolean,
+    "location": pl.String,
+    "problem": pl.String,
+}
+"""What `verify_day_digests` returns: a row per recorded day digest. location: where the day
+was checked (store, lake, or pruned: deleted from the lake past the retention, not checked);
+problem: null, CHANGED, MISSING_IN_LAKE, UNREADABLE or BACK_IN_STORE."""
+
+
+def _digest_columns(row: dict[str, Any]) -> list[str]:
+    method, _, cols = row["digest_method"].partition(":")
+    if method != DIGEST_METHOD:
+        raise CaseError(
+            f"método de digest desconhecido {method!r}",
+            where=f"raw_day_digests {row['service_date']} {row['table_name']}",
+            hint="verifique com a versão do Pontual que o registrou",
+        )
+    return cols.split(",")
+
+
+def _count_day_rows(store: Store, name: str, day: date, tz: str) -> int:
+    start, end = local_bounds(range_period(day, day), tz)
+    return int(
+        store.query(
+            f'SELECT count(*) AS n FROM "{name}" WHERE event_at >= ? AND event_at < ?',
+            [start, end],
+        )["n"][0]
+    )
+
+
+def verify_day_digests(
+    store: Store, lake: str | Path | None = None, *, lake_only: bool = False
+) -> pl.DataFrame:
+    """Recompute every recorded day digest where the day lives (VERIFY_SCHEMA).
+
+    A day in the store is digested from the store; a day archived to the lake
+    (`archived_days`) from its lake partition: in `lake` when given (the lake moved), else in
+    the lake recorded at archival. `lake_only`: `store` is the lake itself (`open_lake`, its
+    exported raw_day_digests) and every day is digested from its partitions in `lake`."""
+    if lake_only and lake is None:
+        raise CaseError("verificar só o lago pede o caminho do lago")
     recorded = store.query(
-        "SELECT service_date, table_name, n_rows, sha256, digest_method, time_zone "
-        "FROM raw_day_digests ORDER BY service_date, table_name"
+        "SELECT d.service_date, d.table_name, d.n_rows, d.sha256, d.digest_method, d.time_zone, "
+        "a.lake_path, a.pruned_at FROM raw_day_digests d LEFT JOIN archived_days a "
+        "USING (service_date, table_name) ORDER BY d.service_date, d.table_name"
     )
-    rows = []
+    rows: list[tuple[date, str, int, int, str, str | None, bool, str, str | None]] = []
     for r in recorded.iter_rows(named=True):  # one query per recorded day
-        method, _, cols = r["digest_method"].partition(":")
-        if method != DIGEST_METHOD:
-            raise CaseError(
-                f"método de digest desconhecido {method!r}",
-                where=f"raw_day_digests {r['service_date']} {r['table_name']}",
-                hint="verifique com a versão do Pontual que o registrou",
-            )
-        n, digest, _ = compute_day_digest(
-            store, r["table_name"], r["service_date"], r["time_zone"], cols.split(",")
-        )
+        cols = _digest_columns(r)
+        name, day, tz = r["table_name"], r["service_date"], r["time_zone"]
+        n_now: int | None
+        digest: str | None
+        problem: str | None
+        if r["pruned_at"] is not None:  # deleted past the retention: the digest is what is left
+            rows.append((day, name, r["n_rows"], 0, r["sha256"], None, True, "pruned", None))
+            continue
+        if lake_only or r["lake_path"] is not None:
+            root = lake if lake is not None else r["lake_path"]
+            try:
+                got = compute_lake_day_digest(root, name, day, tz, cols)
+            except duckdb.Error:  # a damaged file is a changed day, named as such
+                got, problem = None, UNREADABLE
+            else:
+                problem = MISSING_IN_LAKE if got is None else None
+            n_now, digest = got if got is not None else (0, None)
+            if problem is None and digest != r["sha256"]:
+                problem = CHANGED
+            if problem is None and not lake_only and _count_day_rows(store, name, day, tz):
+                problem = BACK_IN_STORE
+            location = "lake"
+        else:
+            n_now, digest, _ = compute_day_digest(store, name, day, tz, cols)
+            problem = None if digest == r["sha256"] else CHANGED
+            location = "store"
         rows.append(
-            (
-                r["service_date"],
-                r["table_name"],
-                r["n_rows"],
-                n,
-                r["sha256"],
-                digest,
-                digest == r["sha256"],
-            )
+            (day, name, r["n_rows"], n_now, r["sha256"], digest, problem is None, location, problem)
         )
-    return pl.DataFrame(
-        rows,
-        schema={
-            "service_date": pl.Date,
-            "table_name": pl.String,
-            "n_rows": pl.Int64,
-            "n_rows_now": pl.Int64,
-            "sha256": pl.String,
-            "sha256_now": pl.String,
-            "is_ok": pl.Boolean,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=VERIFY_SCHEMA, orient="row")
 
 
 def compute_period_day_digests(store: Store, start: date, end: date, tz: str) -> pl.DataFrame:
     """The digest of each raw day from `start` to `end` (inclusive) as the store holds it *now*
-    (recomputed, not the recorded reference): table_name, service_date, n_rows, sha256,
+    (recomputed, not the recorded reference; for a day archived to the lake, whose rows left
+    the store, its recorded digest): table_name, service_date, n_rows, sha256,
     is_recorded (a reference digest exists) and is_as_recorded (it equals the reference; null
     when none). `compute_day_digest` with the table's current columns, one query per day: a
     day's rows are ordered and hashed at once, so a year is hashed a day at a time."""
@@ -181,6 +262,18 @@ def compute_period_day_digests(store: Store, start: date, end: date, tz: str) ->
             "sha256": pl.String,
         },
         orient="row",
+    )
+    # archived days are out of the store: their recorded digest stands for their rows (it was
+    # checked equal on the lake when they left; `pontual verify` re-checks it there)
+    archived = store.query(
+        "SELECT d.table_name, d.service_date, d.n_rows, d.sha256 FROM raw_day_digests d "
+        "JOIN archived_days a USING (service_date, table_name) "
+        "WHERE d.service_date BETWEEN ? AND ?",
+        [start, end],
+    ).with_columns(pl.col("service_date").cast(pl.Date))
+    now = pl.concat(
+        [now, archived.join(now, on=["table_name", "service_date"], how="anti")],
+        how="vertical_relaxed",
     )
     recorded = store.query(
         "SELECT table_name, service_date, sha256 AS recorded_sha256 FROM raw_day_digests "
@@ -252,6 +345,16 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
     """
     sug = read_suggestion(store, infraction_key)
     day = sug["occurred_on"]
+    archived = store.query("SELECT count(*) AS n FROM archived_days WHERE service_date = ?", [day])[
+        "n"
+    ][0]
+    if archived:  # the package must hold the raw pings and taps: they left the store
+        raise CaseError(
+            f"os dados brutos de {day} foram arquivados no lago: o pacote de evidências ficaria "
+            "sem os pings e as transações do fato",
+            where=f"sugestão {infraction_key}",
+            hint="lavre os casos de um período antes de arquivá-lo (docs/retention.md)",
+        )
     trip_ids = [t for t in (sug["trip_ids"] or "").split(",") if t]
     # the outcome of each scheduled trip of the fact (a suppressed trip has no run: its outcome
     # row is the evidence of its absence)

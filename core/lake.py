@@ -15,6 +15,10 @@ Layout (one folder per table, `zstd` Parquet, the table's declaration written be
 - `open_lake` gives a read-only `Store` whose tables are DuckDB views over the partitions, cast
   to the declared schema (`core.tables`: one declaration rules the file and the lake), so the
   indices, the dashboard and the reports read a lake exactly as they read the file.
+- Raw days archived out of the store (`archived_days`, `pontual lake archive`, docs/adr/0099)
+  live only in the lake: an export never rewrites nor removes their partitions, even a full one
+  (the store holds no rows for them any more). `raw_day_files`, `lake_raw_days` and
+  `delete_day_partitions` are what archival, `pontual verify` and `pontual lake prune` use.
 
 Only local paths are exercised by the tests; DuckDB reads s3:// paths through its own
 filesystem layer when the deployment provides it.
@@ -26,14 +30,15 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from core.errors import StoreError
+from core.errors import ConfigError, StoreError
+from core.periods import local_bounds, range_period
 from core.schema import TABLES, Table, duckdb_type, table
 from core.store import Store
 
@@ -112,11 +117,13 @@ def export_table(
     decl: Table,
     timezone: str,
     days: tuple[date, date] | None = None,
+    keep_days: Collection[date] = (),
 ) -> int:
     """Write one table of `store` to `lake`; returns the number of partitions written.
 
     With `days`, only the partitions of those service days are (re)written; a table without a
-    day partition is then left alone unless it has never been exported.
+    day partition is then left alone unless it has never been exported. The partitions of
+    `keep_days` (raw days archived out of the store) are neither written nor removed.
     """
     keys = partition_columns(decl)
     folder = lake / decl.name
@@ -136,11 +143,21 @@ def export_table(
         os.replace(tmp, folder / PART_FILE)
         return 1
     day = _day_expression(decl, timezone)
-    where = ""
+    conditions: list[str] = []
     params: list[object] = []
     if days is not None:
-        where = f"WHERE {day} BETWEEN ? AND ?"
-        params = [days[0], days[1]]
+        conditions.append(f"{day} BETWEEN ? AND ?")
+        params += [days[0], days[1]]
+        if decl.name in RAW_BY_EVENT_DAY:  # the same days as UTC bounds: row groups are skipped
+            lo, _ = local_bounds(range_period(days[0], days[0]), timezone)
+            _, hi = local_bounds(range_period(days[1], days[1]), timezone)
+            conditions.append('"event_at" >= ? AND "event_at" < ?')
+            params += [lo, hi]
+    kept_days = sorted(set(keep_days))
+    if kept_days:
+        conditions.append(f"NOT list_contains(?, {day})")
+        params.append(kept_days)
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     part_cols = [f"{day} AS __day"]
     by = ["__day"]
     if "operator_id" in keys:
@@ -177,8 +194,8 @@ def export_table(
         shutil.rmtree(tmp)
     if days is not None:
         return len(parts)
-    # a full export also drops partitions of days no longer in the store
-    kept = set(parts)
+    # a full export also drops partitions of days no longer in the store (not archived ones)
+    kept = set(parts) | {f"service_date={d.isoformat()}" for d in kept_days}
     for stale in folder.glob("service_date=*"):
         if stale.name not in kept:
             shutil.rmtree(stale)
@@ -192,15 +209,115 @@ def export_lake(
     days: tuple[date, date] | None = None,
     names: Sequence[str] | None = None,
 ) -> dict[str, int]:
-    """Export every table (or `names`) of `store` to the lake; partitions written per table."""
+    """Export every table (or `names`) of `store` to the lake; partitions written per table.
+    The raw days the store has archived (`archived_days`) keep their lake partitions."""
     root = Path(lake)
     root.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
     for decl in lake_tables():
         if names is not None and decl.name not in names:
             continue
-        written[decl.name] = export_table(store, root, decl, timezone, days)
+        keep = read_archived_days(store, decl.name)
+        written[decl.name] = export_table(store, root, decl, timezone, days, keep)
     return written
+
+
+def read_archived_days(store: Store, name: str) -> list[date]:
+    """The service days of raw table `name` archived out of `store` (`archived_days`), pruned
+    or not: their rows live only in the lake."""
+    found = store.query(
+        "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = 'archived_days'"
+    )
+    if found["n"][0] == 0:
+        return []
+    rows = store.query(
+        "SELECT service_date FROM archived_days WHERE table_name = ? ORDER BY service_date",
+        [name],
+    )
+    return list(rows["service_date"].to_list())
+
+
+def check_not_archived(store: Store, start: date, end: date) -> None:
+    """Refuse (ConfigError) to compute from the store a period some of whose raw days were
+    archived to the lake: their pings and taps are no longer in the file, so matching, crowding
+    or indices on it would replace that period's results with ones computed without them."""
+    days = sorted(
+        {
+            d
+            for name in ("vehicle_locations", "fare_transactions")
+            for d in read_archived_days(store, name)
+            if start <= d <= end
+        }
+    )
+    if days:
+        raise ConfigError(
+            f"the raw data of {len(days)} day(s) of the period ({days[0]} to {days[-1]}) were "
+            "archived to the lake: computing on the store would leave them out",
+            where=f"store {store.path}, table archived_days",
+            hint="compute that period over the lake (global --lake), or leave those days out",
+        )
+
+
+def _day_dir(lake: str | Path, name: str, day: date) -> Path:
+    return Path(lake) / name / f"service_date={day.isoformat()}"
+
+
+def raw_day_files(lake: str | Path, name: str, day: date) -> list[Path]:
+    """The Parquet files of one day of table `name` in the lake (every operator's partition;
+    none when the day is absent), leaving out the hidden names of a write in progress."""
+    folder = _day_dir(lake, name, day)
+    if not folder.is_dir():
+        return []
+    return sorted(
+        f
+        for f in folder.rglob("*.parquet")
+        if not any(part.startswith(".") for part in f.relative_to(folder).parts)
+    )
+
+
+def lake_raw_days(lake: str | Path, name: str) -> list[date]:
+    """The service days that have a partition of table `name` in the lake, in order."""
+    folder = Path(lake) / name
+    days = []
+    for sub in folder.glob("service_date=*") if folder.is_dir() else []:
+        try:
+            day = date.fromisoformat(sub.name.removeprefix("service_date="))
+        except ValueError:
+            continue
+        if raw_day_files(lake, name, day):
+            days.append(day)
+    return sorted(days)
+
+
+def open_lake_day(lake: str | Path, name: str, day: date) -> Store | None:
+    """A read-only store whose one view, `name`, holds that day's rows of the lake (every
+    operator's partition, cast to the declared schema); None when the lake has no such day.
+    Digests are recomputed over it exactly as over the store file (`cases.evidence`)."""
+    files = raw_day_files(lake, name, day)
+    if not files:
+        return None
+    listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+    source = f"read_parquet([{listed}], hive_partitioning = false, union_by_name = true)"
+    con = duckdb.connect(":memory:")
+    con.execute("SET TimeZone = 'UTC'")
+    present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    # a column declared after the day was written reads as null, as in a migrated store
+    cells = [(f'"{c.name}"' if c.name in present else "NULL", c) for c in table(name).columns]
+    casts = ", ".join(f'CAST({v} AS {duckdb_type(c.dtype)}) AS "{c.name}"' for v, c in cells)
+    con.execute(f'CREATE VIEW "{name}" AS SELECT {casts} FROM {source}')
+    return Store(Path(lake), con, read_only=True)
+
+
+def delete_day_partitions(lake: str | Path, name: str, day: date) -> bool:
+    """Delete one day of table `name` from the lake, all its operators at once (renamed
+    aside, then removed); whether there was one."""
+    folder = _day_dir(lake, name, day)
+    if not folder.exists():
+        return False
+    aside = folder.with_name(f".old-{uuid.uuid4().hex}-{folder.name}")
+    os.replace(folder, aside)
+    shutil.rmtree(aside)
+    return True
 
 
 def _view_sql(decl: Table, folder: Path) -> str:

@@ -1,7 +1,8 @@
 """Versioned migrations of the store schema.
 
 Migrations 1, 5 (data coverage and evidence), 6 (the fares key), 7 (the key fingerprint) and
-10 (the fleet register's history) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+10 (the fleet register's history), 11, 12 (archived raw days) and 13 (the compact frequency
+trips) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
 versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -156,6 +157,52 @@ MIGRATIONS += (
         sql=(
             "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_gap_s INTEGER",
             "ALTER TABLE trip_outcomes ADD COLUMN IF NOT EXISTS gps_gap_m DOUBLE",
+        ),
+    ),
+)
+
+# Migration 12: raw days archived to the lake (issue #18 item 4, docs/adr/0099).
+MIGRATIONS += (
+    Migration(12, "archived_days: raw days moved from the store into the lake", ("archived_days",)),
+)
+
+# Migration 13: frequency-based service stored compactly (issue #21, ADR 0102). The stored
+# `scheduled_trips` table keeps the timetable trips under a new name (and any instances an
+# older load expanded there); frequency templates get one row per service day in
+# `scheduled_frequency_trips`; `scheduled_trips` becomes a view that expands each template row
+# over its gtfs_frequencies windows, with the ids and times the expanded table had. (No
+# ORDER BY: the table had no order either; it would sort every read, a year's in seconds.)
+_SCHEDULED_TRIPS_COLUMNS = (
+    '"feed_id", "service_date", "trip_id", "template_trip_id", "route_id", "direction_id", '
+    '"block_id", "shape_id", "service_id", "planned_start_s", "planned_end_s", '
+    '"planned_start_at", "planned_end_at", "planned_distance_m", "first_stop_id", '
+    '"last_stop_id", "n_stops", "headway_s", "is_exact_times"'
+)
+MIGRATIONS += (
+    Migration(
+        13,
+        "frequency trips stored compactly: scheduled_timetable_trips, scheduled_frequency_trips "
+        "and the scheduled_trips view",
+        tables=("scheduled_frequency_trips",),
+        sql=(
+            "ALTER TABLE scheduled_trips RENAME TO scheduled_timetable_trips",
+            f"""CREATE VIEW scheduled_trips AS
+SELECT {_SCHEDULED_TRIPS_COLUMNS} FROM scheduled_timetable_trips
+UNION ALL
+SELECT
+  feed_id, service_date,
+  template_trip_id || '@' || printf('%02d:%02d:%02d', s // 3600, s % 3600 // 60, s % 60),
+  template_trip_id, route_id, direction_id, block_id, shape_id, service_id,
+  CAST(s AS INTEGER), CAST(s + duration_s AS INTEGER),
+  day_ref_at + to_seconds(s), day_ref_at + to_seconds(s + duration_s),
+  planned_distance_m, first_stop_id, last_stop_id, n_stops, headway_s, is_exact_times
+FROM (
+  SELECT t.*, f.headway_s, coalesce(f.exact_times, 0) = 1 AS is_exact_times,
+    unnest(range(f.start_time_s, f.end_time_s, f.headway_s)) AS s
+  FROM scheduled_frequency_trips t
+  JOIN gtfs_frequencies f ON f.feed_id = t.feed_id AND f.trip_id = t.template_trip_id
+  WHERE f.headway_s > 0
+)""",
         ),
     ),
 )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cases.db import CaseDB
 from core.instants import to_utc_instant
 from core.profile import Profile
 from core.store import Store
@@ -81,16 +82,24 @@ def compute_report_offers(store: Store, year: int) -> list[ReportOffer]:
     return offers
 
 
-def build_offered_report(store: Store, offer: ReportOffer, profile: Profile) -> ReportData:
+def build_offered_report(
+    store: Store, offer: ReportOffer, profile: Profile, cases: CaseDB | None = None
+) -> ReportData:
     """Build one offered report with the builders of `dashboard.reports` (no entered CSVs:
-    maintenance costs and staff stay blank, as in `pontual report` without them)."""
+    maintenance costs and staff stay blank, as in `pontual report` without them); `cases`: the
+    case database, for the cases by state and their deadlines."""
     if offer.kind == "annual":
         return build_annual_dossier(
-            store, int(offer.period), profile, scope=offer.scope, scope_id=offer.scope_id
+            store,
+            int(offer.period),
+            profile,
+            scope=offer.scope,
+            scope_id=offer.scope_id,
+            cases=cases,
         )
     if offer.kind == "semester":
-        return build_semester_report(store, offer.period, profile)
-    return build_monthly_report(store, offer.period, profile)
+        return build_semester_report(store, offer.period, profile, cases=cases)
+    return build_monthly_report(store, offer.period, profile, cases=cases)
 
 
 def to_report_bytes(report: ReportData, fmt: str) -> bytes:

@@ -162,7 +162,10 @@ def _report_bytes(
         store = scope_store(
             Store(shared.path, cursor, read_only=True), _scoped_account(operator_id)
         )
-        report = downloads.build_offered_report(store, offer, load_profile(profile_id))
+        from dashboard import auth_ui
+
+        with auth_ui.case_db() as db:
+            report = downloads.build_offered_report(store, offer, load_profile(profile_id), db)
     finally:
         cursor.close()
     return downloads.to_report_bytes(report, fmt)

@@ -19,9 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 from gtfs.errors import ERROR, WARNING, GtfsIssue
 from gtfs.read import LINE, Feed, rows_issues
@@ -30,6 +27,10 @@ from gtfs.read import LINE, Feed, rows_issues
 _EARTH_RADIUS_M = 6_371_008.8
 # Cells (x, y) of the stop groups are keyed x * _CELL_KEY + y (|y| far below half of it).
 _CELL_KEY = 1 << 32
+# Nearest-neighbour search: first cube side, metres, and its growth between passes (a pass
+# looks for the nearest other stop in the 27 cubes around each stop not yet settled).
+_NEAREST_FIRST_CUBE_M = 250.0
+_NEAREST_CUBE_GROWTH = 2.0
 
 
 @dataclass(frozen=True)
@@ -92,10 +93,7 @@ def compute_stop_groups(
         return pl.DataFrame(
             schema={"nearest_other_m": pl.Float64, "group_n": pl.Int64, "is_network": pl.Boolean}
         )
-    xyz = np.c_[compute_ground_xy(lat, lon)]
-    tree = cKDTree(xyz)
-    d, _ = tree.query(xyz, k=2) if n > 1 else (np.full((1, 2), np.inf), None)
-    nearest = d[:, 1]
+    nearest = compute_nearest_other_m(np.c_[compute_ground_xy(lat, lon)])
     # groups: stops bucketed in square cells of the link distance, neighbouring cells linked (a
     # city's stops are millions of pairs within 10 km, but a few hundred cells); two stops
     # within the link distance always share a group, two in one group may be up to 2.9 times
@@ -118,9 +116,7 @@ def compute_stop_groups(
             src.append(np.flatnonzero(hit))
             dst.append(at[hit])
     a, b = np.concatenate(src), np.concatenate(dst)
-    graph = coo_matrix((np.ones(a.size), (a, b)), shape=(keys.size, keys.size))
-    _, cell_label = connected_components(graph, directed=False)
-    label = cell_label[cell]
+    label = compute_components(keys.size, a, b)[cell]
     size = np.bincount(label)
     group_n = size[label]
     keep = (size >= max(2.0, limits.network_group_min_share * n)) | (size == size.max())
@@ -133,6 +129,79 @@ def compute_stop_groups(
             "is_network": keep[label],
         }
     )
+
+
+def compute_nearest_other_m(xyz: np.ndarray) -> np.ndarray:
+    """For each point (rows of x, y, z metres), the straight-line distance to the nearest other
+    point; inf for a lone point. Exact, like a k-d tree query.
+
+    A pass buckets the points in cubes and looks for the nearest other point of each unsettled
+    point in the 27 cubes around it: one found within the cube side is the nearest (any closer
+    point lies in those cubes); the others go to the next pass, with cubes
+    `_NEAREST_CUBE_GROWTH` times larger, until a cube is wider than the Earth. (This replaced
+    scipy's cKDTree: importing scipy cost a whole `pontual gtfs load` of a city feed as much as
+    the load itself.)
+    """
+    n = len(xyz)
+    best = np.full(n, np.inf)
+    if n < 2:
+        return best
+    offsets = pl.DataFrame(
+        [(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)],
+        schema=["ox", "oy", "oz"],
+        orient="row",
+    )
+    todo = np.arange(n)
+    side = _NEAREST_FIRST_CUBE_M
+    while todo.size:
+        cube = np.floor(xyz / side).astype(np.int64)
+        points = pl.DataFrame(
+            {"j": np.arange(n), "cx": cube[:, 0], "cy": cube[:, 1], "cz": cube[:, 2]}
+        )
+        pairs = (
+            points[todo]
+            .rename({"j": "i"})
+            .join(offsets, how="cross")
+            .select(
+                "i",
+                pl.col("cx") + pl.col("ox"),
+                pl.col("cy") + pl.col("oy"),
+                pl.col("cz") + pl.col("oz"),
+            )
+            .join(points, on=["cx", "cy", "cz"])
+            .filter(pl.col("i") != pl.col("j"))
+        )
+        i, j = pairs["i"].to_numpy(), pairs["j"].to_numpy()
+        diff = xyz[i] - xyz[j]
+        found = (
+            pl.DataFrame({"i": i, "d": np.sqrt((diff * diff).sum(axis=1))})
+            .group_by("i")
+            .agg(pl.col("d").min())
+        )
+        # beyond the Earth's diameter the cubes around a point hold every point
+        if side < 2 * _EARTH_RADIUS_M:
+            found = found.filter(pl.col("d") <= side)
+        settled = found["i"].to_numpy()
+        best[settled] = found["d"].to_numpy()
+        todo = np.setdiff1d(todo, settled, assume_unique=True)
+        side *= _NEAREST_CUBE_GROWTH
+    return best
+
+
+def compute_components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The connected component of each of `n` nodes linked by the undirected edges a[k]-b[k],
+    as labels 0..k-1: the smallest node id reachable, spread along the edges (each round also
+    jumps to the label's own label) until nothing changes."""
+    label = np.arange(n)
+    while True:
+        low = np.minimum(label[a], label[b])
+        new = label.copy()
+        np.minimum.at(new, a, low)
+        np.minimum.at(new, b, low)
+        new = new[new]
+        if np.array_equal(new, label):
+            return np.unique(label, return_inverse=True)[1].reshape(-1)
+        label = new
 
 
 def compute_robust_extent(

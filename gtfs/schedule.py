@@ -21,10 +21,12 @@ from core.tables.reference import (
     GTFS_STOP_TIMES,
     GTFS_STOPS,
     GTFS_TRIPS,
+    SCHEDULED_FREQUENCY_TRIPS,
+    SCHEDULED_TIMETABLE_TRIPS,
     SCHEDULED_TRIPS,
 )
 from gtfs.calendar import compute_service_dates
-from gtfs.frequencies import expand_frequencies
+from gtfs.frequencies import expand_frequency_days, frequency_templates
 from gtfs.geometry import (
     build_patterns,
     build_shapes,
@@ -127,42 +129,33 @@ def service_instant(service_date: pl.Expr, seconds: pl.Expr, timezone: str) -> p
     ).cast(pl.Datetime("us", "UTC"))
 
 
-def build_scheduled_trips(
-    feed: Feed, start: date, end: date, *, feed_id: str = "", geometry: FeedGeometry | None = None
-) -> pl.DataFrame:
-    """One row per trip run on each service day in [start, end], conforming to scheduled_trips.
+@dataclass(frozen=True)
+class ScheduleDays:
+    """The planned service of a date range as the store keeps it (ADR 0102).
 
-    Trips listed in frequencies.txt are templates: each headway window is expanded into trips
-    '<template>@HH:MM:SS' shifted from the template's times; the template itself is not run.
+    `timetable`: `scheduled_timetable_trips` rows, one per trip that is not a frequency
+    template per service day; `frequency`: `scheduled_frequency_trips` rows, one per frequency
+    template per service day (its instances are expanded on reading). Both are in service-date
+    order, and within a date in (planned start, trip id) order.
+    """
+
+    timetable: pl.DataFrame
+    frequency: pl.DataFrame
+
+
+def build_schedule_days(
+    feed: Feed, start: date, end: date, *, feed_id: str = "", geometry: FeedGeometry | None = None
+) -> ScheduleDays:
+    """The scheduled trips of every service day in [start, end], frequency templates kept whole.
+
+    Trips listed in frequencies.txt (with at least one start) are templates: they run as their
+    instances '<template>@HH:MM:SS', never themselves, and are kept as one row per day.
     """
     geometry = geometry or build_geometry(feed)
-    summary = build_trip_summary(feed, geometry)
-    freq = feed.get("frequencies")
-    expanded = expand_frequencies(freq) if freq is not None and freq.height else None
-    plain = summary.with_columns(
-        pl.col("trip_id").alias("template_trip_id"),
-        pl.col("first_s").alias("planned_start_s"),
-        pl.col("last_s").alias("planned_end_s"),
-        pl.lit(None, pl.Int32).alias("headway_s"),
-        pl.lit(True).alias("is_exact_times"),
+    summary = build_trip_summary(feed, geometry).with_columns(
+        pl.col("planned_distance_m").fill_null(0.0)
     )
-    if expanded is not None and expanded.height:
-        plain = plain.filter(
-            ~pl.col("trip_id").is_in(expanded["template_trip_id"].unique().implode())
-        )
-        from_freq = (
-            expanded.join(
-                summary.rename({"trip_id": "template_trip_id"}), on="template_trip_id", how="inner"
-            )
-            .with_columns(
-                pl.col("start_s").alias("planned_start_s"),
-                (pl.col("start_s") + pl.col("last_s") - pl.col("first_s")).alias("planned_end_s"),
-            )
-            .drop("start_s")
-        )
-        runs = pl.concat([plain, from_freq], how="diagonal_relaxed")
-    else:
-        runs = plain
+    is_template = pl.col("trip_id").is_in(frequency_templates(feed.get("frequencies")).implode())
     days = compute_service_dates(feed, start, end)
     # The time-zone arithmetic once per date (a frequency feed runs thousands of trips a day):
     # `day_ref_at` is the UTC instant of the date's GTFS reference, `service_instant` at 0 s.
@@ -175,12 +168,20 @@ def build_scheduled_trips(
             )
         )
     )
-    # Sorted here, on one row per trip start, the trips of a date come out in (planned_start_s,
-    # trip_id) order from the order-keeping joins; one stable sort by date then orders them all
-    # (a three-key sort of a frequency feed's year of trips took several times longer).
-    runs = runs.sort("planned_start_s", "trip_id", maintain_order=True)
-    out = (
-        runs.join(days, on="service_id", how="inner", maintain_order="left")
+    fill: dict[str, object] = {"feed_id": feed_id}
+    # Sorted here, on one row per trip, the trips of a date come out in (planned_start_s,
+    # trip_id) order from the order-keeping joins; one stable sort by date then orders them all.
+    plain = (
+        summary.filter(~is_template)
+        .with_columns(
+            pl.col("trip_id").alias("template_trip_id"),
+            pl.col("first_s").alias("planned_start_s"),
+            pl.col("last_s").alias("planned_end_s"),
+            pl.lit(None, pl.Int32).alias("headway_s"),
+            pl.lit(True).alias("is_exact_times"),
+        )
+        .sort("planned_start_s", "trip_id", maintain_order=True)
+        .join(days, on="service_id", how="inner", maintain_order="left")
         .join(refs, on="service_date", how="left", maintain_order="left")
         .with_columns(
             (pl.col("day_ref_at") + pl.duration(seconds=pl.col("planned_start_s"))).alias(
@@ -189,12 +190,45 @@ def build_scheduled_trips(
             (pl.col("day_ref_at") + pl.duration(seconds=pl.col("planned_end_s"))).alias(
                 "planned_end_at"
             ),
-            pl.lit(feed_id).alias("feed_id"),
-            pl.col("planned_distance_m").fill_null(0.0),
         )
     )
+    templates = (
+        summary.filter(is_template)
+        .rename({"trip_id": "template_trip_id"})
+        .with_columns((pl.col("last_s") - pl.col("first_s")).alias("duration_s"))
+        .sort("template_trip_id")
+        .join(days, on="service_id", how="inner", maintain_order="left")
+        .join(refs, on="service_date", how="left", maintain_order="left")
+    )
     # a trip runs at most once a date: (service_date, planned_start_s, trip_id) has no ties
-    return SCHEDULED_TRIPS.conform(out).sort("service_date", maintain_order=True)
+    return ScheduleDays(
+        SCHEDULED_TIMETABLE_TRIPS.conform(plain, fill=fill).sort(
+            "service_date", maintain_order=True
+        ),
+        SCHEDULED_FREQUENCY_TRIPS.conform(templates, fill=fill).sort(
+            "service_date", maintain_order=True
+        ),
+    )
+
+
+def build_scheduled_trips(
+    feed: Feed, start: date, end: date, *, feed_id: str = "", geometry: FeedGeometry | None = None
+) -> pl.DataFrame:
+    """One row per trip run on each service day in [start, end], conforming to scheduled_trips.
+
+    Trips listed in frequencies.txt are templates: each headway window is expanded into trips
+    '<template>@HH:MM:SS' shifted from the template's times; the template itself is not run.
+    The rows and their order are the `scheduled_trips` view's over what `build_schedule_days`
+    stores (service date, planned start, trip id).
+    """
+    days = build_schedule_days(feed, start, end, feed_id=feed_id, geometry=geometry)
+    if days.frequency.height == 0:
+        return SCHEDULED_TRIPS.conform(days.timetable)
+    instances = expand_frequency_days(days.frequency, feed.get("frequencies"))
+    both = pl.concat(
+        [days.timetable, SCHEDULED_TRIPS.conform(instances)], how="vertical", rechunk=False
+    )
+    return both.sort("service_date", "planned_start_s", "trip_id")
 
 
 def to_store_frames(

@@ -2,12 +2,16 @@
 
 A load validates first and writes nothing when the feed has errors (`GtfsError`). A valid feed
 is written in ONE store transaction: its `feed_versions` row, every `gtfs_*` table, an
-`ingest_runs` row and the `scheduled_trips` of its service days; a failure anywhere rolls all of
-it back. The feed id is derived from the hash of the feed's files, so loading the same feed again
-is a no-op that says so.
+`ingest_runs` row and the scheduled trips of its service days; a failure anywhere rolls all of
+it back. Scheduled trips are written compactly (ADR 0102): timetable trips to
+`scheduled_timetable_trips`, frequency templates once per day to `scheduled_frequency_trips`;
+readers read the `scheduled_trips` view, which expands the templates into their instances.
+
+The feed id is derived from the hash of the feed's files, so loading the same feed again is a
+no-op that says so.
 
 Several versions can be stored. The version in force on a date is the latest loaded one whose
-validity covers it; materialising a date replaces whatever `scheduled_trips` that date had.
+validity covers it; materialising a date replaces whatever scheduled trips that date had.
 """
 
 from __future__ import annotations
@@ -25,12 +29,13 @@ from core.store import Store
 from core.tables.reference import GTFS_TABLE_NAMES
 from gtfs.calendar import compute_validity
 from gtfs.errors import GtfsError, GtfsIssue, errors_of, warnings_of
+from gtfs.frequencies import count_instances
 from gtfs.geography import GeographyLimits, check_stops_on_shapes
 from gtfs.read import Feed, read_feed
 from gtfs.schedule import (
     FeedGeometry,
     build_geometry,
-    build_scheduled_trips,
+    build_schedule_days,
     from_store_frames,
     to_store_frames,
 )
@@ -41,6 +46,8 @@ from gtfs.validate import validate_feed
 DEFAULT_MATERIALISE_DAYS = 400
 # Service dates of scheduled trips built and written at a time (bounds a load's memory).
 SCHEDULE_CHUNK_DAYS = 92
+# The stored tables behind the `scheduled_trips` view (ADR 0102).
+SCHEDULE_TABLES = ("scheduled_timetable_trips", "scheduled_frequency_trips")
 
 GTFS_TABLES = GTFS_TABLE_NAMES
 
@@ -183,25 +190,33 @@ def write_schedule(
     store: Store, feed: Feed, days: tuple[date, date], *, feed_id: str, geometry: FeedGeometry
 ) -> int:
     """Replace the scheduled trips of every service date in `days` with `feed`'s, built and
-    written `SCHEDULE_CHUNK_DAYS` dates at a time (one transaction).
+    written `SCHEDULE_CHUNK_DAYS` dates at a time (one transaction). Returns the number of
+    trips the `scheduled_trips` view now has on those dates.
 
-    A frequency-based city feed runs thousands of trips a day: its year is millions of rows,
-    and building them all before writing held them all in memory at once (2.1 GB for the São
-    Paulo sample). The rows are the same as one `build_scheduled_trips` of the whole range.
+    Frequency templates are written once per day, not expanded (ADR 0102): a frequency-based
+    city feed runs thousands of instances a day, millions over a year (2.4 M rows, 42-51 s and
+    2.1 GB for the São Paulo sample when they were expanded at load).
     """
     n = 0
+    freq = feed.get("frequencies")
     with store.transaction():
         # every date of the range is now this feed's: clear it even where it runs no trip
-        store.con.execute(
-            "DELETE FROM scheduled_trips WHERE service_date BETWEEN ? AND ?", [days[0], days[1]]
-        )
+        delete_schedule(store, "service_date BETWEEN ? AND ?", [days[0], days[1]])
         lo = days[0]
         while lo <= days[1]:
             hi = min(days[1], lo + timedelta(days=SCHEDULE_CHUNK_DAYS - 1))
-            chunk = build_scheduled_trips(feed, lo, hi, feed_id=feed_id, geometry=geometry)
-            n += store.append("scheduled_trips", chunk).n_inserted
+            chunk = build_schedule_days(feed, lo, hi, feed_id=feed_id, geometry=geometry)
+            n += store.append("scheduled_timetable_trips", chunk.timetable).n_inserted
+            store.append("scheduled_frequency_trips", chunk.frequency)
+            n += count_instances(chunk.frequency, freq)
             lo = hi + timedelta(days=1)
     return n
+
+
+def delete_schedule(store: Store, where_sql: str, params: list[object]) -> None:
+    """Delete the scheduled trips matching `where_sql` from both tables of the view."""
+    for name in SCHEDULE_TABLES:
+        store.con.execute(f"DELETE FROM {name} WHERE {where_sql}", params)
 
 
 def read_feed_versions(store: Store) -> pl.DataFrame:
@@ -237,18 +252,24 @@ def read_stored_feed(store: Store, feed_id: str) -> tuple[Feed, FeedGeometry]:
     """The stored feed version `feed_id` rebuilt as (Feed, FeedGeometry)."""
     frames = {name: store.read(name, "feed_id = ?", [feed_id]) for name in GTFS_TABLES}
     epsg = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
+    # the distances decided at load, per trips.txt trip: a timetable trip's rows, a template's
+    # day rows (and the instances an older load expanded into the timetable table: each
+    # carries its template's distance)
     distances = store.query(
-        "SELECT DISTINCT template_trip_id AS trip_id, planned_distance_m FROM scheduled_trips "
-        "WHERE feed_id = ? AND NOT contains(trip_id, '@')",
-        [feed_id],
+        "SELECT DISTINCT template_trip_id AS trip_id, planned_distance_m "
+        "FROM scheduled_timetable_trips WHERE feed_id = ? "
+        "UNION SELECT DISTINCT template_trip_id, planned_distance_m "
+        "FROM scheduled_frequency_trips WHERE feed_id = ?",
+        [feed_id, feed_id],
     )
     return from_store_frames(frames, int(epsg["crs_epsg"][0]), distances)
 
 
 def materialise_schedule(store: Store, start: date, end: date) -> dict[str, int]:
-    """Build `scheduled_trips` for every date in [start, end] from the feed in force that day.
+    """Build the scheduled trips of every date in [start, end] from the feed in force that day.
 
-    Returns the number of trips written per feed id. Dates no feed covers are left alone.
+    Returns the number of trips written per feed id (as the `scheduled_trips` view counts
+    them). Dates no feed covers are left alone.
     """
     in_force = compute_feeds_in_force(store, start, end)
     written: dict[str, int] = {}
@@ -257,18 +278,14 @@ def materialise_schedule(store: Store, start: date, end: date) -> dict[str, int]
             feed, geometry = read_stored_feed(store, str(feed_id))
             service_dates: list[date] = dates["service_date"].to_list()
             lo, hi = min(service_dates), max(service_dates)
-            scheduled = build_scheduled_trips(
-                feed,
-                lo,
-                hi,
-                feed_id=str(feed_id),
-                geometry=geometry,
-            ).filter(pl.col("service_date").is_in(dates["service_date"].implode()))
-            store.con.execute(
-                "DELETE FROM scheduled_trips WHERE service_date IN (SELECT unnest(?::DATE[]))",
-                [dates["service_date"].to_list()],
-            )
-            written[str(feed_id)] = store.append("scheduled_trips", scheduled).n_inserted
+            built = build_schedule_days(feed, lo, hi, feed_id=str(feed_id), geometry=geometry)
+            in_dates = pl.col("service_date").is_in(dates["service_date"].implode())
+            delete_schedule(store, "service_date IN (SELECT unnest(?::DATE[]))", [service_dates])
+            frequency = built.frequency.filter(in_dates)
+            store.append("scheduled_frequency_trips", frequency)
+            written[str(feed_id)] = store.append(
+                "scheduled_timetable_trips", built.timetable.filter(in_dates)
+            ).n_inserted + count_instances(frequency, feed.get("frequencies"))
     return written
 
 
@@ -291,6 +308,7 @@ def read_schedule_from_store(
     trips = store.read(
         "scheduled_trips", "service_date = ? AND feed_id = ?", [service_date, feed_id]
     ).sort("planned_start_s", "trip_id")
+    # through the view, not its two tables: a lake exported before ADR 0102 has only the view's
     stop_times = store.read(
         "gtfs_stop_times",
         "feed_id = ? AND trip_id IN (SELECT DISTINCT template_trip_id FROM scheduled_trips "

@@ -18,6 +18,7 @@ from core.errors import PontualError
 from core.settings import Settings
 from pontual.context import Context
 from pontual.messages import gettext, translate, translate_where
+from pontual.parser import CatalogueParser
 from pontual.verbs import VERB_MODULES
 
 EXIT_USER_ERROR = 2
@@ -38,7 +39,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser(modules: Sequence[ModuleType] = VERB_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CatalogueParser(
         prog="pontual",
         description="Pontual: how well a city's buses keep their promises (ICV, IPK, lotação, "
         "grades) from GTFS, AVL and ticketing data.",

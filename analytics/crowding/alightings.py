@@ -16,6 +16,8 @@ import numba
 import numpy as np
 import polars as pl
 
+from analytics.crowding.boardings import VisitKey
+
 RUN_KEY = ["service_date", "vehicle_id", "run_index"]
 
 UNLINKED_REASONS = {
@@ -52,7 +54,7 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     `next_at` (the card's next leg that day; null for the last leg), `home_stop_id` (the
     day's first boarding stop) and `n_legs` (legs of the card that day).
     """
-    taps = (
+    chained = (
         boardings.lazy()
         .with_row_index("tap_row")
         .filter((pl.col("placement") == "placed") & pl.col("card_hash").is_not_null())
@@ -73,12 +75,14 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     # group, in time order, so the first changes of card id within a hash group reveal it
     # and the ids are then numbered exactly instead. Taps of one card in the same instant
     # (two validators, a clock's resolution) chain in transaction id order.
-    taps = taps.sort("card_key", "event_at", "transaction_id")
+    taps = _in_chain_order(chained)
     same_key = pl.col("card_key") == pl.col("card_key").shift(1)
     if taps.select((same_key & (pl.col("card_hash") != pl.col("card_hash").shift(1))).any()).item():
-        taps = taps.with_columns(
-            pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
-        ).sort("card_key", "event_at", "transaction_id")
+        taps = _in_chain_order(
+            chained.with_columns(
+                pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
+            )
+        )
     is_new_leg = pl.any_horizontal(
         *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", *RUN_KEY)]
     )
@@ -131,6 +135,32 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     return leg_of_tap, legs_frame
 
 
+def _in_chain_order(taps: pl.DataFrame) -> pl.DataFrame:
+    """`taps` sorted by `card_key`, `event_at` and `transaction_id` (which is then dropped).
+
+    Taps usually come in time order (`compute_boardings` returns them so): then a stable sort
+    on the card key alone gives the order but for the few taps of one card in one instant,
+    which are put in transaction id order among themselves. A third of the cost of the
+    three-key sort, which is kept for taps out of time order.
+    """
+    if not taps["event_at"].is_sorted():
+        return taps.sort("card_key", "event_at", "transaction_id").drop("transaction_id")
+    taps = taps.sort("card_key", maintain_order=True)
+    same = (pl.col("card_key") == pl.col("card_key").shift(1)) & (
+        pl.col("event_at") == pl.col("event_at").shift(1)
+    )
+    tied = taps.select(same | same.shift(-1, fill_value=False)).to_series().fill_null(False)
+    if tied.any():
+        # tied taps form contiguous blocks in (card, instant) order: sorting them alone by
+        # the three keys and putting them back in the same places orders each block
+        at = tied.arg_true()
+        in_block = (
+            taps[at].select(pl.arg_sort_by("card_key", "event_at", "transaction_id")).to_series()
+        )
+        taps = taps[pl.int_range(taps.height, eager=True).scatter(at, at.gather(in_block))]
+    return taps.drop("transaction_id")
+
+
 def _card_key(card_hash: pl.Expr) -> pl.Expr:
     """A 64-bit hash of the card id (fixed seed: within a run, the same id gets the same key)."""
     return card_hash.hash(seed=0)
@@ -143,7 +173,7 @@ def match_alighting_stops(
 ) -> pl.DataFrame:
     """For each chainable leg, the stop of its run nearest to its target stop.
 
-    `legs`: `build_legs` output with `target_stop_id`. Returns `leg_id`,
+    `legs`: `build_legs` output with `target_stop_id` (null: no target). Returns `leg_id`,
     `alighting_stop_sequence`, `alighting_stop_id`, `walk_m` (metres to the target) for legs
     with at least one candidate stop (after the boarding stop, reached before the next
     boarding); of candidates equally near, the first in stop sequence.
@@ -155,29 +185,39 @@ def match_alighting_stops(
         .join(xy, on="stop_id", how="inner")
         .sort(*RUN_KEY, "stop_sequence")
     )
-    # each run's visits are one slice [first_visit, end_visit) of the sorted visits
-    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
-    runs = (
-        visits.select(RUN_KEY)
-        .with_row_index("first_visit")
-        .filter(new_run)
-        .with_columns(pl.col("first_visit").shift(-1, fill_value=visits.height).alias("end_visit"))
-    )
-    targets = (
-        legs.join(
-            xy.rename({"stop_id": "target_stop_id", "stop_x_m": "tx", "stop_y_m": "ty"}),
-            on="target_stop_id",
-            how="inner",
+    # each run's visits are one slice [first_visit, end_visit) of the sorted visits, found by
+    # bisection on their integer keys; a leg's target stop is a row of `xy`
+    if visits.height == 0:  # no run reached a stop: no leg has a candidate
+        return pl.DataFrame(schema=_FOUND_SCHEMA)
+    key = VisitKey.of(visits)
+    run_of_visit = visits.select(key.run_expr()).to_series().to_numpy()
+    first_of_run = np.flatnonzero(np.r_[True, run_of_visit[1:] != run_of_visit[:-1]])
+    end_of_run = np.r_[first_of_run[1:], run_of_visit.size]
+    run_keys = run_of_visit[first_of_run]
+    targets = legs.select(
+        "leg_id",
+        key.run_expr().alias("run_key"),
+        "stop_sequence",
+        pl.col("target_stop_id")
+        .replace_strict(
+            xy["stop_id"], pl.int_range(xy.height, eager=True), default=None, return_dtype=pl.Int64
         )
-        .join(runs, on=RUN_KEY, how="inner")
-        .select("leg_id", "first_visit", "end_visit", "stop_sequence", "tx", "ty", "next_at")
-    )
+        .alias("target_row"),
+        "next_at",
+    ).drop_nulls(["run_key", "target_row"])
+    # legs in run order: the scan then reads each run's visits while they are in the cache
+    # (in card order, a day of a big city's visits does not fit and every leg misses)
+    targets = targets.sort("run_key")
+    run_key = _kernel_array(targets["run_key"], pl.Int64)
+    run = np.searchsorted(run_keys, run_key).clip(max=run_keys.size - 1)
+    has_run = run_keys[run] == run_key
+    target_row = _kernel_array(targets["target_row"], pl.Int64)
     best_visit, walk_m = _nearest_visits(
-        first_visit=_kernel_array(targets["first_visit"], pl.Int64),
-        end_visit=_kernel_array(targets["end_visit"], pl.Int64),
+        first_visit=np.where(has_run, first_of_run[run], 0),
+        end_visit=np.where(has_run, end_of_run[run], 0),
         board_sequence=_kernel_array(targets["stop_sequence"], pl.Int64),
-        target_x_m=_kernel_array(targets["tx"], pl.Float64),
-        target_y_m=_kernel_array(targets["ty"], pl.Float64),
+        target_x_m=_kernel_array(xy["stop_x_m"], pl.Float64)[target_row],
+        target_y_m=_kernel_array(xy["stop_y_m"], pl.Float64)[target_row],
         next_board_us=_kernel_array(_instant_us(targets["next_at"], _NO_LIMIT_US), pl.Int64),
         visit_sequence=_kernel_array(visits["stop_sequence"], pl.Int64),
         visit_x_m=_kernel_array(visits["stop_x_m"], pl.Float64),
@@ -287,10 +327,17 @@ def compute_alightings(
     unplaced and unlinked taps (pt-BR).
     """
     leg_of_tap, legs = build_legs(boardings)
+    # legs that cannot be chained (a card seen once that day) have no target
     is_chainable = pl.col("n_legs") >= 2
     found = match_alighting_stops(
-        legs.filter(is_chainable).with_columns(
-            pl.coalesce("next_stop_id", "home_stop_id").alias("target_stop_id")
+        legs.select(
+            "leg_id",
+            *RUN_KEY,
+            "stop_sequence",
+            pl.when(is_chainable)
+            .then(pl.coalesce("next_stop_id", "home_stop_id"))
+            .alias("target_stop_id"),
+            "next_at",
         ),
         stop_visits,
         stops,
@@ -312,7 +359,7 @@ def compute_alightings(
     )
     is_linked = (pl.col("walk_m") <= options.walk_max_m).fill_null(False)
     chain = pl.when(pl.col("is_home")).then(pl.lit("chained_home")).otherwise(pl.lit("chained"))
-    leg_result = per_tap.select(
+    leg_result = (
         pl.when(is_linked).then("alighting_stop_sequence").alias("alighting_stop_sequence"),
         pl.when(is_linked).then("alighting_stop_id").alias("alighting_stop_id"),
         pl.when(is_linked).then("walk_m").alias("walk_m"),
@@ -336,9 +383,14 @@ def compute_alightings(
     unlinked_code = (
         pl.when(pl.col("card_hash").is_null()).then(pl.lit("no_card")).otherwise("unlinked_code")
     )
-    unlinked_text = unlinked_code.replace_strict(UNLINKED_REASONS, default=None) + pl.lit(_SCALED)
+    unlinked_text = unlinked_code.replace_strict(
+        {code: text + _SCALED for code, text in UNLINKED_REASONS.items()}, default=None
+    )
+    # one plan over the taps, their leg's values beside them
     return (
-        boardings.with_columns(leg_result)
+        boardings.hstack(per_tap)
+        .lazy()
+        .with_columns(*leg_result)
         .with_columns(
             pl.col("alighting_stop_sequence").cast(pl.Int32),
             pl.when(is_placed)
@@ -351,5 +403,6 @@ def compute_alightings(
             .otherwise("reason")
             .alias("reason"),
         )
-        .drop("method", "unlinked_code")
+        .drop("n_legs", "is_home", "method", "unlinked_code")
+        .collect()
     )

@@ -56,6 +56,66 @@ class BoardingOptions:
 DEFAULT_BOARDING_OPTIONS = BoardingOptions()
 
 
+@dataclass(frozen=True)
+class VisitKey:
+    """An integer key for (run key, stop sequence) over the runs of some visits: a
+    mixed-radix number of the day, the vehicle's rank, the run index and the sequence, each
+    from the least of the visits. Visits sorted by run key and sequence have increasing keys
+    (vehicle ranks follow the ids' sort order); rows outside the visits' ranges get null, so
+    no visit has their key. Joins, bisections and counts on it cost a fraction of those on
+    the (string) run key."""
+
+    vehicles: pl.Series
+    """the visits' vehicle ids, sorted"""
+    day_min: int
+    n_days: int
+    run_min: int
+    n_runs: int
+    seq_min: int
+    n_seqs: int
+
+    @classmethod
+    def of(cls, visits: pl.DataFrame) -> VisitKey:
+        """The key over `visits` (run key columns and `stop_sequence`)."""
+        parts = {
+            "day": pl.col("service_date").to_physical().cast(pl.Int64),
+            "run": pl.col("run_index").cast(pl.Int64),
+            "seq": pl.col("stop_sequence").cast(pl.Int64),
+        }
+        lo_hi = visits.select(
+            *[e.min().alias(f"{n}_min") for n, e in parts.items()],
+            *[e.max().alias(f"{n}_max") for n, e in parts.items()],
+        ).row(0, named=True)
+        if lo_hi["day_min"] is None:
+            lo_hi = dict.fromkeys(lo_hi, 0) | {f"{n}_max": -1 for n in parts}
+        return cls(
+            vehicles=visits["vehicle_id"].drop_nulls().unique().sort(),
+            **{f"{n}_min": lo_hi[f"{n}_min"] for n in parts},
+            **{f"n_{n}s": lo_hi[f"{n}_max"] - lo_hi[f"{n}_min"] + 1 for n in parts},
+        )
+
+    def run_expr(self) -> pl.Expr:
+        """The key of each row's run at its least sequence (its visits' keys lie in
+        [that, that + `n_seqs`)); null outside the ranges."""
+        day = pl.col("service_date").to_physical().cast(pl.Int64) - self.day_min
+        run = pl.col("run_index").cast(pl.Int64) - self.run_min
+        vehicle = pl.col("vehicle_id").replace_strict(
+            self.vehicles,
+            pl.int_range(self.vehicles.len(), eager=True),
+            default=None,
+            return_dtype=pl.Int64,
+        )
+        inside = day.is_between(0, self.n_days - 1) & run.is_between(0, self.n_runs - 1)
+        return pl.when(inside).then(
+            ((day * self.vehicles.len() + vehicle) * self.n_runs + run) * self.n_seqs
+        )
+
+    def expr(self, sequence: pl.Expr) -> pl.Expr:
+        """The key of each row's run and `sequence`; null outside the ranges."""
+        seq = sequence.cast(pl.Int64) - self.seq_min
+        return pl.when(seq.is_between(0, self.n_seqs - 1)).then(self.run_expr() + seq)
+
+
 def build_stop_windows(
     stop_visits: pl.DataFrame, *, include_last: bool, options: BoardingOptions
 ) -> pl.DataFrame:

@@ -225,11 +225,20 @@ def compute_crowding(
     )
     trips = compute_trip_crowding(loads)
     summary = compute_crowding_summary(trips, loads, profile)
-    routes = inputs.trips.select("service_date", "trip_id", "route_id").unique(
-        ["service_date", "trip_id"]
+    return CrowdingResult(to_routed_placements(placements, inputs.trips), loads, trips, summary)
+
+
+def to_routed_placements(placements: pl.DataFrame, trips: pl.DataFrame) -> pl.DataFrame:
+    """`placements` with the `route_id` of each tap's trip (`trips`: `scheduled_trips`), in
+    the same row order."""
+    routes = trips.select("service_date", "trip_id", "route_id").unique(["service_date", "trip_id"])
+    # the route column alone is joined (a join of the whole frame copies every column)
+    route_id = (
+        placements.select("service_date", "trip_id")
+        .join(routes, on=["service_date", "trip_id"], how="left", maintain_order="left")
+        .get_column("route_id")
     )
-    placements = placements.join(routes, on=["service_date", "trip_id"], how="left")
-    return CrowdingResult(placements, loads, trips, summary)
+    return placements.with_columns(route_id)
 
 
 # -- store ------------------------------------------------------------------------------------

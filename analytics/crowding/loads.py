@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
+import numpy as np
 import polars as pl
 
 from analytics.crowding.boardings import (
     DEFAULT_BOARDING_OPTIONS,
     RUN_KEY,
     BoardingOptions,
+    VisitKey,
     build_stop_windows,
     match_to_windows,
 )
@@ -169,69 +172,115 @@ def compute_apc_counts(
     )
 
 
-def _od_alightings(v: pl.LazyFrame, linked: pl.LazyFrame, options: LoadOptions) -> pl.LazyFrame:
+_DENSE_VISITS_MAX = 1 << 25
+"""largest (runs x stop sequences) table of visit rows built for the lookup (32 M entries,
+256 MB); beyond it the taps bisect the visits' keys"""
+
+
+def _visit_rows(keys: np.ndarray, wanted: np.ndarray, n_seqs: int) -> np.ndarray:
+    """Row of each `wanted` key in the sorted, unique visit `keys` (`VisitKey` values, whose
+    `n_seqs` consecutive values belong to one run); -1 where there is none.
+
+    A bisection over a big city's million visits misses the cache at every step for each of
+    ten million taps; the run is found by bisection over the runs (a small array) and the
+    row read from a table of each run's rows by stop sequence, one access.
+    """
+    if keys.size == 0:
+        return np.full(wanted.size, -1, dtype=np.int64)
+    run_of_key = keys // n_seqs
+    first = np.flatnonzero(np.r_[True, run_of_key[1:] != run_of_key[:-1]])
+    runs = run_of_key[first]
+    if runs.size * n_seqs > _DENSE_VISITS_MAX:
+        rows = np.searchsorted(keys, wanted).clip(max=keys.size - 1)
+        return np.where(keys[rows] == wanted, rows, -1)
+    run_of_row = np.repeat(np.arange(runs.size), np.diff(np.r_[first, keys.size]))
+    table = np.full(runs.size * n_seqs, -1, dtype=np.int64)
+    table[run_of_row * n_seqs + keys % n_seqs] = np.arange(keys.size)
+    wanted_run = wanted // n_seqs
+    run = np.searchsorted(runs, wanted_run).clip(max=runs.size - 1)
+    found = (wanted >= 0) & (runs[run] == wanted_run)
+    return np.where(found, table[run * n_seqs + wanted % n_seqs], -1)
+
+
+def _od_alightings(
+    v: pl.DataFrame, board: np.ndarray, alight: np.ndarray, options: LoadOptions
+) -> pl.DataFrame:
     """First tier for the unlinked boarders: the line-direction's linked riders who boarded at
     the same stop over the period (its origin-destination shares), over the stops the run
     reaches after it. Adds `n_alightings_od` and leaves in `u` only the boarders no such
-    rider covers (for `_scaled_alightings`). `v` has one row per run (numbered by
-    `run_number`) and stop."""
-    seq = "stop_sequence"
-    od = (
-        linked.group_by(
-            "route_id",
-            "direction_id",
-            pl.col("stop_id").alias("from_stop_id"),
-            pl.col("alighting_stop_id").cast(pl.String).alias("to_stop_id"),
-        )
-        .agg(pl.len().cast(pl.Float64).alias("n_od"))
-        .filter(
-            pl.col("n_od").sum().over("route_id", "direction_id", "from_stop_id")
-            >= options.od_min_linked_taps
-        )
+    rider covers (for `_scaled_alightings`).
+
+    `v` has one row per run (numbered by `run_number`) and stop, in run and stop sequence
+    order, with its `pattern_stop` (line, direction and stop), `has_route` and `stop_code`;
+    `board`, `alight`: the rows of `v` where each placed tap boarded and alighted (-1 when
+    none: unplaced, unlinked)."""
+    pattern_stop = v["pattern_stop"].cast(pl.Int64).to_numpy()
+    stop_code = v["stop_code"].cast(pl.Int64).to_numpy()
+    has_route = v["has_route"].to_numpy()
+    is_od = (board >= 0) & (alight >= 0)
+    is_od[is_od] = has_route[board[is_od]]
+    # origin-destination counts by (pattern stop, destination stop), sorted by pattern stop
+    n_codes = int(stop_code.max()) + 1 if stop_code.size else 1
+    pair, n_od = np.unique(
+        pattern_stop[board[is_od]] * n_codes + stop_code[alight[is_od]], return_counts=True
     )
-    unlinked = v.filter(pl.col("u") > 0).select(
-        "run_number",
-        "route_id",
-        "direction_id",
-        pl.col(seq).alias("from_seq"),
-        pl.col("stop_id").alias("from_stop_id"),
-        "u",
+    od_from, od_to = pair // n_codes, pair % n_codes
+    n_patterns = int(pattern_stop.max()) + 1 if pattern_stop.size else 1
+    kept = np.bincount(od_from, weights=n_od, minlength=n_patterns) >= options.od_min_linked_taps
+    keep = kept[od_from]
+    od_from, od_to, n_od = od_from[keep], od_to[keep], n_od[keep].astype(np.float64)
+    od_start = np.searchsorted(od_from, np.arange(n_patterns + 1))
+    run = v["run_number"].to_numpy()
+    run_start = np.r_[np.flatnonzero(np.r_[True, run[1:] != run[:-1]]), run.size]
+    u = v["u"].to_numpy()
+    n_alightings_od, is_covered = _od_shares(
+        run_start, u, pattern_stop, stop_code, od_start, od_to, n_od, n_codes
     )
-    dest = v.select(
-        "run_number", pl.col(seq).alias("to_seq"), pl.col("stop_id").alias("to_stop_id")
+    return v.with_columns(
+        pl.Series("n_alightings_od", n_alightings_od),
+        pl.when(pl.Series(is_covered)).then(0.0).otherwise("u").alias("u"),
     )
-    cand = (
-        unlinked.join(od, on=["route_id", "direction_id", "from_stop_id"], how="inner")
-        .join(dest, on=["run_number", "to_stop_id"], how="inner")
-        .filter(pl.col("to_seq") > pl.col("from_seq"))
-        # a loop may pass the same stop twice: riders get off the first time
-        .group_by("run_number", "from_seq", "to_stop_id")
-        .agg(pl.col("to_seq").min(), pl.col("u", "n_od").first())
-        .with_columns(
-            (
-                pl.col("u") * pl.col("n_od") / pl.col("n_od").sum().over("run_number", "from_seq")
-            ).alias("a")
-        )
-        .collect()
-        .lazy()
-    )
-    to_stop = cand.group_by("run_number", pl.col("to_seq").alias(seq)).agg(
-        pl.col("a").sum().alias("n_alightings_od")
-    )
-    covered = (
-        cand.select("run_number", pl.col("from_seq").alias(seq))
-        .unique()
-        .with_columns(pl.lit(True).alias("is_od"))
-    )
-    return (
-        v.join(to_stop, on=["run_number", seq], how="left")
-        .join(covered, on=["run_number", seq], how="left")
-        .with_columns(
-            pl.col("n_alightings_od").fill_null(0.0),
-            pl.when(pl.col("is_od").fill_null(False)).then(0.0).otherwise("u").alias("u"),
-        )
-        .drop("is_od")
-    )
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _od_shares(  # pragma: no cover - compiled; tested through compute_loads
+    run_start, u, pattern_stop, stop_code, od_start, od_to, n_od, n_codes
+):
+    """Alightings of the unlinked boarders by origin-destination shares; returns (alightings
+    per visit row, whether the row's boarders were sent).
+
+    Visits are rows in run and stop sequence order, the runs' rows `run_start[r]` ..
+    `run_start[r + 1] - 1`. The boarders `u` of a row go to the destinations of its pattern
+    stop (`od_to[k]`, `n_od[k]` riders, k in `od_start[p]` .. `od_start[p + 1] - 1`) that the
+    run reaches later, the first time it reaches each, in proportion to `n_od`.
+
+    No vectorised form: joining each unlinked stop to its line's destinations and those to
+    the run's later stops expands tens of rows per stop only to keep the first of each; this
+    scan walks each run backwards holding the next row of every stop.
+    """
+    n = u.shape[0]
+    out = np.zeros(n, dtype=np.float64)
+    is_covered = np.zeros(n, dtype=np.bool_)
+    next_row = np.full(n_codes, -1, dtype=np.int64)
+    for r in range(run_start.shape[0] - 1):
+        first, end = run_start[r], run_start[r + 1]
+        for i in range(end - 1, first - 1, -1):
+            if u[i] > 0:
+                p = pattern_stop[i]
+                total = 0.0
+                for k in range(od_start[p], od_start[p + 1]):
+                    if next_row[od_to[k]] >= 0:
+                        total += n_od[k]
+                if total > 0:
+                    is_covered[i] = True
+                    for k in range(od_start[p], od_start[p + 1]):
+                        t = next_row[od_to[k]]
+                        if t >= 0:
+                            out[t] += u[i] * n_od[k] / total
+            next_row[stop_code[i]] = i
+        for i in range(first, end):
+            next_row[stop_code[i]] = -1
+    return out, is_covered
 
 
 def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
@@ -292,6 +341,9 @@ def compute_loads(
     """
     limit = profile.crowding.standees_max_per_m2.value
     seq = "stop_sequence"
+    # joins and windows on integer keys (a run number; a visit key) cost a fraction of those
+    # on the (string) run key, most of all the group-bys over a million taps
+    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
     visits = (
         stop_visits.lazy()
         .filter(pl.coalesce("arrival_at", "departure_at").is_not_null())
@@ -302,24 +354,41 @@ def compute_loads(
             "stop_id",
             pl.coalesce("departure_at", "arrival_at").cast(UTC_INSTANT).alias("departure_at"),
         )
-        .with_columns(pl.col("stop_id").shift(-1).over(RUN_KEY, order_by=seq).alias("next_stop_id"))
+        .sort(*RUN_KEY, seq)
+        .with_columns(
+            new_run.cum_sum().alias("run_number"),
+            pl.when(new_run.shift(-1, fill_value=True))
+            .then(None)
+            .otherwise(pl.col("stop_id").shift(-1))
+            .alias("next_stop_id"),
+        )
+        .collect()
     )
-    # Frames that several branches of the plan read are collected once: the query engine
-    # would otherwise compute each of them once per branch (measured: 40 % of the CPU time)
-    placed = placements.filter(pl.col("placement") == "placed").lazy()
-    boards = placed.group_by(*RUN_KEY, seq).agg(
-        pl.len().cast(pl.Int32).alias("n_taps"),
-        pl.col("alighting_stop_sequence")
-        .is_not_null()
-        .sum()
-        .cast(pl.Int32)
-        .alias("n_boardings_linked"),
+    # Each placed tap finds its boarding and alighting visits by bisection on the visits'
+    # integer keys (sorted with the visits, unique as the table's primary key), and the
+    # counts per visit are bincounts: no group-by or join over a million taps.
+    visit_key = VisitKey.of(visits)
+    keys = visits.select(visit_key.expr(pl.col(seq))).to_series().to_numpy()
+    placed = (
+        placements.lazy()
+        .filter(pl.col("placement") == "placed")
+        .select(
+            visit_key.expr(pl.col(seq)).fill_null(-1).alias("board_key"),
+            visit_key.expr(pl.col("alighting_stop_sequence")).fill_null(-1).alias("alight_key"),
+            pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
+        )
+        .collect()
     )
-    alights = (
-        placed.filter(pl.col("alighting_stop_sequence").is_not_null())
-        .group_by(*RUN_KEY, pl.col("alighting_stop_sequence").cast(pl.Int32).alias(seq))
-        .agg(pl.len().cast(pl.Int32).alias("n_alightings_linked"))
-    )
+    board = _visit_rows(keys, placed["board_key"].to_numpy(), visit_key.n_seqs)
+    alight = _visit_rows(keys, placed["alight_key"].to_numpy(), visit_key.n_seqs)
+    is_linked = placed["is_linked"].to_numpy()
+    n = visits.height
+    on_board = board >= 0
+    counts = {
+        "n_taps": np.bincount(board[on_board], minlength=n),
+        "n_boardings_linked": np.bincount(board[on_board & is_linked], minlength=n),
+        "n_alightings_linked": np.bincount(alight[alight >= 0], minlength=n),
+    }
     route = trips.lazy().select(
         "service_date",
         "trip_id",
@@ -327,32 +396,35 @@ def compute_loads(
         pl.col("direction_id").cast(pl.Int32).fill_null(-1),
     )
     v = (
-        visits.join(route, on=["service_date", "trip_id"], how="left")
-        .with_columns(pl.col("route_id").fill_null("?"), pl.col("direction_id").fill_null(-1))
-        .join(boards, on=[*RUN_KEY, seq], how="left")
-        .join(alights, on=[*RUN_KEY, seq], how="left")
-        .with_columns(pl.col("n_taps", "n_boardings_linked", "n_alightings_linked").fill_null(0))
-    )
-    pattern = v.group_by("route_id", "direction_id", "stop_id").agg(
-        pl.col("n_alightings_linked").sum().cast(pl.Float64).alias("w_pattern")
-    )
-    v = v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left").with_columns(
-        (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
-        pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
-        pl.lit(1.0).alias("w_even"),
-    )
-    linked = (
-        placed.filter(pl.col("alighting_stop_sequence").is_not_null())
-        .select("service_date", "trip_id", "stop_id", "alighting_stop_id")
+        visits.lazy()
+        .with_columns(pl.Series(k, c).cast(pl.Int32) for k, c in counts.items())
+        .with_row_index("visit_row")
         .join(route, on=["service_date", "trip_id"], how="left")
-        .collect()
-        .lazy()
+        .with_columns(
+            pl.col("route_id").is_not_null().alias("has_route"),
+            pl.col("route_id").fill_null("?"),
+            pl.col("direction_id").fill_null(-1),
+        )
     )
-    # joins and windows on an integer run number cost a fraction of those on the (string)
-    # run key
-    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
-    v = v.sort(*RUN_KEY, seq).with_columns(new_run.cum_sum().alias("run_number")).collect().lazy()
-    v = _od_alightings(v, linked, options).sort("run_number", seq)
+    # a pattern stop: a stop of a line-direction (its linked alightings over the period weigh
+    # the second tier; its riders' destinations make the origin-destination shares)
+    pattern = (
+        v.group_by("route_id", "direction_id", "stop_id")
+        .agg(pl.col("n_alightings_linked").sum().cast(pl.Float64).alias("w_pattern"))
+        .with_row_index("pattern_stop")
+    )
+    per_stop = (
+        v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left")
+        .with_columns(
+            (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
+            pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
+            pl.lit(1.0).alias("w_even"),
+            pl.col("stop_id").rank("dense").alias("stop_code"),
+        )
+        .sort("visit_row")
+        .collect()
+    )
+    v = _od_alightings(per_stop, board, alight, options).lazy()
     v = _scaled_alightings(v).with_columns(
         pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
         (pl.col("w_trip") + pl.col("n_alightings_scaled") + pl.col("n_alightings_od")).alias(
@@ -407,6 +479,8 @@ def compute_loads(
             ).alias("is_over_limit"),
             los_expr(ld, seats, area, options).alias("los"),
         )
+        # run numbers follow the run key's order
+        .sort("run_number", seq)
         .select(
             *RUN_KEY,
             "trip_id",
@@ -430,7 +504,6 @@ def compute_loads(
             "capacity_source",
             "n_boardings_linked",
         )
-        .sort(*RUN_KEY, seq)
         .collect()
     )
 

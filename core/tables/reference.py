@@ -192,7 +192,10 @@ GTFS_FREQUENCIES = Table(
 
 SCHEDULED_TRIPS = Table(
     "scheduled_trips",
-    "One row per trip per service day (frequency windows expanded into trips).",
+    "One row per trip per service day (frequency windows expanded into trips). A VIEW (ADR "
+    "0102): the rows of `scheduled_timetable_trips`, and each `scheduled_frequency_trips` row "
+    "expanded over its template's `gtfs_frequencies` windows (in no particular order). Read "
+    "it; write its two tables.",
     cols(
         FEED_ID,
         ("service_date", pl.Date(), "service day (local)", False),
@@ -235,6 +238,51 @@ SCHEDULED_TRIPS = Table(
         ),
     ),
     primary_key=("service_date", "trip_id"),
+)
+
+SCHEDULED_TIMETABLE_TRIPS = Table(
+    "scheduled_timetable_trips",
+    "The timetable part of `scheduled_trips`: one row per trips.txt trip that is not a "
+    "frequency template, per service day (the same columns as `scheduled_trips`).",
+    SCHEDULED_TRIPS.columns,
+    primary_key=SCHEDULED_TRIPS.primary_key,
+)
+
+SCHEDULED_FREQUENCY_TRIPS = Table(
+    "scheduled_frequency_trips",
+    "The frequency part of `scheduled_trips`, compact (ADR 0102): one row per frequency "
+    "template trip (a trips.txt trip listed in frequencies.txt) per service day it runs. Its "
+    "instances, one per start of each headway window, are expanded by the `scheduled_trips` "
+    "view; they share the template's pattern, shape and planned distance.",
+    cols(
+        FEED_ID,
+        ("service_date", pl.Date(), "service day (local)", False),
+        ("template_trip_id", pl.String(), "trips.txt trip listed in frequencies.txt", False),
+        ("route_id", pl.String(), "line", False),
+        ("direction_id", pl.Int32(), "0 or 1"),
+        ("block_id", pl.String(), "vehicle block"),
+        ("shape_id", pl.String(), "itinerary"),
+        ("service_id", pl.String(), "service calendar", False),
+        (
+            "duration_s",
+            pl.Int32(),
+            "the template's origin departure to destination arrival, seconds (every "
+            "instance's planned_end_s - planned_start_s)",
+            False,
+        ),
+        (
+            "day_ref_at",
+            UTC_INSTANT,
+            "the service day's reference ('noon minus 12 h' local) as a UTC instant: an "
+            "instance starting at planned_start_s starts at day_ref_at + planned_start_s",
+            False,
+        ),
+        ("planned_distance_m", pl.Float64(), "programmed distance of each instance, metres", False),
+        ("first_stop_id", pl.String(), "origin terminal", False),
+        ("last_stop_id", pl.String(), "destination terminal", False),
+        ("n_stops", pl.Int32(), "number of stop times", False),
+    ),
+    primary_key=("service_date", "template_trip_id"),
 )
 
 VEHICLES = Table(
@@ -292,4 +340,12 @@ GTFS_TABLES = (
 )
 GTFS_TABLE_NAMES = tuple(t.name for t in GTFS_TABLES)
 
-register(FEED_VERSIONS, *GTFS_TABLES, SCHEDULED_TRIPS, VEHICLES, VEHICLE_INSPECTIONS)
+register(
+    FEED_VERSIONS,
+    *GTFS_TABLES,
+    SCHEDULED_TRIPS,
+    SCHEDULED_TIMETABLE_TRIPS,
+    SCHEDULED_FREQUENCY_TRIPS,
+    VEHICLES,
+    VEHICLE_INSPECTIONS,
+)

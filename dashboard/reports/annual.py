@@ -13,13 +13,19 @@ computes no index of its own, so its numbers are the store's.
 
 from __future__ import annotations
 
+from datetime import date
+
 import polars as pl
 
 from analytics.indices.scopes import compute_line_scopes
+from cases.db import CaseDB
+from cases.reporting import count_cases_by_state, read_period_cases
+from core import __version__
 from core.errors import ConfigError
-from core.indicators import to_label
+from core.indicators import UNIT_LABELS, to_label
 from core.periods import year_period
 from core.profile import Profile
+from core.pt_br import to_yes_no
 from core.store import Store
 from dashboard.format import to_percent, to_quantity
 from dashboard.queries.annual import (
@@ -43,6 +49,7 @@ from dashboard.reports.annual_tables import (
 )
 from dashboard.reports.annual_verdict import build_verdict_tables
 from dashboard.reports.assemble import finish_report
+from dashboard.reports.cases_part import local_today
 from dashboard.reports.model import (
     Chart,
     Col,
@@ -92,8 +99,40 @@ SIGNATURE_BLOCK = (
 board signs, not a printout."""
 
 
+def build_grade_timeline(grades: pl.DataFrame) -> str | None:
+    """The grade letters across the years of the scope's history ("2024 C · 2025 D · 2026 E"),
+    with the cassação watch of the last year (BG art. 72-VII); None without a graded year."""
+    graded = grades.filter(pl.col("grade").is_not_null()).sort("year")
+    if graded.height == 0:
+        return None
+    letters = " · ".join(f"{y} {g}" for y, g in graded.select("year", "grade").iter_rows())
+    watch = graded["is_cassacao_watch"][-1] if "is_cassacao_watch" in graded.columns else None
+    return f"Conceitos por ano: {letters}; alerta de cassação (art. 72-VII): {to_yes_no(watch)}."
+
+
+def build_cases_paragraph(by_state: pl.DataFrame | None) -> str:
+    """The year's infraction cases by state, in words (or why they are not here)."""
+    if by_state is None:
+        return "Casos de infração: a base de casos não foi informada na emissão; os casos não constam deste dossiê."
+    held = by_state.filter(pl.col("n_cases") > 0)
+    if held.height == 0:
+        return "Casos de infração com fato no ano: nenhum."
+    parts = ", ".join(
+        f"{state} {to_quantity(n)}" + (f" ({to_quantity(late)} com prazo vencido)" if late else "")
+        for state, n, late in held.select("state", "n_cases", "n_overdue").iter_rows()
+    )
+    return (
+        f"Casos de infração com fato no ano: {to_quantity(int(held['n_cases'].sum()))} — "
+        f"{parts}. Reincidências e sanções contam só casos julgados procedentes (BG art. 65)."
+    )
+
+
 def build_summary_paragraphs(
-    profile: Profile, grade: dict, completeness: pl.DataFrame
+    profile: Profile,
+    grade: dict,
+    completeness: pl.DataFrame,
+    grades: pl.DataFrame | None = None,
+    cases_by_state: pl.DataFrame | None = None,
 ) -> tuple[str, ...]:
     """The dossier's opening paragraphs: the grade and whether it can bear a decision (the
     PROVISÓRIO stamp when too few programmed trips could be judged; "indicativo" while the
@@ -140,6 +179,10 @@ def build_summary_paragraphs(
         f"{to_quantity(n_sched)} viagens programadas do ano"
         + (f"; {to_percent(share)} avaliadas." if share is not None else ".")
     )
+    timeline = build_grade_timeline(grades) if grades is not None else None
+    if timeline:
+        paragraphs.append(timeline)
+    paragraphs.append(build_cases_paragraph(cases_by_state))
     return tuple(paragraphs)
 
 
@@ -152,10 +195,14 @@ def build_annual_dossier(
     scope_id: str,
     command: str | None = None,
     raw_digests: pl.DataFrame | None = None,
+    cases: CaseDB | None = None,
+    today: date | None = None,
 ) -> ReportData:
     """The annual renewal dossier of one operator (scope 'operator') or lot ('lot').
     `raw_digests`: the year's raw day digests when the caller already has them (one dossier per
-    operator of the same year hashes the year's raw pings and taps once)."""
+    operator of the same year hashes the year's raw pings and taps once). `cases`: the case
+    database, for the year's infraction cases by state on the summary page (their state at
+    `today`, default today in the profile's zone; not part of the input hash)."""
     if scope not in ("operator", "lot"):
         raise ConfigError(f"unknown scope {scope!r}: expected operator or lot", where="--scope")
     whole = year_period(year)
@@ -184,6 +231,16 @@ def build_annual_dossier(
     infractions = read_suggested_infractions(store, start, end, ALL).filter(
         pl.col("operator_id").is_in(operators)
     )
+    # the annex's rows: a fact without trips or pings behind it shows "—", not an empty cell
+    infraction_rows = infractions.with_columns(
+        pl.col(c).replace("", None) for c in ("trip_ids", "ping_ids")
+    )
+    cases_by_state = None
+    if cases is not None:
+        year_cases = read_period_cases(cases, profile, start, end, today or local_today(profile))
+        cases_by_state = count_cases_by_state(
+            year_cases.filter(pl.col("operator_id").is_in(operators))
+        )
     if scope == "lot":
         infractions = infractions.filter(
             pl.col("route_id").is_null() | pl.col("route_id").is_in(lines["route_id"].implode())
@@ -222,7 +279,9 @@ def build_annual_dossier(
             & pl.any_horizontal([pl.col("indicator").str.starts_with(p) for p in FLEET_PREFIXES])
         )
         .with_columns(
-            pl.col("indicator").map_elements(to_label, return_dtype=pl.String).alias("label")
+            pl.col("indicator").map_elements(to_label, return_dtype=pl.String).alias("label"),
+            # the value is shown as a plain number: a ratio reads "razão", not "%"
+            pl.col("unit").replace({**UNIT_LABELS, "ratio": "razão"}),
         )
         .sort("indicator")
     )
@@ -418,7 +477,7 @@ def build_annual_dossier(
         ReportTable(
             "infracoes",
             "Infrações sugeridas, com a evidência",
-            infractions,
+            infraction_rows,
             (
                 Col("occurred_on", "Data", "date"),
                 Col("group", "Grupo", "code"),
@@ -426,6 +485,9 @@ def build_annual_dossier(
                 Col("route_id", "Linha", "code"),
                 Col("vehicle_id", "Veículo", "code"),
                 Col("fact", "Fato"),
+                Col("evidence", "Evidência"),
+                Col("trip_ids", "Viagens", "code"),
+                Col("ping_ids", "Pings (primeiro-último)", "code"),
                 Col("is_repeat", "Reincidência", "bool"),
                 Col("urm", "URM", "number"),
             ),
@@ -470,12 +532,30 @@ def build_annual_dossier(
             ),
         ),
     ]
+    if cases_by_state is not None:
+        tables.append(
+            ReportTable(
+                "casos_por_estado",
+                "Casos de infração com fato no ano, por estado",
+                cases_by_state,
+                (
+                    Col("state", "Estado"),
+                    Col("n_cases", "Casos", "integer"),
+                    Col("n_overdue", "Com prazo vencido", "integer"),
+                ),
+                note="Situação na data de emissão; não faz parte do hash das entradas.",
+            )
+        )
     limit = profile.crowding.standees_max_per_m2
     sections = [
         Section(
             "Vereditos: critérios, artigos e composição da nota",
             (),
-            ("criterios_vereditos", "composicao_nota"),
+            (
+                "criterios_vereditos",
+                "composicao_nota",
+                *(("casos_por_estado",) if cases_by_state is not None else ()),
+            ),
         ),
         Section(
             "Índice de Cumprimento de Viagens (ICV)",
@@ -534,7 +614,15 @@ def build_annual_dossier(
             ("planilha_tarifaria",),
         ),
         Section("Frota", ("Idade, vistorias, reserva e redução de frota no ano.",), ("frota",)),
-        Section("Infrações sugeridas", (), ("infracoes_resumo", "infracoes")),
+        Section(
+            "Infrações sugeridas",
+            (
+                "Resumo por item do Anexo I. Cada ocorrência, com a evidência e as viagens e "
+                "posições de GPS que a sustentam, está no Anexo — Infrações sugeridas: "
+                "evidências.",
+            ),
+            ("infracoes_resumo",),
+        ),
         Section(
             "Lotação",
             (f"Limite de {to_quantity(limit.value)} passageiros em pé por m² ({limit.citation}).",),
@@ -551,6 +639,15 @@ def build_annual_dossier(
         ),
         Section("Metodologia", build_methodology_paragraphs(profile), ("metodologia",)),
         Section("Assinaturas", SIGNATURE_BLOCK),
+        Section(
+            "Anexo — Infrações sugeridas: evidências",
+            (
+                "Cada ocorrência com o fato, a evidência, as viagens programadas (trip_id) e o "
+                "primeiro e o último ping de GPS das corridas que a sustentam; a íntegra está "
+                "na planilha XLSX e nos arquivos CSV.",
+            ),
+            ("infracoes",),
+        ),
     ]
     kind_word = "operadora" if scope == "operator" else "lote"
     return finish_report(
@@ -577,7 +674,14 @@ def build_annual_dossier(
         files={},
         raw_days=(start, end),
         raw_digests=raw_digests,
-        summary=build_summary_paragraphs(profile, grade, completeness),
+        summary=build_summary_paragraphs(profile, grade, completeness, grades, cases_by_state),
+        cover=(
+            ("Documento", "Dossiê anual de avaliação para a renovação da concessão"),
+            ("Operadora" if scope == "operator" else "Lote de concessão", scope_id),
+            ("Ano avaliado", str(year)),
+            ("Perfil regulatório", f"{profile.name} ({profile.id})"),
+            ("Gerado por", f"Pontual {__version__}"),
+        ),
         profile=profile,
         store=store,
         command=command

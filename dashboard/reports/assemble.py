@@ -61,6 +61,7 @@ def finish_report(
     raw_days: tuple[date, date] | None = None,
     raw_digests: pl.DataFrame | None = None,
     summary: Sequence[str] = (),
+    cover: Sequence[tuple[str, str]] = (),
 ) -> ReportData:
     """The ReportData with the 'resumo', 'entradas' and 'reproducibilidade' tables added and
     the reproducibility section last. `raw_days` (first, last service day): the raw pings and
@@ -119,4 +120,5 @@ def finish_report(
         input_hash=input_hash,
         timezone=profile.general.timezone.value,
         summary=tuple(summary),
+        cover=tuple(cover),
     )

@@ -106,6 +106,9 @@ class ReportData:
     summary: tuple[str, ...] = ()
     """Paragraphs shown on the first page, above the headline figures: the verdict and the
     caveats a reader must see before any number (PROVISÓRIO, indicativo)."""
+    cover: tuple[tuple[str, str], ...] = ()
+    """(label, value) rows of a cover page (the document, whom it judges, the period, the
+    profile in force); none: the report starts with its title on the first page."""
 
     def table(self, name: str) -> ReportTable:
         return self.tables[name]

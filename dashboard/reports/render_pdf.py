@@ -18,9 +18,11 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4, landscape
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 from reportlab.lib.units import cm
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import (
     Flowable,
     KeepTogether,
+    PageBreak,
     Paragraph,
     SimpleDocTemplate,
     Spacer,
@@ -45,6 +47,11 @@ TABLE_TITLE = ParagraphStyle("tt", parent=_styles["Heading4"], fontSize=9.5, spa
 BODY = ParagraphStyle("b", parent=_styles["Normal"], fontSize=9, leading=11.5)
 NOTE = ParagraphStyle("n", parent=_styles["Normal"], fontSize=7.5, leading=9, textColor=colors.grey)
 CELL = ParagraphStyle("c", parent=_styles["Normal"], fontSize=7, leading=8.4)
+# A header wraps between words only: its column is made wide enough for its longest word.
+HEADER_CELL = ParagraphStyle("hc", parent=CELL, fontName="Helvetica-Bold", splitLongWords=0)
+_CELL_PADDING = 12.0  # ReportLab's default left + right cell padding, points
+COVER_TITLE = ParagraphStyle("ct", parent=TITLE, fontSize=24, leading=30, spaceAfter=12)
+COVER_LABEL = ParagraphStyle("cl", parent=_styles["Normal"], fontSize=10, leading=13)
 CELL_CODE = ParagraphStyle("cc", parent=CELL, fontName="Courier", fontSize=6.5)
 
 
@@ -101,7 +108,7 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
     """A report table as its title, the grid (header repeated on each page) and notes."""
     data = table.data
     shown = data.head(max_rows)
-    header = [Paragraph(f"<b>{escape(c.label)}</b>", CELL) for c in table.columns]
+    header = [Paragraph(escape(c.label), HEADER_CELL) for c in table.columns]
     columns = []
     for col in table.columns:
         style = CELL_CODE if col.kind == "code" else CELL
@@ -119,10 +126,9 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         1.0 if c.kind in ("integer", "number", "percent", "date", "month", "bool") else 2.4
         for c in table.columns
     ]
-    total = sum(weights)
     grid = Table(
         [header, *body],
-        colWidths=[width * w / total for w in weights],
+        colWidths=compute_column_widths([c.label for c in table.columns], weights, width),
         repeatRows=1,
         hAlign="LEFT",
     )
@@ -151,6 +157,71 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         notes.append(table.note)
     out += [Paragraph(escape(n), NOTE) for n in notes]
     return out
+
+
+def compute_column_widths(labels: list[str], weights: list[float], width: float) -> list[float]:
+    """Column widths sharing `width` by `weights`, each at least as wide as the longest word of
+    its header (so no header breaks mid-word), the others narrowed in proportion."""
+    floors = [
+        max(
+            (stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()),
+            default=0.0,
+        )
+        + _CELL_PADDING
+        for label in labels
+    ]
+    widths = [width * w / sum(weights) for w in weights]
+    for _ in range(len(widths)):
+        short = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w < f]
+        if not short:
+            break
+        need = sum(floors[i] - widths[i] for i in short)
+        for i in short:
+            widths[i] = floors[i]
+        free = [i for i in range(len(widths)) if i not in short and widths[i] > floors[i]]
+        spare = sum(widths[i] - floors[i] for i in free)
+        if spare <= 0:
+            break  # too many columns for the page: the floors win, the table overflows
+        for i in free:
+            widths[i] -= need * (widths[i] - floors[i]) / spare
+    return widths
+
+
+def build_cover(report: ReportData) -> list[Flowable]:
+    """The cover page: the document's title, what and whom it judges, and how to check it."""
+    rows = [*report.cover, ("Hash das entradas", report.input_hash)]
+    grid = Table(
+        [
+            [Paragraph(f"<b>{escape(k)}</b>", COVER_LABEL), Paragraph(escape(v), COVER_LABEL)]
+            for k, v in rows
+        ],
+        colWidths=[6 * cm, 16 * cm],
+        hAlign="LEFT",
+    )
+    grid.setStyle(
+        TableStyle(
+            [
+                ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.lightgrey),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ]
+        )
+    )
+    return [
+        Spacer(1, 3 * cm),
+        Paragraph(escape(report.title), COVER_TITLE),
+        Paragraph(escape(report.subtitle), SUBTITLE),
+        Spacer(1, 1.2 * cm),
+        grid,
+        Spacer(1, 1.2 * cm),
+        Paragraph(
+            "Índices, vereditos e infrações deste documento são calculados a partir das "
+            "viagens programadas, das posições de GPS e da bilhetagem; cada número remete às "
+            "viagens e às posições que o sustentam. Infrações são sugestões para revisão de um "
+            "fiscal, nunca multas automáticas.",
+            BODY,
+        ),
+        PageBreak(),
+    ]
 
 
 def build_chart(chart: Chart, table: ReportTable, width: float) -> Flowable:
@@ -223,6 +294,7 @@ def to_pdf(report: ReportData, path: str | Path, max_rows: int = MAX_PDF_ROWS) -
     )
     width = page[0] - 3.0 * cm
     story: list[Flowable] = [
+        *(build_cover(report) if report.cover else []),
         Paragraph(escape(report.title), TITLE),
         Paragraph(escape(report.subtitle), SUBTITLE),
         *[Paragraph(f"<b>{escape(p)}</b>", BODY) for p in report.summary],

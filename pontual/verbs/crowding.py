@@ -46,6 +46,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     profile = ctx.profile
     began = time.perf_counter()
     with ctx.store() as store:
+        from core.lake import check_not_archived
+
+        check_not_archived(store, start, end)  # its taps are in the lake (ADR 0099)
         result = run_crowding(store, profile, start, end)
     elapsed = time.perf_counter() - began
     print_result(

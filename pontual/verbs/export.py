@@ -6,6 +6,7 @@ pontual export tides --from 2026-03-02 --to 2026-03-08 --out tides/ --schemas SP
 pontual export parquet --lake lake/ [--from D --to D]
 pontual export gtfs-rt-archive --from 2026-03-02 --to 2026-03-02 --out positions.zip
 pontual lake export --lake lake/
+pontual lake archive --before D --lake lake/   (and `lake prune`: pontual.verbs.archive)
 
 Heavy modules are imported when the verb runs (the CLI starts without them).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from pontual.verbs.archive import register_lake_actions
 from pontual.verbs.arguments import service_date
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     lake_verbs = lake.add_subparsers(dest="lake", metavar="ACTION")
     lake_verbs.required = True
     _add_parquet(lake_verbs.add_parser("export", help="write the store's tables to the lake"))
+    register_lake_actions(lake_verbs)
 
 
 def run_tides(args: argparse.Namespace, ctx: Context) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
-from pontual.messages import gettext
+from pontual.messages import gettext, translate
 from pontual.verbs.arguments import service_date
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def print_issues(
             i.file,
             "" if i.line is None else str(i.line),
             i.column or "",
-            i.message,
+            translate(i.message),
         )
     ctx.err.print(table)
     if len(shown) < len(issues):

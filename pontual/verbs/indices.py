@@ -119,6 +119,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     history = read_grade_history(args.grade_history) if args.grade_history else None
     costs = read_cost_per_km(args.costs) if args.costs else None
     with ctx.store(read_only=args.no_write) as store:
+        if ctx.settings.lake_path is None:  # over the lake, archived days are all there
+            from core.lake import check_not_archived
+
+            check_not_archived(store, period.start, period.end)  # ADR 0099
         results = run_indices(
             store,
             profile,

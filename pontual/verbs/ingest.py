@@ -102,7 +102,9 @@ def _say_reasons(ctx: Context, store: Store, name: str, source: str, n_top: int 
     view.add_column(gettext("records"), justify="right")
     view.add_column(gettext("example"), overflow="fold")
     for reason, n, key, example in top.iter_rows():
-        view.add_row(reason, str(n), gettext("record {key}", key=key) + f": {example[:100]}")
+        view.add_row(
+            translate(reason), str(n), gettext("record {key}", key=key) + f": {example[:100]}"
+        )
     ctx.console.print(view)
 
 
@@ -211,8 +213,10 @@ def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:
     view = RichTable(title=gettext("quarantine: {n} records", n=total))
     for name in ("source", "record", "table", "field", "reason", "original"):
         view.add_column(gettext(name), overflow="fold")
-    for row in rows.iter_rows():
-        view.add_row(*[("" if v is None else str(v))[:120] for v in row])
+    for source, key, target, field, reason, raw in rows.iter_rows():
+        # reasons are stored in English (grouped and searched by their text): shown translated
+        cells = (source, key, target, field, translate(reason), raw)
+        view.add_row(*[("" if v is None else str(v))[:120] for v in cells])
     if not ctx.settings.quiet:
         ctx.console.print(view)
     return 0

@@ -12,7 +12,7 @@ from types import FrameType
 
 from core.settings import hash_key
 from pontual.context import Context
-from pontual.messages import gettext
+from pontual.messages import gettext, translate
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 
@@ -53,7 +53,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     key = hash_key(ctx.settings, create=True)
     with ctx.store() as store:
         writer = make_batch_writer(key=key, source=f"mqtt://{options.host}:{options.port}")
-        consumer = MqttConsumer(store, options, writer, on_log=ctx.say)
+        consumer = MqttConsumer(
+            store, options, writer, on_log=lambda text: ctx.say(translate(text))
+        )
 
         def stop(signum: int, _frame: FrameType | None) -> None:
             consumer.stop()

@@ -107,6 +107,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
     summary = Table("dia", *DERIVED_TABLES)
     with ctx.store() as store:
+        from core.lake import check_not_archived
+
+        check_not_archived(store, days[0], days[-1])  # its pings are in the lake (ADR 0099)
         for day in ctx.progress(days, gettext("matching"), total=len(days)):
             written = run_match_day(
                 store, day, ctx.profile, MatchOptions(), workers=max(1, workers)

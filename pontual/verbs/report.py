@@ -143,7 +143,11 @@ def build_reports(
     if args.report == "monthly":
         return [build_monthly_report(store, args.month, profile, staff=args.staff, cases=cases)]
     if args.lot:
-        return [build_annual_dossier(store, args.year, profile, scope="lot", scope_id=args.lot)]
+        return [
+            build_annual_dossier(
+                store, args.year, profile, scope="lot", scope_id=args.lot, cases=cases
+            )
+        ]
     operators = [args.operator] if args.operator else read_annual_scopes(store, args.year)
     if not operators:
         raise ConfigError(
@@ -161,7 +165,13 @@ def build_reports(
     )
     return [
         build_annual_dossier(
-            store, args.year, profile, scope="operator", scope_id=op, raw_digests=digests
+            store,
+            args.year,
+            profile,
+            scope="operator",
+            scope_id=op,
+            raw_digests=digests,
+            cases=cases,
         )
         for op in operators
     ]

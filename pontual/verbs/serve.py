@@ -41,7 +41,7 @@ from zoneinfo import ZoneInfo
 from core.errors import ConfigError
 from core.settings import hash_key
 from pontual.context import Context
-from pontual.messages import gettext
+from pontual.messages import gettext, translate
 from pontual.verbs.arguments import add_broker_arguments, broker_values
 
 LOG_FLUSH_S = 60.0
@@ -311,6 +311,6 @@ def _quiet_log(ctx: Context) -> Callable[[str], None]:
 
     def log(message: str) -> None:
         if not message.startswith("batch "):
-            ctx.say(message)
+            ctx.say(translate(message))
 
     return log

@@ -152,7 +152,7 @@ def build_store(path: Path) -> Path:
         starts = [25200, 28800, 32400, 28800]
         write(
             store,
-            "scheduled_trips",
+            "scheduled_timetable_trips",  # read through the scheduled_trips view
             pl.DataFrame(
                 {
                     "feed_id": "f1",

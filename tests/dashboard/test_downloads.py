@@ -66,8 +66,13 @@ def test_downloaded_dossier_is_the_file_pontual_report_writes(
     )
     assert done.returncode == 0, done.stderr
     offer = ReportOffer("annual", "2026", "operator", "O1")
-    with open_snapshot(pipeline_store) as store:
-        report = build_offered_report(store, offer, load_profile("bento-goncalves-2021"))
+    from cases.db import CaseDB
+    from core.settings import Settings
+
+    # the dashboard reads the cases from the same case database as `pontual report`
+    cases_url = Settings.resolve(str(pipeline_store)).cases_db_url
+    with open_snapshot(pipeline_store) as store, CaseDB.open(cases_url) as db:
+        report = build_offered_report(store, offer, load_profile("bento-goncalves-2021"), db)
     for fmt in ("pdf", "xlsx"):
         written = out / f"{offer.file_stem}.{fmt}"
         assert to_report_bytes(report, fmt) == written.read_bytes(), fmt

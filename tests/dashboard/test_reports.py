@@ -11,7 +11,9 @@ month and a semester boundary exercise every table. Building it takes about 10 s
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -45,6 +47,7 @@ from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from tests.conftest import FIXTURES
 from tests.dashboard.report_reading import headline, line_in, pdf_text
+from tests.dashboard.test_browser import ROOT
 
 PROFILE = load_profile("bento-goncalves-2021")
 HERE = FIXTURES / "reports"
@@ -507,8 +510,14 @@ def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
     the criteria with their articles follow, and the document ends with a signature block."""
     dossier = build_annual_dossier(store, 2026, PROFILE, scope_id="O2")
     text = pdf_text(to_pdf(dossier, tmp_path / "d.pdf"))
-    first = text.split("\f")[0]
+    cover, first = text.split("\f")[:2]
+    # the cover says what the document is and whom it judges; no number before the verdict
+    assert "Dossiê anual de avaliação para a renovação da concessão" in cover
+    assert "Operadora" in cover and "O2" in cover and "Ano avaliado" in cover
+    assert dossier.input_hash in cover
     assert "Conceito E — nota anual" in first, first[:2000]
+    assert "Conceitos por ano: 2025 B · 2026 E; alerta de cassação (art. 72-VII): não." in first
+    assert "a base de casos não foi informada na emissão" in " ".join(first.split())
     assert "Indicativo: notas mínimas dos conceitos" in first
     assert "a fixar por decreto (BG art. 58)" in first
     assert "Cobertura dos dados: GPS em" in first
@@ -516,6 +525,8 @@ def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
     assert "Tarifa técnica" in text and "Assinaturas" in text
     # signatures close the body; the reproducibility annex follows them
     assert text.index("Elaborado por:") > text.index("Metodologia")
+    # the infractions' evidence (trip and ping ids) is an annex after the signatures
+    assert text.rindex("Anexo — Infrações sugeridas: evidências") > text.index("Elaborado por:")
     assert "pontual " not in first  # no CLI hints in the document's opening
 
 
@@ -533,3 +544,151 @@ def test_dossiers_of_one_year_share_the_raw_digests_with_the_same_hash(store: St
         alone = build_annual_dossier(store, 2026, PROFILE, scope_id=op)
         shared = build_annual_dossier(store, 2026, PROFILE, scope_id=op, raw_digests=digests)
         assert shared.input_hash == alone.input_hash
+
+
+# -- every PDF page, as a reader sees it ----------------------------------------------------
+PAGES_OUT = ROOT / "test-output" / "reports"
+RAW_VALUES = re.compile(r"\b(None|NaN|nan|null|True|False|true|false)\b")
+# English a reader of the PDFs must not meet (the browser test's list, plus words that have
+# leaked into documents: units, profile keys).
+PDF_ENGLISH = re.compile(
+    r"\b(the|and|of|days|ratio|trips|default|source|practice|fee table|TfL|obstruction|"
+    r"detour|weather|suppressed|on_time|not_evaluated|per_10000_km|to be fixed by decree)\b"
+)
+# A number in English format: a decimal point with one, two or four-plus digits after it
+# ("1.0", "0.25"); pt-BR writes "1,0", and "1.846" (three digits) is a pt-BR thousand.
+ENGLISH_DECIMAL = re.compile(r"(?<![\w.])\d+\.(?:\d{1,2}|\d{4,})(?![\w.])")
+# What the reproducibility annex may hold verbatim: file names, table and column names, hashes.
+VERBATIM = re.compile(r"\S+\.(?:duckdb|csv|parquet|zip|toml|json)\b|\b[0-9a-f]{16,}\b|\S*_\S*")
+
+
+def _pdf_pages(path: Path) -> list[str]:
+    """The text of each page (pdftotext); a PNG of each page beside the PDF (pdftoppm)."""
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (Debian poppler-utils, `make sysdeps`) is not installed")
+    for old in path.parent.glob(f"{path.stem}-*.png"):
+        old.unlink()
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "50", str(path), str(path.with_suffix(""))], check=True
+    )
+    return pdf_text(path).rstrip("\f").split("\f")
+
+
+@pytest.fixture(scope="module")
+def pdf_pages(store_file: Path) -> dict[str, list[str]]:
+    """Every page of the semester and monthly reports and of both operators' dossiers, as
+    PNG files under test-output/reports/ and as text, by report file stem."""
+    with Store.open(store_file, read_only=True) as store:
+        reports = [
+            build_semester_report(
+                store, "2026-1", PROFILE, maintenance=HERE / "maintenance_costs_2026_s1.csv"
+            ),
+            build_monthly_report(store, "2026-07", PROFILE, staff=HERE / "staff_2026_07.csv"),
+            build_annual_dossier(store, 2026, PROFILE, scope_id="O1"),
+            build_annual_dossier(store, 2026, PROFILE, scope_id="O2"),
+        ]
+        PAGES_OUT.mkdir(parents=True, exist_ok=True)
+        return {
+            r.file_stem: _pdf_pages(to_pdf(r, PAGES_OUT / f"{r.file_stem}.pdf")) for r in reports
+        }
+
+
+def test_every_pdf_page_has_a_png_and_no_raw_value(pdf_pages: dict[str, list[str]]) -> None:
+    """One PNG per page of every report, no None/NaN/True on any page, and each dossier's
+    first page after the cover carries the verdict and its caveats."""
+    assert len(pdf_pages) == 4
+    for stem, pages in pdf_pages.items():
+        pngs = sorted(PAGES_OUT.glob(f"{stem}-*.png"))
+        assert len(pngs) == len(pages) >= 2, (stem, len(pngs), len(pages))
+        assert all(p.stat().st_size > 1000 for p in pngs)
+        for number, page in enumerate(pages, start=1):
+            assert not RAW_VALUES.findall(page), (stem, number, RAW_VALUES.findall(page))
+        if stem.startswith("dossie-anual"):
+            first = pages[1]  # after the cover
+            assert re.search(r"Conceito [A-E] — nota anual", first), (stem, first)
+            assert "Indicativo: notas mínimas dos conceitos" in first
+            assert "Cobertura dos dados: GPS em" in first
+
+
+def test_no_english_and_no_english_number_on_any_pdf_page(
+    pdf_pages: dict[str, list[str]],
+) -> None:
+    found = []  # every page's findings, so that one run shows them all
+    for stem, pages in pdf_pages.items():
+        for number, page in enumerate(pages, start=1):
+            prose = VERBATIM.sub(" ", page)
+            found += [(stem, number, m) for m in sorted(set(PDF_ENGLISH.findall(prose)))]
+            found += [(stem, number, m) for m in sorted(set(ENGLISH_DECIMAL.findall(prose)))]
+    assert not found, "\n".join(map(str, found))
+
+
+def test_the_dossiers_summary_counts_the_operators_cases_by_state(
+    store: Store, tmp_path: Path
+) -> None:
+    """The year's infraction cases of the judged operator, by state, on the summary page and
+    as a table beside the verdict (another operator's and another year's cases left out)."""
+    from cases.accounts import add_user
+    from cases.db import CaseDB
+    from cases.register import open_case
+    from cases.workflow import Workflow
+    from tests.cases.test_workflow import auto, suggestion
+
+    with CaseDB.open(f"sqlite:///{tmp_path / 'cases.sqlite'}") as db:
+        boss = add_user(db, "paula", "planejamento", password="x" * 12)
+        fiscal = add_user(db, "fabio", "fiscal", password="x" * 12, by=boss)
+        lavrado = open_case(
+            db, suggestion(key="a", operator_id="O2", occurred_on=date(2026, 7, 1)), fiscal
+        )
+        Workflow(db, PROFILE).lavrar(lavrado, fiscal, auto(number="AI-1"), on=date(2026, 7, 1))
+        open_case(db, suggestion(key="b", operator_id="O2", occurred_on=date(2026, 8, 3)), fiscal)
+        open_case(db, suggestion(key="c", operator_id="O1", occurred_on=date(2026, 8, 3)), fiscal)
+        open_case(db, suggestion(key="d", operator_id="O2", occurred_on=date(2025, 8, 3)), fiscal)
+        dossier = build_annual_dossier(
+            store, 2026, PROFILE, scope_id="O2", cases=db, today=date(2026, 9, 1)
+        )
+    by_state = dossier.table("casos_por_estado").frame.filter(pl.col("n_cases") > 0)
+    assert by_state.rows() == [("sugerida", 1, 0), ("lavrada", 1, 1)]
+    assert dossier.summary[-1] == (
+        "Casos de infração com fato no ano: 2 — sugerida 1, lavrada 1 (1 com prazo vencido). "
+        "Reincidências e sanções contam só casos julgados procedentes (BG art. 65)."
+    )
+
+
+def test_no_header_breaks_mid_word() -> None:
+    """Each column is at least as wide as its header's longest word, the rest narrowed."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from dashboard.reports.render_pdf import HEADER_CELL, compute_column_widths
+
+    labels = ["Data", "Reincidências", "Ocorrências", "Km rodados ÷ programados", "Fato"]
+    widths = compute_column_widths(labels, [1.0, 1.0, 1.0, 1.0, 2.4], 240.0)
+    assert abs(sum(widths) - 240.0) < 1e-6
+    for label, width in zip(labels, widths, strict=True):
+        longest = max(
+            stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()
+        )
+        assert width >= longest + 12.0 - 1e-6, label
+
+
+def test_dossier_input_hash_is_the_same_after_the_raw_days_are_archived(
+    store_file: Path, tmp_path: Path
+) -> None:
+    """The annual dossier's input hash covers the raw pings and taps by their day digests:
+    once the days are archived to the lake (rows gone from the store) the recorded digests
+    stand for them, so the hash is the one computed before (issue #18, docs/adr/0099)."""
+    from cases.archive import archive_days
+    from cases.evidence import record_day_digests
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copy(store_file, path)
+    with Store.open(path) as store:
+        record_day_digests(store, PROFILE)
+        before = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+        moved = archive_days(store, tmp_path / "lake", PROFILE, date(2027, 1, 1))
+        assert set(moved["service_date"].to_list()) == {START, START + timedelta(days=1)}
+        assert store.count("vehicle_locations") == 0 and store.count("fare_transactions") == 0
+        after = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    assert after.input_hash == before.input_hash
+    entries = after.tables["entradas"].frame
+    raw = entries.filter(pl.col("input").str.starts_with("raw:"))
+    assert raw.height == 2 and (raw["n_rows"] > 0).all()

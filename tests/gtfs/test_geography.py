@@ -9,12 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from gtfs.errors import GtfsIssue, errors_of
 from gtfs.geography import (
     GeographyLimits,
     check_stops_on_shapes,
+    compute_ground_xy,
+    compute_nearest_other_m,
     compute_robust_extent,
     compute_stop_groups,
 )
@@ -22,7 +25,7 @@ from gtfs.read import read_feed
 from gtfs.schedule import build_geometry
 from gtfs.validate import validate_feed
 from pontual.cli import main
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, shared_data
 
 BAD = FIXTURES / "bad" / "gtfs"
 
@@ -105,7 +108,36 @@ def test_cli_validate_reports_a_stop_far_from_its_shape(
     monkeypatch.setenv("COLUMNS", "300")  # the issues table on one line each
     base = ["--store", str(tmp_path / "s.duckdb"), "gtfs", "validate"]
     assert main([*base, str(BAD / "stop_too_far_from_shape")]) == 0
-    assert "stop 'B' is 230 m from shape 'S1'" in capsys.readouterr().err
+    assert "a parada 'B' está a 230 m do traçado 'S1'" in capsys.readouterr().err
     assert main([*base, str(BAD / "stop_too_far_from_shape"), "--stop-shape-max-m", "250"]) == 0
-    assert "from shape" not in capsys.readouterr().err
+    assert "do traçado" not in capsys.readouterr().err
     assert main([*base, str(BAD / "stop_near_pole")]) == 2
+
+
+def _kd_tree_nearest(xyz: np.ndarray) -> np.ndarray:
+    from scipy.spatial import cKDTree
+
+    return cKDTree(xyz).query(xyz, k=2)[0][:, 1]
+
+
+def test_nearest_other_stop_equals_a_kd_tree() -> None:
+    """The cube search settles every stop at the distance a k-d tree finds: a dense city with
+    strays across the globe and repeated points, two antipodal-ish points, one point."""
+    rng = np.random.default_rng(7)
+    city = (rng.normal(-23.5, 0.05, 3000), rng.normal(-46.6, 0.05, 3000))
+    strays = (rng.uniform(-60, 60, 40), rng.uniform(-180, 180, 40))
+    cases = [
+        (np.r_[city[0], strays[0], city[0][:5]], np.r_[city[1], strays[1], city[1][:5]]),
+        (np.array([-29.17, 35.0]), np.array([-51.52, 139.0])),
+    ]
+    for lat, lon in cases:
+        xyz = np.c_[compute_ground_xy(lat, lon)]
+        assert np.array_equal(compute_nearest_other_m(xyz), _kd_tree_nearest(xyz))
+    assert compute_nearest_other_m(np.zeros((1, 3))).tolist() == [np.inf]
+
+
+def test_nearest_other_stop_on_the_sao_paulo_stops() -> None:
+    stops = pl.read_csv(shared_data("gtfs_sptrans_20260131_partial", "stops.txt"))
+    xyz = np.c_[compute_ground_xy(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy())]
+    assert len(xyz) == 22_080
+    assert np.array_equal(compute_nearest_other_m(xyz), _kd_tree_nearest(xyz))

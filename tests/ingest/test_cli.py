@@ -18,7 +18,7 @@ def test_ingest_avl_prints_counts_and_quarantine_lists(store_path: Path, capsys)
     out = " ".join(captured.out.split())  # rich wraps lines
     assert "13 lidos, 3 aceitos, 1 duplicados, 9 em quarentena" in out
     # The per-file table of reasons, each with an example record.
-    assert "em quarentena em" in out and "lat outside -90..90 degrees" in out
+    assert "em quarentena em" in out and "lat fora de -90..90 graus" in out
     assert "registro 6:" in out
     assert "aviso: nenhuma parada GTFS carregada" in " ".join(captured.err.split())
     assert main(["--store", str(store_path), "ingest", "avl", csv]) == 0

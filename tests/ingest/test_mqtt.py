@@ -180,7 +180,7 @@ def test_sigterm_commits_the_pending_batch_acks_it_and_exits_zero(
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().decode().startswith("connected to")
+        assert proc.stdout.readline().decode().startswith("conectado a 127.0.0.1:")
         line = proc.stdout.readline().decode()  # printed once the subscription is in place
         assert line.startswith("escutando pontual/avl/+/+, pontual/fares/+/+"), line
         pub = Publisher(broker.port, "opA", broker.passwords["opA"], "bus-a")
@@ -193,7 +193,7 @@ def test_sigterm_commits_the_pending_batch_acks_it_and_exits_zero(
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, out.decode()
-    assert "100 accepted" in out.decode()
+    assert "100 aceitas" in out.decode()
     with Store.open(store_path) as store:
         assert store.count("vehicle_locations") == 100
         # Everything was acknowledged before the exit: the session holds nothing more.

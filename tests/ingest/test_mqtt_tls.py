@@ -208,8 +208,8 @@ def test_listen_over_tls_stores_what_operators_publish_over_tls(
     assert publish_over_tls(tls_broker, pings) == [0, 0, 0]
     assert _listen(store_path, tls_broker, "--tls-ca", str(tls_broker.pki.ca)) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"connected to 127.0.0.1:{tls_broker.tls_port} (session resumed)" in out
-    assert "3 messages" in out and "3 accepted" in out
+    assert f"conectado a 127.0.0.1:{tls_broker.tls_port} (sessão retomada)" in out
+    assert "3 mensagens" in out and "3 aceitas" in out
     with Store.open(store_path, read_only=True) as store:
         rows = store.query(
             "SELECT vehicle_id, operator_id, epoch(event_at)::BIGINT, lat, source "

@@ -271,3 +271,54 @@ def test_catalogue_has_each_id_once() -> None:
     ids = Counter(ast.literal_eval(k) for k in catalogue.keys if k is not None)
     assert [k for k, n in ids.items() if n > 1] == []
     assert len(ids) == len(CATALOGUE) > 250
+
+
+def test_translate_prefers_the_most_specific_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "'{value}' is not {expected}" would also match a reference finding; the template with
+    more literal text wins, whatever the catalogue's order."""
+    from pontual.messages import translate
+
+    monkeypatch.delenv("PONTUAL_LANG", raising=False)
+    assert translate("'R9' is not defined in routes.txt") == (
+        "'R9' não está definido em routes.txt"
+    )
+    assert translate("'8h10' is not a time H:MM:SS (hours may pass 24)") == (
+        "'8h10' não é um horário H:MM:SS (as horas podem passar de 24)"
+    )
+    assert translate("'Mars/Base' is not an IANA time zone (e.g. America/Sao_Paulo)") == (
+        "'Mars/Base' não é um fuso horário IANA (ex.: America/Sao_Paulo)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "pt"),
+    [
+        ("connected to 127.0.0.1:1883 (session new)", "conectado a 127.0.0.1:1883 (sessão nova)"),
+        (
+            "connected to 10.0.0.2:8883 (session resumed)",
+            "conectado a 10.0.0.2:8883 (sessão retomada)",
+        ),
+        (
+            "disconnected from the broker (Unspecified error); will reconnect",
+            "desconectado do broker (Unspecified error); vai reconectar",
+        ),
+        (
+            "batch 7: 120 messages, 118 accepted, 1 duplicate, 1 quarantined (12 ms)",
+            "lote 7: 120 mensagens, 118 aceitas, 1 duplicadas, 1 em quarentena (12 ms)",
+        ),
+        (
+            "broker unreachable ([Errno 111] Connection refused); retrying",
+            "broker inalcançável ([Errno 111] Connection refused); tentando de novo",
+        ),
+    ],
+)
+def test_mqtt_consumer_lines_in_both_languages(
+    line: str, pt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lines `ingest.mqtt.MqttConsumer` writes (English ids) as `listen`/`serve` print them."""
+    from pontual.messages import translate
+
+    monkeypatch.delenv("PONTUAL_LANG", raising=False)
+    assert translate(line) == pt
+    monkeypatch.setenv("PONTUAL_LANG", "en")
+    assert translate(line) == line

@@ -69,7 +69,7 @@ def loaded_modules(*argv: str) -> list[str]:
         check=True,
         cwd=ROOT,
     )
-    assert "usage: pontual" in result.stdout, result.stdout + result.stderr
+    assert "uso: pontual" in result.stdout, result.stdout + result.stderr
     return list(json.loads(result.stdout.rsplit("\n@@", 1)[1]))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import polars as pl
 import pytest
 
@@ -96,6 +98,44 @@ def test_the_chaining_does_not_depend_on_the_order_of_the_taps(alighted: pl.Data
     got = by_tap(outs[0], "alighting_stop_id", "alighting_method")
     assert got["t00"] == got["t13"] == got["t01"] == ("C", "chained")  # one leg
     assert outs[0].filter(pl.col("transaction_id") != "t00").equals(alighted)
+
+
+def test_same_instant_taps_in_time_order_chain_in_transaction_id_order(
+    alighted: pl.DataFrame,
+) -> None:
+    # taps in time order take the short path (a stable sort on the card alone), which must
+    # still put a card's same-instant taps in transaction id order: t13 and its twin t00
+    # come here in the reverse order
+    taps = line_r("taps", "fare_transactions")
+    visits = line_r("stop_visits", "stop_visits")
+    b = compute_boardings(taps, visits, timezone=TZ)
+    tie = b.filter(pl.col("transaction_id") == "t13").with_columns(
+        pl.lit("t00").alias("transaction_id")
+    )
+    in_time_order = pl.concat([b, tie]).sort(
+        "event_at", "transaction_id", descending=[False, True], maintain_order=True
+    )
+    assert in_time_order["event_at"].is_sorted()
+    out = compute_alightings(in_time_order, visits, line_r("stops"), WALK_1KM)
+    got = by_tap(out, "alighting_stop_id", "alighting_method")
+    assert got["t00"] == got["t13"] == got["t01"] == ("C", "chained")  # one leg
+    leg_of_tap, _ = alightings.build_legs(in_time_order)
+    row = {t: i for i, t in enumerate(in_time_order["transaction_id"])}
+    assert leg_of_tap[row["t00"]] == leg_of_tap[row["t13"]] == leg_of_tap[row["t01"]]
+    assert out.filter(pl.col("transaction_id") != "t00").sort("transaction_id").equals(alighted)
+    # the order itself: card, instant, then transaction id within the instant
+    t0, t1 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC), datetime(2026, 3, 2, 12, 5, tzinfo=UTC)
+    frame = pl.DataFrame(
+        {
+            "card_key": pl.Series([2, 1, 1, 1, 1], dtype=pl.UInt64),
+            "event_at": [t0, t0, t1, t1, t1],
+            "transaction_id": ["a", "z", "y", "x", "w"],
+            "tap_row": [0, 1, 2, 3, 4],
+        }
+    )
+    assert alightings._in_chain_order(frame)["tap_row"].to_list() == [1, 4, 3, 2, 0]
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
+    assert alightings._in_chain_order(shuffled)["tap_row"].to_list() == [1, 4, 3, 2, 0]
 
 
 def test_a_card_whose_service_dates_go_back_keeps_each_day_whole() -> None:

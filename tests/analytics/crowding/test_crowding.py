@@ -114,7 +114,7 @@ def seed_store(path: Path) -> None:
             pl.lit(4).alias("n_stops"),
             pl.lit(True).alias("is_exact_times"),
         )
-        store.append("scheduled_trips", trips)
+        store.append("scheduled_timetable_trips", trips)
         store.append(
             "vehicles",
             line_r("vehicles_small_and_fallback"),
