@@ -27,6 +27,13 @@ and their distances from one compiled pass per (shape, vehicle) (`analytics.matc
 runs' ends, evidence and silences from compiled per-run passes; batches are gathered by
 position, projected in their thread, and run two at a time in threads.
 
+Issue 16 (session 27), interleaved against `bad00c4` on the 2 shared cores under a load of
+10-20 (wall figures several times the quiet ones, so the CPU ratio is the steadier): large
+day CPU 1.01x, wall 1.07x (3 rounds); 300 vehicles CPU 1.03x, wall 1.04x (5 rounds); outputs
+identical to the commit before. The extra time of the zone arrivals and look-alike shapes
+had gone to stop visits (a composite-key search whose ties, every arrival at a first fix in
+the zone, were bisected again) and to re-sorting the day's planned trips in every batch.
+
 Against a base commit (issue 16: matching speed within 10 % of `bad00c4`'s on the large day):
 ``--base-ref REF`` (or ``BENCH_BASE_REF=REF`` in the environment, so ``make bench ONLY=matching
 BENCH_BASE_REF=bad00c4`` shows it) extracts that commit's sources beside the day's data
