@@ -7,6 +7,10 @@ versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
 fresh store where the table was already created with it.
+
+A NEW store does not walk the migrations: `fresh_schema_sql` creates every table they name from
+its current declaration, under its final name, and their views, in one batch (ADR 0107);
+`tests/core/test_store.py` holds its catalogue equal to the migrated one.
 """
 
 from __future__ import annotations
