@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from core import __version__
 from core.errors import ConfigError, SchemaVersionError, StoreError
-from core.migrations import Migration, all_migrations, latest_version
+from core.migrations import Migration, all_migrations, fresh_schema_sql, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
 
@@ -269,9 +269,21 @@ class Store:
                 )
             return
         target = latest if target_version is None else target_version
+        if current == 0 and target == latest:
+            self._create_latest()
+            return
         for migration in all_migrations():
             if current < migration.version <= target:
                 self._apply(migration)
+
+    def _create_latest(self) -> None:
+        """A new store: the latest schema in one DDL batch and one transaction, every migration
+        recorded as applied (ADR 0107); the same catalogue as applying them one by one."""
+        now = datetime.now(UTC)
+        rows = [(m.version, m.description, now, __version__) for m in all_migrations()]
+        with self.transaction():
+            self.con.execute(SCHEMA_VERSION.create_sql() + ";\n" + fresh_schema_sql())
+            self.con.executemany("INSERT INTO schema_version VALUES (?, ?, ?, ?)", rows)
 
     def _apply(self, migration: Migration) -> None:
         with self.transaction():
