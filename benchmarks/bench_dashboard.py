@@ -1,7 +1,9 @@
 """Dashboard speed: time to a rendered page in headless Chromium for every page, on a store
-holding one year of a 300-bus city. Prints seconds per page (target < 2 s): the first visit
-(empty caches), a cached page opened by its address (a new session: the whole front end
-boots), and a cached page reached through the sidebar menu (what a planner does).
+holding one year of a 300-bus city (issue 20's targets): the first page after a cold start
+(a fresh server process; target <= 2 s from the browser's request, also shown from the
+process' start), the first visit of each page (empty caches), a page loaded by its address (a
+new session: the whole front end boots; target <= 1 s) and a page switch through the sidebar
+menu (what a planner does; target <= 0.5 s). Medians of `--repeat` runs.
 
 The year is written straight into the derived tables (trip outcomes for every scheduled trip
 of the year, stop visits, indicators per line and month, fleet days) with vectorised Polars,
@@ -24,7 +26,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-TARGET_S = 2.0
+COLD_TARGET_S = 2.0
+LOAD_TARGET_S = 1.0
+SWITCH_TARGET_S = 0.5
 SETTLE_S = 0.5
 TRIPS_PER_VEHICLE_DAY = 12
 VEHICLES_PER_LINE = 6
@@ -241,20 +245,25 @@ def main(argv: list[str] | None = None) -> int:
         counts = build_year_store(store, args.vehicles, args.days)
         print(f"store: {counts} built in {time.perf_counter() - t0:.1f} s")
         port = free_port()
+        started = time.perf_counter()
         process = start_server(store, port, "127.0.0.1", log=Path(tmp) / "streamlit.log")
         url = f"http://127.0.0.1:{port}"
         try:
             wait_until_ready(url, 60, process)
+            health_s = time.perf_counter() - started
             # A page is drawn when its title is up and no script runs, and stays so for
             # SETTLE_S (the time counted is until it was first so).
             wait = {"timeout_s": 60.0, "settle_s": SETTLE_S}
             with Browser() as browser:
-                cold: dict[str, float] = {}
+                cold_first = browser.open(url, **wait)["ready_after_s"]
+                cold_total = time.perf_counter() - started - SETTLE_S
+                first: dict[str, float] = {}
                 reload: dict[str, list[float]] = {slug: [] for _p, _t, slug, _i in PAGES}
                 click: dict[str, list[float]] = {slug: [] for _p, _t, slug, _i in PAGES}
-                for _path, _title, slug, _icon in PAGES:  # first visits: nothing cached yet
+                for _path, _title, slug, _icon in PAGES[1:]:  # first visits: nothing cached
                     state = browser.open(f"{url}/{page_url(slug)}", **wait)
-                    cold[slug] = state["ready_after_s"]
+                    first[slug] = state["ready_after_s"]
+                first[PAGES[0][2]] = cold_first
                 for _ in range(args.repeat):
                     for _path, _title, slug, _icon in PAGES:  # a page opened by its address
                         state = browser.open(f"{url}/{page_url(slug)}", **wait)
@@ -263,17 +272,27 @@ def main(argv: list[str] | None = None) -> int:
                         state = browser.click_page(page_url(slug), title, **wait)
                         click[slug].append(state["ready_after_s"])
                 print(f"load average (1 min) during the run: {os.getloadavg()[0]:.1f}")
-                print(f"{'page':<18} {'first s':>8} {'reload s':>9} {'menu s':>7}")
-                worst = 0.0
+                print(
+                    f"cold start: server healthy after {health_s:.2f} s; first page drawn "
+                    f"{cold_first:.2f} s after the browser asked ({cold_total:.2f} s from the "
+                    f"process' start); target <= {COLD_TARGET_S:g} s "
+                    + ("met" if cold_first <= COLD_TARGET_S else "NOT met")
+                )
+                print(f"{'page':<18} {'first s':>8} {'load s':>7} {'switch s':>9}")
+                worst_load = worst_switch = 0.0
                 for _path, _title, slug, _icon in PAGES:
                     r, c = statistics.median(reload[slug]), statistics.median(click[slug])
-                    worst = max(worst, r, c)
-                    print(f"{slug:<18} {cold[slug]:>8.2f} {r:>9.2f} {c:>7.2f}")
-                verdict = "met" if worst < TARGET_S else "NOT met"
-                print(
-                    f"slowest cached page (median of {args.repeat}) {worst:.2f} s; "
-                    f"target < {TARGET_S:g} s {verdict}"
-                )
+                    worst_load, worst_switch = max(worst_load, r), max(worst_switch, c)
+                    print(f"{slug:<18} {first[slug]:>8.2f} {r:>7.2f} {c:>9.2f}")
+                for what, worst, target in (
+                    ("page load", worst_load, LOAD_TARGET_S),
+                    ("page switch", worst_switch, SWITCH_TARGET_S),
+                ):
+                    verdict = "met" if worst <= target else "NOT met"
+                    print(
+                        f"slowest {what} (median of {args.repeat}) {worst:.2f} s; "
+                        f"target <= {target:g} s {verdict}"
+                    )
         finally:
             process.terminate()
             process.wait(timeout=10)

@@ -68,8 +68,11 @@ class Cited(BaseModel, Generic[T]):
 
     @property
     def citation(self) -> str:
-        """The article, or 'default, to be fixed by decree: <note>'."""
-        return self.source if self.source else f"default, to be fixed by decree ({self.note})"
+        """The article, or 'padrão do Pontual, a fixar por decreto (<note>)': a text users read
+        (pt-BR, as the notes)."""
+        return (
+            self.source if self.source else f"padrão do Pontual, a fixar por decreto ({self.note})"
+        )
 
 
 def _check_timezone(name: object) -> None:
@@ -388,7 +391,7 @@ class Criterion(Section):
 
     @property
     def citation(self) -> str:
-        return self.source if self.source else f"default ({self.note})"
+        return self.source if self.source else f"padrão do Pontual ({self.note})"
 
 
 class Verdict(Section):

@@ -23,6 +23,12 @@ PROFILE_ENV = "PONTUAL_PROFILE"
 HASH_KEY_ENV = "PONTUAL_HASH_KEY"
 CASES_DB_ENV = "PONTUAL_CASES_DB"
 RETENTION_ENV = "PONTUAL_RETENTION_YEARS"
+MAP_TILES_ENV = "PONTUAL_MAP_TILES"
+MAP_ATTRIBUTION_ENV = "PONTUAL_MAP_ATTRIBUTION"
+# The dashboard's street basemap (ADR 0105): OpenStreetMap's standard raster tiles, whose use
+# asks for this credit under the map. A city with its own tile server sets both variables.
+DEFAULT_MAP_TILES_URL = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+DEFAULT_MAP_ATTRIBUTION = "© colaboradores do OpenStreetMap"
 # Raw data is kept at least as long as the longest legal horizon in force: cassação may rest on
 # 8 non-consecutive years of grade E (BG art. 72-VII), so 9 years covers the evidence behind it.
 DEFAULT_RETENTION_YEARS = 9
@@ -99,6 +105,21 @@ class Settings:
             return env
         path = self.store_path.with_name(self.store_path.stem + ".cases.sqlite")
         return f"sqlite:///{path}"
+
+    @property
+    def map_tiles_url(self) -> str:
+        """The dashboard maps' raster tile URL ({z}/{x}/{y} template): PONTUAL_MAP_TILES,
+        else OpenStreetMap's standard tiles; set but empty, maps draw without a basemap."""
+        return os.environ.get(MAP_TILES_ENV, DEFAULT_MAP_TILES_URL).strip()
+
+    @property
+    def map_tiles_attribution(self) -> str:
+        """The credit shown under a map with tiles: PONTUAL_MAP_ATTRIBUTION, else
+        OpenStreetMap's (the default tiles' licence asks for it) unless the tiles are off."""
+        env = os.environ.get(MAP_ATTRIBUTION_ENV)
+        if env is not None:
+            return env.strip()
+        return DEFAULT_MAP_ATTRIBUTION if self.map_tiles_url else ""
 
     @property
     def retention_years(self) -> int:

@@ -4,22 +4,53 @@ Started by `pontual dashboard`, which passes the store path in PONTUAL_STORE. Th
 the store's published snapshot (never the store file, never its write lock). Before anything
 else the session's account is known (`dashboard.auth_ui`: a login form, OpenID Connect, or no
 login on the loopback): only the pages its role may open are registered; any other page's URL
-answers a refusal. The sidebar filters (period, operator/lot, line, direction) are rendered
+answers a refusal, and a path that is no page at all a pt-BR notice (never Streamlit's English
+"Page not found" dialog; the first run of a fresh server is no exception, `dashboard.launch`).
+The sidebar filters (period, operator/lot, line, direction) are rendered
 here, before the page, so they are the same on every page.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard import auth_ui, state
 from dashboard.auth import EXTRA_PAGES, pages_for
 from dashboard.pages import PAGES
 
+# What Streamlit accepts as one page's URL path (no "/": a nested path keeps its dialog).
+URL_PATH = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _asked_unknown_path() -> str | None:
+    """The URL path the browser asked for when it names no page of the app, else None."""
+    ctx = get_script_run_ctx()
+    asked = ctx.pages_manager.intended_page_name if ctx is not None else None
+    known = {url for _p, _t, url, _i in (*PAGES, *EXTRA_PAGES)} | {"entrar"}
+    if not asked or asked in known or not URL_PATH.fullmatch(asked):
+        return None
+    return asked
+
+
+def _build_not_found(path: str, default: str | None) -> Callable[[], None]:
+    def not_found() -> None:
+        st.title("Página não encontrada")
+        st.info(f"O endereço “/{path}” não é uma página do painel. Escolha uma página no menu.")
+        if default is not None:
+            st.page_link(default, label="Abrir a página inicial", icon=":material/home:")
+
+    return not_found
+
+
 st.set_page_config(
     page_title="Pontual — painel", page_icon=":material/directions_bus:", layout="wide"
 )
 account = auth_ui.current_account()
+unknown = _asked_unknown_path()
 if account is None:
     # Every page's URL shows the login form (then, logged in, the same URL opens that page or
     # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
@@ -28,7 +59,12 @@ if account is None:
         + [
             st.Page(auth_ui.build_login(url), title=title, url_path=url, visibility="hidden")
             for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
-        ],
+        ]
+        + (
+            [st.Page(auth_ui.build_login(unknown), title="Entrar", url_path=unknown)]
+            if unknown
+            else []
+        ),
         position="hidden",
     ).run()
     st.stop()
@@ -49,7 +85,19 @@ navigation = st.navigation(
         )
         for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
         if url not in allowed_urls
-    ],
+    ]
+    + (
+        [
+            st.Page(
+                _build_not_found(unknown, allowed[0][0] if allowed else None),
+                title="Página não encontrada",
+                url_path=unknown,
+                visibility="hidden",
+            )
+        ]
+        if unknown
+        else []
+    ),
     # every page of the role in the menu: collapsed, Streamlit hides those past the tenth
     # behind "view more" (a planner has 14)
     expanded=True,

@@ -28,14 +28,15 @@ def build_command(
     app: Path = APP,
     secrets: Path | None = None,
 ) -> list[str]:
-    """The `streamlit run` command line: no telemetry, no file watcher (the snapshot's mtime,
-    not the source, decides what is re-read); `secrets` is the Streamlit secrets file with the
-    OpenID Connect provider's ``[auth]`` section (only that file is read)."""
+    """The `streamlit run` command line (through `dashboard.launch`: no page-folder discovery):
+    no telemetry, no file watcher (the snapshot's mtime, not the source, decides what is
+    re-read); `secrets` is the Streamlit secrets file with the OpenID Connect provider's
+    ``[auth]`` section (only that file is read)."""
     extra = ["--secrets.files", str(secrets)] if secrets else []
     return [
         sys.executable,
         "-m",
-        "streamlit",
+        "dashboard.launch",
         "run",
         str(app),
         *extra,

@@ -152,6 +152,7 @@ CATALOGUE: dict[str, str] = {
     "with --engine spark: the lake to read and write (default: the global --lake)": "com --engine spark: o lago a ler e escrever (padrão: o --lake global)",
     "pings per vehicle batch, the unit of work (default 150000)": "posições por lote de veículos, a unidade de trabalho (padrão 150000)",
     "with --engine spark: JVM memory per executor (the work runs in Python workers)": "com --engine spark: memória da JVM por executor (o trabalho roda em workers Python)",
+    "local: the store file (default); spark: a lake, the period rolled up on DuckDB over its partitions (indices have no per-day step)": "local: o arquivo do armazenamento (padrão); spark: um lago, o período consolidado com DuckDB sobre suas partições (os índices não têm etapa por dia)",
     "YYYY-MM-DD (default: --from)": "AAAA-MM-DD (padrão: --from)",
     "Computes the quality indices of a period from the matched trips, writes `indicators`, `fleet_days`, `annual_grades` (year periods) and `suggested_infractions`, and prints them.": "Calcula os índices de qualidade de um período a partir das viagens casadas, grava `indicators`, `fleet_days`, `annual_grades` (períodos de um ano) e `suggested_infractions`, e os mostra.",
     "YYYY-MM (month), YYYY (year) or YYYY-MM-DD..YYYY-MM-DD": "AAAA-MM (mês), AAAA (ano) ou AAAA-MM-DD..AAAA-MM-DD",
@@ -745,6 +746,11 @@ CATALOGUE: dict[str, str] = {
         "faltam ao histórico de conceitos as colunas {missing}; esperado {expected}"
     ),
     "lake not found": "lago de dados não encontrado",
+    "--lake goes with --engine spark (the local engine writes the store file)": "--lake só vale com --engine spark (o motor local escreve o arquivo do armazenamento)",
+    "add --engine spark": "acrescente --engine spark",
+    "the spark engine reads and writes a Parquet lake: --lake is missing": "o motor spark lê e escreve um lago Parquet: falta --lake",
+    "write the lake with `pontual export parquet --lake PATH` and pass --lake PATH": "escreva o lago com `pontual export parquet --lake PATH` e passe --lake PATH",
+    "write one with `pontual export parquet --lake PATH`": "escreva um com `pontual export parquet --lake PATH`",
     "write one with `pontual lake export --lake PATH`": (
         "grave um com `pontual lake export --lake CAMINHO`"
     ),

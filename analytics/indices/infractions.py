@@ -35,6 +35,7 @@ from datetime import date
 import polars as pl
 
 from core.profile import Profile
+from core.pt_br import to_number, to_percent
 
 STATUS = "sugestão"
 DISCLAIMER = (
@@ -310,13 +311,17 @@ def match_grade_facts(grades: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         pl.format(
             "nota anual {} (ICV {}, IQS {}), eficiência de km {}; cassação a partir de {} anos "
             "seguidos ou {} intercalados com conceito E",
+            # pt-BR digits (one row per operator and year: a Python formatter is no cost)
             *[
-                pl.col(c).cast(pl.Float64).round(d).cast(pl.String).fill_null("—")
-                for c, d in (
-                    ("annual_score", 1),
-                    ("icv_score", 1),
-                    ("iqs_score", 1),
-                    ("km_efficiency", 3),
+                pl.col(c)
+                .cast(pl.Float64)
+                .map_elements(fmt, return_dtype=pl.String, skip_nulls=True)
+                .fill_null("—")
+                for c, fmt in (
+                    ("annual_score", to_number),
+                    ("icv_score", to_number),
+                    ("iqs_score", to_number),
+                    ("km_efficiency", to_percent),
                 )
             ],
             pl.lit(q.cassacao_consecutive_e_years.value if q.cassacao_consecutive_e_years else "—"),

@@ -7,8 +7,9 @@ import polars as pl
 import streamlit as st
 
 from core.periods import parse_period
-from dashboard import charts, labels, state
+from dashboard import charts, labels, maps, state
 from dashboard.format import format_column, format_yes_no, to_date, to_number, to_period
+from dashboard.queries import filters, network
 from dashboard.queries import lines as q
 from dashboard.queries.snapshot import ALL
 
@@ -50,6 +51,34 @@ if ranking.height:
         "Cumprimento = realizadas ÷ avaliadas; viagens não avaliadas (sem dados) ficam fora "
         "do cálculo, não contam como suprimidas."
     )
+
+st.subheader(f"Mapa da rede ({to_period(f.period)})")
+map_by = maps.NETWORK_COLOURS[
+    st.radio("Colorir por", list(maps.NETWORK_COLOURS), horizontal=True, key="lines_map_by")
+]
+route_ids = (f.route_id,) if f.route_id != ALL else f.route_ids
+shapes = network.build_shape_paths(
+    state.load(network.read_route_shapes, start, end, route_ids, f.direction)
+)
+if shapes.is_empty():
+    state.empty_notice("itinerários das linhas", "pontual gtfs load")
+else:
+    names: pl.DataFrame = state.load(filters.read_lines)
+    shapes = shapes.join(
+        names.select("route_id", pl.coalesce("route_short_name", "route_id").alias("line")),
+        on="route_id",
+        how="left",
+    ).with_columns(pl.col("line").fill_null(pl.col("route_id")))
+    shares = (
+        ranking
+        if map_by == "punctuality"
+        else state.load(network.read_line_crowding, start, end, route_ids)
+    )
+    basemap = maps.read_basemap(state.settings())
+    coloured = maps.compute_network_colours(shapes, shares, map_by)
+    st.pydeck_chart(maps.build_network_deck(coloured, basemap), height=520)
+    st.caption(maps.to_network_legend(map_by))
+
 day = st.selectbox("Dia", days, format_func=to_date, key="lines_day")
 
 st.subheader(f"Resultado das viagens em {to_date(day)}")

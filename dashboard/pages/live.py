@@ -17,9 +17,10 @@ import streamlit as st
 from analytics.live.options import LiveOptions
 from dashboard import labels, maps, state
 from dashboard.format import format_column, to_integer, to_local
-from dashboard.queries import filters
+from dashboard.queries import filters, network
 from dashboard.queries import live as q
 from dashboard.queries.scope import read_scope_vehicle_ids
+from dashboard.queries.snapshot import ALL
 
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
 DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-port
@@ -27,7 +28,7 @@ LIVE_TIMEOUT_S = 1.0  # wait this long for the feed before showing the stored po
 COLOUR_BY = {"Atraso": "delay", "Ocupação": "occupancy"}
 ACTIVE_MIN = LiveOptions().active_s / 60  # the feed drops a vehicle silent for longer
 
-state.filters()
+f = state.filters()
 profile = state.profile()
 tz = state.timezone()
 late_s = profile.trips.late_departure_s.value
@@ -65,6 +66,15 @@ live = q.read_live_feed(base_url, LIVE_TIMEOUT_S)
 own_vehicles: list[str] | None = state.load(read_scope_vehicle_ids)
 if live is not None and own_vehicles is not None:  # an operadora: its own vehicles only
     live = live.filter(pl.col("vehicle_id").is_in(own_vehicles))
+# The sidebar's lines (one, or those of the operator / lot) and direction: the vehicles on
+# them and their itineraries under the vehicles.
+route_ids = (f.route_id,) if f.route_id != ALL else f.route_ids
+if live is not None:
+    live = q.build_live_selection(live, route_ids, f.direction)
+routes = network.build_shape_paths(
+    state.load(network.read_route_shapes, None, None, route_ids, f.direction)
+)
+basemap = maps.read_basemap(state.settings())
 if live is not None:
     shown = maps.compute_live_colours(
         live.with_columns(
@@ -86,7 +96,7 @@ if live is not None:
             "no broker MQTT."
         )
         st.stop()
-    st.pydeck_chart(maps.build_live_deck(shown), height=520)
+    st.pydeck_chart(maps.build_live_deck(shown, routes, basemap), height=520)
     st.caption(legend)
     occupancy = pl.col("occupancy_status").replace_strict(
         {k: v[0] for k, v in maps.OCCUPANCY_LEVELS.items()}, default="—"
@@ -113,7 +123,7 @@ st.info(
     f"na variável {LIVE_URL_ENV} do painel. Abaixo, a última posição gravada de cada "
     "veículo."
 )
-last: pl.DataFrame = state.load(q.read_last_positions)
+last = q.build_live_selection(state.load(q.read_last_positions), route_ids, f.direction)
 if last.is_empty():
     state.empty_notice("posições GPS", "pontual ingest avl")
     st.stop()
@@ -121,7 +131,10 @@ stored = maps.compute_live_colours(
     last.with_columns(
         pl.lit(None, dtype=pl.Float64).alias("delay_s"),
         pl.col("reported_occupancy").alias("occupancy_status"),
-        pl.lit("—").alias("line"),
+        pl.col("route_id")
+        .replace_strict(short, default=pl.col("route_id"))
+        .fill_null("—")
+        .alias("line"),
     ),
     colour_by,
     late_s,
@@ -131,7 +144,7 @@ st.caption(
     f"Última posição gravada de {to_integer(stored.height)} veículos (sem atraso: o atraso ao "
     "vivo vem do feed)."
 )
-st.pydeck_chart(maps.build_live_deck(stored), height=520)
+st.pydeck_chart(maps.build_live_deck(stored, routes, basemap), height=520)
 st.caption(legend)
 st.dataframe(
     stored.select(

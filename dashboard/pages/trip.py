@@ -145,7 +145,8 @@ if pings.height > 1:
 if shape.is_empty() and pings.is_empty():
     state.empty_notice("itinerário e GPS", "pontual gtfs load e pontual avl load")
 else:
-    st.pydeck_chart(maps.build_trip_deck(shape, stops, pings, current), height=420)
+    basemap = maps.read_basemap(state.settings())
+    st.pydeck_chart(maps.build_trip_deck(shape, stops, pings, current, basemap), height=420)
 
 st.subheader("Itinerário e atraso parada a parada")
 if stops.is_empty():

@@ -7,7 +7,7 @@ Reads the feed server's JSON (VehiclePositions and TripUpdates) over HTTP, and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -28,6 +28,7 @@ LIVE_SCHEMA: dict[str, Any] = {
     "vehicle_id": pl.String,
     "route_id": pl.String,
     "trip_id": pl.String,
+    "direction_id": pl.Int32,
     "lat": pl.Float64,
     "lon": pl.Float64,
     "delay_s": pl.Float64,
@@ -59,7 +60,7 @@ def build_live_vehicles(
     """The vehicles of the live feed (`pontual serve`'s GTFS-RT JSON, `?format=json`): one row
     per VehiclePosition with a position, its trip's delay from the TripUpdates feed.
 
-    Columns: `vehicle_id`, `route_id`, `trip_id`, `lat`, `lon` (WGS84), `delay_s` (the trip
+    Columns: `vehicle_id`, `route_id`, `trip_id`, `direction_id` (null when not sent), `lat`, `lon` (WGS84), `delay_s` (the trip
     update's delay, seconds, + late; null when the vehicle has no predicted trip),
     `occupancy_status` (GTFS-RT enum name; null when not sent: EMPTY is protobuf's default),
     `occupancy_percentage` (0-100+), `timestamp_at` (UTC instant of the position).
@@ -72,6 +73,7 @@ def build_live_vehicles(
         _json_path(vp, "vehicle", "id").alias("vehicle_id"),
         _json_path(vp, "trip", "routeId").alias("route_id"),
         _json_path(vp, "trip", "tripId").alias("trip_id"),
+        _json_path(vp, "trip", "directionId").alias("direction_id"),
         _json_path(vp, "position", "latitude").alias("lat"),
         _json_path(vp, "position", "longitude").alias("lon"),
         _json_path(vp, "occupancyStatus").alias("occupancy_status"),
@@ -118,11 +120,33 @@ def read_live_feed(base_url: str, timeout_s: float) -> pl.DataFrame | None:
     return build_live_vehicles(bodies[0], bodies[1])
 
 
+def build_live_selection(
+    vehicles: pl.DataFrame, route_ids: Sequence[str] | None, direction: int | None
+) -> pl.DataFrame:
+    """The vehicles (live or stored: `route_id`, `direction_id`) on the sidebar's lines
+    (`route_ids`; None: every vehicle, with a line or not) and `direction` (None: both). A
+    vehicle whose line or direction is unknown is left out as soon as that filter is set."""
+    if route_ids is not None:
+        vehicles = vehicles.filter(pl.col("route_id").is_in(list(route_ids)))
+    if direction is not None:
+        vehicles = vehicles.filter(pl.col("direction_id") == direction)
+    return vehicles
+
+
 def read_last_positions(store: Store) -> pl.DataFrame:
     """The last stored ping of every vehicle: `vehicle_id`, `event_at`, `lat`, `lon`,
-    `reported_occupancy` (what the Ao vivo page shows when the live feed is not running)."""
+    `reported_occupancy`, and the line and direction of the last trip it started by then
+    (`route_id`, `direction_id`; null when none: `trip_outcomes`), what the Ao vivo page shows
+    when the live feed is not running."""
     return store.query(
-        "SELECT vehicle_id, max(event_at) AS event_at, arg_max(lat, event_at) AS lat, "
-        "arg_max(lon, event_at) AS lon, arg_max(reported_occupancy, event_at) "
-        "AS reported_occupancy FROM vehicle_locations GROUP BY vehicle_id ORDER BY vehicle_id"
+        "WITH last AS (SELECT vehicle_id, max(event_at) AS event_at, "
+        "arg_max(lat, event_at) AS lat, arg_max(lon, event_at) AS lon, "
+        "arg_max(reported_occupancy, event_at) AS reported_occupancy "
+        "FROM vehicle_locations GROUP BY vehicle_id), "
+        "started AS (SELECT vehicle_id, actual_start_at, route_id, direction_id "
+        "FROM trip_outcomes WHERE actual_start_at IS NOT NULL AND vehicle_id IS NOT NULL) "
+        "SELECT l.vehicle_id, l.event_at, l.lat, l.lon, l.reported_occupancy, s.route_id, "
+        "s.direction_id::INTEGER AS direction_id FROM last l ASOF LEFT JOIN started s "
+        "ON s.vehicle_id = l.vehicle_id AND l.event_at >= s.actual_start_at "
+        "ORDER BY l.vehicle_id"
     )

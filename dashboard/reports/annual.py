@@ -22,7 +22,7 @@ from cases.db import CaseDB
 from cases.reporting import count_cases_by_state, read_period_cases
 from core import __version__
 from core.errors import ConfigError
-from core.indicators import to_label
+from core.indicators import UNIT_LABELS, to_label
 from core.periods import year_period
 from core.profile import Profile
 from core.pt_br import to_yes_no
@@ -279,7 +279,9 @@ def build_annual_dossier(
             & pl.any_horizontal([pl.col("indicator").str.starts_with(p) for p in FLEET_PREFIXES])
         )
         .with_columns(
-            pl.col("indicator").map_elements(to_label, return_dtype=pl.String).alias("label")
+            pl.col("indicator").map_elements(to_label, return_dtype=pl.String).alias("label"),
+            # the value is shown as a plain number: a ratio reads "razão", not "%"
+            pl.col("unit").replace({**UNIT_LABELS, "ratio": "razão"}),
         )
         .sort("indicator")
     )

@@ -24,6 +24,33 @@ from dashboard.reports.inputs import compute_file_sha256
 
 VOLATILE = ("computed_at", "ingested_at", "loaded_at", "source")
 DEFAULT_MARK = "padrão, a ser fixado por decreto"
+PROFILE_UNIT_LABELS = {
+    "ratio": "fração",
+    "years": "anos",
+    "months": "meses",
+    "month": "mês",
+    "days": "dias",
+    "business_days": "dias úteis",
+    "list": "lista",
+    "seats": "assentos",
+    "pass/m2": "pass./m²",
+    "m2": "m²",
+    "vehicles": "veículos",
+    "rule": "regra",
+    "points": "pontos",
+    "factor": "fator",
+    "unit": "unidade",
+    "taps": "validações",
+    "per_10000_km": "por 10.000 km",
+    "iana": "fuso IANA",
+    "dimensions": "dimensões",
+    "count": "contagem",
+    "authority": "autoridade",
+    "mm-dd": "dd/mm",
+    "BRL": "R$",
+}
+"""The profile's unit ids as the methodology table shows them (pt-BR); s, m, m/s, uf and
+UFITAS read the same in both."""
 
 
 def compute_frame_sha256(df: pl.DataFrame) -> str:
@@ -155,7 +182,7 @@ def build_methodology(profile: Profile) -> pl.DataFrame:
         {
             "key": key,
             "value": _format_value(cited.value),
-            "unit": cited.unit,
+            "unit": PROFILE_UNIT_LABELS.get(cited.unit, cited.unit),
             "citation": cited.source
             if cited.source
             else f"{DEFAULT_MARK} ({cited.note})"

@@ -44,7 +44,7 @@ def test_bento_goncalves_values_match_the_law() -> None:
     assert total.value == 8
     assert window.value == 3600
     assert bg.trips.late_departure_s.value == 300 and bg.trips.late_departure_s.default
-    assert "decree" in bg.trips.late_departure_s.citation
+    assert "a fixar por decreto" in bg.trips.late_departure_s.citation
 
 
 def test_bento_goncalves_anexo_i_is_complete() -> None:

@@ -3,17 +3,33 @@ by the real pipeline (`pontual demo --days 1 --no-serve` on the simulated city).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from core.settings import MAP_TILES_ENV
 from tests.dashboard.store_builder import build_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE_DAYS = 1
 PIPELINE_TIMEOUT_S = 240
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_tile_downloads() -> Iterator[None]:
+    """No test downloads map tiles (ADR 0105): the dashboards the tests run, in process or as
+    servers, have no basemap unless a test points it at its own tile server."""
+    before = os.environ.get(MAP_TILES_ENV)
+    os.environ[MAP_TILES_ENV] = ""
+    yield
+    if before is None:
+        os.environ.pop(MAP_TILES_ENV, None)
+    else:
+        os.environ[MAP_TILES_ENV] = before
 
 
 @pytest.fixture(scope="session")

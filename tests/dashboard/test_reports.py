@@ -11,7 +11,9 @@ month and a semester boundary exercise every table. Building it takes about 10 s
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
@@ -45,6 +47,7 @@ from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from tests.conftest import FIXTURES
 from tests.dashboard.report_reading import headline, line_in, pdf_text
+from tests.dashboard.test_browser import ROOT
 
 PROFILE = load_profile("bento-goncalves-2021")
 HERE = FIXTURES / "reports"
@@ -541,6 +544,82 @@ def test_dossiers_of_one_year_share_the_raw_digests_with_the_same_hash(store: St
         alone = build_annual_dossier(store, 2026, PROFILE, scope_id=op)
         shared = build_annual_dossier(store, 2026, PROFILE, scope_id=op, raw_digests=digests)
         assert shared.input_hash == alone.input_hash
+
+
+# -- every PDF page, as a reader sees it ----------------------------------------------------
+PAGES_OUT = ROOT / "test-output" / "reports"
+RAW_VALUES = re.compile(r"\b(None|NaN|nan|null|True|False|true|false)\b")
+# English a reader of the PDFs must not meet (the browser test's list, plus words that have
+# leaked into documents: units, profile keys).
+PDF_ENGLISH = re.compile(
+    r"\b(the|and|of|days|ratio|trips|default|source|practice|fee table|TfL|obstruction|"
+    r"detour|weather|suppressed|on_time|not_evaluated|per_10000_km|to be fixed by decree)\b"
+)
+# A number in English format: a decimal point with one, two or four-plus digits after it
+# ("1.0", "0.25"); pt-BR writes "1,0", and "1.846" (three digits) is a pt-BR thousand.
+ENGLISH_DECIMAL = re.compile(r"(?<![\w.])\d+\.(?:\d{1,2}|\d{4,})(?![\w.])")
+# What the reproducibility annex may hold verbatim: file names, table and column names, hashes.
+VERBATIM = re.compile(r"\S+\.(?:duckdb|csv|parquet|zip|toml|json)\b|\b[0-9a-f]{16,}\b|\S*_\S*")
+
+
+def _pdf_pages(path: Path) -> list[str]:
+    """The text of each page (pdftotext); a PNG of each page beside the PDF (pdftoppm)."""
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (Debian poppler-utils, `make sysdeps`) is not installed")
+    for old in path.parent.glob(f"{path.stem}-*.png"):
+        old.unlink()
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "50", str(path), str(path.with_suffix(""))], check=True
+    )
+    return pdf_text(path).rstrip("\f").split("\f")
+
+
+@pytest.fixture(scope="module")
+def pdf_pages(store_file: Path) -> dict[str, list[str]]:
+    """Every page of the semester and monthly reports and of both operators' dossiers, as
+    PNG files under test-output/reports/ and as text, by report file stem."""
+    with Store.open(store_file, read_only=True) as store:
+        reports = [
+            build_semester_report(
+                store, "2026-1", PROFILE, maintenance=HERE / "maintenance_costs_2026_s1.csv"
+            ),
+            build_monthly_report(store, "2026-07", PROFILE, staff=HERE / "staff_2026_07.csv"),
+            build_annual_dossier(store, 2026, PROFILE, scope_id="O1"),
+            build_annual_dossier(store, 2026, PROFILE, scope_id="O2"),
+        ]
+        PAGES_OUT.mkdir(parents=True, exist_ok=True)
+        return {
+            r.file_stem: _pdf_pages(to_pdf(r, PAGES_OUT / f"{r.file_stem}.pdf")) for r in reports
+        }
+
+
+def test_every_pdf_page_has_a_png_and_no_raw_value(pdf_pages: dict[str, list[str]]) -> None:
+    """One PNG per page of every report, no None/NaN/True on any page, and each dossier's
+    first page after the cover carries the verdict and its caveats."""
+    assert len(pdf_pages) == 4
+    for stem, pages in pdf_pages.items():
+        pngs = sorted(PAGES_OUT.glob(f"{stem}-*.png"))
+        assert len(pngs) == len(pages) >= 2, (stem, len(pngs), len(pages))
+        assert all(p.stat().st_size > 1000 for p in pngs)
+        for number, page in enumerate(pages, start=1):
+            assert not RAW_VALUES.findall(page), (stem, number, RAW_VALUES.findall(page))
+        if stem.startswith("dossie-anual"):
+            first = pages[1]  # after the cover
+            assert re.search(r"Conceito [A-E] — nota anual", first), (stem, first)
+            assert "Indicativo: notas mínimas dos conceitos" in first
+            assert "Cobertura dos dados: GPS em" in first
+
+
+def test_no_english_and_no_english_number_on_any_pdf_page(
+    pdf_pages: dict[str, list[str]],
+) -> None:
+    found = []  # every page's findings, so that one run shows them all
+    for stem, pages in pdf_pages.items():
+        for number, page in enumerate(pages, start=1):
+            prose = VERBATIM.sub(" ", page)
+            found += [(stem, number, m) for m in sorted(set(PDF_ENGLISH.findall(prose)))]
+            found += [(stem, number, m) for m in sorted(set(ENGLISH_DECIMAL.findall(prose)))]
+    assert not found, "\n".join(map(str, found))
 
 
 def test_the_dossiers_summary_counts_the_operators_cases_by_state(

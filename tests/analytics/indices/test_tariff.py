@@ -56,7 +56,7 @@ def test_cgs_ipk_divides_twelve_months_of_demand_by_programmed_plus_dead_km() ->
         "CGS art. 16 (custo da km total ÷ IPK)",
     )
     dead_line = sheet.filter(pl.col("item").str.contains("garagem")).row(0, named=True)
-    assert dead_line["article"].startswith("default")
+    assert dead_line["article"].startswith("padrão do Pontual")
 
 
 def test_bg_ipk_is_the_annual_mean_of_passengers_over_the_mean_km_run() -> None:
