@@ -77,7 +77,9 @@ def test_fresh_store_has_the_migrated_catalogue(tmp_path: Path) -> None:
     with Store.open(migrated_path) as migrated:
         walked = _catalogue(migrated)
     assert created == walked
-    assert sorted(v for v, _ in created["versions"]) == list(range(1, latest_version() + 1))
+    assert sorted(int(str(v)) for v, _ in created["versions"]) == list(
+        range(1, latest_version() + 1)
+    )
     assert ("scheduled_trips", "VIEW") in created["tables"]
     assert ("scheduled_timetable_trips", "BASE TABLE") in created["tables"]
     assert len(created["columns"]) > 500  # every declared table, not an empty catalogue
