@@ -1,7 +1,8 @@
 """Run every benchmark: each ``benchmarks/bench_*.py`` module's ``main()`` in turn.
 
 Run: ``.venv/bin/python -m benchmarks`` (``make bench``); ``python -m benchmarks gtfs matching``
-(``make bench ONLY="gtfs matching"``) runs only those.
+(``make bench ONLY="gtfs matching"``) runs only those; options after ``--`` go to each one run,
+e.g. ``python -m benchmarks year -- --days 31`` (a month of the year benchmark).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from pathlib import Path
 
 def main() -> int:
     failed = []
-    only = set(sys.argv[1:])
+    args = sys.argv[1:]
+    options = args[args.index("--") + 1 :] if "--" in args else []
+    only = set(args[: args.index("--")] if "--" in args else args)
     for path in sorted(Path(__file__).parent.glob("bench_*.py")):
         if only and path.stem.removeprefix("bench_") not in only:
             continue
         name = f"benchmarks.{path.stem}"
         print(f"== {name}", flush=True)
-        sys.argv = [name]  # each benchmark parses its own (default) options
+        sys.argv = [name, *options]  # each benchmark parses its own options
         try:
             importlib.import_module(name).main()
         except SystemExit as exc:  # a benchmark's argparse or early exit

@@ -27,7 +27,23 @@ and their distances from one compiled pass per (shape, vehicle) (`analytics.matc
 runs' ends, evidence and silences from compiled per-run passes; batches are gathered by
 position, projected in their thread, and run two at a time in threads.
 
-Run: ``.venv/bin/python -m benchmarks.bench_matching [--vehicles N] [--workers N] [--data DIR]``.
+Issue 16 (session 27), interleaved against `bad00c4` on the 2 shared cores under a load of
+10-20 (wall figures several times the quiet ones, so the CPU ratio is the steadier): large
+day CPU 1.01x, wall 1.07x (3 rounds); 300 vehicles CPU 1.03x, wall 1.04x (5 rounds); outputs
+identical to the commit before. The extra time of the zone arrivals and look-alike shapes
+had gone to stop visits (a composite-key search whose ties, every arrival at a first fix in
+the zone, were bisected again) and to re-sorting the day's planned trips in every batch.
+
+Against a base commit (issue 16: matching speed within 10 % of `bad00c4`'s on the large day):
+``--base-ref REF`` (or ``BENCH_BASE_REF=REF`` in the environment, so ``make bench ONLY=matching
+BENCH_BASE_REF=bad00c4`` shows it) extracts that commit's sources beside the day's data
+(``git archive``, kept for the next run, with their own compiled kernels warmed by
+``pontual warm``) and times the same inputs with both trees in turn, `--rounds` times
+(interleaved, so both see the same load), then prints each round, the medians, their ratio and
+the load average.
+
+Run: ``.venv/bin/python -m benchmarks.bench_matching [--vehicles N] [--workers N] [--data DIR]
+[--base-ref REF] [--rounds N]``.
 """
 
 from __future__ import annotations
@@ -35,7 +51,9 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,6 +195,7 @@ def measure(inputs: Path, workers: int) -> None:
     n = pings.height
     before_mb = _peak_mb()
     t = time.perf_counter()
+    cpu = time.process_time()
     with RssSampler() as rss:
         result = match_day(
             pings,
@@ -187,6 +206,7 @@ def measure(inputs: Path, workers: int) -> None:
             workers=workers,
         )
     match_s = time.perf_counter() - t
+    match_cpu_s = time.process_time() - cpu
     # the floor after the matching, so its copies are not in the matcher's memory peak
     t = time.perf_counter()
     to_metres(pings.sort("vehicle_id", "event_at"), schedule.crs_epsg)
@@ -201,10 +221,99 @@ def measure(inputs: Path, workers: int) -> None:
         f"matching:               {match_s:.2f} s = {n / match_s:,.0f} pings/s (target >= 500,000)"
     )
     print(f"ratio matching / floor: {match_s / floor_s:.1f}x (target <= 5x)")
+    # CPU seconds of this process's threads (workers' not counted): steadier than the wall
+    # clock on a shared machine
+    print(f"matching CPU time:      {match_cpu_s:.2f} s (this process, all its threads)")
     print(
         f"peak memory while matching (all processes): {rss.peak_mb:,.0f} MB (target <= 4,096 MB), of which "
         f"{before_mb:,.0f} MB held before it starts (the day's schedule and pings)"
     )
+
+
+REPO = Path(__file__).resolve().parents[1]
+BASE_REF_ENV = "BENCH_BASE_REF"
+FIGURES = {
+    "wall": re.compile(r"^matching:\s+([0-9.]+) s", re.MULTILINE),
+    "CPU": re.compile(r"^matching CPU time:\s+([0-9.]+) s", re.MULTILINE),
+    "peak memory": re.compile(r"^peak memory while matching \(all processes\): ([0-9,]+) MB", re.M),
+}
+UNITS = {"wall": "s", "CPU": "s", "peak memory": "MB"}
+
+
+def _measure_in(tree: Path, inputs: Path, workers: int) -> tuple[dict[str, float], str]:
+    """Seconds `match_day` took on `inputs` with the sources of `tree` (this file's `measure`,
+    run in a child process whose imports resolve to `tree`), wall and CPU, and what the child
+    printed."""
+    script = str(Path(__file__).resolve())
+    out = subprocess.run(
+        [sys.executable, script, "--measure", str(inputs), "--workers", str(workers)],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    figures = {}
+    for name, pattern in FIGURES.items():
+        found = pattern.search(out)
+        if found is None:
+            raise RuntimeError(f"no matching {name} time in the measurement of {tree}:\n{out}")
+        figures[name] = float(found.group(1).replace(",", ""))
+    return figures, out
+
+
+def base_tree(ref: str, folder: Path) -> Path:
+    """The sources of commit `ref` of this repository, extracted under `folder` once (kept:
+    their compiled kernels are cached by path) with their kernels compiled (`pontual warm`)."""
+    sha = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--verify", f"{ref}^{{commit}}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    tree = folder / f"base-{sha[:12]}"
+    if not (tree / "analytics").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", "--format=tar", sha],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def compare_with_base(ref: str, folder: Path, inputs: Path, workers: int, rounds: int) -> None:
+    """Time `match_day` on `inputs` with commit `ref`'s sources and with this tree's, in turn,
+    `rounds` times; print each round, the medians and their ratio (this / base)."""
+    trees = {ref: base_tree(ref, folder), "this tree": REPO}
+    for tree in trees.values():  # compile each tree's kernels outside the timed runs
+        subprocess.run(
+            [sys.executable, "-m", "pontual", "--quiet", "warm"],
+            cwd=tree,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+            check=True,
+            capture_output=True,
+        )
+    times: dict[tuple[str, str], list[float]] = {}
+    last = ""
+    for r in range(rounds):
+        for name, tree in trees.items():
+            figures, last = _measure_in(tree, inputs, workers)
+            for kind, seconds in figures.items():
+                times.setdefault((name, kind), []).append(seconds)
+            print(
+                f"round {r + 1}: {name:>12}: {figures['wall']:.2f} s, CPU {figures['CPU']:.2f} s, "
+                f"peak {figures['peak memory']:,.0f} MB  (load {os.getloadavg()[0]:.1f})"
+            )
+    print(last.rstrip())  # this tree's full figures, from its last round
+    for kind, unit in UNITS.items():
+        base, this = (statistics.median(times[name, kind]) for name in trees)
+        target = " (target <= 1.10x, issue 16)" if kind == "wall" else ""
+        print(
+            f"matching {kind} median: {ref} {base:,.2f} {unit}, this tree {this:,.2f} {unit}; "
+            f"ratio {this / base:.2f}x{target}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vehicles", type=int, default=7000, help="peak vehicles of the grid city")
     ap.add_argument("--workers", type=int, default=1, help="matching processes")
     ap.add_argument("--data", type=Path, default=None, help="simulated day folder (reused)")
+    ap.add_argument(
+        "--base-ref",
+        default=os.environ.get(BASE_REF_ENV) or None,
+        help=f"a commit to time against, interleaved (default: ${BASE_REF_ENV}; none)",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --base-ref")
     ap.add_argument("--measure", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.measure:
@@ -227,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     inputs = folder / "match_inputs"
     if not (inputs / "pings.parquet").exists():
         subprocess.run([sys.executable, "-c", PREPARE, str(folder), str(inputs)], check=True)
+    if args.base_ref:
+        compare_with_base(args.base_ref, folder, inputs, args.workers, args.rounds)
+        return 0
     subprocess.run(
         [
             sys.executable,

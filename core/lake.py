@@ -31,7 +31,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Collection, Sequence
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -320,22 +320,36 @@ def delete_day_partitions(lake: str | Path, name: str, day: date) -> bool:
     return True
 
 
-def _view_sql(decl: Table, folder: Path) -> str:
+def _view_sql(decl: Table, folder: Path, days: tuple[date, date] | None = None) -> str | None:
+    """The view of a table over its files; with `days`, over only those days' partitions
+    (None when the table has none of them: it then reads as empty)."""
     casts = ", ".join(
         f'CAST("{c.name}" AS {duckdb_type(c.dtype)}) AS "{c.name}"' for c in decl.columns
     )
     if (folder / PART_FILE).exists():
         source = f"read_parquet('{folder / PART_FILE}')"
-    else:
+    elif days is None:
         pattern = folder / "service_date=*" / "**" / "*.parquet"
         source = f"read_parquet('{pattern}', hive_partitioning = false, union_by_name = true)"
+    else:
+        n = (days[1] - days[0]).days + 1
+        folders = [folder / f"service_date={days[0] + timedelta(days=i)}" for i in range(n)]
+        files = sorted(str(f) for d in folders if d.is_dir() for f in d.rglob("*.parquet"))
+        if not files:
+            return None
+        listed = ", ".join(f"'{f}'" for f in files)
+        source = f"read_parquet([{listed}], hive_partitioning = false, union_by_name = true)"
     return f'CREATE VIEW "{decl.name}" AS SELECT {casts} FROM {source}'
 
 
-def open_lake(lake: str | Path) -> Store:
+def open_lake(lake: str | Path, days: tuple[date, date] | None = None) -> Store:
     """A read-only store whose tables are views over the lake's partitions.
 
     A table with no file in the lake reads as empty (declared schema), as in a new store file.
+    With `days` (first, last), the day-partitioned tables hold only those days' partitions (the
+    service days', and the raw tables' local event days): a job of one day reads a few files
+    instead of every day's footers (`scheduled_trips` has a partition for every day of the
+    feed). The caller must ask for every day its queries reach.
     """
     root = Path(lake)
     if not root.is_dir():
@@ -349,10 +363,8 @@ def open_lake(lake: str | Path) -> Store:
     for decl in lake_tables():
         folder = root / decl.name
         has_files = (folder / PART_FILE).exists() or any(folder.glob("service_date=*/**/*.parquet"))
-        if has_files:
-            con.execute(_view_sql(decl, folder))
-        else:
-            con.execute(decl.create_sql())
+        view = _view_sql(decl, folder, days) if has_files else None
+        con.execute(view or decl.create_sql())
     return Store(root, con, read_only=True)
 
 
@@ -405,3 +417,26 @@ def write_day_partitions(
             if old.name.removeprefix("operator_id=") not in parts:
                 shutil.rmtree(old)
     return len(parts)
+
+
+def write_table_file(lake: str | Path, name: str, frame: pl.DataFrame) -> int:
+    """Replace a table without a service day (indicators, annual_grades,
+    suggested_infractions) in the lake with `frame` (conformed to the table), whole: written
+    under a temporary name and renamed into place. Returns the rows written."""
+    decl = table(name)
+    if "service_date" in partition_columns(decl):
+        raise StoreError(f"table {name} is partitioned by service day", where=str(lake))
+    folder = Path(lake) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    schema = folder / SCHEMA_FILE
+    if not schema.exists():
+        tmp_schema = folder / f".tmp-{uuid.uuid4().hex}.json"
+        tmp_schema.write_text(
+            json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        os.replace(tmp_schema, schema)
+    tmp = folder / f".tmp-{uuid.uuid4().hex}.parquet"
+    frame.select(decl.column_names).write_parquet(tmp, compression="zstd")
+    os.replace(tmp, folder / PART_FILE)
+    return frame.height

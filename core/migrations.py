@@ -7,6 +7,10 @@ versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
 fresh store where the table was already created with it.
+
+A NEW store does not walk the migrations: `fresh_schema_sql` creates every table they name from
+its current declaration, under its final name, and their views, in one batch (ADR 0107);
+`tests/core/test_store.py` holds its catalogue equal to the migrated one.
 """
 
 from __future__ import annotations
@@ -178,15 +182,7 @@ _SCHEDULED_TRIPS_COLUMNS = (
     '"planned_start_at", "planned_end_at", "planned_distance_m", "first_stop_id", '
     '"last_stop_id", "n_stops", "headway_s", "is_exact_times"'
 )
-MIGRATIONS += (
-    Migration(
-        13,
-        "frequency trips stored compactly: scheduled_timetable_trips, scheduled_frequency_trips "
-        "and the scheduled_trips view",
-        tables=("scheduled_frequency_trips",),
-        sql=(
-            "ALTER TABLE scheduled_trips RENAME TO scheduled_timetable_trips",
-            f"""CREATE VIEW scheduled_trips AS
+SCHEDULED_TRIPS_VIEW = f"""CREATE VIEW scheduled_trips AS
 SELECT {_SCHEDULED_TRIPS_COLUMNS} FROM scheduled_timetable_trips
 UNION ALL
 SELECT
@@ -202,10 +198,27 @@ FROM (
   FROM scheduled_frequency_trips t
   JOIN gtfs_frequencies f ON f.feed_id = t.feed_id AND f.trip_id = t.template_trip_id
   WHERE f.headway_s > 0
-)""",
+)"""
+MIGRATIONS += (
+    Migration(
+        13,
+        "frequency trips stored compactly: scheduled_timetable_trips, scheduled_frequency_trips "
+        "and the scheduled_trips view",
+        tables=("scheduled_frequency_trips",),
+        sql=(
+            "ALTER TABLE scheduled_trips RENAME TO scheduled_timetable_trips",
+            SCHEDULED_TRIPS_VIEW,
         ),
     ),
 )
+
+# A NEW store is created directly at the latest schema (ADR 0107): the tables every migration
+# names, from their declarations, under their final names, and the views, in one DDL batch;
+# the test `test_fresh_store_has_the_migrated_catalogue` holds it equal to running every
+# migration. Tables a migration renamed (final name of each):
+FRESH_RENAMED = {"scheduled_trips": "scheduled_timetable_trips"}
+# Views created by migrations, in their final form:
+FRESH_VIEWS = (SCHEDULED_TRIPS_VIEW,)
 
 
 def all_migrations() -> tuple[Migration, ...]:
@@ -222,3 +235,21 @@ def all_migrations() -> tuple[Migration, ...]:
 
 def latest_version() -> int:
     return all_migrations()[-1].version
+
+
+def fresh_schema_sql() -> str:
+    """The DDL of a new store at the latest schema, as one batch (no `schema_version` rows).
+
+    The same catalogue as running every migration on an empty store: a shipped migration's
+    rebuilds and added columns only bring an older store to the current declarations, which a
+    new store is created with.
+    """
+    from core.schema import table
+
+    names: list[str] = []
+    for migration in all_migrations():
+        for name in migration.tables:
+            final = FRESH_RENAMED.get(name, name)
+            if final not in names:
+                names.append(final)
+    return ";\n".join([*(table(n).create_sql() for n in names), *FRESH_VIEWS])

@@ -2,8 +2,13 @@
 
 The pipeline process is the only writer. Readers (the dashboard, the real-time feed) never open
 the store file itself: DuckDB locks a file opened for writing against every other process. They
-open the *published snapshot* instead, a consistent copy that the writer replaces atomically
+open the *published snapshot* instead, a consistent image that the writer replaces atomically
 after each job (`Store.publish_snapshot`), so they keep working while the pipeline writes.
+
+The snapshot is published without copying the whole store (ADR 0104): a big table is held as
+one DuckDB file per (table, month) under `<store>.snapshot.parts/`, and only the months that
+changed since the last publication are written again; the snapshot file itself is a small
+catalogue (the small tables, and a view per big table over its month files).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import os
 import re
 import shutil
 import stat
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +31,7 @@ import pyarrow as pa
 
 from core import __version__
 from core.errors import ConfigError, SchemaVersionError, StoreError
-from core.migrations import Migration, all_migrations, latest_version
+from core.migrations import Migration, all_migrations, fresh_schema_sql, latest_version
 from core.schema import Table, table
 from core.tables.system import SCHEMA_VERSION
 
@@ -35,6 +41,32 @@ _MAX_STORED_KEYS_PER_ROW = 4
 _MIN_KEYS_IN_MEMORY = 250_000
 # Rows per Arrow batch handed to DuckDB: its row-group size, the unit of its parallel scans.
 _INSERT_BATCH_ROWS = 122_880
+# A table of at least this many rows is published as one file per month (ADR 0104); a smaller
+# one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
+PART_MIN_ROWS = 10_000
+SNAPSHOT_MODE_ENV = "PONTUAL_SNAPSHOT"
+"""How the readers' snapshot is published: "copy" (the default: the whole file copied and
+renamed into place) or "months" (ADR 0104: big tables as month files, only changed months
+written again). "months" pays off on a year's store with few writers; a live listener that
+publishes every minute rewrites the current month of pings each time, so it is opt-in."""
+
+
+def snapshot_mode() -> str:
+    """The publication mode in force (`SNAPSHOT_MODE_ENV`): "copy" or "months"."""
+    mode = os.environ.get(SNAPSHOT_MODE_ENV, "copy").strip().lower() or "copy"
+    if mode not in ("copy", "months"):
+        raise StoreError(
+            f"unknown snapshot mode {mode!r}",
+            where=f"environment {SNAPSHOT_MODE_ENV}",
+            hint="copy (the default) or months",
+        )
+    return mode
+
+
+# The catalogue's table of the month files (not a store table: only snapshots have it).
+_PARTS_TABLE = "_snapshot_parts"
+# Times a reader re-reads the catalogue when a month file it names was just replaced.
+_OPEN_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -89,8 +121,52 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
 
 
 def snapshot_path(path: Path) -> Path:
-    """Where the read-only snapshot of a store file is published."""
+    """Where the read-only snapshot of a store file is published (its catalogue)."""
     return path.with_name(path.stem + ".snapshot" + path.suffix)
+
+
+def snapshot_parts_dir(path: Path) -> Path:
+    """The folder of the snapshot's month files of big tables (ADR 0104)."""
+    return path.with_name(path.stem + ".snapshot.parts")
+
+
+def _pending_path(path: Path) -> Path:
+    """The journal of (table, month) pairs written since the last publication."""
+    return path.with_name(path.stem + ".snapshot.pending")
+
+
+def _part_column(name: str, columns: Sequence[str]) -> str | None:
+    """The column whose month partitions table `name` in the snapshot: its service date, else
+    its declared key time (an observed record's instant); None: not partitionable."""
+    if "service_date" in columns:
+        return "service_date"
+    try:
+        tcol = table(name).key_time_column
+    except KeyError:
+        return None
+    return tcol if tcol in columns else None
+
+
+def _month_sql(column: str) -> str:
+    """SQL of the month ('YYYY-MM', 'none' for a null) of `column` (a date or a UTC instant;
+    the store's connections run in UTC)."""
+    return f"coalesce(strftime(\"{column}\", '%Y-%m'), 'none')"
+
+
+def _months_between(low: object, high: object) -> set[str]:
+    """Every month 'YYYY-MM' from `low` to `high` (dates or datetimes; None: 'none')."""
+    if low is None or high is None:
+        return {"none"}
+    y, m = low.year, low.month  # type: ignore[attr-defined]
+    out = set()
+    while (y, m) <= (high.year, high.month):  # type: ignore[attr-defined]
+        out.add(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 class Store:
@@ -101,6 +177,8 @@ class Store:
         self.con = con
         self.read_only = read_only
         self._tx_depth = 0
+        # (table, month) pairs this process wrote, also journaled (`_note_changed`)
+        self._changed: set[tuple[str, str]] = set()
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
@@ -191,9 +269,21 @@ class Store:
                 )
             return
         target = latest if target_version is None else target_version
+        if current == 0 and target == latest:
+            self._create_latest()
+            return
         for migration in all_migrations():
             if current < migration.version <= target:
                 self._apply(migration)
+
+    def _create_latest(self) -> None:
+        """A new store: the latest schema in one DDL batch and one transaction, every migration
+        recorded as applied (ADR 0107); the same catalogue as applying them one by one."""
+        now = datetime.now(UTC)
+        rows = [(m.version, m.description, now, __version__) for m in all_migrations()]
+        with self.transaction():
+            self.con.execute(SCHEMA_VERSION.create_sql() + ";\n" + fresh_schema_sql())
+            self.con.executemany("INSERT INTO schema_version VALUES (?, ?, ?, ?)", rows)
 
     def _apply(self, migration: Migration) -> None:
         with self.transaction():
@@ -257,6 +347,7 @@ class Store:
             frame = compute_new_keys(decl, frame, pl.DataFrame() if stored is None else stored)
             if frame.height == 0:
                 return AppendResult(0, n_given)
+        self._note_changed_frame(decl, frame)
         view = f"_append_{name}"
         written = decl.insert_columns
         if decl.identity is not None and decl.identity not in frame.columns:
@@ -283,6 +374,33 @@ class Store:
             self.con.unregister(view)
         inserted = int(rows[0][0]) if rows else 0
         return AppendResult(inserted, n_given - inserted)
+
+    def _note_changed_frame(self, decl: Table, frame: pl.DataFrame) -> None:
+        """Note the months of `frame`'s rows in table `decl` as changed (min to max: cheap,
+        and a month too many only costs its republication)."""
+        column = _part_column(decl.name, frame.columns)
+        if column is None:
+            return
+        low, high, nulls = frame.select(
+            pl.col(column).min().alias("lo"),
+            pl.col(column).max().alias("hi"),
+            pl.col(column).null_count().alias("n"),
+        ).row(0)
+        months = set() if low is None else _months_between(low, high)
+        self._note_changed(decl.name, months | ({"none"} if nulls else set()))
+
+    def _note_changed(self, name: str, months: set[str]) -> None:
+        """Record (table, month) pairs written, in memory and in the journal beside the store
+        (before the write commits: a command that fails after committing does not publish,
+        and the next publication must still republish what it wrote)."""
+        new = {(name, m) for m in months} - self._changed
+        if not new or snapshot_mode() != "months":
+            return  # a whole copy needs no journal
+        with open(_pending_path(self.path), "a", encoding="utf-8") as journal:
+            journal.writelines(f"{t}\t{m}\n" for t, m in sorted(new))
+            journal.flush()
+            os.fsync(journal.fileno())
+        self._changed |= new
 
     def _reserve_ids(self, decl: Table, n: int) -> pl.Series:
         """`n` fresh values of `decl`'s identity sequence, in order, as its identity column.
@@ -325,6 +443,15 @@ class Store:
         This is how a job re-run replaces its own partition (idempotent derived tables).
         """
         with self.transaction():
+            column = _part_column(name, table(name).column_names)
+            if column is not None:
+                low, high, nulls = self._run(
+                    f'SELECT min("{column}"), max("{column}"), count(*) - count("{column}") '
+                    f'FROM "{name}" WHERE {where_sql}',
+                    params,
+                )[0]
+                months = set() if low is None else _months_between(low, high)
+                self._note_changed(name, months | ({"none"} if nulls else set()))
             self._run(f'DELETE FROM "{name}" WHERE {where_sql}', params)
             return self.append(name, df).n_inserted
 
@@ -379,12 +506,14 @@ class Store:
             )
 
     # -- snapshot for readers --------------------------------------------------------------
-    def publish_snapshot(self) -> Path:
-        """Checkpoint and publish a consistent read-only copy for the dashboard and the feed.
-
-        The copy is written beside the store and moved into place with an atomic rename, so a
-        reader sees either the previous snapshot or the new one, never a half-written file.
-        """
+    def publish_snapshot(
+        self, *, part_min_rows: int = PART_MIN_ROWS, mode: str | None = None
+    ) -> Path:
+        """Checkpoint and publish a consistent read-only snapshot for the dashboard and the
+        reports: a whole copy (`mode` "copy", the default of `snapshot_mode`) or month files
+        (`_publish_months`, ADR 0104)."""
+        if (mode or snapshot_mode()) == "months":
+            return self._publish_months(part_min_rows)
         self._require_writable()
         self._run("CHECKPOINT")
         target = snapshot_path(self.path)
@@ -395,6 +524,247 @@ class Store:
         os.chmod(tmp, 0o600 | (stat.S_IMODE(os.stat(self.path).st_mode) & 0o040))
         os.replace(tmp, target)
         return target
+
+    def _publish_months(self, part_min_rows: int) -> Path:
+        """Publish the snapshot writing again only what changed since the last one (ADR 0104).
+
+        A table of `part_min_rows` rows or more is held as one DuckDB file per month of its
+        service date (or of its key instant) under `snapshot_parts_dir`; a month's file is
+        written again when this store wrote rows of that month (`_note_changed`, journaled
+        across processes), when its row count moved (a write that did not go through
+        `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). Every smaller table is copied into the
+        catalogue, a new file moved into place with an atomic rename: a reader sees the
+        previous snapshot or the new one, never a mix (the month files it names are never
+        rewritten, only replaced by new files under new names).
+        """
+        self._require_writable()
+        self._run("CHECKPOINT")
+        target = snapshot_path(self.path)
+        parts_dir = snapshot_parts_dir(self.path)
+        # Owner read/write, and group read when the store itself is group-readable (readers
+        # under another account of the store's group); never anyone else.
+        group = stat.S_IMODE(os.stat(self.path).st_mode) & 0o040
+        parts_dir.mkdir(exist_ok=True)
+        os.chmod(parts_dir, 0o700 | (0o050 if group else 0))
+        pending = _pending_path(self.path)
+        changed = set(self._changed)
+        if pending.exists():
+            for line in pending.read_text(encoding="utf-8").splitlines():
+                name, _, month = line.partition("\t")
+                changed.add((name, month))
+        published = _read_published_parts(target, parts_dir)
+        db = self._run("SELECT current_database()")[0][0]
+        tables = self._run(
+            "SELECT table_name, estimated_size FROM duckdb_tables() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal AND NOT temporary ORDER BY table_name"
+        )
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for name, column, dtype in self._run(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal ORDER BY table_name, column_index"
+        ):
+            columns.setdefault(name, []).append((column, dtype))
+        token = f"{time.time_ns():x}"
+        # The catalogue has a path of its own per publication (a folder named by the token)
+        # and the snapshot path is a symbolic link to it: DuckDB shares one database
+        # instance per path within a process, so a reader process that kept an old
+        # snapshot open (the dashboard caches two) would get the old file again on every
+        # later open of one fixed path, never the new snapshot.
+        catalogue_dir = parts_dir / f"catalogue-{token}"
+        catalogue_dir.mkdir()
+        os.chmod(catalogue_dir, 0o700 | (0o050 if group else 0))
+        tmp = catalogue_dir / target.name
+        attached: list[str] = []
+        rows: list[tuple[str, str, str, str, int, str]] = []
+        try:
+            self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
+            attached.append("_snapshot_new")
+            for name, estimated in tables:
+                signature = ",".join(f"{c} {t}" for c, t in columns[name])
+                column = _part_column(name, [c for c, _ in columns[name]])
+                n_rows = int(estimated or 0)
+                if column is not None and n_rows >= part_min_rows:
+                    n_rows = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
+                if column is None or n_rows < part_min_rows:
+                    self._run(
+                        f'CREATE TABLE _snapshot_new.main."{name}" AS '
+                        f'SELECT * FROM "{db}".main."{name}"'
+                    )
+                    continue
+                months, dirty = self._changed_months(
+                    name, column, dict(columns[name])[column], signature, published, changed
+                )
+                branches = []
+                for m in sorted(months):
+                    alias = f"_snap_{name}_{m.replace('-', '_')}"
+                    old = published.get((name, m))
+                    if m in dirty or old is None:
+                        file = f"{name}.{m}.{token}.duckdb"
+                        where, params = _month_filter(column, dict(columns[name])[column], m)
+                        _write_part(self, db, name, where, params, parts_dir / file, group)
+                    else:
+                        file = old[0]
+                    self._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")
+                    attached.append(alias)
+                    rows.append((alias, name, m, file, months[m], signature))
+                    branches.append(f'SELECT * FROM {alias}.main."{name}"')
+                self._run(
+                    f'CREATE VIEW _snapshot_new.main."{name}" AS ' + " UNION ALL ".join(branches)
+                )
+            self._copy_views(db)
+            self._run(
+                f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
+                "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
+            )
+            if rows:
+                self.con.executemany(
+                    f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            self._run("CHECKPOINT _snapshot_new")
+        finally:
+            for alias in reversed(attached):
+                self._run(f"DETACH {alias}")
+        os.chmod(tmp, 0o600 | group)
+        link = target.with_name(target.name + ".tmp")
+        link.unlink(missing_ok=True)
+        link.symlink_to(os.path.relpath(tmp, target.parent))
+        os.replace(link, target)
+        # The journal is done with once the new catalogue is in place; files no catalogue
+        # names are removed (a reader that attached one keeps it open: POSIX).
+        pending.unlink(missing_ok=True)
+        self._changed.clear()
+        keep = {r[3] for r in rows} | {catalogue_dir.name}
+        for path in parts_dir.iterdir():
+            if path.name in keep:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        return target
+
+    def _copy_views(self, db: str) -> None:
+        """Create the store's views (e.g. `scheduled_trips`, ADR 0102) in the new catalogue,
+        from their own SQL, so that they read the catalogue's tables (a view that reads
+        another view waits for it)."""
+        views = dict(
+            self._run(
+                "SELECT view_name, sql FROM duckdb_views() WHERE database_name = "
+                "current_database() AND schema_name = 'main' AND NOT internal "
+                "AND NOT temporary"
+            )
+        )
+        self._run("USE _snapshot_new")
+        try:
+            while views:
+                failed: dict[str, str] = {}
+                for name, sql in views.items():
+                    try:
+                        self._run(sql)
+                    except duckdb.CatalogException:
+                        failed[name] = sql
+                if len(failed) == len(views):
+                    self._run(next(iter(failed.values())))  # raises: a view of nothing there
+                views = failed
+        finally:
+            self._run(f'USE "{db}"')
+
+    def _changed_months(
+        self,
+        name: str,
+        column: str,
+        dtype: str,
+        signature: str,
+        published: dict[tuple[str, str], tuple[str, int, str]],
+        changed: set[tuple[str, str]],
+    ) -> tuple[dict[str, int], set[str]]:
+        """The months of table `name` now (month -> rows) and those whose file must be
+        written again.
+
+        Usually cheap: the months this store wrote are counted (a range each, zone maps skip
+        the rest) and, with the published counts of the others, must add up to the table's
+        row count. When they do not (a write that bypassed `append`/`replace`), or the
+        table's columns changed, or it was not published by month before, every month is
+        counted and any whose count moved is written again.
+        """
+        before = {m: rec for (t, m), rec in published.items() if t == name}
+        tracked = {m for t, m in changed if t == name}
+        total = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
+        if before and all(rec[2] == signature for rec in before.values()):
+            months = {m: rec[1] for m, rec in before.items() if m not in tracked}
+            for m in tracked:
+                where, params = _month_filter(column, dtype, m)
+                n = int(self._run(f'SELECT count(*) FROM "{name}" WHERE {where}', params)[0][0])
+                if n:
+                    months[m] = n
+            if sum(months.values()) == total:
+                return months, tracked
+        stats = self._run(f'SELECT {_month_sql(column)} AS m, count(*) FROM "{name}" GROUP BY m')
+        months = {str(m): int(n) for m, n in stats}
+        dirty = {
+            m
+            for m, n in months.items()
+            if m in tracked or m not in before or before[m][1:] != (n, signature)
+        }
+        return months, dirty
+
+
+def _write_part(
+    store: Store, db: str, name: str, where: str, params: list[Any], path: Path, group: int
+) -> None:
+    """Write one (table, month) file of the snapshot: the month's rows in the table's order."""
+    path.unlink(missing_ok=True)
+    store._run(f"ATTACH {_quote(str(path))} AS _snapshot_part")
+    try:
+        store._run(
+            f'CREATE TABLE _snapshot_part.main."{name}" AS SELECT * FROM "{db}".main."{name}" '
+            f"WHERE {where}",
+            params,
+        )
+        store._run("CHECKPOINT _snapshot_part")
+    finally:
+        store._run("DETACH _snapshot_part")
+    os.chmod(path, 0o600 | group)
+
+
+def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
+    """WHERE clause (and parameters) of the rows of `month` ('YYYY-MM' or 'none') by
+    `column` (of DuckDB type `dtype`): a range, so that zone maps skip other months."""
+    if month == "none":
+        return f'"{column}" IS NULL', []
+    year, mon = int(month[:4]), int(month[5:])
+    end = f"{year + 1:04d}-01-01" if mon == 12 else f"{year:04d}-{mon + 1:02d}-01"
+    where = f'"{column}" >= CAST(? AS {dtype}) AND "{column}" < CAST(? AS {dtype})'
+    return where, [f"{month}-01", end]
+
+
+def _read_published_parts(
+    target: Path, parts_dir: Path
+) -> dict[tuple[str, str], tuple[str, int, str]]:
+    """(table, month) -> (file, rows, column signature) of the published snapshot's month
+    files that still exist; empty when there is none (a first publication, or a snapshot of
+    before ADR 0104: a plain copy)."""
+    if not target.exists():
+        return {}
+    try:
+        con = duckdb.connect(str(target.resolve()), read_only=True)
+    except duckdb.Error:
+        return {}  # damaged or unreadable: everything is written again
+    try:
+        found = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [_PARTS_TABLE]
+        ).fetchall()[0][0]
+        if not found:
+            return {}
+        rows = con.execute(
+            f"SELECT table_name, month, file, n_rows, signature FROM {_PARTS_TABLE}"
+        ).fetchall()
+    finally:
+        con.close()
+    return {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
@@ -434,7 +804,8 @@ def _restrict_umask() -> None:
 
 
 def open_snapshot(path: str | Path) -> Store:
-    """Open the published snapshot of the store at `path` read-only (what readers use)."""
+    """Open the published snapshot of the store at `path` read-only (what readers use): its
+    catalogue, with the month files of its big tables attached (ADR 0104)."""
     snap = snapshot_path(Path(path))
     if not snap.exists():
         raise StoreError(
@@ -442,4 +813,44 @@ def open_snapshot(path: str | Path) -> Store:
             where=str(snap),
             hint="run a pipeline command (e.g. `pontual demo --no-serve`) to publish one",
         )
-    return Store.open(snap, read_only=True)
+    parts_dir = snapshot_parts_dir(Path(path))
+    for attempt in range(_OPEN_RETRIES):
+        # the catalogue the link names now (its own path per publication, ADR 0104)
+        catalogue = snap.resolve()
+        try:
+            store = Store.open(catalogue, read_only=True)
+        except StoreError:
+            if catalogue.exists() or attempt == _OPEN_RETRIES - 1:
+                raise
+            continue  # replaced and removed between the link's reading and the open
+        try:
+            _attach_parts(store, parts_dir)
+        except duckdb.IOException:
+            # the writer published a new snapshot between our open and the attach, and
+            # removed a month file the one we opened names: open the new one
+            store.close()
+            if attempt == _OPEN_RETRIES - 1:
+                raise
+            continue
+        except BaseException:
+            store.close()
+            raise
+        return store
+    raise AssertionError("unreachable")
+
+
+def _attach_parts(store: Store, parts_dir: Path) -> None:
+    """Attach the month files the snapshot's catalogue names (none for a plain copy)."""
+    found = store._run(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND table_name = ?",
+        [_PARTS_TABLE],
+    )[0][0]
+    if not found:
+        return
+    # Another open of the same catalogue in this process shares its DuckDB instance, with
+    # the month files already attached.
+    attached = {r[0] for r in store._run("SELECT database_name FROM duckdb_databases()")}
+    for alias, file in store._run(f"SELECT alias, file FROM {_PARTS_TABLE} ORDER BY alias"):
+        if alias not in attached:
+            store._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")

@@ -14,13 +14,13 @@ import streamlit as st
 
 from core.profile import load_profile
 from core.settings import Settings
-from core.store import Store, open_snapshot
+from core.store import Store
 from core.texts import N_, Labels
 from core.texts import gettext as _
 from dashboard.format import format_column, to_indicator_value, to_period
 from dashboard.labels import label_indicators
 from dashboard.queries import public as q
-from dashboard.queries.snapshot import read_snapshot_mtime
+from dashboard.queries.snapshot import open_source, read_snapshot_mtime
 
 SCOPE_LABELS = Labels({"system": N_("System"), "operator": N_("Operator"), "line": N_("Line")})
 
@@ -29,7 +29,7 @@ st.set_page_config(page_title=_("Pontual — transparency"), page_icon=":materia
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _snapshot(store_path: str, mtime: float) -> Store:
-    return open_snapshot(store_path)
+    return open_source(store_path)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -46,7 +46,7 @@ def _read(name: str, store_path: str, mtime: float, *args: str) -> pl.DataFrame:
 def render_public() -> None:
     """The page: three sections of published aggregates."""
     settings = Settings.resolve()
-    path = str(settings.store_path)
+    path = str(settings.lake_path or settings.store_path)  # a lake: `pontual --lake PATH`
     mtime = read_snapshot_mtime(path)
     tz = load_profile(settings.profile_id).general.timezone.value
     st.title(_("Public transport transparency"))

@@ -26,13 +26,13 @@ from cases.audit import audit
 from cases.roles import Account, operator_scope
 from core.profile import Profile, load_profile
 from core.settings import Settings
-from core.store import Store, open_snapshot
+from core.store import Store
 from core.texts import N_
 from core.texts import gettext as _
 from dashboard.format import to_period
 from dashboard.queries import filters as filter_queries
 from dashboard.queries.scope import check_store_access, scope_store
-from dashboard.queries.snapshot import ALL, read_snapshot_mtime
+from dashboard.queries.snapshot import ALL, open_source, read_snapshot_mtime
 
 if TYPE_CHECKING:  # the report builders (ReportLab) load only when a report is asked for
     from dashboard import downloads
@@ -62,6 +62,13 @@ def settings() -> Settings:
     return Settings.resolve()
 
 
+def source_path() -> str:
+    """What the pages read: the lake when one is given (PONTUAL_LAKE, `pontual --lake PATH
+    dashboard`), else the store file (its published snapshot)."""
+    current = settings()
+    return str(current.lake_path or current.store_path)
+
+
 def profile() -> Profile:
     return load_profile(settings().profile_id)
 
@@ -71,7 +78,7 @@ def _snapshot(store_path: str, mtime: float) -> Store:
     """One open read-only connection per published snapshot (opening one costs 20-200 ms;
     the pipeline replaces the file by an atomic rename, so an open one keeps reading the
     snapshot it opened). `mtime` is only part of the key."""
-    return open_snapshot(store_path)
+    return open_source(store_path)
 
 
 def _scoped_account(operator_id: str | None) -> Account:
@@ -108,7 +115,7 @@ def _cached(
 def snapshot_store() -> Iterator[Store]:
     """A cursor of the published snapshot for the session's account (scoped like `load`),
     closed on exit: for reads that are not cached (a case's evidence package)."""
-    path = str(settings().store_path)
+    path = source_path()
     shared = _snapshot(path, read_snapshot_mtime(path))
     cursor = shared.con.cursor()
     try:
@@ -141,7 +148,7 @@ def load(reader: Callable[..., Any], *args: Any) -> Any:
     reader's module and name, not the function, and on the account's operator scope."""
     who = account()
     check_store_access(who)
-    path = str(settings().store_path)
+    path = source_path()
     return _cached(
         reader.__module__,
         reader.__name__,
@@ -189,7 +196,7 @@ def report_bytes(offer: downloads.ReportOffer, fmt: str, who: Account) -> bytes:
     """The bytes of an offered report as `fmt` for `who`, built on first use and cached until
     the snapshot changes; the download is audited."""
     check_store_access(who)
-    path = str(settings().store_path)
+    path = source_path()
     mtime = read_snapshot_mtime(path)
     data = _report_bytes(path, mtime, settings().profile_id, operator_scope(who), offer, fmt)
     _audit_download(who, f"{offer.file_stem}.{fmt}", offer.label)
@@ -215,7 +222,7 @@ def file_download(path: str | Path) -> Callable[[], bytes]:
 
 def require_snapshot() -> None:
     """Stop the page with an explanation when no snapshot has been published yet."""
-    path = settings().store_path
+    path = source_path()
     if read_snapshot_mtime(path) == 0.0:
         st.info(
             _(
@@ -238,7 +245,7 @@ def render_filters() -> Filters | None:
     """The sidebar filters (period, operator/lot, line, direction); None without a snapshot."""
     sidebar = st.sidebar
     sidebar.markdown(_("### Filters"))
-    if read_snapshot_mtime(settings().store_path) == 0.0:
+    if read_snapshot_mtime(source_path()) == 0.0:
         sidebar.caption(_("No data published."))
         return None
     periods: pl.DataFrame = load(filter_queries.read_periods)

@@ -175,6 +175,10 @@ MESSAGES: tuple[str, ...] = (
     N_("with --engine spark: the lake to read and write (default: the global --lake)"),
     N_("pings per vehicle batch, the unit of work (default 150000)"),
     N_("with --engine spark: JVM memory per executor (the work runs in Python workers)"),
+    N_(
+        "local: the store file (default); spark: a lake, the period rolled up on DuckDB "
+        "over its partitions (indices have no per-day step)"
+    ),
     N_("YYYY-MM-DD (default: --from)"),
     N_(
         "Computes the quality indices of a period from the matched trips, writes "
@@ -594,6 +598,11 @@ MESSAGES: tuple[str, ...] = (
     N_("cannot read the grade history CSV: {text}"),
     N_("grade history lacks columns {missing}; expected {expected}"),
     N_("lake not found"),
+    N_("--lake goes with --engine spark (the local engine writes the store file)"),
+    N_("add --engine spark"),
+    N_("the spark engine reads and writes a Parquet lake: --lake is missing"),
+    N_("write the lake with `pontual export parquet --lake PATH` and pass --lake PATH"),
+    N_("write one with `pontual export parquet --lake PATH`"),
     N_("write one with `pontual lake export --lake PATH`"),
     # -- success and progress lines of the verbs ------------------------------------------
     N_("feed {feed_id} is already loaded (same content): nothing to do"),

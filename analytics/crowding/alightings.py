@@ -83,6 +83,9 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
                 pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
             )
         )
+    # On a big city's day each frame of the chaining holds about a gigabyte (most legs are one
+    # tap): each is let go as soon as the next is built, so that they do not all peak together.
+    del chained
     is_new_leg = pl.any_horizontal(
         *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", *RUN_KEY)]
     )
@@ -94,7 +97,10 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     # and costs ten times more). It is, unless a card's service dates go back in time (a tap on
     # the night run of the day before after one on the new day's first run): then the legs are
     # regrouped by day, stably, and put back in leg order afterwards.
-    first_taps = taps.filter("is_new_leg")
+    leg_of_tap = np.full(boardings.height, -1, dtype=np.int64)
+    leg_of_tap[taps["tap_row"].to_numpy()] = taps["leg_id"].to_numpy()
+    first_taps = taps.filter("is_new_leg").drop("tap_row", "is_new_leg")
+    del taps
     is_same_card = pl.col("card_key") == pl.col("card_key").shift(1)
     is_regrouped = first_taps.select(
         (is_same_card & (pl.col("service_date") < pl.col("service_date").shift(1))).any()
@@ -130,8 +136,6 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
         "home_stop_id",
         "n_legs",
     ).collect()
-    leg_of_tap = np.full(boardings.height, -1, dtype=np.int64)
-    leg_of_tap[taps["tap_row"].to_numpy()] = taps["leg_id"].to_numpy()
     return leg_of_tap, legs_frame
 
 
@@ -208,22 +212,34 @@ def match_alighting_stops(
     # legs in run order: the scan then reads each run's visits while they are in the cache
     # (in card order, a day of a big city's visits does not fit and every leg misses)
     targets = targets.sort("run_key")
-    run_key = _kernel_array(targets["run_key"], pl.Int64)
-    run = np.searchsorted(run_keys, run_key).clip(max=run_keys.size - 1)
-    has_run = run_keys[run] == run_key
-    target_row = _kernel_array(targets["target_row"], pl.Int64)
-    best_visit, walk_m = _nearest_visits(
-        first_visit=np.where(has_run, first_of_run[run], 0),
-        end_visit=np.where(has_run, end_of_run[run], 0),
-        board_sequence=_kernel_array(targets["stop_sequence"], pl.Int64),
-        target_x_m=_kernel_array(xy["stop_x_m"], pl.Float64)[target_row],
-        target_y_m=_kernel_array(xy["stop_y_m"], pl.Float64)[target_row],
-        next_board_us=_kernel_array(_instant_us(targets["next_at"], _NO_LIMIT_US), pl.Int64),
-        visit_sequence=_kernel_array(visits["stop_sequence"], pl.Int64),
-        visit_x_m=_kernel_array(visits["stop_x_m"], pl.Float64),
-        visit_y_m=_kernel_array(visits["stop_y_m"], pl.Float64),
-        visit_arrival_us=_kernel_array(_instant_us(visits["arrival_at"], 0), pl.Int64),
-    )
+    visit_columns = {
+        "visit_sequence": _kernel_array(visits["stop_sequence"], pl.Int64),
+        "visit_x_m": _kernel_array(visits["stop_x_m"], pl.Float64),
+        "visit_y_m": _kernel_array(visits["stop_y_m"], pl.Float64),
+        "visit_arrival_us": _kernel_array(_instant_us(visits["arrival_at"], 0), pl.Int64),
+    }
+    target_x_m = _kernel_array(xy["stop_x_m"], pl.Float64)
+    target_y_m = _kernel_array(xy["stop_y_m"], pl.Float64)
+    best_visit = np.empty(targets.height, dtype=np.int64)
+    walk_m = np.empty(targets.height, dtype=np.float64)
+    # the legs go through the search in slices: each leg's search is its own, so the results
+    # are the same, and the working arrays (about 100 bytes a leg) stay those of one slice
+    for lo in range(0, targets.height, _LEGS_PER_SLICE):
+        part = targets.slice(lo, _LEGS_PER_SLICE)
+        hi = lo + part.height
+        run_key = _kernel_array(part["run_key"], pl.Int64)
+        run = np.searchsorted(run_keys, run_key).clip(max=run_keys.size - 1)
+        has_run = run_keys[run] == run_key
+        target_row = _kernel_array(part["target_row"], pl.Int64)
+        best_visit[lo:hi], walk_m[lo:hi] = _nearest_visits(
+            first_visit=np.where(has_run, first_of_run[run], 0),
+            end_visit=np.where(has_run, end_of_run[run], 0),
+            board_sequence=_kernel_array(part["stop_sequence"], pl.Int64),
+            target_x_m=target_x_m[target_row],
+            target_y_m=target_y_m[target_row],
+            next_board_us=_kernel_array(_instant_us(part["next_at"], _NO_LIMIT_US), pl.Int64),
+            **visit_columns,
+        )
     found = best_visit >= 0
     rows = pl.Series(best_visit[found])
     return pl.DataFrame(
@@ -243,6 +259,9 @@ _FOUND_SCHEMA = {
     "alighting_stop_id": pl.String,
     "walk_m": pl.Float64,
 }
+
+_LEGS_PER_SLICE = 1_000_000
+"""legs searched at a time by `match_alighting_stops` (bounds its memory, not its results)"""
 
 _NO_LIMIT_US = np.iinfo(np.int64).max
 """`next_board_us` of a day's last leg: every later stop of its run is a candidate"""
@@ -357,6 +376,7 @@ def compute_alightings(
             **{c: found[c].gather(tap_found) for c in found.columns if c != "leg_id"},
         }
     )
+    del legs, found, leg_of_tap, found_of_leg, tap_found, tap_leg  # before the taps' plan
     is_linked = (pl.col("walk_m") <= options.walk_max_m).fill_null(False)
     chain = pl.when(pl.col("is_home")).then(pl.lit("chained_home")).otherwise(pl.lit("chained"))
     leg_result = (

@@ -209,7 +209,10 @@ def match_to_windows(events: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFram
     `run_index`, `trip_id`, `stop_sequence`, `stop_id`) filled where the event falls inside a
     window of its vehicle, null otherwise, and `is_placed`.
     """
-    left = events.sort("event_at")
+    # events already in time order (taps as the store returns them) are not sorted again: the
+    # sort copies every column, strings included (on a big city's day, a gigabyte of card
+    # and transaction ids the result can share with the input instead)
+    left = events if events["event_at"].is_sorted() else events.sort("event_at")
     joined = left.join_asof(
         windows.rename({"service_date": "window_service_date"}),
         left_on="event_at",
@@ -255,24 +258,34 @@ def compute_boardings(
         if "card_hash" in taps.columns
         else pl.lit(None, pl.String()).alias("card_hash"),
     )
-    known = windows.select("vehicle_id").unique().with_columns(pl.lit(True).alias("has_runs"))
-    placed = match_to_windows(events, windows).join(known, on="vehicle_id", how="left")
+    placed = match_to_windows(events, windows)
+    known = windows["vehicle_id"].unique()
     placement = (
         pl.when(pl.col("is_placed"))
         .then(pl.lit("placed"))
         .when(pl.col("vehicle_id").is_null())
         .then(pl.lit("no_vehicle"))
-        .when(pl.col("has_runs").is_null())
+        .when(~pl.col("vehicle_id").is_in(known.implode()))
         .then(pl.lit("vehicle_without_trips"))
         .otherwise(pl.lit("outside_trips"))
     )
-    local_date = pl.col("event_at").dt.convert_time_zone(timezone).dt.date()
-    return placed.with_columns(placement.alias("placement")).select(
+    # the local date of the taps no run holds (a time zone conversion of every tap costs more
+    # than the rest of the placement)
+    service_date = placed["window_service_date"]
+    unplaced = service_date.is_null().arg_true()
+    if unplaced.len():
+        local_date = pl.col("event_at").dt.convert_time_zone(timezone).dt.date()
+        service_date = service_date.scatter(
+            unplaced, placed[unplaced].select(local_date).to_series()
+        )
+    return placed.with_columns(
+        placement.alias("placement"), service_date.alias("service_date")
+    ).select(
         "transaction_id",
         "event_at",
         "vehicle_id",
         "card_hash",
-        pl.coalesce("window_service_date", local_date).alias("service_date"),
+        "service_date",
         "placement",
         pl.col("run_index").cast(pl.Int32),
         "trip_id",

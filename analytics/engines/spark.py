@@ -5,8 +5,10 @@ stages, each handing Arrow tables to the functions `analytics.matching.day.match
 
 1. pings grouped by (service_date, vehicle batch) -> `match_vehicles` (clean, reference on the
    shapes, cut into runs, breakdown stands) and `compute_ping_activity`: the partition step.
-   A vehicle batch is the local engine's (`batch_codes`: a hash of the vehicle, never split, at
-   most ~`batch_pings` pings), so one busy day is many bounded groups, not one huge one;
+   A vehicle batch is a hash of the vehicle (Spark's `xxhash64`, in the JVM) modulo the day's
+   batch count: a vehicle is never split and a group holds ~`batch_pings` pings at most, so one
+   busy day is many bounded groups, not one huge one (the count is rounded up to a multiple
+   of the executor cores);
 2. the batches' frames grouped by service_date -> `assemble_day` (assignment, stop visits,
    outcomes, breakdowns, headways, coverage), concatenated in batch order as the local engine
    does; each derived table's day is then written to the lake by the executor
@@ -26,17 +28,19 @@ the three frames have different schemas and a grouped-map stage returns one.
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
 import sys
+import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -52,11 +56,12 @@ from analytics.matching.day import (
     read_schedule,
 )
 from analytics.matching.network import Network, build_network
-from analytics.matching.options import MatchOptions
+from analytics.matching.options import GapCredit, MatchOptions
 from analytics.matching.trip_context import DayEvidence
 from core.lake import open_lake, write_day_partitions
 from core.profile import Profile
 from core.schema import table
+from core.store import Store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,6 +76,25 @@ SUMMARY_SCHEMA = "service_date date, table_name string, n_rows long, n_partition
 FRAME_KINDS = ("runs", "track", "stands", "activity")
 DAY_CACHE_SIZE = 4
 """days whose inputs a Python worker keeps (a task of another day evicts the oldest)"""
+TIMINGS_ENV = "PONTUAL_SPARK_TIMINGS"
+"""a file the Python workers append their step times to (JSON lines; unset: none kept),
+read by benchmarks/bench_spark.py to say where a task's time goes"""
+
+
+@contextmanager
+def timed(step: str) -> Iterator[None]:
+    """Append `{"step", "s", "pid"}` to the file named by PONTUAL_SPARK_TIMINGS, if set."""
+    path = os.environ.get(TIMINGS_ENV)
+    if not path:
+        yield
+        return
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        line = {"step": step, "s": time.perf_counter() - t0, "pid": os.getpid()}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
 
 
 @dataclass(frozen=True)
@@ -128,7 +152,7 @@ def start_session(
         .config("spark.executorEnv.PYTHONPATH", path)
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
     )
-    for name in ("NUMBA_CACHE_DIR", "PONTUAL_CACHE_DIR"):
+    for name in ("NUMBA_CACHE_DIR", "PONTUAL_CACHE_DIR", TIMINGS_ENV):
         if os.environ.get(name):
             builder = builder.config(f"spark.executorEnv.{name}", os.environ[name])
     for key, value in (extra or {}).items():
@@ -138,34 +162,73 @@ def start_session(
     return spark
 
 
-def plan_days(lake: str | Path, days: Sequence[date], batch_pings: int) -> list[DayPlan]:
-    """Each day's ping window (`day_window` of its scheduled trips) and its vehicle batches
-    (`ceil(pings in the window / batch_pings)`, as the local engine cuts them), from the lake."""
+def plan_days(
+    lake: str | Path, days: Sequence[date], batch_pings: int, cores: int = 1
+) -> list[DayPlan]:
+    """Each day's ping window (`day_window` of its scheduled trips) and its vehicle batches,
+    from the lake: `ceil(pings in the window / batch_pings)` as the local engine cuts them,
+    rounded up to a multiple of `cores` (the executor cores), so that a day's last round of
+    groups does not leave cores idle (3 groups on 2 cores take two rounds of a full batch;
+    4 take two rounds of three quarters of one).
+
+    Only the scheduled trips' first start and last end are read (`day_trip_bounds`), not the
+    day's schedule: the workers read that, and the driver reading it too cost as much as a
+    tenth of the local engine's whole day (300-bus day, measured 2026-12-01)."""
     plans = []
-    with open_lake(lake) as store:
-        for day in days:
-            schedule = read_schedule(store, day)
-            lo, hi = day_window(schedule.trips)
+    for day in days:
+        with open_lake(lake, day_span(day)) as store:
+            lo, hi = day_window(day_trip_bounds(store, day))
             n = store.query(
                 f"SELECT count(*) AS n FROM {PINGS} WHERE event_at BETWEEN ? AND ?", [lo, hi]
             )["n"][0]
             n_batches = max(1, math.ceil(int(n) / batch_pings))
+            n_batches = cores * math.ceil(n_batches / cores)
             plans.append(DayPlan(day, lo, hi, n_batches))  # type: ignore[arg-type]
     return plans
 
 
-def _ping_folders(lake: str | Path, plans: Sequence[DayPlan]) -> list[str]:
-    """The event-day partitions of the pings that can fall in the planned windows (a window's
-    UTC dates, a day either side for any time zone)."""
-    folder = Path(lake) / PINGS
-    first = min(p.window_lo for p in plans).date() - timedelta(days=1)
-    last = max(p.window_hi for p in plans).date() + timedelta(days=1)
+def event_day_folders(lake: str | Path, name: str, lo: datetime, hi: datetime) -> list[str]:
+    """The event-day partitions of a raw table (`vehicle_locations`, `fare_transactions`) that
+    can hold instants in [lo, hi] (their UTC dates, a day either side for any time zone)."""
+    folder = Path(lake) / name
+    first = lo.date() - timedelta(days=1)
+    last = hi.date() + timedelta(days=1)
     found = []
     for i in range((last - first).days + 1):
         part = folder / f"service_date={(first + timedelta(days=i)).isoformat()}"
         if part.is_dir() and any(part.rglob("*.parquet")):
             found.append(str(part))
     return found
+
+
+def day_span(day: date) -> tuple[date, date]:
+    """The partitions a one-day job reads (`open_lake(lake, day_span(day))`): the day before
+    (crowding's late runs, a window's local evening), the day and the day after (runs and
+    pings past midnight)."""
+    return day - timedelta(days=1), day + timedelta(days=1)
+
+
+def day_trip_bounds(store: Store, day: date) -> pl.DataFrame:
+    """The first planned start and the last planned end of the day's scheduled trips, of the
+    feed in force that day (the trips `read_schedule` reads), as a one-row trips frame for
+    `day_window`."""
+    from ingest.gtfs_feed import compute_feeds_in_force
+
+    in_force = compute_feeds_in_force(store, day, day)
+    if in_force.height == 0:  # the error the local engine gives for that day
+        read_schedule(store, day)
+    return store.query(
+        "SELECT min(planned_start_at) AS planned_start_at, max(planned_end_at) AS planned_end_at "
+        "FROM scheduled_trips WHERE service_date = ? AND feed_id = ?",
+        [day, str(in_force["feed_id"][0])],
+    )
+
+
+def _ping_folders(lake: str | Path, plans: Sequence[DayPlan]) -> list[str]:
+    """The event-day partitions of the pings that can fall in the planned windows."""
+    lo = min(p.window_lo for p in plans)
+    hi = max(p.window_hi for p in plans)
+    return event_day_folders(lake, PINGS, lo, hi)
 
 
 # --- the two stages (run in the Python workers) ----------------------------------------------
@@ -190,15 +253,16 @@ def _day_inputs(job: SparkJob, day: date, *, with_evidence: bool = False) -> _Da
     if inputs is None:
         while len(_DAY_CACHE) >= DAY_CACHE_SIZE:
             _DAY_CACHE.pop(next(iter(_DAY_CACHE)))
-        with open_lake(job.lake) as store:
+        with timed("read schedule"), open_lake(job.lake, day_span(day)) as store:
             schedule = read_schedule(store, day)
             incidents = read_incidents(store, schedule.trips)
-        network = build_network(
-            schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, job.options
-        )
+        with timed("build network"):
+            network = build_network(
+                schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, job.options
+            )
         inputs = _DAY_CACHE[key] = _DayInputs(schedule, network, incidents)
     if with_evidence and inputs.evidence is None:
-        with open_lake(job.lake) as store:
+        with timed("read evidence"), open_lake(job.lake, day_span(day)) as store:
             inputs.evidence = read_day_evidence(store, day, inputs.schedule.trips)
     return inputs
 
@@ -210,16 +274,6 @@ def to_ipc(frame: pl.DataFrame) -> bytes:
     return buf.getvalue()
 
 
-def add_batch_codes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Append `batch` to each ping: the local engine's `batch_codes` (a hash of the vehicle
-    modulo the day's `n_batches`), so both engines cut a day into the same groups."""
-    for rb in batches:
-        hashes = pl.Series(rb.column("vehicle_id")).hash().to_numpy()
-        n = np.maximum(rb.column("n_batches").to_numpy(zero_copy_only=False), 1).astype(np.uint64)
-        codes = (hashes % n).astype(np.int32)
-        yield rb.append_column("batch", pa.array(codes, pa.int32()))
-
-
 def _empty_pings() -> pl.DataFrame:
     return table(PINGS).empty().select(STORED_PING_COLUMNS)
 
@@ -229,23 +283,31 @@ def match_batch(job: SparkJob, key: tuple[Any, ...], pings: pa.Table) -> pa.Tabl
     each frame returned as an IPC cell."""
     day, batch = key[0].as_py(), int(key[1].as_py())
     inputs = _day_inputs(job, day)
-    frame = pl.from_arrow(pings.select(list(STORED_PING_COLUMNS)))
-    assert isinstance(frame, pl.DataFrame)
-    frame = frame.cast(_empty_pings().schema)
+    with timed("pings from arrow"):
+        frame = pl.from_arrow(pings.select(list(STORED_PING_COLUMNS)))
+        assert isinstance(frame, pl.DataFrame)
+        frame = frame.cast(_empty_pings().schema)
     min_s = float(job.profile.trips.breakdown_stop_min_s.value)
-    runs, track, stands = match_vehicles(
-        frame, inputs.network, job.options, min_s, inputs.schedule.crs_epsg
-    )
-    activity = compute_ping_activity(frame)
+    with timed("match_vehicles"):
+        runs, track, stands = match_vehicles(
+            frame,
+            inputs.network,
+            job.options,
+            min_s,
+            inputs.schedule.crs_epsg,
+            GapCredit.from_profile(job.profile),
+        )
+        activity = compute_ping_activity(frame)
     frames = dict(zip(FRAME_KINDS, (runs, track, stands, activity), strict=True))
-    return pa.table(
-        {
-            "service_date": pa.array([day] * len(frames), pa.date32()),
-            "batch": pa.array([batch] * len(frames), pa.int32()),
-            "kind": pa.array(list(frames), pa.string()),
-            "payload": pa.array([to_ipc(f) for f in frames.values()], pa.binary()),
-        }
-    )
+    with timed("frames to ipc"):
+        return pa.table(
+            {
+                "service_date": pa.array([day] * len(frames), pa.date32()),
+                "batch": pa.array([batch] * len(frames), pa.int32()),
+                "kind": pa.array(list(frames), pa.string()),
+                "payload": pa.array([to_ipc(f) for f in frames.values()], pa.binary()),
+            }
+        )
 
 
 def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> pa.Table:
@@ -260,7 +322,12 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
         min_s = float(job.profile.trips.breakdown_stop_min_s.value)
         empty = _empty_pings()
         runs, track, stands = match_vehicles(
-            empty, inputs.network, job.options, min_s, inputs.schedule.crs_epsg
+            empty,
+            inputs.network,
+            job.options,
+            min_s,
+            inputs.schedule.crs_epsg,
+            GapCredit.from_profile(job.profile),
         )
         frames = {
             "runs": [runs],
@@ -269,31 +336,34 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
             "activity": [compute_ping_activity(empty)],
         }
     else:
-        frames = {
-            kind: [
-                pl.read_ipc(io.BytesIO(p))
-                for p in rows.filter(pl.col("kind") == kind)["payload"].to_list()
-            ]
-            for kind in FRAME_KINDS
-        }
-    result = assemble_day(
-        pl.concat(frames["runs"], how="diagonal_relaxed"),
-        pl.concat(frames["track"]),
-        pl.concat(frames["stands"], how="diagonal_relaxed"),
-        inputs.schedule,
-        inputs.network,
-        inputs.incidents,
-        job.profile,
-        job.options,
-        pl.concat(frames["activity"]),
-        inputs.evidence,
-    )
+        with timed("frames from ipc"):
+            frames = {
+                kind: [
+                    pl.read_ipc(io.BytesIO(p))
+                    for p in rows.filter(pl.col("kind") == kind)["payload"].to_list()
+                ]
+                for kind in FRAME_KINDS
+            }
+    with timed("assemble_day"):
+        result = assemble_day(
+            pl.concat(frames["runs"], how="diagonal_relaxed"),
+            pl.concat(frames["track"]),
+            pl.concat(frames["stands"], how="diagonal_relaxed"),
+            inputs.schedule,
+            inputs.network,
+            inputs.incidents,
+            job.profile,
+            job.options,
+            pl.concat(frames["activity"]),
+            inputs.evidence,
+        )
     names, counts, parts = [], [], []
-    for name in DERIVED_TABLES:
-        frame = getattr(result, name)
-        names.append(name)
-        counts.append(frame.height)
-        parts.append(write_day_partitions(job.lake, name, day, frame))
+    with timed("lake writes"):
+        for name in DERIVED_TABLES:
+            frame = getattr(result, name)
+            names.append(name)
+            counts.append(frame.height)
+            parts.append(write_day_partitions(job.lake, name, day, frame))
     return pa.table(
         {
             "service_date": pa.array([day] * len(names), pa.date32()),
@@ -307,7 +377,7 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
 # --- the driver ------------------------------------------------------------------------------
 
 
-def _bind(step: Any, job: SparkJob) -> Any:
+def bind(step: Any, job: object) -> Any:
     """`step` with the job bound, as a plain two-argument function: PySpark infers a grouped
     UDF's kind from its signature and fails on a `functools.partial`."""
 
@@ -321,7 +391,6 @@ def build_match_job(spark: SparkSession, job: SparkJob, plans: Sequence[DayPlan]
     """The Spark plan of a run (lazy): pings -> batches -> days; one summary row per day and
     derived table once collected."""
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     windows = spark.createDataFrame(
         [(p.service_date, p.window_lo, p.window_hi, p.n_batches) for p in plans],
@@ -345,18 +414,20 @@ def build_match_job(spark: SparkSession, job: SparkJob, plans: Sequence[DayPlan]
             F.broadcast(windows),
             (pings["event_at"] >= windows["window_lo"])
             & (pings["event_at"] <= windows["window_hi"]),
-        ).select(*STORED_PING_COLUMNS, "service_date", "n_batches")
-        batched_schema = T.StructType(
-            [*in_window.schema.fields, T.StructField("batch", T.IntegerType(), False)]
         )
-        batched = in_window.mapInArrow(add_batch_codes, batched_schema)
+        # the vehicle batch in the JVM (a hash of the vehicle modulo the day's batch count),
+        # not in a Python pass over every ping: a vehicle is never split, and the frames do
+        # not depend on how the vehicles are grouped (tests/analytics/engines/test_spark.py)
+        batched = in_window.select(
+            *STORED_PING_COLUMNS,
+            "service_date",
+            F.pmod(F.xxhash64("vehicle_id"), F.col("n_batches")).cast("int").alias("batch"),
+        )
         matched = batched.groupBy("service_date", "batch").applyInArrow(
-            _bind(match_batch, job), STAGE_SCHEMA
+            bind(match_batch, job), STAGE_SCHEMA
         )
         cells = matched.unionByName(markers)
-    return cells.groupBy("service_date").applyInArrow(
-        _bind(assemble_and_write, job), SUMMARY_SCHEMA
-    )
+    return cells.groupBy("service_date").applyInArrow(bind(assemble_and_write, job), SUMMARY_SCHEMA)
 
 
 def match_days_on_spark(
@@ -374,14 +445,19 @@ def match_days_on_spark(
     written), one row per day and derived table, sorted.
     """
     lake = str(Path(lake).resolve())
-    plans = plan_days(lake, days, batch_pings)
+    plans = plan_days(lake, days, batch_pings, spark.sparkContext.defaultParallelism)
     job = SparkJob(lake, profile, options, uuid.uuid4().hex)
     # a shuffle partition per batch (up to a bound): the groups are the unit of work; Spark's
     # adaptive execution coalesces the small ones
     n_groups = sum(p.n_batches for p in plans)
     parallelism = spark.sparkContext.defaultParallelism
     spark.conf.set("spark.sql.shuffle.partitions", str(max(parallelism, min(n_groups, 512))))
-    rows = build_match_job(spark, job, plans).collect()
+    return summary_frame(build_match_job(spark, job, plans).collect())
+
+
+def summary_frame(rows: Sequence[Any]) -> pl.DataFrame:
+    """The collected summary rows of a job (service_date, table_name, n_rows, n_partitions),
+    sorted."""
     summary = pl.DataFrame(
         [r.asDict() for r in rows],
         schema={

@@ -38,8 +38,10 @@ class Network:
     stop_tree: cKDTree | None
     trip_stops: pl.DataFrame
     trip_times: pl.DataFrame | None = None
-    """The day's trips per shape: `shape_idx`, `planned_start_s`, `planned_end_s` (epoch
-    seconds), sorted by shape_idx and planned start; which shapes have trips planned when."""
+    """The day's trips per shape: `shape_idx` (Int64), `planned_start_s`, `planned_end_s` and
+    `latest_end_s` (the latest planned end of the shape's trips starting no later; epoch
+    seconds), sorted by shape_idx and planned start, trips without planned instants left out;
+    which shapes have trips planned when (built once per day: every batch asks it)."""
 
 
 def build_network(
@@ -159,11 +161,13 @@ def _trip_times(trips: pl.DataFrame, shapes: pl.DataFrame) -> pl.DataFrame | Non
     return (
         trips.join(shapes.select("shape_idx", "shape_id"), on="shape_id")
         .select(
-            "shape_idx",
+            pl.col("shape_idx").cast(pl.Int64),
             (pl.col("planned_start_at").dt.epoch("us") / 1e6).alias("planned_start_s"),
             (pl.col("planned_end_at").dt.epoch("us") / 1e6).alias("planned_end_s"),
         )
+        .drop_nulls()
         .sort("shape_idx", "planned_start_s")
+        .with_columns(pl.col("planned_end_s").cum_max().over("shape_idx").alias("latest_end_s"))
     )
 
 

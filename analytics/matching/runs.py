@@ -32,7 +32,12 @@ from analytics.matching.frames import RUNS, TRACK
 from analytics.matching.kernel_arrays import to_kernel_array
 from analytics.matching.network import Network
 from analytics.matching.options import ANY_GAP, GapCredit, MatchOptions
-from analytics.matching.stop_visits import RUN_POSITION, build_track_slices, compute_run_crossings
+from analytics.matching.stop_visits import (
+    RUN_POSITION,
+    bisect_slices,
+    build_track_slices,
+    compute_run_crossings,
+)
 from analytics.matching.stretches import cut_stretches
 
 
@@ -253,33 +258,22 @@ def _is_scheduled(
     All true without `trip_times`."""
     if trip_times is None:
         return pl.Series("is_scheduled", [True] * stats.height, pl.Boolean)
+    if trip_times.height == 0:
+        return pl.Series("is_scheduled", [False] * stats.height, pl.Boolean)
     w = options.match_window_s
-    # the trips of a shape in start order, with the latest end so far: a trip starting before
-    # the probe and ending after the stretch's first fix exists when that running end does
-    planned = trip_times.select(
-        pl.col("shape_idx").cast(pl.Int64),
-        "planned_start_s",
-        pl.col("planned_end_s").cum_max().over("shape_idx").alias("_latest_end_s"),
-    ).sort("planned_start_s")
-    probe = (
-        stats.select(
-            pl.int_range(pl.len()).alias("_i"),
-            pl.col("shape_idx").cast(pl.Int64),
-            (pl.col("last_s") + w).alias("_probe_s"),
-            (pl.col("first_s") - w).alias("_from_s"),
-        )
-        .sort("_probe_s")
-        .join_asof(
-            planned,
-            left_on="_probe_s",
-            right_on="planned_start_s",
-            by="shape_idx",
-            strategy="backward",
-            check_sortedness=False,  # sorted above; Polars cannot check it with `by`
-        )
-        .sort("_i")
-    )
-    return (probe["_latest_end_s"] >= probe["_from_s"]).fill_null(False).alias("is_scheduled")
+    # the trips of a shape in start order, with the latest end so far (`Network.trip_times`):
+    # a trip starting before the probe and ending after the stretch's first fix exists when
+    # that running end does. Each stretch bisects its shape's trips for the last one starting
+    # no later than its probe
+    s = stats["shape_idx"].cast(pl.Int64).to_numpy()
+    shape = trip_times["shape_idx"].to_numpy()
+    at = np.searchsorted(shape, np.arange(max(s.max(initial=-1), shape.max()) + 2))
+    lo, hi = at[s], at[s + 1]
+    probe_s = stats["last_s"].to_numpy() + w
+    k = bisect_slices(trip_times["planned_start_s"].to_numpy(), lo, hi, probe_s, True) - 1
+    latest_end_s = trip_times["latest_end_s"].to_numpy()[np.maximum(k, 0)]
+    ok = (k >= lo) & (latest_end_s >= stats["first_s"].to_numpy() - w)
+    return pl.Series("is_scheduled", ok, pl.Boolean)
 
 
 @numba.njit(cache=True, nogil=True)

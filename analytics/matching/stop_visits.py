@@ -3,9 +3,9 @@
 The crossing rule is `analytics.matching.crossings` (arrive when progress reaches a stop, leave when it
 clears it by `clearance_m`, each instant extrapolated from the ping beyond the crossing and
 clipped between the two pings around it); here it is evaluated on arrays: each run's pings are
-one slice of the track ordered by progress, every slice lies on one sorted axis, and each stop
-finds the pings around it with one `np.searchsorted` for all stops at once. No (stop x ping)
-frame is built; the stops are taken a chunk of runs at a time so that their working columns
+one slice of the track ordered by progress, and each stop finds the pings around it by a
+bisection of its run's slice (one compiled pass for all stops, in the slices' order: the
+zone's and the crossings' searches share it). No (stop x ping) frame is built; the stops are taken a chunk of runs at a time so that their working columns
 stay small on a large day.
 
 A stop has a zone (`stop_radius_m` before and after it along the shape): a bus that halts
@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import polars as pl
 
@@ -41,11 +42,9 @@ class TrackSlices:
     """A day's track laid out for searching (state; see `build_track_slices`).
 
     Each run's pings are one slice, in progress order: run `r` (its `RUN_POSITION`) holds positions
-    `lo[r]:hi[r]` (empty for a run without pings) of `prog_m`, and those positions are rows
-    `rows[lo[r]:hi[r]]` of `frame` (the track's columns; `rows` None: the same positions).
-    `key` lays the slices one after the other on one sorted axis: `prog_m - origin + place x
-    width`, `place` the slice's rank (`slice_of_run[r]`) and `width` wider than any slice's
-    span; None when that axis cannot be built (then every search bisects).
+    `lo[r]:hi[r]` (empty for a run without pings) of `prog_m` (read-only), and those positions
+    are rows `rows[lo[r]:hi[r]]` of `frame` (the track's columns; `rows` None: the same
+    positions). `slice_of_run[r]` is the rank of run `r`'s slice along `prog_m`.
     """
 
     frame: pl.DataFrame
@@ -54,9 +53,6 @@ class TrackSlices:
     lo: np.ndarray
     hi: np.ndarray
     slice_of_run: np.ndarray
-    key: np.ndarray | None
-    origin: float
-    width: float
 
     def at(self, pos: np.ndarray, names: tuple[str, ...]) -> dict[str, np.ndarray]:
         """Columns `names` at slice positions `pos` (one gather): values, and `<name>_null`
@@ -167,8 +163,18 @@ def _visits(stops: pl.DataFrame, slices: TrackSlices, options: MatchOptions) -> 
     next_m = np.where(same_next, np.r_[target[1:], np.inf], np.inf)
     zone_lo = np.maximum(target - options.stop_radius_m, (prev_m + target) / 2)
     zone_hi = np.minimum(target + options.stop_radius_m, (target + next_m) / 2)
-    arrive_m, leave_m, in_zone = _zone_targets(slices, run, target, zone_lo, zone_hi)
-    cross = compute_run_crossings(slices, run, arrive_m, options.clearance_m, leave_m)
+    # the zone's searches walk the track's axis in its order (`_axis_order`), then the
+    # stops' own order again
+    order = _axis_order(slices.slice_of_run[run])
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    arrive_m, leave_m, in_zone, first_at = (
+        a[back]
+        for a in _zone_targets(slices, run[order], target[order], zone_lo[order], zone_hi[order])
+    )
+    cross = compute_run_crossings(
+        slices, run, arrive_m, options.clearance_m, leave_m, arrive_at=first_at
+    )
     # a stop beyond the run's end or before its start was not visited by this run
     reached = pl.col("target_m").is_between(
         pl.col("start_dist_m") - options.stop_radius_m, pl.col("end_dist_m") + options.stop_radius_m
@@ -236,9 +242,11 @@ def _zone_targets(
     stop_m: np.ndarray,
     zone_lo: np.ndarray,
     zone_hi: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where each run is taken to arrive at and leave each stop (metres along the shape), and
-    whether any of its fixes lies in the stop's zone [`zone_lo`, `zone_hi`].
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where each run is taken to arrive at and leave each stop (metres along the shape),
+    whether any of its fixes lies in the stop's zone [`zone_lo`, `zone_hi`], and the slice
+    position of the first fix at or past the arrival point when it is that first fix in the
+    zone (else -1: it is to be searched).
 
     A bus halts a few metres short of or past a stop's point (behind another bus, at a long
     bay): one that stands short never reaches the point until it leaves, one past it leaves
@@ -247,12 +255,13 @@ def _zone_targets(
     the point (each instant by the crossing rule of `analytics.matching.crossings`); without
     a fix in the zone both are the point's own crossings, interpolated between the fixes
     around it. Measured on the simulator's halts 5-30 m off the point (30 s pings): arrival
-    error median 2.7 s, p90 7 s short of it, where the point's crossing gave 7.5 s and 23 s."""
+    error median 2.7 s, p90 7 s short of it, where the point's crossing gave 7.5 s and 23 s.
+    Fastest with the queries in the axis' order (`_axis_order`)."""
     arrive_m, leave_m = stop_m.copy(), stop_m.copy()
     prog = slices.prog_m
     lo, hi = slices.lo[run], slices.hi[run]
     if prog.size == 0:
-        return arrive_m, leave_m, np.zeros(run.size, bool)
+        return arrive_m, leave_m, np.zeros(run.size, bool), np.full(run.size, -1, np.int64)
     first = _search(slices, run, zone_lo, right=False)
     last = _search(slices, run, zone_hi, right=True) - 1
     f = np.minimum(first, prog.size - 1)
@@ -260,9 +269,12 @@ def _zone_targets(
     in_zone = (first < hi) & (prog[f] <= zone_hi)
     # ... and only when it got to the point at last (a run ending short of it never reached it)
     got_there = prog[np.maximum(hi - 1, 0)] >= stop_m
-    arrive_m = np.where(in_zone & (prog[f] < stop_m) & got_there, prog[f], arrive_m)
+    at_first = in_zone & (prog[f] < stop_m) & got_there
+    arrive_m = np.where(at_first, prog[f], arrive_m)
     leave_m = np.where(in_zone & (last >= lo) & (prog[g] > stop_m), prog[g], leave_m)
-    return arrive_m, leave_m, in_zone
+    # every fix of the run before `first` lies short of the zone, so the first at or past
+    # `prog[first]` is `first` itself: no search needed (and ties would send it to `_bisect`)
+    return arrive_m, leave_m, in_zone, np.where(at_first, first, -1)
 
 
 def build_track_slices(track: pl.DataFrame, run_positions: pl.DataFrame) -> TrackSlices:
@@ -298,7 +310,6 @@ def build_track_slices(track: pl.DataFrame, run_positions: pl.DataFrame) -> Trac
         hi[seg_run[mine]] = seg_start[mine] + seg_len[mine]
         slice_of_run = np.zeros(n_runs, np.int64)
         slice_of_run[seg_run[mine]] = np.flatnonzero(mine)
-        place = np.repeat(np.arange(seg_start.size), seg_len)
     else:
         row_run = np.repeat(seg_run, seg_len)
         keep = np.flatnonzero(row_run >= 0)
@@ -308,37 +319,18 @@ def build_track_slices(track: pl.DataFrame, run_positions: pl.DataFrame) -> Trac
         lo = np.searchsorted(place, np.arange(n_runs), side="left").astype(np.int64)
         hi = np.searchsorted(place, np.arange(n_runs), side="right").astype(np.int64)
         slice_of_run = np.arange(n_runs)
-    key, origin, width = None, 0.0, 0.0
-    if prog.size and np.isfinite(prog).all():
-        origin = float(prog.min())
-        width = 2.0 ** float(np.ceil(np.log2(float(prog.max()) - origin + 1.0))) * 2.0
-        key = (prog - origin) + place * width
-        if not (key[1:] >= key[:-1]).all():  # rounding never unsorts it; checked all the same
-            key = None
-    return TrackSlices(frame, rows, prog, lo, hi, slice_of_run, key, origin, width)
+    # one array type for the compiled search (a column's own array is read-only already)
+    prog.flags.writeable = False
+    return TrackSlices(frame, rows, prog, lo, hi, slice_of_run)
 
 
 def _search(slices: TrackSlices, run: np.ndarray, x: np.ndarray, right: bool) -> np.ndarray:
     """Per query (its run, position `x`), the first position of the run's slice whose
-    `prog_m` is > `x` (`right`) or >= `x` (else), the slice's end when none. Fastest with the
-    queries in the axis' order (`_axis_order`).
-
-    One `np.searchsorted` on the slices' axis answers every query; the sums the axis is made
-    of are rounded, so a query whose key equals a position's is searched again exactly
-    (`_bisect`)."""
-    prog, lo, hi = slices.prog_m, slices.lo[run], slices.hi[run]
-    if slices.key is None:
-        return _bisect(prog, lo, hi, x, right)
-    key = slices.key
-    fx = (x - slices.origin) + slices.slice_of_run[run] * slices.width
-    at = np.clip(np.searchsorted(key, fx, side="right" if right else "left"), lo, hi)
-    last = key.size - 1
-    tie = ((at > lo) & (key[np.maximum(at - 1, 0)] == fx)) | (
-        (at < hi) & (key[np.minimum(at, last)] == fx)
+    `prog_m` is > `x` (`right`) or >= `x` (else), the slice's end when none (or when `x` is
+    NaN). Fastest with the queries in the axis' order (`_axis_order`): `bisect_slices`."""
+    return bisect_slices(
+        slices.prog_m, slices.lo[run], slices.hi[run], np.asarray(x, np.float64), right
     )
-    if tie.any():
-        at[tie] = _bisect(prog, lo[tie], hi[tie], x[tie], right)
-    return at
 
 
 def _axis_order(place: np.ndarray) -> np.ndarray:
@@ -354,25 +346,33 @@ def _axis_order(place: np.ndarray) -> np.ndarray:
     return np.repeat(start - (np.cumsum(size) - size), size) + np.arange(place.size)
 
 
-def _bisect(
-    prog: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, right: bool
-) -> np.ndarray:
+@numba.njit(cache=True, nogil=True)
+def bisect_slices(prog, lo, hi, x, right):  # pragma: no cover - compiled; tested through _search
     """Per query, the first index in `lo:hi` whose `prog` is > `x` (`right`) or >= `x` (else),
-    `hi` when none: `np.searchsorted` within each query's own slice, as a bisection over all
-    queries at once (log2 of the longest slice passes)."""
-    lo = lo.copy()
-    hi = hi.copy()
-    todo = np.flatnonzero(lo < hi)
-    while todo.size:
-        a, b = lo[todo], hi[todo]
-        mid = (a + b) >> 1
-        go = prog[mid] <= x[todo] if right else prog[mid] < x[todo]
-        a = np.where(go, mid + 1, a)
-        b = np.where(go, b, mid)
-        lo[todo] = a
-        hi[todo] = b
-        todo = todo[a < b]
-    return lo
+    `hi` when none or when `x` is NaN: `np.searchsorted` within each query's own slice.
+
+    Compiled because numpy has no search within many slices at once: its one `searchsorted`
+    over all the slices laid end to end needs a composite key (position plus the slice's rank
+    times a width), a rounded sum whose ties must be searched again, and a gather per probe
+    from an array of every fix of the day. Here each query bisects its run's own slice (a few
+    hundred fixes, a handful of steps), reading nothing else."""
+    n = x.shape[0]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        a = lo[i]
+        b = hi[i]
+        v = x[i]
+        if v != v:  # NaN: past every fix, as `np.searchsorted` places it
+            out[i] = b
+            continue
+        while a < b:
+            m = (a + b) >> 1
+            if prog[m] < v or (right and prog[m] == v):
+                a = m + 1
+            else:
+                b = m
+        out[i] = a
+    return out
 
 
 def compute_run_crossings(
@@ -381,12 +381,14 @@ def compute_run_crossings(
     target_m: np.ndarray,
     clearance_m: float,
     leave_target_m: np.ndarray | None = None,
+    arrive_at: np.ndarray | None = None,
 ) -> pl.DataFrame:
     """When each run arrived at and left each of its targets (`analytics.matching.crossings` rule).
 
     `run`, `target_m`: per target, its `RUN_POSITION` and position along the shape (metres).
     `leave_target_m`: where the run is taken to leave from, when not `target_m` (a stop's
-    halt past its point, `_halt_targets`).
+    halt past its point, `_zone_targets`). `arrive_at`: per target, the slice position of the
+    run's first fix at or past `target_m` when already known (-1: search it).
     Returns, in target order, `arrive_s` and `leave_s` (epoch seconds, null when the run never
     got there; `arrive_s` not yet capped by `leave_s`) and `nearest_ping_m` (along-shape
     distance to the run's nearest ping, metres).
@@ -401,6 +403,7 @@ def compute_run_crossings(
     order = _axis_order(slices.slice_of_run[run])
     run, target_m = run[order], target_m[order]
     leave_m = target_m if leave_target_m is None else leave_target_m[order]
+    arrive_at = None if arrive_at is None else arrive_at[order]
     lo, hi = slices.lo[run], slices.hi[run]
 
     def speed(row: dict[str, np.ndarray], first: str, second: str) -> np.ndarray:
@@ -414,7 +417,12 @@ def compute_run_crossings(
     speeds = ("v_prev_m_s", "v_next_m_s")
     # arrival: the last ping before the target (of equal progress, the last), moving on at
     # its incoming speed; no ping beyond it (no next ping) means the run never reached it
-    first_at = _search(slices, run, target_m, right=False)
+    if arrive_at is None:
+        first_at = _search(slices, run, target_m, right=False)
+    else:
+        first_at = arrive_at.copy()
+        ask = np.flatnonzero(arrive_at < 0)
+        first_at[ask] = _search(slices, run[ask], target_m[ask], right=False)
     has_before = first_at > lo
     b = np.where(has_before, first_at - 1, 0)
     before = slices.at(b, ("t_s", "t_next_s", *speeds))

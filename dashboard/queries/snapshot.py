@@ -15,16 +15,40 @@ from typing import Any
 
 import polars as pl
 
-from core.store import Store, snapshot_path
+from core.store import Store, open_snapshot, snapshot_path
 
 ALL = ""
 """The filter value meaning 'no filter' (all operators, lots, lines)."""
 
 
 def read_snapshot_mtime(store_path: str | Path) -> float:
-    """Modification time of the published snapshot (0.0 when none): the cache key."""
-    snap = snapshot_path(Path(store_path))
+    """Modification time of the published snapshot (0.0 when none): the cache key.
+
+    For a lake (a folder: `pontual --lake PATH dashboard`), the latest modification of its
+    tables and their day partitions (a partition is replaced by a rename inside them)."""
+    path = Path(store_path)
+    if path.is_dir():
+        return read_lake_mtime(path)
+    snap = snapshot_path(path)
     return snap.stat().st_mtime if snap.exists() else 0.0
+
+
+def read_lake_mtime(lake: Path) -> float:
+    """The latest modification time of a lake's table folders and their service-day
+    folders (0.0 for an empty lake)."""
+    folders = [p for p in lake.iterdir() if p.is_dir()]
+    folders += [d for p in folders for d in p.glob("service_date=*")]
+    return max((p.stat().st_mtime for p in folders), default=0.0)
+
+
+def open_source(path: str | Path) -> Store:
+    """What the dashboard reads: the store's published snapshot, or, when `path` is a lake
+    folder, the read-only store over its partitions (`core.lake.open_lake`)."""
+    if Path(path).is_dir():
+        from core.lake import open_lake
+
+        return open_lake(path)
+    return open_snapshot(path)
 
 
 def select_rows(

@@ -46,3 +46,57 @@ def broker_values(args: argparse.Namespace) -> dict[str, object]:
         "client_id": args.client_id,
         "topic_root": args.topic_root,
     }
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """`--engine local|spark` and the Spark options (`match`, `crowding`)."""
+    p.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: this machine, the store file (default); spark: Spark jobs over a lake",
+    )
+    p.add_argument(
+        "--master",
+        default="local[2]",
+        help="with --engine spark: the Spark master (local[N] or spark://host:7077)",
+    )
+    p.add_argument(
+        "--lake",
+        help="with --engine spark: the lake to read and write (default: the global --lake)",
+    )
+    p.add_argument(
+        "--executor-memory",
+        default="512m",
+        help="with --engine spark: JVM memory per executor (the work runs in Python workers)",
+    )
+
+
+def engine_lake(args: argparse.Namespace, lake: Path | None) -> str | None:
+    """The lake an `--engine spark` run reads and writes (its --lake, else the global one);
+    a user error when none is given or it is not a folder, or when --lake comes without
+    --engine spark. None for the local engine."""
+    from core.errors import ConfigError
+
+    if args.engine != "spark":
+        if args.lake is not None:
+            raise ConfigError(
+                "--lake goes with --engine spark (the local engine writes the store file)",
+                where="command line, field --lake",
+                hint="add --engine spark",
+            )
+        return None
+    chosen = args.lake or lake
+    if chosen is None:
+        raise ConfigError(
+            "the spark engine reads and writes a Parquet lake: --lake is missing",
+            where="command line, field --lake",
+            hint="write the lake with `pontual export parquet --lake PATH` and pass --lake PATH",
+        )
+    if not Path(chosen).is_dir():
+        raise ConfigError(
+            "lake not found",
+            where=str(chosen),
+            hint="write one with `pontual export parquet --lake PATH`",
+        )
+    return str(chosen)

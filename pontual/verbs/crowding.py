@@ -3,6 +3,10 @@ crowding summary (BG art. 59) for a range of service days.
 
 Needs the matched stop visits (`pontual match`) and the fare taps of those days; replaces the
 days' rows of tap_placements, trip_loads, trip_crowding and crowding_summary.
+
+`--engine spark --lake PATH [--master local[2] | spark://host:7077]` computes the same tables
+one service day per Spark group over a lake and writes the days' partitions of the lake
+(analytics/engines/spark_crowding.py).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
-from pontual.verbs.arguments import service_date
+from pontual.verbs.arguments import add_engine_arguments, engine_lake, service_date
 
 if TYPE_CHECKING:
     from analytics.crowding.job import CrowdingResult
@@ -29,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--from", dest="date_from", type=service_date, required=True, help="YYYY-MM-DD")
     p.add_argument("--to", dest="date_to", type=service_date, help="YYYY-MM-DD (default: --from)")
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -43,6 +48,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             where="--from/--to",
             hint="give --to on or after --from",
         )
+    lake = engine_lake(args, ctx.settings.lake_path)
+    if lake is not None:
+        return _run_spark(args, ctx, start, end, lake)
     profile = ctx.profile
     began = time.perf_counter()
     with ctx.store() as store:
@@ -58,6 +66,30 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         elapsed,
         profile.general.timezone.value,
     )
+    return 0
+
+
+def _run_spark(args: argparse.Namespace, ctx: Context, start: date, end: date, lake: str) -> int:
+    from datetime import timedelta
+
+    from rich.table import Table
+
+    from analytics.engines.spark import start_session
+    from analytics.engines.spark_crowding import crowd_days_on_spark
+
+    days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+    spark = start_session(
+        args.master, app_name="pontual-crowding", executor_memory=args.executor_memory
+    )
+    try:
+        summary = crowd_days_on_spark(spark, lake, days, ctx.profile)
+    finally:
+        spark.stop()
+    if not ctx.settings.quiet:
+        shown = Table("dia", "tabela", "linhas", "partições")
+        for row in summary.iter_rows():
+            shown.add_row(row[0].isoformat(), row[1], str(row[2]), str(row[3]))
+        ctx.console.print(shown)
     return 0
 
 

@@ -1,9 +1,13 @@
 """`pontual dashboard`: start the planners' dashboard (Streamlit) on the store's snapshot, or,
-with `--public`, the public transparency page (published aggregates only, no login)."""
+with `--public`, the public transparency page (published aggregates only, no login).
+
+With the global `--lake PATH` both read the lake instead (DuckDB views over its partitions,
+`core.lake.open_lake`): the path travels to the app in PONTUAL_LAKE."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from pontual.context import Context
 
@@ -41,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     import signal
 
+    from core.settings import LAKE_ENV
     from dashboard.auth import AUTH_ENV, check_exposure, resolve_auth_mode
     from dashboard.server import start_server, wait_until_ready
 
@@ -52,6 +57,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     signal.signal(signal.SIGTERM, interrupted)
 
     env: dict[str, str] = {}
+    if ctx.settings.lake_path is not None:
+        env[LAKE_ENV] = str(_existing_lake(ctx.settings.lake_path))
     if not args.public:
         # Refused before anything starts: an unauthenticated dashboard on the network.
         mode = resolve_auth_mode(ctx.settings)
@@ -85,3 +92,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=10)
+
+
+def _existing_lake(path: Path) -> Path:
+    """The lake's absolute path; a user error when it is not a folder."""
+    from core.errors import ConfigError
+
+    if not path.is_dir():
+        raise ConfigError(
+            "lake not found",
+            where=str(path),
+            hint="write one with `pontual export parquet --lake PATH`",
+        )
+    return path.resolve()

@@ -4,6 +4,11 @@ pontual indices --period 2026-03            # a month
 pontual indices --period 2026 --grade-history notas.csv
 pontual indices --from 2026-03-01 --to 2026-03-15 --format csv
 pontual indices --period 2026-03 --trace icv_punctuality --scope line:T10
+pontual indices --period 2026-03 --engine spark --lake lake/   # read and write a lake
+
+With `--engine spark` the period roll-up runs on DuckDB over the lake's partitions and its
+tables are filed in the lake (analytics/engines/lake_indices.py): no index is a per-day step
+Spark could group (docs/adr/0080-engines-over-the-lake.md), so no Spark job is started.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.verbs.arguments import engine_lake
 
 if TYPE_CHECKING:
     import polars as pl
@@ -68,6 +74,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--population", help="CSV lat,lon,people,area for stop coverage (CGS art. 4)")
     p.add_argument("--grade-history", help="CSV scope,scope_id,year,grade of earlier years")
     p.add_argument("--no-write", action="store_true", help="compute and print only")
+    p.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: the store file (default); spark: a lake, the period rolled up on DuckDB "
+        "over its partitions (indices have no per-day step)",
+    )
+    p.add_argument(
+        "--lake",
+        help="with --engine spark: the lake to read and write (default: the global --lake)",
+    )
     p.set_defaults(func=run)
 
 
@@ -118,13 +135,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     population = read_population(args.population) if args.population else None
     history = read_grade_history(args.grade_history) if args.grade_history else None
     costs = read_cost_per_km(args.costs) if args.costs else None
-    with ctx.store(read_only=args.no_write) as store:
-        if ctx.settings.lake_path is None:  # over the lake, archived days are all there
-            from core.lake import check_not_archived
+    lake = engine_lake(args, ctx.settings.lake_path)
+    if lake is not None:
+        from analytics.engines.lake_indices import run_indices_on_lake
 
-            check_not_archived(store, period.start, period.end)  # ADR 0099
-        results = run_indices(
-            store,
+        results = run_indices_on_lake(
+            lake,
             profile,
             period,
             cost_per_km=args.cost_per_km,
@@ -133,6 +149,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             grade_history=history,
             write=not args.no_write,
         )
+    else:
+        with ctx.store(read_only=args.no_write) as store:
+            if ctx.settings.lake_path is None:  # over the lake, archived days are all there
+                from core.lake import check_not_archived
+
+                check_not_archived(store, period.start, period.end)  # ADR 0099
+            results = run_indices(
+                store,
+                profile,
+                period,
+                cost_per_km=args.cost_per_km,
+                costs=costs,
+                population=population,
+                grade_history=history,
+                write=not args.no_write,
+            )
     shown = select_rows(results.indicators, args)
     if args.format == "json":
         sys.stdout.write(json.dumps(shown.to_dicts(), default=str, ensure_ascii=False, indent=1))

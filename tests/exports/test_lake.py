@@ -4,6 +4,7 @@ file, and re-runs that replace partitions whole."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -80,3 +81,20 @@ def test_a_rerun_replaces_a_partition_whole_with_the_same_rows(
     assert not stray.exists()
     # idempotent: the same rows (DuckDB's parallel writer may lay row groups out differently)
     assert pl.read_parquet(part / PART_FILE).equals(before)
+
+
+def test_a_lake_opened_for_some_days_reads_those_days_as_the_whole_lake(lake: Path) -> None:
+    day = date(2026, 3, 2)
+    with open_lake(lake) as whole, open_lake(lake, (day, day)) as one:
+        for name, where in (
+            ("scheduled_trips", "service_date = ?"),
+            ("trip_outcomes", "service_date = ?"),
+            ("vehicle_locations", "CAST(timezone('America/Sao_Paulo', event_at) AS DATE) = ?"),
+        ):
+            a, b = whole.read(name, where, [day]), one.read(name)
+            assert a.height > 0, name
+            key = a.columns
+            assert a.sort(key, nulls_last=True).equals(b.sort(key, nulls_last=True)), name
+        assert one.count("gtfs_stops") == whole.count("gtfs_stops")  # not day-partitioned
+    with open_lake(lake, (date(2020, 1, 1), date(2020, 1, 2))) as none:
+        assert none.count("trip_outcomes") == 0  # no partition of those days: empty

@@ -39,3 +39,24 @@ def test_tiny_feed_only_warns_of_its_trips_without_shape() -> None:
         "shape_id",
     )
     assert only.message.startswith("2 trip(s) without shape_id")
+
+
+def test_zone_check_per_name_agrees_with_the_full_zone_list() -> None:
+    # The validator tests each agency_timezone alone instead of listing every zone (ADR 0107):
+    # every listed zone passes, and every other file of the zone folders (posix/ and right/
+    # copies, posixrules, non-zone files) and malformed names fail, as with the full list.
+    import os
+    import zoneinfo
+
+    from gtfs.validate import _is_zone
+
+    listed = zoneinfo.available_timezones()
+    assert "America/Sao_Paulo" in listed
+    assert all(_is_zone(name) for name in listed)
+    others: set[str] = set()
+    for root in zoneinfo.TZPATH:
+        for folder, _, files in os.walk(root):
+            others |= {os.path.relpath(os.path.join(folder, f), root) for f in files}
+    others -= listed
+    others |= {"", "America/Nowhere", "../zoneinfo/UTC", "America//Sao_Paulo", "/UTC", "./UTC"}
+    assert not [name for name in others if _is_zone(name)]

@@ -19,11 +19,15 @@ from tests.conftest import FIXTURES
 TINY = FIXTURES / "gtfs" / "tiny_feed"
 
 
+@pytest.mark.parametrize("trip_days", [0, 5])
 def test_chunked_schedule_equals_one_build(
-    store_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_path: Path, monkeypatch: pytest.MonkeyPatch, trip_days: int
 ) -> None:
-    # 3-date chunks over January 2024: 11 chunks, the last one short (31 = 10 x 3 + 1)
+    # 3-date chunks over January 2024: 11 chunks, the last one short (31 = 10 x 3 + 1); or,
+    # with a row budget of 5 days of the feed's trips, 5-date chunks (31 = 6 x 5 + 1)
+    n_trips = read_feed(TINY).tables["trips"].height
     monkeypatch.setattr(ingest.gtfs_feed, "SCHEDULE_CHUNK_DAYS", 3)
+    monkeypatch.setattr(ingest.gtfs_feed, "SCHEDULE_CHUNK_ROWS", trip_days * n_trips)
     with Store.open(store_path) as store:
         result = load_gtfs(store, TINY)
         stored = store.read("scheduled_trips")

@@ -89,17 +89,8 @@ def _assert_same_derived_tables(store: Path, lake: Path) -> dict[str, int]:
     return heights
 
 
-@pytest.fixture(scope="module")
-def local_session() -> Iterator[object]:
-    from analytics.engines.spark import start_session
-
-    spark = start_session("local[2]")
-    yield spark
-    spark.stop()
-
-
 def test_spark_local_gives_the_local_engines_tables(
-    matched_store: Path, local_session: object, tmp_path: Path
+    matched_store: Path, spark_session: object, tmp_path: Path
 ) -> None:
     from analytics.engines.spark import match_days_on_spark, plan_days
 
@@ -107,7 +98,7 @@ def test_spark_local_gives_the_local_engines_tables(
     plans = plan_days(lake, [DAY], SMALL_BATCH)
     assert plans[0].n_batches >= 4  # several bounded groups for the one day
     summary = match_days_on_spark(
-        local_session,  # type: ignore[arg-type]
+        spark_session,  # type: ignore[arg-type]
         lake,
         [DAY],
         load_profile("bento-goncalves-2021"),
