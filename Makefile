@@ -15,7 +15,7 @@ PACKAGES := core gtfs ingest analytics exports cases dashboard pontual sample_da
 SYSTEM_DEPS := mosquitto:mosquitto mosquitto_sub:mosquitto-clients chromium:chromium pdftotext:poppler-utils \
   /usr/lib/postgresql/15/bin/initdb:postgresql java:openjdk-17-jre-headless
 
-.PHONY: demo test test-fast warm bench lint venv sysdeps node-deps clean lock
+.PHONY: demo test test-fast warm bench lint venv sysdeps node-deps clean lock messages
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,20 @@ demo: venv sysdeps warm
 lock: venv
 	$(BIN)/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev,bench]'
 	$(BIN)/python -m pip freeze --exclude-editable > $(LOCK)
+
+# The one catalogue of user-facing texts (docs/adr/0106): extract every text marked with _(),
+# gettext(), ngettext() or N_() from the packages, then update the pt-BR .po from it (new ids
+# come in with an empty msgstr to fill in, ids no code uses any more are dropped). The date of
+# the extraction is left out of the .po's header: it would change at every run.
+MESSAGES_PO := core/locale/pt_BR/LC_MESSAGES/pontual.po
+messages: venv
+	@pot=$$(mktemp --suffix .pot); \
+	$(BIN)/pybabel --quiet extract --no-default-keywords -k _ -k gettext -k ngettext:1,2 -k N_ \
+	  --add-location file --sort-by-file --no-wrap --project Pontual -o $$pot $(PACKAGES) && \
+	$(BIN)/pybabel --quiet update --no-fuzzy-matching --ignore-obsolete --no-wrap \
+	  -i $$pot -o $(MESSAGES_PO) -l pt_BR && \
+	sed -i '/^"POT-Creation-Date: /d' $(MESSAGES_PO); \
+	rc=$$?; rm -f $$pot; exit $$rc
 
 bench: venv
 	$(BIN)/python -m benchmarks $(ONLY)

@@ -2,8 +2,8 @@
 
 For each id: its `unit` (as `indicators.unit` stores it), the `article` of the law that asks
 for it (or "default, to be fixed by decree" where the law leaves the rule to a decree), its
-pt-BR `label`, which way is `better` ('higher', 'lower', or 'neither' for plain counts of
-what was planned) and how it reads (`format`: 'percent' for a 0-1 ratio, 'count', 'km',
+`label` (an English text marked for the catalogue, `core.texts`; shown in pt-BR by default),
+which way is `better` ('higher', 'lower', or 'neither' for plain counts of what was planned) and how it reads (`format`: 'percent' for a 0-1 ratio, 'count', 'km',
 'points', 'number' with `decimals`, 'minutes' for seconds, 'money' for reais).
 
 Read by the indices CLI table (`pontual indices`), the dashboard and the reports. Where the
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from core.texts import N_, Labels, gettext
+
 DEFAULT = "default, to be fixed by decree"
 """The article text of a rule the law leaves to a decree (BG art. 58): Pontual's default."""
 
@@ -33,14 +35,25 @@ class Indicator:
     id: str
     unit: str
     article: str
-    label: str
+    text: str
+    """The label's English text, marked for the catalogue (`core.texts`): a template that may
+    name the inspection `band` ("{band}") or the fleet's `area` ("{area}")."""
     better: str
     format: str
     decimals: int = 1
+    band: str = ""
+    area: str = ""
+    """The marked text of the area ("urban (area)") an indicator of each area is for."""
 
     def __post_init__(self) -> None:
         if self.better not in BETTER or self.format not in FORMATS:
             raise ValueError(f"indicator {self.id}: better {self.better!r}, format {self.format!r}")
+
+    @property
+    def label(self) -> str:
+        """The label in the chosen language (pt-BR by default)."""
+        area = gettext(self.area) if self.area else ""
+        return gettext(self.text, band=self.band, area=area)
 
     @property
     def is_higher_better(self) -> bool:
@@ -48,30 +61,30 @@ class Indicator:
 
 
 def _i(
-    id: str, unit: str, article: str, label: str, better: str, fmt: str, decimals: int = 1
+    id: str, unit: str, article: str, text: str, better: str, fmt: str, decimals: int = 1
 ) -> Indicator:
-    return Indicator(id, unit, article, label, better, fmt, decimals)
+    return Indicator(id, unit, article, text, better, fmt, decimals)
 
 
-_AREAS = (("urban", "urbano", "I"), ("district", "distrital", "II"))
+_AREAS = (("urban", N_("urban (area)"), "I"), ("district", N_("district (area)"), "II"))
 
 CATALOGUE: tuple[Indicator, ...] = (
     # -- ICV (BG art. 57-I) ----------------------------------------------------------------
-    _i("icv_score", "points", "BG art. 57-I, 58", "ICV — nota (0–100)", "higher", "points"),
+    _i("icv_score", "points", "BG art. 57-I, 58", N_("ICV — score (0–100)"), "higher", "points"),
     _i(
         "icv_fulfilment",
         "ratio",
         "BG art. 57-I-a",
-        "ICV — cumprimento de viagens",
+        N_("ICV — trip fulfilment"),
         "higher",
         "percent",
     ),
-    _i("icv_punctuality", "ratio", "BG art. 57-I-b", "ICV — pontualidade", "higher", "percent"),
+    _i("icv_punctuality", "ratio", "BG art. 57-I-b", N_("ICV — punctuality"), "higher", "percent"),
     _i(
         "icv_score_fulfilment",
         "points",
         "BG art. 57-I-a, 58",
-        "ICV — pontos de cumprimento",
+        N_("ICV — fulfilment points"),
         "higher",
         "points",
     ),
@@ -79,7 +92,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "icv_score_punctuality",
         "points",
         "BG art. 57-I-b, 58",
-        "ICV — pontos de pontualidade",
+        N_("ICV — punctuality points"),
         "higher",
         "points",
     ),
@@ -87,32 +100,32 @@ CATALOGUE: tuple[Indicator, ...] = (
         "icv_score_breakdowns",
         "points",
         "BG art. 57-I-c, 58",
-        "ICV — pontos de quebras",
+        N_("ICV — breakdown points"),
         "higher",
         "points",
     ),
-    _i("breakdowns", "breakdowns", "BG art. 57-I-c", "Quebras", "lower", "count"),
+    _i("breakdowns", "breakdowns", "BG art. 57-I-c", N_("Breakdowns"), "lower", "count"),
     _i(
         "breakdowns_per_10000_km",
         "per_10000_km",
         "BG art. 57-I-c",
-        "Quebras por 10.000 km",
+        N_("Breakdowns per 10,000 km"),
         "lower",
         "number",
         2,
     ),
-    _i("mkbf_km", "km", "BG art. 57-I-c", "Km médios entre quebras", "higher", "km"),
-    _i("trips_programmed", "trips", "BG art. 57-I", "Viagens programadas", "neither", "count"),
-    _i("trips_run", "trips", "BG art. 57-I", "Viagens realizadas", "higher", "count"),
-    _i("trips_suppressed", "trips", "BG art. 57-I-a", "Viagens suprimidas", "lower", "count"),
-    _i("trips_partial", "trips", "BG art. 57-I-a", "Viagens parciais", "lower", "count"),
-    _i("trips_late", "trips", "BG art. 57-I-b", "Viagens atrasadas", "lower", "count"),
-    _i("trips_early", "trips", "BG art. 57-I-b", "Viagens adiantadas", "lower", "count"),
+    _i("mkbf_km", "km", "BG art. 57-I-c", N_("Mean km between breakdowns"), "higher", "km"),
+    _i("trips_programmed", "trips", "BG art. 57-I", N_("Scheduled trips"), "neither", "count"),
+    _i("trips_run", "trips", "BG art. 57-I", N_("Trips run"), "higher", "count"),
+    _i("trips_suppressed", "trips", "BG art. 57-I-a", N_("Suppressed trips"), "lower", "count"),
+    _i("trips_partial", "trips", "BG art. 57-I-a", N_("Partial trips"), "lower", "count"),
+    _i("trips_late", "trips", "BG art. 57-I-b", N_("Late trips"), "lower", "count"),
+    _i("trips_early", "trips", "BG art. 57-I-b", N_("Early trips"), "lower", "count"),
     _i(
         "trips_broken_down",
         "trips",
         "BG art. 57-I-c",
-        "Viagens interrompidas por quebra",
+        N_("Trips interrupted by a breakdown"),
         "lower",
         "count",
     ),
@@ -120,27 +133,27 @@ CATALOGUE: tuple[Indicator, ...] = (
         "trips_justified",
         "trips",
         "BG art. 57 §1",
-        "Viagens justificadas (ocorrência aprovada)",
+        N_("Justified trips (approved incident)"),
         "neither",
         "count",
     ),
-    _i("share_late", "ratio", "BG art. 57-I-b", "Parcela de viagens atrasadas", "lower", "percent"),
+    _i("share_late", "ratio", "BG art. 57-I-b", N_("Share of late trips"), "lower", "percent"),
     _i(
         "share_early",
         "ratio",
         "BG art. 57-I-b",
-        "Parcela de viagens adiantadas",
+        N_("Share of early trips"),
         "lower",
         "percent",
     ),
     # -- km (CGS art. 2, 20-II) -------------------------------------------------------------
-    _i("km_programmed", "km", "CGS art. 2, 20-II", "Km programados", "neither", "km"),
-    _i("km_run", "km", "CGS art. 2, 20-II", "Km rodados", "higher", "km"),
+    _i("km_programmed", "km", "CGS art. 2, 20-II", N_("Scheduled km"), "neither", "km"),
+    _i("km_run", "km", "CGS art. 2, 20-II", N_("Km run"), "higher", "km"),
     _i(
         "km_efficiency",
         "ratio",
         "CGS art. 2, 20-II",
-        "Km rodados ÷ programados",
+        N_("Km run ÷ scheduled"),
         "higher",
         "percent",
     ),
@@ -148,7 +161,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "km_efficiency_window",
         "ratio",
         "CGS art. 2, 20-II",
-        "Km rodados ÷ programados (12 meses)",
+        N_("Km run ÷ scheduled (12 months)"),
         "higher",
         "percent",
     ),
@@ -156,26 +169,26 @@ CATALOGUE: tuple[Indicator, ...] = (
         "km_months_below",
         "months",
         "CGS art. 2, 20-II",
-        "Meses abaixo do mínimo de km",
+        N_("Months below the km minimum"),
         "lower",
         "count",
     ),
     # -- ridership (BG art. 7, 26, 49; CGS art. 7, 15, 16) --------------------------------
-    _i("passengers", "passengers", "BG art. 26, 49", "Passageiros (validações)", "higher", "count"),
+    _i("passengers", "passengers", "BG art. 26, 49", N_("Passengers (taps)"), "higher", "count"),
     _i(
         "equivalent_passengers",
         "passengers",
         "CGS art. 7 §2",
-        "Passageiros equivalentes",
+        N_("Equivalent passengers"),
         "higher",
         "number",
     ),
-    _i("ipk", "passengers/km", "CGS art. 15", "IPK (passageiros por km)", "higher", "number", 2),
+    _i("ipk", "passengers/km", "CGS art. 15", N_("IPK (passengers per km)"), "higher", "number", 2),
     _i(
         "ipk_equivalent",
         "passengers/km",
         "CGS art. 15, 16",
-        "IPKe (equivalentes por km)",
+        N_("IPKe (equivalents per km)"),
         "higher",
         "number",
         2,
@@ -184,7 +197,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "fare_integrations",
         "ratio",
         "BG art. 7-V",
-        "Parcela de integrações tarifárias",
+        N_("Share of fare transfers"),
         "neither",
         "percent",
     ),
@@ -192,7 +205,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "integration_effect_equivalent",
         "ratio",
         "BG art. 7-V",
-        "Efeito das integrações nos equivalentes",
+        N_("Effect of transfers on the equivalents"),
         "neither",
         "percent",
     ),
@@ -200,34 +213,32 @@ CATALOGUE: tuple[Indicator, ...] = (
         "technical_tariff_brl",
         "brl",
         "CGS art. 15",
-        "Tarifa técnica (custo por km ÷ IPKe)",
+        N_("Technical fare (cost per km ÷ IPKe)"),
         "lower",
         "money",
         2,
     ),
     # -- waiting at frequent lines (no article: TfL practice) -------------------------------
-    _i("awt_s", "s", DEFAULT, "Espera média real (AWT)", "lower", "minutes"),
-    _i("swt_s", "s", DEFAULT, "Espera média programada (SWT)", "neither", "minutes"),
-    _i("ewt_s", "s", DEFAULT, "Espera excedente (EWT)", "lower", "minutes"),
+    _i("awt_s", "s", DEFAULT, N_("Actual mean wait (AWT)"), "lower", "minutes"),
+    _i("swt_s", "s", DEFAULT, N_("Scheduled mean wait (SWT)"), "neither", "minutes"),
+    _i("ewt_s", "s", DEFAULT, N_("Excess wait (EWT)"), "lower", "minutes"),
     _i(
         "headway_regularity",
         "ratio",
         DEFAULT,
-        "Regularidade do intervalo (SWT ÷ AWT)",
+        N_("Headway regularity (SWT ÷ AWT)"),
         "higher",
         "percent",
     ),
     # -- coverage (BG has no coverage rule) --------------------------------------------------
-    _i(
-        "coverage_total", "ratio", "CGS art. 4", "Cobertura de paradas — total", "higher", "percent"
-    ),
-    _i("coverage_urban", "ratio", DEFAULT, "Cobertura de paradas — urbana", "higher", "percent"),
-    _i("coverage_rural", "ratio", DEFAULT, "Cobertura de paradas — rural", "higher", "percent"),
+    _i("coverage_total", "ratio", "CGS art. 4", N_("Stop coverage — total"), "higher", "percent"),
+    _i("coverage_urban", "ratio", DEFAULT, N_("Stop coverage — urban"), "higher", "percent"),
+    _i("coverage_rural", "ratio", DEFAULT, N_("Stop coverage — rural"), "higher", "percent"),
     _i(
         "regions_served_urban",
         "ratio",
         "CGS art. 4",
-        "Regiões urbanas atendidas (deslocamento médio ≤ 400 m)",
+        N_("Urban regions served (mean walk ≤ 400 m)"),
         "higher",
         "percent",
     ),
@@ -235,7 +246,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "regions_served_rural",
         "ratio",
         "CGS art. 4",
-        "Regiões rurais atendidas (deslocamento médio ≤ 1.500 m)",
+        N_("Rural regions served (mean walk ≤ 1,500 m)"),
         "higher",
         "percent",
     ),
@@ -243,7 +254,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "mean_walk_m_urban",
         "m",
         "CGS art. 4",
-        "Deslocamento médio urbano até o ponto (m)",
+        N_("Mean urban walk to the stop (m)"),
         "lower",
         "number",
         0,
@@ -252,7 +263,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "mean_walk_m_rural",
         "m",
         "CGS art. 4",
-        "Deslocamento médio rural até o ponto (m)",
+        N_("Mean rural walk to the stop (m)"),
         "lower",
         "number",
         0,
@@ -262,7 +273,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "trips_not_evaluated",
         "trips",
         "BG art. 25",
-        "Viagens não avaliadas — sem dados",
+        N_("Trips not evaluated — no data"),
         "lower",
         "count",
     ),
@@ -270,7 +281,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "evaluated_share",
         "ratio",
         DEFAULT,
-        "Parcela das viagens programadas avaliadas",
+        N_("Share of scheduled trips evaluated"),
         "higher",
         "percent",
     ),
@@ -278,7 +289,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "gps_coverage_share",
         "ratio",
         "BG art. 25",
-        "Viagens programadas com GPS",
+        N_("Scheduled trips with GPS"),
         "higher",
         "percent",
     ),
@@ -286,7 +297,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "trips_by_ticketing",
         "trips",
         "BG art. 57 §2",
-        "Viagens comprovadas só pela bilhetagem",
+        N_("Trips proven by ticketing only"),
         "neither",
         "count",
     ),
@@ -294,20 +305,20 @@ CATALOGUE: tuple[Indicator, ...] = (
         "trips_by_inspection",
         "trips",
         "BG art. 57 §2",
-        "Viagens comprovadas só pela fiscalização",
+        N_("Trips proven by inspection only"),
         "neither",
         "count",
     ),
     # -- fleet (BG art. 18-23, 72; CGS art. 23) ---------------------------------------------
     *[
-        ind
+        replace(ind, area=word)
         for area, word, roman in _AREAS
         for ind in (
             _i(
                 f"fleet_age_max_years_{area}",
                 "years",
                 f"BG art. 18-{roman}-a",
-                f"Idade máxima da frota (anos) — {word}",
+                N_("Maximum fleet age (years) — {area}"),
                 "lower",
                 "number",
             ),
@@ -315,7 +326,7 @@ CATALOGUE: tuple[Indicator, ...] = (
                 f"fleet_age_mean_years_{area}",
                 "years",
                 f"BG art. 18-{roman}-b",
-                f"Idade média da frota (anos) — {word}",
+                N_("Mean fleet age (years) — {area}"),
                 "lower",
                 "number",
             ),
@@ -323,7 +334,7 @@ CATALOGUE: tuple[Indicator, ...] = (
                 f"fleet_mean_age_over_limit_{area}",
                 "flag",
                 f"BG art. 18-{roman}-b",
-                f"Idade média acima do limite (1 = sim) — {word}",
+                N_("Mean age over the limit (1 = yes) — {area}"),
                 "lower",
                 "number",
                 0,
@@ -332,7 +343,7 @@ CATALOGUE: tuple[Indicator, ...] = (
                 f"vehicles_over_max_age_{area}",
                 "ratio",
                 f"BG art. 18-{roman}-a",
-                f"Veículos acima da idade máxima — {word}",
+                N_("Vehicles over the maximum age — {area}"),
                 "lower",
                 "percent",
             ),
@@ -340,7 +351,7 @@ CATALOGUE: tuple[Indicator, ...] = (
                 f"vehicles_entry_over_age_{area}",
                 "ratio",
                 f"BG art. 19-{roman}",
-                f"Veículos que entraram acima da idade de ingresso — {word}",
+                N_("Vehicles that entered over the entry age — {area}"),
                 "lower",
                 "percent",
             ),
@@ -350,7 +361,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "fees_yearly",
         "ufitas",
         "Lei 221/2017",
-        "Taxas anuais de fiscalização (UFITAS)",
+        N_("Annual inspection fees (UFITAS)"),
         "neither",
         "number",
     ),
@@ -358,7 +369,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "days_reserve_below_min",
         "days",
         "BG Anexo I XXXV; CGS art. 23",
-        "Dias com frota reserva abaixo do mínimo",
+        N_("Days with the reserve fleet below the minimum"),
         "lower",
         "count",
     ),
@@ -366,7 +377,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "days_reserve_above_max",
         "days",
         "CGS art. 23",
-        "Dias com frota reserva acima do máximo",
+        N_("Days with the reserve fleet above the maximum"),
         "lower",
         "count",
     ),
@@ -374,7 +385,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "days_fleet_cut_over_limit",
         "days",
         "BG art. 72 p.ú. I",
-        "Dias com redução de frota acima do limite",
+        N_("Days with a fleet reduction over the limit"),
         "lower",
         "count",
     ),
@@ -382,7 +393,7 @@ CATALOGUE: tuple[Indicator, ...] = (
         "days_grave_fleet_cut",
         "days",
         "BG art. 72 p.ú. I",
-        "Dias de redução grave de frota (art. 72 p.ú. I)",
+        N_("Days of grave fleet reduction (art. 72 p.ú. I)"),
         "lower",
         "count",
     ),
@@ -390,19 +401,19 @@ CATALOGUE: tuple[Indicator, ...] = (
         "fleet_operated_ratio",
         "ratio",
         "BG art. 72 p.ú. I",
-        "Frota operada ÷ frota exigida",
+        N_("Fleet operated ÷ fleet required"),
         "higher",
         "percent",
     ),
     # -- quality and the annual grade (BG art. 56-58) ---------------------------------------
-    _i("iqs", "points", "BG art. 57-II", "IQS — nota (0–100)", "higher", "points"),
-    _i("annual_score", "points", "BG art. 56-58", "Nota anual", "higher", "points"),
+    _i("iqs", "points", "BG art. 57-II", N_("IQS — score (0–100)"), "higher", "points"),
+    _i("annual_score", "points", "BG art. 56-58", N_("Annual score"), "higher", "points"),
     # -- computed by the dashboard from `trip_crowding`, not stored in `indicators` ---------
     _i(
         "crowded_trip_share",
         "ratio",
         "BG art. 59",
-        "Viagens acima do limite de lotação",
+        N_("Trips over the crowding limit"),
         "lower",
         "percent",
     ),
@@ -414,7 +425,7 @@ FAMILIES: tuple[Indicator, ...] = (
         "inspections_overdue_band_",
         "ratio",
         "BG art. 23",
-        "Vistorias vencidas — faixa ",
+        N_("Overdue inspections — band {band}"),
         "lower",
         "percent",
     ),
@@ -422,7 +433,7 @@ FAMILIES: tuple[Indicator, ...] = (
         "inspections_due_band_",
         "ratio",
         "BG art. 23",
-        "Vistorias a vencer — faixa ",
+        N_("Inspections coming due — band {band}"),
         "neither",
         "percent",
     ),
@@ -433,26 +444,29 @@ and the article end with the band's number."""
 INDICATORS: dict[str, Indicator] = {i.id: i for i in CATALOGUE}
 """Indicator id -> its declaration."""
 
-UNIT_LABELS: dict[str, str] = {
-    "ratio": "%",
-    "points": "pontos",
-    "km": "km",
-    "trips": "viagens",
-    "brl": "R$",
-    "s": "s",
-    "per_10000_km": "por 10.000 km",
-    "passengers": "passageiros",
-    "passengers/km": "pass./km",
-    "vehicles": "veículos",
-    "years": "anos",
-    "months": "meses",
-    "days": "dias",
-    "breakdowns": "quebras",
-    "ufitas": "UFITAS",
-    "flag": "sim/não",
-    "m": "m",
-}
-"""Unit id of `indicators.unit` -> how people read it (pt-BR)."""
+UNIT_LABELS = Labels(
+    {
+        "ratio": "%",
+        "points": N_("points (unit)"),
+        "km": "km",
+        "trips": N_("trips (unit)"),
+        "brl": "R$",
+        "s": "s",
+        "per_10000_km": N_("per 10,000 km"),
+        "passengers": N_("passengers (unit)"),
+        "passengers/km": "pass./km",
+        "vehicles": N_("vehicles (unit)"),
+        "years": N_("years (unit)"),
+        "months": N_("months (unit)"),
+        "days": N_("days (unit)"),
+        "breakdowns": N_("breakdowns (unit)"),
+        "ufitas": "UFITAS",
+        "flag": N_("yes/no (unit)"),
+        "m": "m",
+    }
+)
+"""Unit id of `indicators.unit` -> how people read it (pt-BR by default); a symbol such as
+"km" or "R$" is not a catalogue text and reads the same in every language."""
 
 _ROMAN = {"1": "I", "2": "II", "3": "III", "4": "IV", "5": "V"}
 
@@ -467,7 +481,7 @@ def indicator(id: str) -> Indicator | None:
             return replace(
                 family,
                 id=id,
-                label=family.label + band,
+                band=band,
                 article=f"{family.article}-{_ROMAN.get(band, band)}",
             )
     return None

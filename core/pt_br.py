@@ -16,6 +16,8 @@ from typing import Any
 from babel.dates import format_date
 from babel.numbers import format_decimal
 
+from core.texts import N_, Labels
+
 Number = Any
 """What the number formatters accept (Polars aggregates may return any of these)."""
 
@@ -78,10 +80,10 @@ def to_date(value: date | datetime | None) -> str:
     return format_date(value, "dd/MM/yyyy", locale=LOCALE)
 
 
-YES_NO = {True: "sim", False: "não"}
+YES_NO = Labels({True: N_("yes"), False: N_("no")})
 """How a yes/no fact reads."""
 
 
 def to_yes_no(value: bool | None, missing: str = MISSING) -> str:
-    """True -> 'sim', False -> 'não', None -> `missing`."""
+    """True -> 'sim', False -> 'não' (pt-BR; `core.texts`), None -> `missing`."""
     return missing if value is None else YES_NO[bool(value)]

@@ -18,6 +18,7 @@ from cases.db import CaseDB
 from cases.errors import AccountError
 from cases.roles import ROLE_LABELS, Account
 from core.settings import Settings
+from core.texts import gettext as _
 from dashboard.auth import (
     AUTH_ENV,
     LOCAL_PLANNER,
@@ -60,17 +61,17 @@ def current_account() -> Account | None:
         return None
     identity = to_oidc_identity(st.user.to_dict())
     if identity is None:
-        st.error("O provedor de identidade não informou e-mail, usuário nem identificador.")
+        st.error(_("The identity provider gave no e-mail, user name or identifier."))
         st.stop()
     try:
         with case_db() as db:
             account = account_for_identity(db, identity)
             record_login(db, account, f"OpenID Connect ({identity.claim})")
     except AccountError as exc:
-        st.title("Sem acesso ao painel")
+        st.title(_("No access to the dashboard"))
         st.error(str(exc))
-        st.caption(f"Peça ao planejamento: {exc.hint}" if exc.hint else "")
-        st.button("Sair", on_click=st.logout, key="oidc_logout")
+        st.caption(_("Ask the planning team: {hint}", hint=exc.hint) if exc.hint else "")
+        st.button(_("Log out"), on_click=st.logout, key="oidc_logout")
         st.stop()
     st.session_state[ACCOUNT_KEY] = account
     return account
@@ -78,19 +79,22 @@ def current_account() -> Account | None:
 
 def render_login() -> None:
     """The login screen (form of a local account, or the identity provider's button)."""
-    st.title("Entrar no Pontual")
+    st.title(_("Log in to Pontual"))
     if auth_mode() == "oidc":
-        st.write("O acesso ao painel usa o provedor de identidade da prefeitura.")
-        st.button("Entrar com o provedor de identidade", on_click=st.login, type="primary")
+        st.write(_("Access to the dashboard goes through the city's identity provider."))
+        st.button(_("Log in with the identity provider"), on_click=st.login, type="primary")
         return
     with st.form("login"):
-        name = st.text_input("Conta")
-        password = st.text_input("Senha", type="password")
-        submitted = st.form_submit_button("Entrar", type="primary")
+        name = st.text_input(_("Account"))
+        password = st.text_input(_("Password"), type="password")
+        submitted = st.form_submit_button(_("Log in"), type="primary")
     if not submitted:
         st.caption(
-            "Contas locais são criadas por `pontual users add NOME --role PAPEL`. A página "
-            "pública de transparência não pede login (`pontual dashboard --public`)."
+            _(
+                "Local accounts are created by `pontual users add NAME --role ROLE`. The "
+                "public transparency page asks for no login (`pontual dashboard "
+                "--public`)."
+            )
         )
         return
     try:
@@ -123,9 +127,9 @@ def render_account(account: Account) -> None:
     """Who is logged in (sidebar), with the logout button."""
     role = ROLE_LABELS.get(account.role, account.role)
     who = f"{account.name} · {role}" + (f" ({account.operator_id})" if account.operator_id else "")
-    st.sidebar.caption(f"Conta: {who}")
+    st.sidebar.caption(_("Account: {who}", who=who))
     if auth_mode() != "none":
-        st.sidebar.button("Sair", icon=":material/logout:", on_click=logout, key="logout")
+        st.sidebar.button(_("Log out"), icon=":material/logout:", on_click=logout, key="logout")
 
 
 def build_refusal(account: Account, title: str, url_path: str) -> Callable[[], None]:
@@ -133,9 +137,16 @@ def build_refusal(account: Account, title: str, url_path: str) -> Callable[[], N
     page's own script is not registered for this account)."""
 
     def refuse() -> None:
-        st.title("Acesso negado")
+        st.title(_("Access denied"))
         role = ROLE_LABELS.get(account.role, account.role)
-        st.error(f"A conta {account.name} ({role}) não tem acesso à página “{title}”.")
+        st.error(
+            _(
+                "The account {name} ({role}) has no access to the page “{title}”.",
+                name=account.name,
+                role=role,
+                title=title,
+            )
+        )
         with case_db() as db:
             audit(db, account.name, "access_denied", url_path, f"página {title}")
 

@@ -6,10 +6,13 @@ planners read the timetable in local clock time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeVar
 
 import altair as alt
 import polars as pl
+
+from core.texts import gettext as _
 
 C = TypeVar("C", alt.Chart, alt.LayerChart)
 
@@ -68,37 +71,40 @@ def _locale(chart: C) -> C:
 
 
 OUTCOME_COLOURS = {
-    "no horário": "#9e9e9e",
-    "atrasada": "#ff7f0e",
-    "adiantada": "#9467bd",
-    "parcial": "#8c564b",
-    "suprimida": "#d62728",
-    "quebra": "#000000",
-    "não avaliada — sem dados": "#c7c7c7",
-    "sem resultado": "#dddddd",
+    "on_time": "#9e9e9e",
+    "late": "#ff7f0e",
+    "early": "#9467bd",
+    "partial": "#8c564b",
+    "suppressed": "#d62728",
+    "broken_down": "#000000",
+    "not_evaluated": "#c7c7c7",
+    "": "#dddddd",
 }
-"""Planned trips on the Marey diagram, coloured by what became of them."""
+"""Planned trips on the Marey diagram, coloured by what became of them (by outcome code; ""
+for a trip without an outcome)."""
 
 
 def build_marey(
     points: pl.DataFrame,
     timezone: str,
-    outcome_labels: dict[str, str] | None = None,
+    outcome_labels: Mapping[str, str] | None = None,
     markers: pl.DataFrame | None = None,
 ) -> alt.LayerChart:
     """Time–distance (Marey) diagram of one direction: x = local time, y = km along the line.
     Planned trips dashed, coloured by their outcome (suppressed, late, early...); runs solid,
     one colour per vehicle; breakdowns marked with a cross (BG art. 77: the schedule against
     the GPS evidence)."""
-    labels = outcome_labels or {}
+    labels = dict(outcome_labels or {})
+    labels[""] = _("no outcome")
     frame = to_local_naive(points, ["at"], timezone).with_columns(
         pl.col("outcome")
+        .fill_null("")
         .replace_strict(labels, default=pl.col("outcome"), return_dtype=pl.String)
-        .fill_null("sem resultado")
         .alias("resultado")
     )
-    x = alt.X("at:T", title="Horário", axis=alt.Axis(format="%H:%M"))
-    y = alt.Y("dist_km:Q", title="Distância ao longo da linha (km)")
+    domain = [labels.get(code, code) for code in OUTCOME_COLOURS]
+    x = alt.X("at:T", title=_("Time of day"), axis=alt.Axis(format="%H:%M"))
+    y = alt.Y("dist_km:Q", title=_("Distance along the line (km)"))
     planned = (
         alt.Chart(frame.filter(pl.col("kind") == "programada"))
         .mark_line(strokeDash=[5, 4], strokeWidth=1.5)
@@ -108,13 +114,13 @@ def build_marey(
             detail="trip_id:N",
             color=alt.Color(
                 "resultado:N",
-                title="Viagem programada",
-                scale=alt.Scale(domain=list(OUTCOME_COLOURS), range=list(OUTCOME_COLOURS.values())),
+                title=_("Scheduled trip"),
+                scale=alt.Scale(domain=domain, range=list(OUTCOME_COLOURS.values())),
             ),
             tooltip=[
-                alt.Tooltip("trip_id:N", title="Viagem"),
-                alt.Tooltip("resultado:N", title="Resultado"),
-                alt.Tooltip("at:T", title="Programado", format="%H:%M:%S"),
+                alt.Tooltip("trip_id:N", title=_("Trip")),
+                alt.Tooltip("resultado:N", title=_("Outcome")),
+                alt.Tooltip("at:T", title=_("Scheduled (time)"), format="%H:%M:%S"),
                 alt.Tooltip("dist_km:Q", title="km", format=",.2f"),
             ],
         )
@@ -126,11 +132,11 @@ def build_marey(
             x=x,
             y=y,
             detail="trip_id:N",
-            color=alt.Color("vehicle_id:N", title="Veículo (realizada)"),
+            color=alt.Color("vehicle_id:N", title=_("Vehicle (run)")),
             tooltip=[
-                alt.Tooltip("trip_id:N", title="Viagem"),
-                alt.Tooltip("vehicle_id:N", title="Veículo"),
-                alt.Tooltip("at:T", title="Horário", format="%H:%M:%S"),
+                alt.Tooltip("trip_id:N", title=_("Trip")),
+                alt.Tooltip("vehicle_id:N", title=_("Vehicle")),
+                alt.Tooltip("at:T", title=_("Time of day"), format="%H:%M:%S"),
                 alt.Tooltip("dist_km:Q", title="km", format=",.2f"),
             ],
         )
@@ -145,9 +151,9 @@ def build_marey(
                 x=x,
                 y=y,
                 tooltip=[
-                    alt.Tooltip("label:N", title="Evento"),
-                    alt.Tooltip("trip_id:N", title="Viagem"),
-                    alt.Tooltip("at:T", title="Horário", format="%H:%M"),
+                    alt.Tooltip("label:N", title=_("Event")),
+                    alt.Tooltip("trip_id:N", title=_("Trip")),
+                    alt.Tooltip("at:T", title=_("Time of day"), format="%H:%M"),
                 ],
             )
         )
@@ -157,22 +163,26 @@ def build_marey(
 
 def build_run_times(run_times: pl.DataFrame) -> alt.Chart:
     """Median run time by local hour of the planned start, planned against run."""
+    kinds = {"programada": _("scheduled (trip)"), "realizada": _("run (trip)")}
+    run_times = run_times.with_columns(pl.col("kind").replace(kinds))
     chart = (
         alt.Chart(run_times)
         .mark_line(point=True)
         .encode(
-            x=alt.X("hour:O", title="Hora da partida programada", axis=alt.Axis(labelAngle=0)),
-            y=alt.Y("run_time_min:Q", title="Tempo de percurso mediano (min)"),
+            x=alt.X(
+                "hour:O", title=_("Hour of the scheduled departure"), axis=alt.Axis(labelAngle=0)
+            ),
+            y=alt.Y("run_time_min:Q", title=_("Median run time (min)")),
             color=alt.Color(
                 "kind:N",
-                title="Viagem",
-                scale=alt.Scale(domain=["programada", "realizada"], range=["#888888", "#1f77b4"]),
+                title=_("Trip"),
+                scale=alt.Scale(domain=list(kinds.values()), range=["#888888", "#1f77b4"]),
             ),
             tooltip=[
-                alt.Tooltip("hour:O", title="Hora"),
-                alt.Tooltip("kind:N", title="Viagem"),
-                alt.Tooltip("run_time_min:Q", title="Minutos", format=",.1f"),
-                alt.Tooltip("n_trips:Q", title="Viagens", format=",d"),
+                alt.Tooltip("hour:O", title=_("Hour")),
+                alt.Tooltip("kind:N", title=_("Trip")),
+                alt.Tooltip("run_time_min:Q", title=_("Minutes"), format=",.1f"),
+                alt.Tooltip("n_trips:Q", title=_("Trips"), format=",d"),
             ],
         )
         .properties(height=240)
@@ -190,9 +200,9 @@ def build_delay_histogram(delays: pl.DataFrame, bin_min: float = 1.0) -> alt.Cha
             x=alt.X(
                 "delay_min:Q",
                 bin=alt.Bin(step=bin_min),
-                title="Atraso na partida do terminal (min; negativo = adiantada)",
+                title=_("Delay leaving the terminal (min; negative = early)"),
             ),
-            y=alt.Y("count():Q", title="Viagens"),
+            y=alt.Y("count():Q", title=_("Trips")),
         )
         .properties(height=260)
     )
@@ -208,11 +218,11 @@ def build_headway_chart(headways: pl.DataFrame, timezone: str) -> alt.Chart:
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("hour_at:T", title="Hora", axis=alt.Axis(format="%d/%m %H:%M")),
-            y=alt.Y("ewt_min:Q", title="Espera excedente EWT (min)"),
-            color=alt.Color("direction_id:N", title="Sentido"),
+            x=alt.X("hour_at:T", title=_("Hour"), axis=alt.Axis(format="%d/%m %H:%M")),
+            y=alt.Y("ewt_min:Q", title=_("Excess wait EWT (min)")),
+            color=alt.Color("direction_id:N", title=_("Direction")),
             tooltip=[
-                alt.Tooltip("hour_at:T", title="Hora", format="%d/%m/%Y %H:%M"),
+                alt.Tooltip("hour_at:T", title=_("Hour"), format="%d/%m/%Y %H:%M"),
                 alt.Tooltip("ewt_min:Q", title="EWT (min)", format=",.1f"),
             ],
         )
@@ -227,12 +237,12 @@ def build_stop_delays(stops: pl.DataFrame) -> alt.Chart:
         alt.Chart(stops)
         .mark_bar()
         .encode(
-            x=alt.X("stop_sequence:O", title="Parada (ordem)"),
-            y=alt.Y("delay_min:Q", title="Atraso na chegada (min)"),
+            x=alt.X("stop_sequence:O", title=_("Stop (order)")),
+            y=alt.Y("delay_min:Q", title=_("Arrival delay (min)")),
             color=alt.condition("datum.delay_min > 0", alt.value("#d62728"), alt.value("#2ca02c")),
             tooltip=[
-                alt.Tooltip("stop_name:N", title="Parada"),
-                alt.Tooltip("delay_min:Q", title="Atraso (min)", format=",.1f"),
+                alt.Tooltip("stop_name:N", title=_("Stop")),
+                alt.Tooltip("delay_min:Q", title=_("Delay (min)"), format=",.1f"),
             ],
         )
         .properties(height=240)
@@ -248,20 +258,20 @@ def build_heatmap(cells: pl.DataFrame) -> alt.Chart:
         alt.Chart(cells)
         .mark_rect(stroke="white", strokeWidth=0.5)
         .encode(
-            x=alt.X("hour:O", title="Hora de partida", axis=alt.Axis(labelAngle=0)),
-            y=alt.Y(f"{line}:N", title="Linha", axis=alt.Axis(labelLimit=320)),
+            x=alt.X("hour:O", title=_("Departure hour"), axis=alt.Axis(labelAngle=0)),
+            y=alt.Y(f"{line}:N", title=_("Line"), axis=alt.Axis(labelLimit=320)),
             color=alt.Color(
                 "over_limit_share:Q",
-                title="Viagens acima do limite",
+                title=_("Trips over the limit"),
                 scale=alt.Scale(scheme="orangered", domain=[0, 1]),
                 legend=alt.Legend(format=".0%"),
             ),
             tooltip=[
-                alt.Tooltip(f"{line}:N", title="Linha"),
-                alt.Tooltip("hour:O", title="Hora"),
-                alt.Tooltip("n_trips:Q", title="Viagens", format=",d"),
-                alt.Tooltip("n_over_limit:Q", title="Acima do limite", format=",d"),
-                alt.Tooltip("over_limit_share:Q", title="Parcela", format=".1%"),
+                alt.Tooltip(f"{line}:N", title=_("Line")),
+                alt.Tooltip("hour:O", title=_("Hour")),
+                alt.Tooltip("n_trips:Q", title=_("Trips"), format=",d"),
+                alt.Tooltip("n_over_limit:Q", title=_("Over the limit"), format=",d"),
+                alt.Tooltip("over_limit_share:Q", title=_("Share"), format=".1%"),
             ],
         )
         .properties(height=alt.Step(22))
@@ -278,23 +288,24 @@ def build_load_profile(
         alt.Chart(loads)
         .mark_bar()
         .encode(
-            x=alt.X("stop_sequence:O", title="Parada (ordem)"),
-            y=alt.Y(f"{load_column}:Q", title="Passageiros a bordo"),
+            x=alt.X("stop_sequence:O", title=_("Stop (order)")),
+            y=alt.Y(f"{load_column}:Q", title=_("Passengers on board")),
             color=alt.condition("datum.is_over_limit", alt.value("#d62728"), alt.value("#4c78a8")),
             tooltip=[
-                alt.Tooltip("stop_sequence:O", title="Ordem"),
+                alt.Tooltip("stop_sequence:O", title=_("Order")),
                 *(
-                    [alt.Tooltip("stop_name:N", title="Parada")]
+                    [alt.Tooltip("stop_name:N", title=_("Stop"))]
                     if "stop_name" in loads.columns
                     else []
                 ),
-                alt.Tooltip(f"{load_column}:Q", title="A bordo", format=",.1f"),
+                alt.Tooltip(f"{load_column}:Q", title=_("On board"), format=",.1f"),
             ],
         )
     )
+    seats_label, limit_label = _("seats"), _("standing limit")
     rules = [
         pl.DataFrame({"y": [float(v)], "label": [label]})
-        for v, label in ((n_seats, "assentos"), (standing_limit, "limite em pé"))
+        for v, label in ((n_seats, seats_label), (standing_limit, limit_label))
         if v is not None
     ]
     layers: list[alt.Chart] = [bars]
@@ -307,9 +318,9 @@ def build_load_profile(
                 y="y:Q",
                 color=alt.Color(
                     "label:N",
-                    title="Referência",
+                    title=_("Reference"),
                     scale=alt.Scale(
-                        domain=["assentos", "limite em pé"], range=["#ff7f0e", "#d62728"]
+                        domain=[seats_label, limit_label], range=["#ff7f0e", "#d62728"]
                     ),
                 ),
             )
@@ -323,15 +334,17 @@ def build_fleet_availability(
     """Daily vehicles operated against vehicles required."""
     frame = days.group_by(date_col).agg(pl.col(required).sum(), pl.col(operated).sum())
     long = frame.unpivot(index=date_col, on=[required, operated]).with_columns(
-        pl.col("variable").replace({required: "exigida", operated: "operada"})
+        pl.col("variable").replace(
+            {required: _("required (fleet)"), operated: _("operated (fleet)")}
+        )
     )
     chart = (
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{date_col}:T", title="Dia", axis=alt.Axis(format="%d/%m")),
-            y=alt.Y("value:Q", title="Veículos"),
-            color=alt.Color("variable:N", title="Frota"),
+            x=alt.X(f"{date_col}:T", title=_("Day"), axis=alt.Axis(format="%d/%m")),
+            y=alt.Y("value:Q", title=_("Vehicles")),
+            color=alt.Color("variable:N", title=_("Fleet")),
         )
         .properties(height=260)
     )
@@ -348,22 +361,22 @@ def build_monthly_lines(
         alt.Chart(series)
         .mark_line(point=True)
         .encode(
-            x=alt.X("month:T", title="Mês", axis=alt.Axis(format="%b/%Y")),
+            x=alt.X("month:T", title=_("Month"), axis=alt.Axis(format="%b/%Y")),
             y=alt.Y("value:Q", title=title, axis=alt.Axis(format=value_format)),
-            color=alt.Color("operator_id:N", title="Operadora"),
+            color=alt.Color("operator_id:N", title=_("Operator")),
             tooltip=[
-                alt.Tooltip("operator_id:N", title="Operadora"),
-                alt.Tooltip("month:T", title="Mês", format="%b/%Y"),
+                alt.Tooltip("operator_id:N", title=_("Operator")),
+                alt.Tooltip("month:T", title=_("Month"), format="%b/%Y"),
                 alt.Tooltip("value:Q", title=title, format=value_format),
             ],
         )
     )
     layers: list[alt.Chart] = [lines]
     if bands:
-        frame = pl.DataFrame({"y": [float(v) for v, _ in bands], "faixa": [b for _, b in bands]})
+        frame = pl.DataFrame({"y": [float(v) for v, _b in bands], "faixa": [b for _v, b in bands]})
         layers.append(
             alt.Chart(frame)
             .mark_rule(strokeDash=[6, 3], color="#888888")
-            .encode(y="y:Q", tooltip=[alt.Tooltip("faixa:N", title="Faixa")])
+            .encode(y="y:Q", tooltip=[alt.Tooltip("faixa:N", title=_("Band"))])
         )
     return _locale(alt.LayerChart(layer=layers).properties(height=240))

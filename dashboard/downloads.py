@@ -18,6 +18,7 @@ from cases.db import CaseDB
 from core.instants import to_utc_instant
 from core.profile import Profile
 from core.store import Store
+from core.texts import gettext as _
 from dashboard.queries.annual import read_annual_scopes
 from dashboard.queries.filters import read_outcome_months
 from dashboard.reports.annual import build_annual_dossier
@@ -47,15 +48,20 @@ class ReportOffer:
 
     @property
     def label(self) -> str:
-        """What the page calls it (pt-BR)."""
+        """What the page calls it (pt-BR by default)."""
         if self.kind == "annual":
-            who = "operadora" if self.scope == "operator" else "lote"
-            return f"Dossiê anual de renovação {self.period} — {who} {self.scope_id}"
+            who = _("operator (scope)") if self.scope == "operator" else _("lot (scope)")
+            return _(
+                "Annual renewal dossier {year} — {kind} {id}",
+                year=self.period,
+                kind=who,
+                id=self.scope_id,
+            )
         if self.kind == "semester":
             year, half = self.period.split("-")
-            return f"Relatório semestral {half}º sem./{year} (Anexo I, XLII)"
+            return _("Semester report H{half}/{year} (Anexo I, XLII)", half=half, year=year)
         year, month = self.period.split("-")
-        return f"Relatório mensal de operação {month}/{year} (art. 62-VII)"
+        return _("Monthly operations report {month}/{year} (art. 62-VII)", month=month, year=year)
 
     @property
     def file_stem(self) -> str:

@@ -31,6 +31,8 @@ from core.pt_br import (
     to_percent,
     to_quantity,
 )
+from core.texts import N_
+from core.texts import gettext as _
 
 Column = TypeVar("Column", pl.Expr, pl.Series)
 
@@ -91,7 +93,21 @@ def to_delay(seconds: Number) -> str:
     return f"{sign}{minutes} min {secs:02d} s"
 
 
-MONTHS = ("jan", "fev", "mar", "abr", "mai", "jun", "jul", "ago", "set", "out", "nov", "dez")
+MONTHS = (
+    N_("Jan"),
+    N_("Feb"),
+    N_("Mar"),
+    N_("Apr"),
+    N_("May"),
+    N_("Jun"),
+    N_("Jul"),
+    N_("Aug"),
+    N_("Sep"),
+    N_("Oct"),
+    N_("Nov"),
+    N_("Dec"),
+)
+"""The months' short names (translated where shown)."""
 
 
 def to_period(label: str) -> str:
@@ -103,13 +119,13 @@ def to_period(label: str) -> str:
     except ConfigError:
         return label
     if period.kind == "month":
-        return f"{MONTHS[period.start.month - 1]}/{period.start.year}"
+        return f"{_(MONTHS[period.start.month - 1])}/{period.start.year}"
     if period.kind == "semester":
-        return f"{1 if period.start.month == 1 else 2}º sem./{period.start.year}"
+        return _("H{half}/{year}", half=1 if period.start.month == 1 else 2, year=period.start.year)
     if period.kind == "day":
         return to_date(period.start)
     if period.kind == "range":
-        return f"{to_date(period.start)} a {to_date(period.end)}"
+        return _("{start} to {end}", start=to_date(period.start), end=to_date(period.end))
     return period.label
 
 

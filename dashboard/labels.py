@@ -11,6 +11,7 @@ import polars as pl
 
 from core.indicators import DEFAULT, UNIT_LABELS, indicator, to_label
 from core.profile import Cited
+from core.texts import N_, Labels, gettext
 
 __all__ = [
     "FARE_CLASS_LABELS",
@@ -23,26 +24,30 @@ __all__ = [
     "to_source_text",
 ]
 
-FARE_CLASS_LABELS = {
-    "full": "Inteira",
-    "student": "Estudante",
-    "elderly": "Idoso",
-    "disabled": "Pessoa com deficiência",
-    "vale_transporte": "Vale-transporte",
-    "integration": "Integração",
-    "exempt": "Isento",
-    "other": "Outros",
-}
+FARE_CLASS_LABELS = Labels(
+    {
+        "full": N_("Full fare"),
+        "student": N_("Student"),
+        "elderly": N_("Elderly"),
+        "disabled": N_("Person with a disability"),
+        "vale_transporte": N_("Transport voucher"),
+        "integration": N_("Transfer"),
+        "exempt": N_("Exempt"),
+        "other": N_("Other (payment forms)"),
+    }
+)
 """Payment forms as the monthly report names them (BG art. 62-VII)."""
 
-INCIDENT_KIND_LABELS = {
-    "obstruction": "obstrução da via",
-    "detour": "desvio",
-    "breakdown": "pane do veículo",
-    "accident": "acidente",
-    "weather": "condições climáticas",
-    "other": "outra",
-}
+INCIDENT_KIND_LABELS = Labels(
+    {
+        "obstruction": N_("road obstruction"),
+        "detour": N_("detour"),
+        "breakdown": N_("vehicle breakdown"),
+        "accident": N_("accident"),
+        "weather": N_("weather conditions"),
+        "other": N_("other (incident kind)"),
+    }
+)
 """Incident kinds (`core.tables.observed.INCIDENT_KINDS`) as the pages name them."""
 
 
@@ -56,24 +61,21 @@ def label_indicators(indicators: pl.Series) -> pl.Series:
 
 
 SOURCE_PHRASES = (
-    ("default, to be fixed by decree", "padrão do Pontual, a fixar por decreto"),
-    ("BG has no coverage rule", "BG não fixa cobertura"),
-    ("fee table", "tabela de taxas"),
-    ("practice", "prática"),
-    (
-        "whenever the limit is exceeded, more trips or capacity",
-        "excedido o limite, mais viagens ou capacidade",
-    ),
-    ("cost per km ÷ IPKe", "custo por km ÷ IPKe"),
+    N_("default, to be fixed by decree"),
+    N_("BG has no coverage rule"),
+    N_("fee table"),
+    N_("practice"),
+    N_("whenever the limit is exceeded, more trips or capacity"),
+    N_("cost per km ÷ IPKe"),
 )
-"""English phrases of the profiles' and jobs' `source` texts, as planners read them."""
+"""English phrases of the profiles' and jobs' `source` texts, translated for planners."""
 
 
 def to_source_text(sources: pl.Series) -> pl.Series:
     """`source` texts (articles, profile keys) with their English phrases in pt-BR."""
     out = sources.fill_null("")
-    for english, portuguese in SOURCE_PHRASES:
-        out = out.str.replace_all(english, portuguese, literal=True)
+    for english in SOURCE_PHRASES:
+        out = out.str.replace_all(english, gettext(english), literal=True)
     return out
 
 
@@ -85,14 +87,16 @@ _EXPLANATION = re.compile(r" \(|, as read|: | — ")
 engineers): the first parenthesis, ', as read by Pontual', a colon or a dash."""
 
 
-def to_source(text: str | None, default: str = "perfil") -> str:
+def to_source(text: str | None, default: str | None = None) -> str:
     """One `source` text as planners read it: the citation only (its explanation, written for
     engineers, is left out), "padrão do Pontual, a fixar por decreto" for Pontual's defaults,
-    and `default` when there is none or no law is named."""
+    and `default` ("perfil") when there is none or no law is named."""
+    if default is None:
+        default = gettext("profile")
     if not text:
         return default
     if text.startswith(DEFAULT):
-        return "padrão do Pontual, a fixar por decreto"
+        return gettext("default, to be fixed by decree")
     citation = _EXPLANATION.split(text, maxsplit=1)[0].strip().rstrip(",;")
     return citation if LAW_REFERENCE.match(citation) else default
 
@@ -102,7 +106,7 @@ def to_citation(cited: Cited[Any]) -> str:
     "padrão do Pontual, a fixar por decreto" for a default."""
     if cited.source and not cited.default:
         return to_source(cited.source)
-    return "padrão do Pontual, a fixar por decreto"
+    return gettext("default, to be fixed by decree")
 
 
 def to_basis(indicators: pl.Series, sources: pl.Series) -> pl.Series:

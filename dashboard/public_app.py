@@ -15,14 +15,16 @@ import streamlit as st
 from core.profile import load_profile
 from core.settings import Settings
 from core.store import Store
+from core.texts import N_, Labels
+from core.texts import gettext as _
 from dashboard.format import format_column, to_indicator_value, to_period
 from dashboard.labels import label_indicators
 from dashboard.queries import public as q
 from dashboard.queries.snapshot import open_source, read_snapshot_mtime
 
-SCOPE_LABELS = {"system": "Sistema", "operator": "Operadora", "line": "Linha"}
+SCOPE_LABELS = Labels({"system": N_("System"), "operator": N_("Operator"), "line": N_("Line")})
 
-st.set_page_config(page_title="Pontual — transparência", page_icon=":material/directions_bus:")
+st.set_page_config(page_title=_("Pontual — transparency"), page_icon=":material/directions_bus:")
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -47,33 +49,35 @@ def render_public() -> None:
     path = str(settings.lake_path or settings.store_path)  # a lake: `pontual --lake PATH`
     mtime = read_snapshot_mtime(path)
     tz = load_profile(settings.profile_id).general.timezone.value
-    st.title("Transparência do transporte coletivo")
+    st.title(_("Public transport transparency"))
     st.caption(
-        "Indicadores publicados pelo órgão gestor: cumprimento de viagens, pontualidade, lotação e "
-        "conceito anual das operadoras. Somente agregados; nenhum dado de passageiro, veículo ou "
-        "processo."
+        _(
+            "Indicators published by the managing body: trip fulfilment, punctuality, "
+            "crowding and the operators' annual grade. Aggregates only; no data on "
+            "passengers, vehicles or proceedings."
+        )
     )
     if mtime == 0.0:
-        st.info("Ainda não há indicadores publicados.")
+        st.info(_("No indicators published yet."))
         return
 
     indicators = _read("read_public_indicators", path, mtime)
-    st.header("Índice de cumprimento de viagens (ICV) por mês")
+    st.header(_("Trip fulfilment index (ICV) by month"))
     if indicators.is_empty():
-        st.info("Nenhum indicador mensal publicado.")
+        st.info(_("No monthly indicator published."))
     else:
         periods = indicators["period"].unique().sort(descending=True).to_list()
-        period = st.selectbox("Mês", periods, format_func=to_period)
+        period = st.selectbox(_("Month"), periods, format_func=to_period)
         shown = indicators.filter(pl.col("period") == period)
         st.dataframe(
             shown.select(
                 pl.col("scope")
                 .replace_strict(SCOPE_LABELS, default=pl.col("scope"))
-                .alias("Âmbito"),
-                pl.col("scope_id").replace("all", "todas").alias("Identificação"),
-                label_indicators(shown["indicator"]).alias("Indicador"),
+                .alias(_("Level (scope)")),
+                pl.col("scope_id").replace("all", _("all (scopes)")).alias(_("Identification")),
+                label_indicators(shown["indicator"]).alias(_("Indicator")),
                 pl.Series(
-                    "Valor",
+                    _("Value"),
                     [
                         to_indicator_value(v, u or "")
                         for v, u in zip(shown["value"], shown["unit"], strict=True)
@@ -85,43 +89,43 @@ def render_public() -> None:
             width="stretch",
         )
 
-    st.header("Lotação por linha e hora")
+    st.header(_("Crowding by line and hour"))
     crowding = _read("read_public_crowding", path, mtime, tz)
     if crowding.is_empty():
-        st.info("Nenhuma medida de lotação publicada.")
+        st.info(_("No crowding measure published."))
     else:
         st.dataframe(
             crowding.select(
-                pl.col("route_id").alias("Linha"),
-                pl.format("{}h", pl.col("hour")).alias("Hora"),
-                format_column(crowding["n_trips"], "integer").alias("Viagens medidas"),
-                format_column(crowding["over_limit_share"], "percent").alias("Acima do limite"),
+                pl.col("route_id").alias(_("Line")),
+                pl.format("{}h", pl.col("hour")).alias(_("Hour")),
+                format_column(crowding["n_trips"], "integer").alias(_("Trips measured")),
+                format_column(crowding["over_limit_share"], "percent").alias(_("Over the limit")),
                 format_column(crowding["mean_peak_load"], "number").alias(
-                    "Pico médio (passageiros)"
+                    _("Mean peak (passengers)")
                 ),
             ),
             hide_index=True,
             width="stretch",
         )
 
-    st.header("Conceito anual")
+    st.header(_("Annual grade"))
     grades = _read("read_public_grades", path, mtime)
     if grades.is_empty():
-        st.info("Nenhum conceito anual publicado.")
+        st.info(_("No annual grade published."))
     else:
         st.dataframe(
             grades.select(
-                pl.col("year").cast(pl.String).alias("Ano"),
+                pl.col("year").cast(pl.String).alias(_("Year")),
                 pl.col("scope")
                 .replace_strict(SCOPE_LABELS, default=pl.col("scope"))
-                .alias("Âmbito"),
-                pl.col("scope_id").replace("all", "todas").alias("Identificação"),
-                pl.col("grade").alias("Conceito"),
-                format_column(grades["annual_score"], "number").alias("Pontos"),
+                .alias(_("Level (scope)")),
+                pl.col("scope_id").replace("all", _("all (scopes)")).alias(_("Identification")),
+                pl.col("grade").alias(_("Grade")),
+                format_column(grades["annual_score"], "number").alias(_("Points")),
                 pl.when(pl.col("is_provisional").fill_null(False))
-                .then(pl.lit("provisório"))
+                .then(pl.lit(_("provisional")))
                 .otherwise(pl.lit("—"))
-                .alias("Situação"),
+                .alias(_("Status")),
             ),
             hide_index=True,
             width="stretch",
@@ -131,6 +135,6 @@ def render_public() -> None:
 # st.navigation with this one page: without it Streamlit would list and serve the scripts of
 # dashboard/pages/ (the planners' pages) beside this app.
 st.navigation(
-    [st.Page(render_public, title="Transparência", url_path="transparencia", default=True)],
+    [st.Page(render_public, title=_("Transparency"), url_path="transparencia", default=True)],
     position="hidden",
 ).run()

@@ -27,6 +27,8 @@ from cases.roles import Account, operator_scope
 from core.profile import Profile, load_profile
 from core.settings import Settings
 from core.store import Store
+from core.texts import N_
+from core.texts import gettext as _
 from dashboard.format import to_period
 from dashboard.queries import filters as filter_queries
 from dashboard.queries.scope import check_store_access, scope_store
@@ -35,7 +37,12 @@ from dashboard.queries.snapshot import ALL, open_source, read_snapshot_mtime
 if TYPE_CHECKING:  # the report builders (ReportLab) load only when a report is asked for
     from dashboard import downloads
 
-DIRECTIONS = {"Ambos os sentidos": None, "Ida (0)": 0, "Volta (1)": 1}
+DIRECTIONS: dict[int | None, str] = {
+    None: N_("Both directions"),
+    0: N_("Outbound (0)"),
+    1: N_("Return (1)"),
+}
+"""The direction filter's choices (GTFS direction_id) and their labels."""
 
 
 @dataclass(frozen=True)
@@ -218,10 +225,14 @@ def require_snapshot() -> None:
     path = source_path()
     if read_snapshot_mtime(path) == 0.0:
         st.info(
-            f"Nenhum dado publicado em `{path}`. Rode `pontual demo --no-serve` (ou a "
-            "ingestão e `pontual match`) para criar o banco e publicar o snapshot de leitura; "
-            "a demonstração grava no próprio banco, `data/demo/pontual.duckdb` (abra-o com "
-            "`pontual --store data/demo/pontual.duckdb dashboard`)."
+            _(
+                "No data published in `{path}`. Run `pontual demo --no-serve` (or the "
+                "ingestion and `pontual match`) to create the store and publish the "
+                "reading snapshot; the demo writes to its own store, "
+                "`data/demo/pontual.duckdb` (open it with `pontual --store "
+                "data/demo/pontual.duckdb dashboard`).",
+                path=path,
+            )
         )
         st.stop()
 
@@ -233,20 +244,20 @@ def timezone() -> str:
 def render_filters() -> Filters | None:
     """The sidebar filters (period, operator/lot, line, direction); None without a snapshot."""
     sidebar = st.sidebar
-    sidebar.markdown("### Filtros")
+    sidebar.markdown(_("### Filters"))
     if read_snapshot_mtime(source_path()) == 0.0:
-        sidebar.caption("Sem dados publicados.")
+        sidebar.caption(_("No data published."))
         return None
     periods: pl.DataFrame = load(filter_queries.read_periods)
     period_ids = periods["period"].to_list() or [date.today().strftime("%Y-%m")]
-    period = sidebar.selectbox("Período", period_ids, format_func=to_period, key="f_period")
+    period = sidebar.selectbox(_("Period"), period_ids, format_func=to_period, key="f_period")
     operators: pl.DataFrame = load(filter_queries.read_operators)
     op_ids = [ALL, *sorted(set(operators["operator_id"].drop_nulls().to_list()))]
     own = operator_scope(account())
     if own is not None:  # an operadora reads only its own operator (the queries enforce it)
         op_ids = [own]
     operator_id = sidebar.selectbox(
-        "Operadora", op_ids, format_func=lambda v: v or "Todas", key="f_operator"
+        _("Operator"), op_ids, format_func=lambda v: v or _("All (operators)"), key="f_operator"
     )
     lots = operators.filter(pl.col("lot_id").is_not_null())
     if operator_id != ALL:
@@ -254,7 +265,9 @@ def render_filters() -> Filters | None:
     lot_ids = [ALL, *sorted(set(lots["lot_id"].to_list()))]
     if st.session_state.get("f_lot", ALL) not in lot_ids:
         st.session_state["f_lot"] = ALL
-    lot_id = sidebar.selectbox("Lote", lot_ids, format_func=lambda v: v or "Todos", key="f_lot")
+    lot_id = sidebar.selectbox(
+        _("Lot"), lot_ids, format_func=lambda v: v or _("All (lots)"), key="f_lot"
+    )
     route_ids = load(filter_queries.read_route_ids, operator_id, lot_id)
     lines: pl.DataFrame = load(filter_queries.read_lines)
     if route_ids is not None:
@@ -264,15 +277,17 @@ def render_filters() -> Filters | None:
     if st.session_state.get("f_route", ALL) not in line_ids:
         st.session_state["f_route"] = ALL
     route_id = sidebar.selectbox(
-        "Linha", line_ids, format_func=lambda v: labels.get(v, "Todas"), key="f_route"
+        _("Line"), line_ids, format_func=lambda v: labels.get(v, _("All (lines)")), key="f_route"
     )
-    direction = sidebar.selectbox("Sentido", list(DIRECTIONS), key="f_direction")
+    direction = sidebar.selectbox(
+        _("Direction"), list(DIRECTIONS), format_func=lambda v: _(DIRECTIONS[v]), key="f_direction"
+    )
     return Filters(
         period=period,
         operator_id=operator_id,
         lot_id=lot_id,
         route_id=route_id,
-        direction=DIRECTIONS[direction],
+        direction=direction,
         route_ids=tuple(route_ids) if route_ids is not None else None,
     )
 
@@ -282,11 +297,17 @@ def filters() -> Filters:
     require_snapshot()
     current = st.session_state.get("filters")
     if current is None:
-        st.info("Escolha os filtros na barra lateral.")
+        st.info(_("Choose the filters in the sidebar."))
         st.stop()
     return current
 
 
 def empty_notice(what: str, command: str) -> None:
     """The info box a page shows when a table it needs is still empty for the selection."""
-    st.info(f"Sem dados de {what} para esta seleção. Rode `{command}` para preenchê-los.")
+    st.info(
+        _(
+            "No {what} data for this selection. Run `{command}` to fill them in.",
+            what=what,
+            command=command,
+        )
+    )

@@ -29,20 +29,25 @@ import polars as pl
 
 from core.profile import Criterion, Profile
 from core.pt_br import to_percent
+from core.texts import N_, Labels
 
 STATUSES = ("met", "not_met", "not_evaluable", "not_computed")
-STATUS_LABELS = {
-    "met": "atendido",
-    "not_met": "não atendido",
-    "not_evaluable": "não avaliável",
-    "not_computed": "não calculado pelo Pontual (informado pelo Município)",
-}
-GROUND_LABELS = {
-    "met": "ocorre",
-    "not_met": "não ocorre",
-    "not_evaluable": "não avaliável",
-    "not_computed": "não calculado pelo Pontual (informado pelo Município)",
-}
+STATUS_LABELS = Labels(
+    {
+        "met": N_("met (criterion)"),
+        "not_met": N_("not met (criterion)"),
+        "not_evaluable": N_("not evaluable"),
+        "not_computed": N_("not computed by Pontual (supplied by the city)"),
+    }
+)
+GROUND_LABELS = Labels(
+    {
+        "met": N_("occurs (ground)"),
+        "not_met": N_("does not occur (ground)"),
+        "not_evaluable": N_("not evaluable"),
+        "not_computed": N_("not computed by Pontual (supplied by the city)"),
+    }
+)
 CRITERIA_SCHEMA = {
     "verdict": pl.String,
     "verdict_title": pl.String,

@@ -10,33 +10,39 @@ import polars as pl
 import streamlit as st
 
 from core.periods import parse_period
+from core.texts import gettext as _
 from dashboard import state
 from dashboard.format import to_integer, to_number, to_percent
 from dashboard.queries import accuracy as q
 from dashboard.queries.snapshot import ALL
 
 DIMENSION_TITLES = {
-    "horizon": ("Por horizonte", "Horizonte (min)"),
-    "trip": ("Viagem atual × próximas viagens", "Viagem"),
-    "line": ("Por linha", "Linha"),
-    "hour": ("Por hora do dia", "Hora"),
+    "horizon": (_("By horizon"), _("Horizon (min)")),
+    "trip": (_("Current trip × next trips"), _("Trip")),
+    "line": (_("By line"), _("Line")),
+    "hour": (_("By hour of day"), _("Hour")),
 }
-TRIP_KEYS = {"current": "atual", "next": "próximas"}
+TRIP_KEYS = {"current": _("current (trip)"), "next": _("next (trips)")}
 
 f = state.filters()
 period = parse_period(f.period)
-st.title("Precisão das previsões")
+st.title(_("Prediction accuracy"))
 st.caption(
-    "Cada chegada publicada pelo feed ao vivo (`pontual serve`) é comparada, no dia seguinte, "
-    "com a passagem observada no ônibus (não interpolada); ao lado, o erro do quadro de "
-    "horários sozinho. Erro absoluto em segundos; ganho = 1 − erro do feed ÷ erro do quadro."
+    _(
+        "Each arrival the live feed published (`pontual serve`) is compared, the "
+        "next day, with the bus's observed passage (not interpolated); beside it, "
+        "the error of the timetable alone. Absolute error in seconds; gain = 1 − "
+        "the feed's error ÷ the timetable's error."
+    )
 )
 rows: pl.DataFrame = state.load(q.read_prediction_accuracy, period.start, period.end)
 if rows.is_empty():
     st.info(
-        "Sem previsões avaliadas neste período. O feed ao vivo (`pontual serve`) registra as "
-        "chegadas que publica; depois de `pontual match` do dia, o `pontual serve` seguinte "
-        "as avalia contra as passagens observadas."
+        _(
+            "No predictions evaluated in this period. The live feed (`pontual serve`) "
+            "logs the arrivals it publishes; after the day's `pontual match`, the "
+            "next `pontual serve` scores them against the observed passages."
+        )
     )
     st.stop()
 summary = q.compute_accuracy_summary(rows)
@@ -45,16 +51,16 @@ ten = horizon.filter(pl.col("key") == "10")
 days = int(rows["service_date"].n_unique())
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Dias avaliados", to_integer(days))
-c2.metric("Previsões avaliadas", to_integer(horizon["n_predictions"].sum()))
+c1.metric(_("Days evaluated"), to_integer(days))
+c2.metric(_("Predictions evaluated"), to_integer(horizon["n_predictions"].sum()))
 if ten.height:
     c3.metric(
-        "Erro médio a 10 min (s)",
+        _("Mean error at 10 min (s)"),
         to_number(ten["mae_s"][0], 0),
-        f"quadro: {to_number(ten['timetable_mae_s'][0], 0)} s",
+        _("timetable: {seconds} s", seconds=to_number(ten["timetable_mae_s"][0], 0)),
         delta_color="off",
     )
-    c4.metric("Ganho sobre o quadro a 10 min", to_percent(ten["gain_vs_timetable"][0]))
+    c4.metric(_("Gain over the timetable at 10 min"), to_percent(ten["gain_vs_timetable"][0]))
 
 for dimension in q.DIMENSIONS:
     part = q.select_dimension(summary, dimension)
@@ -65,47 +71,53 @@ for dimension in q.DIMENSIONS:
     title, key_label = DIMENSION_TITLES[dimension]
     st.subheader(title)
     if part.is_empty():
-        st.info("Sem previsões avaliadas neste recorte.")
+        st.info(_("No predictions evaluated in this cut."))
         continue
     if dimension == "trip":
         part = part.with_columns(pl.col("key").replace(TRIP_KEYS))
     elif dimension == "horizon":
         part = part.with_columns(("≥ " + pl.col("key")).alias("key"))
+    error, kind = _("Mean error (s)"), _("Prediction")
     if dimension in ("horizon", "hour"):
         long = part.select(
             pl.col("key").alias(key_label),
-            pl.col("mae_s").alias("Feed ao vivo"),
-            pl.col("timetable_mae_s").alias("Quadro de horários"),
-        ).unpivot(index=key_label, variable_name="Previsão", value_name="Erro médio (s)")
+            pl.col("mae_s").alias(_("Live feed")),
+            pl.col("timetable_mae_s").alias(_("Timetable")),
+        ).unpivot(index=key_label, variable_name=kind, value_name=error)
         st.altair_chart(
             alt.Chart(long.to_pandas())
             .mark_line(point=True)
             .encode(
                 x=alt.X(f"{key_label}:N", sort=None),
-                y="Erro médio (s):Q",
-                color="Previsão:N",
+                y=f"{error}:Q",
+                color=f"{kind}:N",
             ),
             width="stretch",
         )
     st.dataframe(
         part.select(
             pl.col("key").alias(key_label),
-            pl.col("n_predictions").alias("Previsões"),
-            pl.col("mae_s").round(0).alias("Erro médio (s)"),
-            pl.col("p50_s").round(0).alias("Mediana (s)"),
+            pl.col("n_predictions").alias(_("Predictions")),
+            pl.col("mae_s").round(0).alias(error),
+            pl.col("p50_s").round(0).alias(_("Median (s)")),
             pl.col("p90_s").round(0).alias("P90 (s)"),
-            pl.col("bias_s").round(0).alias("Viés (s)"),
-            pl.col("timetable_mae_s").round(0).alias("Quadro: erro médio (s)"),
-            pl.col("timetable_p90_s").round(0).alias("Quadro: P90 (s)"),
-            (pl.col("gain_vs_timetable") * 100).round(1).alias("Ganho (%)"),
+            pl.col("bias_s").round(0).alias(_("Bias (s)")),
+            pl.col("timetable_mae_s").round(0).alias(_("Timetable: mean error (s)")),
+            pl.col("timetable_p90_s").round(0).alias(_("Timetable: P90 (s)")),
+            (pl.col("gain_vs_timetable") * 100).round(1).alias(_("Gain (%)")),
         ),
         hide_index=True,
         width="stretch",
     )
 if days > 1:
     st.caption(
-        "Com vários dias, a mediana e o P90 são a média dos percentis diários ponderada pelo "
-        "número de previsões; o erro médio e o viés são exatos."
+        _(
+            "Over several days, the median and the P90 are the mean of the daily "
+            "percentiles weighted by the number of predictions; the mean error and "
+            "the bias are exact."
+        )
     )
 if f.operator_id != ALL:
-    st.caption("Horizonte, hora e viagem atual × próximas: toda a rede (não só a operadora).")
+    st.caption(
+        _("Horizon, hour and current × next trip: the whole network (not only the operator).")
+    )

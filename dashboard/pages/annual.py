@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
+from core.texts import gettext as _
 from dashboard import downloads, labels, state
 from dashboard.format import format_column, format_yes_no, to_local, to_number, to_percent
 from dashboard.queries import annual as q
@@ -17,37 +18,46 @@ from dashboard.queries.snapshot import ALL
 f = state.filters()
 tz = state.timezone()
 quality = state.profile().quality
-st.title("Avaliação anual")
+st.title(_("Annual evaluation"))
 st.caption(
-    f"Nota anual = {to_number(quality.annual_weight_icv.value)} × ICV + "
-    f"{to_number(quality.annual_weight_iqs.value)} × IQS"
-    + f"; {state.profile().verdicts.termination.title} "
-    f"({labels.to_source(state.profile().verdicts.termination.source)})."
+    _(
+        "Annual score = {w_icv} × ICV + {w_iqs} × IQS; {termination} ({basis}).",
+        w_icv=to_number(quality.annual_weight_icv.value),
+        w_iqs=to_number(quality.annual_weight_iqs.value),
+        termination=state.profile().verdicts.termination.title,
+        basis=labels.to_source(state.profile().verdicts.termination.source),
+    )
 )
 
 grades: pl.DataFrame = state.load(q.read_annual_grades, f.operator_id, f.lot_id)
 if grades.is_empty():
-    state.empty_notice("avaliação anual", f"pontual indices --period {f.period[:4]}")
+    state.empty_notice(_("annual evaluation"), f"pontual indices --period {f.period[:4]}")
 else:
     names = {
-        "scope": "Escopo",
-        "scope_id": "Operadora / lote",
-        "year": "Ano",
+        "scope": _("Scope"),
+        "scope_id": _("Operator / lot"),
+        "year": _("Year"),
         "icv_score": "ICV",
         "iqs_score": "IQS",
-        "annual_score": "Nota anual",
-        "grade": "Conceito",
-        "km_efficiency": "Km rodado/programado",
-        "is_quality_goal_met": "Metas cumpridas",
-        "is_renewal_eligible": "Apto à renovação",
-        "n_e_consecutive": "Anos E consecutivos",
-        "n_e_total": "Anos E no total",
-        "is_cassacao_watch": "Alerta de cassação",
-        "is_history": "Histórico",
+        "annual_score": _("Annual score"),
+        "grade": _("Grade"),
+        "km_efficiency": _("Km run/scheduled"),
+        "is_quality_goal_met": _("Goals met"),
+        "is_renewal_eligible": _("Eligible for renewal"),
+        "n_e_consecutive": _("Consecutive E years"),
+        "n_e_total": _("E years in total"),
+        "is_cassacao_watch": _("Cassação watch"),
+        "is_history": _("History"),
     }
     shown = grades.select(list(names)).with_columns(
-        pl.col("scope").replace({"operator": "operadora", "lot": "lote", "system": "sistema"}),
-        pl.col("scope_id").replace({"all": "todo o sistema"}),
+        pl.col("scope").replace(
+            {
+                "operator": _("operator (scope)"),
+                "lot": _("lot (scope)"),
+                "system": _("system (scope)"),
+            }
+        ),
+        pl.col("scope_id").replace({"all": _("the whole system")}),
     )
     shown = shown.with_columns(
         *[format_column(shown[c], "number") for c in ("icv_score", "iqs_score", "annual_score")],
@@ -61,21 +71,26 @@ else:
     if grades["is_cassacao_watch"].fill_null(False).any():
         watched = pl.col("is_cassacao_watch").fill_null(False)
         flagged = grades.filter(watched)["scope_id"].unique().to_list()
-        st.warning(f"Alerta de cassação (BG art. 72-VII): {', '.join(flagged)}.")
+        st.warning(_("Cassação watch (BG art. 72-VII): {scopes}.", scopes=", ".join(flagged)))
     latest = grades.sort("year").group_by("scope", "scope_id").last().sort("scope_id")
     for r in latest.iter_rows(named=True):
-        verdict = "apta à renovação" if r["is_renewal_eligible"] else "não apta à renovação"
-        who = {"operator": "Operadora", "lot": "Lote", "system": "Sistema"}.get(
+        verdict = (
+            _("eligible for renewal") if r["is_renewal_eligible"] else _("not eligible for renewal")
+        )
+        who = {"operator": _("Operator"), "lot": _("Lot"), "system": _("System")}.get(
             r["scope"], r["scope"]
         )
         name = "" if r["scope"] == "system" else f" {r['scope_id']}"
         st.write(f"**{who}{name}** ({r['year']}): {verdict}.")
 
-    st.subheader("Critérios dos vereditos")
+    st.subheader(_("The verdicts' criteria"))
     st.caption(
-        "Os mesmos critérios, artigos e situações de `pontual profiles show` e do dossiê anual. "
-        "'Fixado em lei' = não: critério ou limite padrão do Pontual até o decreto (BG art. 58) "
-        "— o resultado é indicativo."
+        _(
+            "The same criteria, articles and statuses as `pontual profiles show` and "
+            "the annual dossier. 'Set by law' = no: a criterion or limit that is "
+            "Pontual's default until the decree (BG art. 58) — the result is "
+            "indicative."
+        )
     )
     for r in latest.filter(pl.col("scope") != "system").iter_rows(named=True):
         criteria: pl.DataFrame = state.load(
@@ -87,7 +102,7 @@ else:
         )
         if criteria.is_empty():
             continue
-        who = "Operadora" if r["scope"] == "operator" else "Lote"
+        who = _("Operator") if r["scope"] == "operator" else _("Lot")
         st.markdown(f"**{who} {r['scope_id']} ({r['year']})**")
         for title, outcome in (
             criteria.select("verdict_title", "outcome").unique(maintain_order=True).iter_rows()
@@ -95,28 +110,31 @@ else:
             st.write(f"{title}: **{outcome}**")
         st.dataframe(
             criteria.select(
-                pl.col("verdict_title").alias("Veredito"),
-                pl.col("criterion").alias("Critério"),
-                pl.col("article").alias("Artigo"),
-                pl.col("status_label").alias("Situação"),
-                pl.col("value").alias("Apurado"),
-                pl.col("threshold").alias("Limite"),
-                format_yes_no(pl.col("is_law")).alias("Fixado em lei"),
-                format_yes_no(pl.col("decides")).alias("Decide sozinho"),
-                pl.col("note").alias("Observação"),
+                pl.col("verdict_title").alias(_("Verdict")),
+                pl.col("criterion").alias(_("Criterion")),
+                pl.col("article").alias(_("Article")),
+                pl.col("status_label").alias(_("Status")),
+                pl.col("value").alias(_("Found")),
+                pl.col("threshold").alias(_("Limit")),
+                format_yes_no(pl.col("is_law")).alias(_("Set by law")),
+                format_yes_no(pl.col("decides")).alias(_("Decides alone")),
+                pl.col("note").alias(_("Remark")),
             ),
             hide_index=True,
             width="stretch",
         )
 
-    st.subheader("Planilha da tarifa técnica e quilometragem ao longo do prazo")
+    st.subheader(_("Technical fare worksheet and km over the term"))
     st.caption(
-        "Tarifa técnica como a lei a calcula (CGS art. 15-16; BG art. 26 §2, 49), sobre os 12 "
-        "meses do ano; eficiência de quilometragem mês a mês desde o primeiro mês com dados "
-        "(CGS art. 2, parágrafo único, a). Mês sem dados fica fora das somas."
+        _(
+            "The technical fare as the law computes it (CGS art. 15-16; BG art. 26 "
+            "§2, 49), over the year's 12 months; km efficiency month by month since "
+            "the first month with data (CGS art. 2, parágrafo único, a). A month "
+            "without data is left out of the sums."
+        )
     )
     for r in latest.filter(pl.col("scope") != "system").iter_rows(named=True):
-        who = "Operadora" if r["scope"] == "operator" else "Lote"
+        who = _("Operator") if r["scope"] == "operator" else _("Lot")
         year_end = date(r["year"], 12, 1)
         sheet: pl.DataFrame = state.load(
             q.read_tariff_worksheet,
@@ -134,11 +152,11 @@ else:
         if not sheet.is_empty():
             st.dataframe(
                 sheet.select(
-                    pl.col("item").alias("Item"),
-                    format_column(sheet["value"], "number").alias("Valor"),
-                    pl.col("unit").alias("Unidade"),
-                    pl.col("detail").alias("Meses"),
-                    pl.col("article").alias("Base legal"),
+                    pl.col("item").alias(_("Item")),
+                    format_column(sheet["value"], "number").alias(_("Value")),
+                    pl.col("unit").alias(_("Unit")),
+                    pl.col("detail").alias(_("Months")),
+                    pl.col("article").alias(_("Legal basis")),
                 ),
                 hide_index=True,
                 width="stretch",
@@ -148,15 +166,22 @@ else:
             last = term["term_efficiency"].drop_nulls()
             share = to_percent(last[-1], 1) if last.len() else "—"
             st.write(
-                f"Km ao longo do prazo: {share} da programada, em {with_data.height} de "
-                f"{term.height} meses com dados."
+                _(
+                    "Km over the term: {share} of the scheduled, in {n} of {total} months "
+                    "with data.",
+                    share=share,
+                    n=with_data.height,
+                    total=term.height,
+                )
             )
 
-st.subheader("Relatórios para download")
+st.subheader(_("Reports to download"))
 year = int(f.period[:4])
 st.caption(
-    "Gerados na hora a partir do snapshot publicado, pelos mesmos construtores de "
-    "`pontual report` (mesmos números e mesmo hash de reprodutibilidade)."
+    _(
+        "Made on the spot from the published snapshot, by the same builders as "
+        "`pontual report` (the same numbers and the same reproducibility hash)."
+    )
 )
 offers: list[downloads.ReportOffer] = state.load(q.read_report_offers, year)
 if f.lot_id != ALL:
@@ -168,7 +193,7 @@ elif f.operator_id != ALL:
         if o.kind != "annual" or (o.scope, o.scope_id) == ("operator", f.operator_id)
     ]
 if not offers:
-    state.empty_notice(f"relatórios de {year}", f"pontual indices --period {year}")
+    state.empty_notice(_("reports of {year}", year=year), f"pontual indices --period {year}")
 for i, offer in enumerate(offers):
     row = st.columns([6, 1, 1], vertical_alignment="center")
     row[0].write(offer.label)
@@ -185,11 +210,15 @@ for i, offer in enumerate(offers):
 
 reports_dir = Path(state.settings().store_path).parent / "reports"
 written = downloads.read_written_reports(reports_dir)
-st.subheader("Relatórios já gerados por `pontual report`")
+st.subheader(_("Reports already written by `pontual report`"))
 if written.is_empty():
     st.info(
-        f"Nenhum relatório gravado em `{reports_dir}`. `pontual report annual --year {year}` "
-        "grava o dossiê anual (PDF, XLSX e CSV) nessa pasta."
+        _(
+            "No report written in `{folder}`. `pontual report annual --year {year}` "
+            "writes the annual dossier (PDF, XLSX and CSV) in that folder.",
+            folder=reports_dir,
+            year=year,
+        )
     )
 for i, r in enumerate(written.iter_rows(named=True)):
     row = st.columns([6, 2], vertical_alignment="center")
@@ -197,7 +226,7 @@ for i, r in enumerate(written.iter_rows(named=True)):
         f"{r['name']} · {to_number(r['size_kb'], 0)} kB · {to_local(r['modified_at'], tz)}"
     )
     row[1].download_button(
-        "Baixar",
+        _("Download"),
         data=state.file_download(r["path"]),
         file_name=r["name"],
         key=f"dl_file_{i}",

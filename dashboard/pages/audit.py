@@ -8,39 +8,49 @@ import polars as pl
 import streamlit as st
 
 from cases.audit import read_audit
+from core.texts import gettext as _
+from core.texts import ngettext
 from dashboard import auth_ui, state
 from dashboard.format import format_column, to_integer
 
 ACTION_LABELS = {
-    "login": "entrada",
-    "login_failed": "senha recusada",
-    "access_denied": "página recusada",
-    "user_added": "conta criada",
-    "dossier_download": "download de relatório",
-    "case_opened": "caso aberto",
-    "case_transition": "ato no caso",
-    "legal_hold": "retenção legal",
-    "profile_change": "perfil alterado",
-    "evidence_recorded": "evidência registrada",
+    "login": _("login (action)"),
+    "login_failed": _("password refused"),
+    "access_denied": _("page refused"),
+    "user_added": _("account created"),
+    "dossier_download": _("report download"),
+    "case_opened": _("case opened"),
+    "case_transition": _("act on the case"),
+    "legal_hold": _("legal hold"),
+    "profile_change": _("profile changed"),
+    "evidence_recorded": _("evidence recorded"),
 }
-"""How each audit action reads on screen (pt-BR)."""
+"""How each audit action reads on screen (pt-BR by default)."""
 
 tz = state.profile().general.timezone.value
-st.title("Auditoria")
-limit = st.selectbox("Entradas mais recentes", [100, 500, 2000], key="audit_limit")
+st.title(_("Audit"))
+limit = st.selectbox(_("Latest entries"), [100, 500, 2000], key="audit_limit")
 with auth_ui.case_db() as db:
     log: pl.DataFrame = read_audit(db, state.account(), limit=limit)
-st.caption(f"{to_integer(log.height)} entradas · horários em {tz}")
+st.caption(
+    ngettext(
+        "{n} entry · times in {tz}",
+        "{n} entries · times in {tz}",
+        log.height,
+        n=to_integer(log.height),
+        tz=tz,
+    )
+)
 if log.is_empty():
-    st.info("Nenhuma entrada no registro de auditoria.")
+    st.info(_("No entry in the audit log."))
     st.stop()
 st.dataframe(
     log.select(
-        format_column(log["at"], "local", tz).alias("Quando"),
-        pl.col("actor").alias("Quem"),
-        pl.col("action").replace_strict(ACTION_LABELS, default=pl.col("action")).alias("O quê"),
-        pl.col("target").fill_null("—").alias("Alvo"),
-        pl.col("detail").fill_null("—").alias("Detalhe"),
+        format_column(log["at"], "local", tz).alias(_("When")),
+        pl.col("actor").alias(_("Who")),
+        pl.col("action").replace_strict(ACTION_LABELS, default=pl.col("action")).alias(_("What")),
+        pl.col("target").fill_null("—").alias(_("Target")),
+        pl.col("detail").fill_null("—").alias(_("Detail")),
     ),
     hide_index=True,
     width="stretch",

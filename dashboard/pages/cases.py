@@ -15,27 +15,31 @@ from cases.roles import DEFESA, ENCERRAR, JULGAR, LAVRAR, NOTIFICAR, RECURSO, ma
 from cases.states import IMPROCEDENTE, PROCEDENTE, STATES, TRANSITIONS, Auto
 from cases.workflow import Workflow
 from core.errors import PontualError
+from core.texts import gettext as _
 from dashboard import auth_ui, state
 from dashboard.format import format_column, to_integer
 
 ACT_LABELS = {
-    LAVRAR: "Lavrar o auto de infração",
-    NOTIFICAR: "Registrar a notificação da operadora",
-    DEFESA: "Apresentar defesa",
-    JULGAR: "Julgar",
-    RECURSO: "Interpor recurso",
-    ENCERRAR: "Encerrar o caso",
+    LAVRAR: _("Draw up the infraction notice"),
+    NOTIFICAR: _("Record the operator's notification"),
+    DEFESA: _("Present a defence"),
+    JULGAR: _("Judge"),
+    RECURSO: _("Lodge an appeal"),
+    ENCERRAR: _("Close the case"),
 }
 """The acts the page offers (discarding and legal holds stay with `pontual cases`)."""
 
-st.title("Casos")
+st.title(_("Cases"))
 who = state.account()
 with auth_ui.case_db() as db:
     cases: pl.DataFrame = list_cases(db, who)
 if cases.is_empty():
     st.info(
-        "Nenhum caso visível para esta conta. Casos nascem das infrações sugeridas "
-        "(`pontual cases open`) e seguem o rito da lei (auto, notificação, defesa, julgamento)."
+        _(
+            "No case visible to this account. Cases are born from the suggested "
+            "infractions (`pontual cases open`) and follow the law's procedure "
+            "(notice, notification, defence, judgement)."
+        )
     )
     st.stop()
 counts = cases.group_by("state").len()
@@ -45,14 +49,14 @@ for i, name in enumerate(s for s in STATES if s in by_state):
     cols[i % 4].metric(name, to_integer(by_state[name]))
 st.dataframe(
     cases.select(
-        pl.col("case_id").alias("Caso"),
-        pl.col("state").alias("Estado"),
-        pl.col("operator_id").alias("Operadora"),
-        (pl.col("group") + pl.lit(" ") + pl.col("item")).alias("Item (Anexo I)"),
-        format_column(cases["occurred_on"], "date").alias("Data do fato"),
-        pl.col("auto_number").fill_null("—").alias("Auto"),
-        pl.col("verdict").fill_null("—").alias("Julgamento"),
-        pl.col("sanctions").fill_null("—").alias("Sanção"),
+        pl.col("case_id").alias(_("Case")),
+        pl.col("state").alias(_("State")),
+        pl.col("operator_id").alias(_("Operator")),
+        (pl.col("group") + pl.lit(" ") + pl.col("item")).alias(_("Item (Anexo I)")),
+        format_column(cases["occurred_on"], "date").alias(_("Date of the fact")),
+        pl.col("auto_number").fill_null("—").alias(_("Notice")),
+        pl.col("verdict").fill_null("—").alias(_("Judgement")),
+        pl.col("sanctions").fill_null("—").alias(_("Sanction")),
     ),
     hide_index=True,
     width="stretch",
@@ -68,9 +72,9 @@ def _lavrar(wf: Workflow, case_id: int, case: dict, on: object, reason: str) -> 
         plate = registered_plate(store, case["vehicle_id"]) if case["vehicle_id"] else None
         evidence = build_evidence_package(store, case["infraction_key"], wf.profile)
     c1, c2, c3 = st.columns(3)
-    auto_number = c1.text_input("Número do auto", key="f_auto")
-    stop = c2.text_input("Parada do fato (stop_id)", key="f_stop")
-    plate = c3.text_input("Placa", value=plate or "", key="f_plate")
+    auto_number = c1.text_input(_("Notice number"), key="f_auto")
+    stop = c2.text_input(_("Stop of the fact (stop_id)"), key="f_stop")
+    plate = c3.text_input(_("Plate"), value=plate or "", key="f_plate")
     fact_at = suggestion.get("occurred_at")
     if fact_at is not None and fact_at.tzinfo is None:
         fact_at = fact_at.replace(tzinfo=ZoneInfo(wf.profile.general.timezone.value))
@@ -81,7 +85,9 @@ def _lavrar(wf: Workflow, case_id: int, case: dict, on: object, reason: str) -> 
 
 
 visible = cases["case_id"].to_list()
-case_id = st.selectbox("Caso", visible, key="case_pick", format_func=lambda c: f"caso {c}")
+case_id = st.selectbox(
+    _("Case"), visible, key="case_pick", format_func=lambda c: _("case {id}", id=c)
+)
 with auth_ui.case_db() as db:
     case = get_case(db, who, case_id)
 acts = [
@@ -92,19 +98,26 @@ acts = [
     and may(who, act, operator_id=case["operator_id"])
 ]
 st.caption(
-    f"Caso {case_id} · {case['state']} · operadora {case['operator_id']} · "
-    f"{case['group']} {case['item']}: {case['description']}"
+    _(
+        "Case {id} · {state} · operator {operator} · {group} {item}: {description}",
+        id=case_id,
+        state=case["state"],
+        operator=case["operator_id"],
+        group=case["group"],
+        item=case["item"],
+        description=case["description"],
+    )
 )
 if not acts:
-    st.info("Nenhum ato desta conta é possível neste caso agora.")
+    st.info(_("No act of this account is possible on this case now."))
     st.stop()
-act = st.radio("Ato", acts, format_func=ACT_LABELS.__getitem__, horizontal=True, key="case_act")
+act = st.radio(_("Act"), acts, format_func=ACT_LABELS.__getitem__, horizontal=True, key="case_act")
 today = datetime.now(ZoneInfo(state.profile().general.timezone.value)).date()
 with st.form(f"case_{case_id}_{act}"):
-    on = st.date_input("Data do ato", value=today, format="DD/MM/YYYY", key="f_on")
-    reason = st.text_area("Motivo / fundamentação", key="f_reason")
+    on = st.date_input(_("Date of the act"), value=today, format="DD/MM/YYYY", key="f_on")
+    reason = st.text_area(_("Reason / grounds"), key="f_reason")
     verdict = (
-        st.radio("Decisão", [PROCEDENTE, IMPROCEDENTE], horizontal=True, key="f_verdict")
+        st.radio(_("Decision"), [PROCEDENTE, IMPROCEDENTE], horizontal=True, key="f_verdict")
         if act == JULGAR
         else ""
     )
@@ -123,5 +136,5 @@ with st.form(f"case_{case_id}_{act}"):
         st.error(str(exc) + (f" — {exc.hint}" if exc.hint else ""))
         done = ""
 if done:
-    st.success(f"Caso {case_id}: {done}.")
+    st.success(_("Case {id}: {done}.", id=case_id, done=done))
     st.rerun()

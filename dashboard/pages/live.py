@@ -15,6 +15,8 @@ import polars as pl
 import streamlit as st
 
 from analytics.live.options import LiveOptions
+from core.texts import gettext as _
+from core.texts import ngettext
 from dashboard import labels, maps, state
 from dashboard.format import format_column, to_integer, to_local
 from dashboard.queries import filters, network
@@ -25,7 +27,7 @@ from dashboard.queries.snapshot import ALL
 LIVE_URL_ENV = "PONTUAL_LIVE_URL"
 DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-port
 LIVE_TIMEOUT_S = 1.0  # wait this long for the feed before showing the stored positions
-COLOUR_BY = {"Atraso": "delay", "Ocupação": "occupancy"}
+COLOUR_BY = {_("Delay"): "delay", _("Occupancy"): "occupancy"}
 ACTIVE_MIN = LiveOptions().active_s / 60  # the feed drops a vehicle silent for longer
 
 f = state.filters()
@@ -33,18 +35,18 @@ profile = state.profile()
 tz = state.timezone()
 late_s = profile.trips.late_departure_s.value
 early_s = profile.trips.early_departure_s.value
-st.title("Ao vivo")
+st.title(_("Live"))
 c1, c2, c3 = st.columns([4, 2, 1], vertical_alignment="bottom")
 live_urls = [
     u.strip() for u in os.environ.get(LIVE_URL_ENV, DEFAULT_LIVE_URL).split(",") if u.strip()
 ] or [DEFAULT_LIVE_URL]
 base_url = c1.selectbox(
-    f"Feed em tempo real (`pontual serve`; configurado em {LIVE_URL_ENV})",
+    _("Real-time feed (`pontual serve`; set in {variable})", variable=LIVE_URL_ENV),
     live_urls,
     key="live_url",
 )
-colour_by = COLOUR_BY[c2.radio("Colorir por", list(COLOUR_BY), horizontal=True, key="live_by")]
-c3.button("Atualizar", icon=":material/refresh:", key="live_refresh")
+colour_by = COLOUR_BY[c2.radio(_("Colour by"), list(COLOUR_BY), horizontal=True, key="live_by")]
+c3.button(_("Refresh"), icon=":material/refresh:", key="live_refresh")
 lines: pl.DataFrame = state.load(filters.read_lines)
 short = dict(
     zip(
@@ -54,12 +56,18 @@ short = dict(
     )
 )
 legend = (
-    f"Vermelho: atrasado (mais de {to_integer(late_s / 60)} min) · laranja: adiantado (mais de "
-    f"{to_integer(early_s / 60)} min) · verde: no horário · cinza: sem previsão "
-    f"({labels.to_source(profile.trips.late_departure_s.source)})."
+    _(
+        "Red: late (more than {late} min) · orange: early (more than {early} min) "
+        "· green: on time · grey: no prediction ({basis}).",
+        late=to_integer(late_s / 60),
+        early=to_integer(early_s / 60),
+        basis=labels.to_source(profile.trips.late_departure_s.source),
+    )
     if colour_by == "delay"
-    else "Do verde (muitos assentos livres) ao vermelho (lotado), pelo estado de ocupação "
-    "GTFS-Realtime que o feed estima das validações; cinza: sem informação."
+    else _(
+        "From green (many free seats) to red (full), by the GTFS-Realtime occupancy status "
+        "the feed estimates from the taps; grey: no information."
+    )
 )
 
 live = q.read_live_feed(base_url, LIVE_TIMEOUT_S)
@@ -86,14 +94,24 @@ if live is not None:
     )
     newest = shown["timestamp_at"].max()
     st.caption(
-        f"Feed em tempo real: {base_url} · {to_integer(shown.height)} veículos · posição mais "
-        f"recente {to_local(newest, tz, with_seconds=True)}"  # type: ignore[arg-type]
+        ngettext(
+            "Real-time feed: {url} · {n} vehicle · latest position {at}",
+            "Real-time feed: {url} · {n} vehicles · latest position {at}",
+            shown.height,
+            url=base_url,
+            n=to_integer(shown.height),
+            at=to_local(newest, tz, with_seconds=True),  # type: ignore[arg-type]
+        )
     )
     if shown.is_empty():
         st.info(
-            f"Nenhum veículo recebido nos últimos {to_integer(ACTIVE_MIN)} min; o feed está em "
-            f"{base_url} (`pontual serve`): confira se os ônibus ou o `pontual replay` publicam "
-            "no broker MQTT."
+            _(
+                "No vehicle received in the last {minutes} min; the feed is at {url} "
+                "(`pontual serve`): check that the buses or `pontual replay` publish to "
+                "the MQTT broker.",
+                minutes=to_integer(ACTIVE_MIN),
+                url=base_url,
+            )
         )
         st.stop()
     st.pydeck_chart(maps.build_live_deck(shown, routes, basemap), height=520)
@@ -103,13 +121,13 @@ if live is not None:
     )
     st.dataframe(
         shown.select(
-            pl.col("vehicle_id").alias("Veículo"),
-            pl.col("line").fill_null("—").alias("Linha"),
-            pl.col("trip_id").fill_null("—").alias("Viagem"),
-            format_column(shown["delay_s"], "delay").alias("Atraso"),
-            occupancy.alias("Ocupação"),
-            format_column(shown["occupancy_percentage"], "integer").alias("Ocupação (%)"),
-            format_column(shown["timestamp_at"], "clock", tz).alias("Posição às"),
+            pl.col("vehicle_id").alias(_("Vehicle")),
+            pl.col("line").fill_null("—").alias(_("Line")),
+            pl.col("trip_id").fill_null("—").alias(_("Trip")),
+            format_column(shown["delay_s"], "delay").alias(_("Delay")),
+            occupancy.alias(_("Occupancy")),
+            format_column(shown["occupancy_percentage"], "integer").alias(_("Occupancy (%)")),
+            format_column(shown["timestamp_at"], "clock", tz).alias(_("Position at")),
         ),
         hide_index=True,
         width="stretch",
@@ -117,15 +135,20 @@ if live is not None:
     st.stop()
 
 st.info(
-    f"O feed em tempo real não respondeu em {base_url}. Para ver os veículos ao vivo, inicie "
-    "o servidor em outro terminal: `pontual serve` (consome o MQTT e publica GTFS-Realtime em "
-    f"{DEFAULT_LIVE_URL}; `--http-port` muda a porta) ou configure o endereço do servidor "
-    f"na variável {LIVE_URL_ENV} do painel. Abaixo, a última posição gravada de cada "
-    "veículo."
+    _(
+        "The real-time feed did not answer at {url}. To see the vehicles live, "
+        "start the server in another terminal: `pontual serve` (it consumes MQTT "
+        "and publishes GTFS-Realtime at {default}; `--http-port` changes the "
+        "port) or set the server's address in the dashboard's {variable} "
+        "variable. Below, each vehicle's last stored position.",
+        url=base_url,
+        default=DEFAULT_LIVE_URL,
+        variable=LIVE_URL_ENV,
+    )
 )
 last = q.build_live_selection(state.load(q.read_last_positions), route_ids, f.direction)
 if last.is_empty():
-    state.empty_notice("posições GPS", "pontual ingest avl")
+    state.empty_notice(_("GPS positions"), "pontual ingest avl")
     st.stop()
 stored = maps.compute_live_colours(
     last.with_columns(
@@ -141,16 +164,22 @@ stored = maps.compute_live_colours(
     early_s,
 )
 st.caption(
-    f"Última posição gravada de {to_integer(stored.height)} veículos (sem atraso: o atraso ao "
-    "vivo vem do feed)."
+    ngettext(
+        "Last stored position of {n} vehicle (no delay: the live delay comes from the feed).",
+        "Last stored position of {n} vehicles (no delay: the live delay comes from the feed).",
+        stored.height,
+        n=to_integer(stored.height),
+    )
 )
 st.pydeck_chart(maps.build_live_deck(stored, routes, basemap), height=520)
 st.caption(legend)
 st.dataframe(
     stored.select(
-        pl.col("vehicle_id").alias("Veículo"),
-        format_column(stored["event_at"], "local", tz).alias("Última posição"),
-        pl.col("status").alias("Ocupação informada" if colour_by == "occupancy" else "Situação"),
+        pl.col("vehicle_id").alias(_("Vehicle")),
+        format_column(stored["event_at"], "local", tz).alias(_("Last position")),
+        pl.col("status").alias(
+            _("Reported occupancy") if colour_by == "occupancy" else _("Status")
+        ),
     ),
     hide_index=True,
     width="stretch",

@@ -10,6 +10,8 @@ import streamlit as st
 
 from core.indicators import Indicator, indicator
 from core.periods import parse_period
+from core.texts import gettext as _
+from core.texts import ngettext
 from dashboard import labels, state
 from dashboard.format import (
     format_column,
@@ -49,20 +51,20 @@ class Kpi:
 
 
 KPIS = (
-    Kpi("icv_score", "ICV (nota 0–100)", "pages/lines.py", "Viagens por linha"),
-    Kpi("icv_fulfilment", "Cumprimento de viagens", "pages/lines.py", "Viagens por linha"),
-    Kpi("icv_punctuality", "Pontualidade", "pages/lines.py", "Atrasos por linha"),
-    Kpi("breakdowns_per_10000_km", "Quebras por 10.000 km", "pages/fleet.py", "Frota"),
-    Kpi("trips_suppressed", "Viagens suprimidas", "pages/lines.py", "Supressões por linha"),
-    Kpi("km_efficiency", "Km rodado / programado", "pages/lines.py", "Km por linha"),
-    Kpi("ipk", "IPK (passageiros/km)", "pages/crowding.py", "Lotação"),
+    Kpi("icv_score", _("ICV (score 0–100)"), "pages/lines.py", _("Trips by line")),
+    Kpi("icv_fulfilment", _("Trip fulfilment"), "pages/lines.py", _("Trips by line")),
+    Kpi("icv_punctuality", _("Punctuality"), "pages/lines.py", _("Delays by line")),
+    Kpi("breakdowns_per_10000_km", _("Breakdowns per 10,000 km"), "pages/fleet.py", _("Fleet")),
+    Kpi("trips_suppressed", _("Suppressed trips"), "pages/lines.py", _("Suppressions by line")),
+    Kpi("km_efficiency", _("Km run / scheduled"), "pages/lines.py", _("Km by line")),
+    Kpi("ipk", _("IPK (passengers/km)"), "pages/crowding.py", _("Crowding")),
     Kpi(
         CROWDED,
-        "Viagens acima do limite de lotação",
+        _("Trips over the crowding limit"),
         "pages/crowding.py",
-        "Lotação por linha e hora",
+        _("Crowding by line and hour"),
     ),
-    Kpi(ANNUAL, "Nota anual parcial", "pages/annual.py", "Avaliação anual"),
+    Kpi(ANNUAL, _("Partial annual score"), "pages/annual.py", "Avaliação anual"),
 )
 
 
@@ -95,11 +97,16 @@ def _grade(score: float | None) -> str:
 def _help(row: dict | None, kpi: Kpi) -> str:
     """Where the number comes from: numerator ÷ denominator and the article."""
     if row is None:
-        return "Sem valor neste período."
+        return _("No value in this period.")
     if kpi.id == CROWDED:
-        return (
-            f"{to_integer(row['numerator'])} de {to_integer(row['denominator'])} viagens com "
-            "perfil de carga ficaram acima do limite (BG art. 59; tabela trip_crowding)."
+        return ngettext(
+            "{n} of {total} trip with a load profile was over the limit (BG art. 59; "
+            "table trip_crowding).",
+            "{n} of {total} trips with a load profile were over the limit (BG art. 59; "
+            "table trip_crowding).",
+            int(row["denominator"]),
+            n=to_integer(row["numerator"]),
+            total=to_integer(row["denominator"]),
         )
     ratio = (
         f"{to_quantity(row['numerator'])} ÷ {to_quantity(row['denominator'])}"
@@ -137,16 +144,23 @@ for when, period in (("now", f.period), ("before", previous)):
         }
 
 scope_text = {
-    "system": "Sistema inteiro",
-    "operator": f"Operadora {scope_id}",
-    "lot": f"Lote {scope_id}",
-    "line": f"Linha {scope_id}",
+    "system": _("Whole system"),
+    "operator": _("Operator {id}", id=scope_id),
+    "lot": _("Lot {id}", id=scope_id),
+    "line": _("Line {id}", id=scope_id),
 }[scope]
-st.title("Visão geral")
-st.caption(f"{scope_text} · {to_period(f.period)} · variação em relação a {to_period(previous)}")
+st.title(_("Overview"))
+st.caption(
+    _(
+        "{scope} · {period} · change against {previous}",
+        scope=scope_text,
+        period=to_period(f.period),
+        previous=to_period(previous),
+    )
+)
 
 if changes.is_empty():
-    state.empty_notice("índices", f"pontual indices --period {f.period}")
+    state.empty_notice(_("indices"), f"pontual indices --period {f.period}")
 else:
     notice = q.build_coverage_notice(
         details, f.period, float(state.profile().evidence.provisional_below_evaluated_share.value)
@@ -175,7 +189,12 @@ for i, kpi in enumerate(KPIS):
     with columns[i % 3].container(border=True):
         label = kpi.headline
         if kpi.id == ANNUAL:
-            label = f"{kpi.headline} {year} (conceito {_grade(value)})"
+            label = _(
+                "{headline} {year} (grade {grade})",
+                headline=kpi.headline,
+                year=year,
+                grade=_grade(value),
+            )
         st.metric(
             label,
             _value_text(kpi, value),
@@ -186,29 +205,29 @@ for i, kpi in enumerate(KPIS):
         if state.may_open(kpi.page):  # a page the role may not open is not registered
             st.page_link(
                 kpi.page,
-                label=f"O que explica: {kpi.page_label}",
+                label=_("What explains it: {page}", page=kpi.page_label),
                 icon=":material/arrow_forward:",
             )
 
 if not indicators.is_empty():
-    st.subheader(f"Todos os indicadores — {to_period(f.period)}")
+    st.subheader(_("All indicators — {period}", period=to_period(f.period)))
     table = indicators.filter(pl.col("period") == f.period)
     units = table["unit"]
     shown = pl.DataFrame(
         [
-            labels.label_indicators(table["indicator"]).alias("Indicador"),
+            labels.label_indicators(table["indicator"]).alias(_("Indicator")),
             pl.Series(
-                "Valor",
+                _("Value"),
                 [
                     to_indicator_value(v, u)
                     for v, u in zip(table["value"].to_list(), units.to_list(), strict=True)
                 ],
             ),
-            format_column(table["numerator"], "quantity").alias("Numerador"),
-            format_column(table["denominator"], "quantity").alias("Denominador"),
-            units.replace_strict(labels.UNIT_LABELS, default=units).alias("Unidade"),
-            labels.to_basis(table["indicator"], table["source"]).alias("Base legal"),
+            format_column(table["numerator"], "quantity").alias(_("Numerator")),
+            format_column(table["denominator"], "quantity").alias(_("Denominator")),
+            units.replace_strict(labels.UNIT_LABELS, default=units).alias(_("Unit")),
+            labels.to_basis(table["indicator"], table["source"]).alias(_("Legal basis")),
         ]
-    ).sort("Indicador")
+    ).sort(_("Indicator"))
     # Every row visible without scrolling inside the table (35 px a row, plus the header).
     st.dataframe(shown, hide_index=True, width="stretch", height=38 + 35 * shown.height)

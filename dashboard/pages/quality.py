@@ -11,6 +11,7 @@ import polars as pl
 import streamlit as st
 
 from core.periods import parse_period
+from core.texts import gettext as _
 from dashboard import state
 from dashboard.format import format_column, to_integer, to_number, to_percent
 from dashboard.queries import quality as q
@@ -20,11 +21,13 @@ tz = state.timezone()
 profile = state.profile()
 period = parse_period(f.period)
 start, end = period.start, period.end
-st.title("Qualidade dos dados")
+st.title(_("Data quality"))
 st.caption(
-    "Sem dados não é o mesmo que sem ônibus: viagens sem GPS nem outra evidência, com o "
-    "veículo ou o feed da operadora em silêncio, ficam “não avaliadas” e fora do ICV, do km e "
-    "das infrações."
+    _(
+        "No data is not the same as no bus: trips without GPS or other evidence, "
+        "with the vehicle or the operator's feed silent, are “not evaluated” and "
+        "left out of the ICV, the km and the infractions."
+    )
 )
 
 days: pl.DataFrame = state.load(q.read_coverage_days, start, end, f.operator_id)
@@ -33,53 +36,53 @@ silent: pl.DataFrame = state.load(q.read_silent_vehicles, start, end, f.operator
 c1, c2, c3, c4 = st.columns(4)
 if days.height:
     share = float(days["n_reporting"].sum()) / max(float(days["n_vehicles"].sum()), 1.0)
-    c1.metric("Veículos-dia com GPS", to_percent(share))
-    c2.metric("Veículos-dia sem nenhum registro", to_integer(days["n_dark"].sum()))
+    c1.metric(_("Vehicle-days with GPS"), to_percent(share))
+    c2.metric(_("Vehicle-days without any record"), to_integer(days["n_dark"].sum()))
 else:
-    c1.metric("Veículos-dia com GPS", "—")
-    c2.metric("Veículos-dia sem nenhum registro", "—")
-c3.metric("Interrupções do feed", to_integer(outages.height))
+    c1.metric(_("Vehicle-days with GPS"), "—")
+    c2.metric(_("Vehicle-days without any record"), "—")
+c3.metric(_("Feed outages"), to_integer(outages.height))
 c4.metric(
-    "Horas de feed interrompido",
+    _("Hours of feed outage"),
     to_number(outages["duration_s"].sum() / 3600 if outages.height else 0, 1),
 )
 
-st.subheader("Cobertura do GPS por dia e operadora")
+st.subheader(_("GPS coverage by day and operator"))
 if days.is_empty():
-    state.empty_notice("cobertura do GPS", "pontual match")
+    state.empty_notice(_("GPS coverage"), "pontual match")
 else:
     st.dataframe(
         pl.DataFrame(
             [
-                format_column(days["service_date"], "date").alias("Dia"),
-                days["operator_id"].alias("Operadora"),
-                format_column(days["n_vehicles"], "integer").alias("Veículos"),
-                format_column(days["n_reporting"], "integer").alias("Com GPS"),
-                format_column(days["n_dark"], "integer").alias("Em silêncio"),
-                format_column(days["reporting_share"], "percent").alias("Cobertura"),
-                format_column(days["n_pings"], "integer").alias("Registros GPS"),
-                format_column(days["n_outages"], "integer").alias("Interrupções do feed"),
-                format_column(days["outage_s"] / 60, "integer").alias("Minutos interrompidos"),
+                format_column(days["service_date"], "date").alias(_("Day")),
+                days["operator_id"].alias(_("Operator")),
+                format_column(days["n_vehicles"], "integer").alias(_("Vehicles")),
+                format_column(days["n_reporting"], "integer").alias(_("With GPS")),
+                format_column(days["n_dark"], "integer").alias(_("Silent")),
+                format_column(days["reporting_share"], "percent").alias(_("Coverage")),
+                format_column(days["n_pings"], "integer").alias(_("GPS records")),
+                format_column(days["n_outages"], "integer").alias(_("Feed outages")),
+                format_column(days["outage_s"] / 60, "integer").alias(_("Minutes of outage")),
             ]
         ),
         hide_index=True,
         width="stretch",
     )
 
-st.subheader("Interrupções do feed das operadoras (BG art. 25)")
+st.subheader(_("Operators' feed outages (BG art. 25)"))
 if outages.is_empty():
-    st.info("Nenhuma interrupção do feed no período.", icon=":material/check_circle:")
+    st.info(_("No feed outage in the period."), icon=":material/check_circle:")
 else:
     st.dataframe(
         pl.DataFrame(
             [
-                format_column(outages["service_date"], "date").alias("Dia"),
-                outages["operator_id"].alias("Operadora"),
-                format_column(outages["started_at"], "local", tz).alias("Início"),
-                format_column(outages["ended_at"], "local", tz).alias("Fim"),
-                format_column(outages["duration_s"] / 60, "integer").alias("Duração (min)"),
+                format_column(outages["service_date"], "date").alias(_("Day")),
+                outages["operator_id"].alias(_("Operator")),
+                format_column(outages["started_at"], "local", tz).alias(_("Start")),
+                format_column(outages["ended_at"], "local", tz).alias(_("End")),
+                format_column(outages["duration_s"] / 60, "integer").alias(_("Duration (min)")),
                 format_column(outages["n_trips_not_evaluated"], "integer").alias(
-                    "Viagens não avaliadas"
+                    _("Trips not evaluated")
                 ),
             ]
         ),
@@ -87,73 +90,78 @@ else:
         width="stretch",
     )
 
-st.subheader("Veículos em silêncio")
+st.subheader(_("Silent vehicles"))
 if silent.is_empty():
-    st.info("Todos os veículos cadastrados enviaram GPS em todos os dias do período.")
+    st.info(_("Every registered vehicle sent GPS on every day of the period."))
 else:
     st.dataframe(
         pl.DataFrame(
             [
-                silent["vehicle_id"].alias("Veículo"),
-                silent["operator_id"].alias("Operadora"),
-                format_column(silent["n_dark_days"], "integer").alias("Dias sem GPS"),
-                format_column(silent["n_days"], "integer").alias("Dias no período"),
-                format_column(silent["last_ping_at"], "local", tz).alias("Último registro"),
+                silent["vehicle_id"].alias(_("Vehicle")),
+                silent["operator_id"].alias(_("Operator")),
+                format_column(silent["n_dark_days"], "integer").alias(_("Days without GPS")),
+                format_column(silent["n_days"], "integer").alias(_("Days in the period")),
+                format_column(silent["last_ping_at"], "local", tz).alias(_("Last record")),
             ]
         ),
         hide_index=True,
         width="stretch",
     )
 
-st.subheader("Cargas fisicamente impossíveis")
+st.subheader(_("Physically impossible loads"))
 limit = profile.crowding.standees_physical_max_per_m2
 loads: pl.DataFrame = state.load(
     q.read_implausible_loads, start, end, f.route_ids, float(limit.value)
 )
 st.caption(
-    f"Acima dos assentos mais {to_number(limit.value, 0)} passageiros em pé por m² "
-    "(limite de plausibilidade, não da lei): erro de contagem ou de localização dos "
-    "embarques, fora dos fatos de lotação."
+    _(
+        "Above the seats plus {standees} standing passengers per m² (a "
+        "plausibility limit, not the law's): an error counting or placing the "
+        "boardings, left out of the crowding facts.",
+        standees=to_number(limit.value, 0),
+    )
 )
 if loads.is_empty():
-    st.info("Nenhuma carga acima da capacidade física no período.")
+    st.info(_("No load above the physical capacity in the period."))
 else:
     st.dataframe(
         pl.DataFrame(
             [
-                format_column(loads["service_date"], "date").alias("Dia"),
-                loads["route_id"].alias("Linha"),
-                loads["trip_id"].alias("Viagem"),
-                loads["vehicle_id"].alias("Veículo"),
-                format_column(loads["max_load"], "integer").alias("Carga máxima"),
-                format_column(loads["n_seats"], "integer").alias("Assentos"),
-                format_column(loads["physical_capacity"], "integer").alias("Capacidade física"),
+                format_column(loads["service_date"], "date").alias(_("Day")),
+                loads["route_id"].alias(_("Line")),
+                loads["trip_id"].alias(_("Trip")),
+                loads["vehicle_id"].alias(_("Vehicle")),
+                format_column(loads["max_load"], "integer").alias(_("Maximum load")),
+                format_column(loads["n_seats"], "integer").alias(_("Seats")),
+                format_column(loads["physical_capacity"], "integer").alias(_("Physical capacity")),
                 loads["count_source"]
-                .replace_strict({"taps": "validações", "apc": "contador"}, default="—")
-                .alias("Origem da contagem"),
+                .replace_strict(
+                    {"taps": _("taps (count source)"), "apc": _("passenger counter")}, default="—"
+                )
+                .alias(_("Count source")),
             ]
         ),
         hide_index=True,
         width="stretch",
     )
 
-st.subheader("Registros rejeitados (quarentena), por motivo e origem")
+st.subheader(_("Rejected records (quarantine), by reason and source"))
 rejected: pl.DataFrame = state.load(q.read_quarantine_summary)
 if rejected.is_empty():
-    st.info("Nenhum registro em quarentena.", icon=":material/check_circle:")
+    st.info(_("No record in quarantine."), icon=":material/check_circle:")
 else:
     st.dataframe(
         pl.DataFrame(
             [
-                rejected["target_table"].alias("Destino"),
-                rejected["source"].alias("Origem"),
-                rejected["reason"].alias("Motivo"),
-                format_column(rejected["n_records"], "integer").alias("Registros"),
-                rejected["example_key"].alias("Exemplo (linha ou mensagem)"),
-                format_column(rejected["last_at"], "local", tz).alias("Último"),
+                rejected["target_table"].alias(_("Target table")),
+                rejected["source"].alias(_("Source")),
+                rejected["reason"].alias(_("Reason")),
+                format_column(rejected["n_records"], "integer").alias(_("Records")),
+                rejected["example_key"].alias(_("Example (line or message)")),
+                format_column(rejected["last_at"], "local", tz).alias(_("Latest")),
             ]
         ),
         hide_index=True,
         width="stretch",
     )
-    st.caption("Consulte os registros com `pontual quarantine`.")
+    st.caption(_("Look the records up with `pontual quarantine`."))

@@ -8,6 +8,7 @@ import polars as pl
 import streamlit as st
 
 from core.periods import parse_period
+from core.texts import gettext as _
 from dashboard import charts, state
 from dashboard.format import format_column, format_yes_no, to_number
 from dashboard.queries import annual as annual_queries
@@ -16,81 +17,88 @@ from dashboard.queries import trends as q
 f = state.filters()
 profile = state.profile()
 year = parse_period(f.period).start.year
-st.title("Tendências e risco")
+st.title(_("Trends and risk"))
 st.caption(
-    f"Meses de {year - 1} e {year}, por operadora. Linhas tracejadas: as faixas do perfil "
-    "(pontuação 0 e 100 de cada parte; notas mínimas dos conceitos) — padrões a fixar por "
-    "decreto (BG art. 58) enquanto o perfil assim as marcar."
+    _(
+        "Months of {previous} and {year}, by operator. Dashed lines: the "
+        "profile's bands (0 and 100 points of each part; the grades' minimum "
+        "scores) — defaults to be fixed by decree (BG art. 58) while the profile "
+        "marks them so.",
+        previous=year - 1,
+        year=year,
+    )
 )
 
 series: pl.DataFrame = state.load(q.read_monthly_series, f.operator_id, year)
 grades: pl.DataFrame = state.load(annual_queries.read_annual_grades, f.operator_id, f.lot_id)
 grade_min = profile.quality.grade_min_points.value
 
-st.subheader("Operadoras em risco")
+st.subheader(_("Operators at risk"))
 risk = q.build_risk(series, grades, float(grade_min["D"]))
 if risk.is_empty():
-    st.info("Nenhuma operadora em risco pelos critérios abaixo.", icon=":material/check_circle:")
+    st.info(_("No operator at risk by the criteria below."), icon=":material/check_circle:")
 else:
     st.dataframe(
         pl.DataFrame(
             [
-                risk["operator_id"].alias("Operadora"),
-                risk["last_grade"].alias("Último conceito"),
-                format_column(risk["recent_icv"], "number").alias("ICV recente (pontos)"),
-                format_column(risk["n_e_consecutive"], "integer").alias("Anos E seguidos"),
-                format_yes_no(risk["is_provisional"], None).alias("Provisório"),
-                risk["reasons"].alias("Por quê"),
+                risk["operator_id"].alias(_("Operator")),
+                risk["last_grade"].alias(_("Latest grade")),
+                format_column(risk["recent_icv"], "number").alias(_("Recent ICV (points)")),
+                format_column(risk["n_e_consecutive"], "integer").alias(_("Years of E in a row")),
+                format_yes_no(risk["is_provisional"], None).alias(_("Provisional")),
+                risk["reasons"].alias(_("Why")),
             ]
         ),
         hide_index=True,
         width="stretch",
     )
 st.caption(
-    "Casos com prazo vencido: página Infrações (processo); os prazos correm em dias úteis "
-    "(BG art. 68-69)."
+    _(
+        "Cases past their deadline: the Infractions page (process); deadlines run "
+        "in working days (BG art. 68-69)."
+    )
 )
 
 if series.is_empty():
-    state.empty_notice("índices mensais por operadora", f"pontual indices --period {year}")
+    state.empty_notice(_("monthly indices by operator"), f"pontual indices --period {year}")
     st.stop()
 
 icv = profile.icv
 panels: tuple[tuple[str, str, str, list[tuple[float, str]]], ...] = (
     (
         "icv_score",
-        "ICV (pontos)",
+        _("ICV (points)"),
         ",.0f",
-        [(float(v), f"mínimo do conceito {g}") for g, v in grade_min.items()],
+        [(float(v), _("minimum for grade {grade}", grade=g)) for g, v in grade_min.items()],
     ),
     (
         "icv_fulfilment",
-        "Cumprimento de viagens",
+        _("Trip fulfilment"),
         ".0%",
         [
-            (icv.fulfilment_band.value[0], "0 ponto"),
-            (icv.fulfilment_band.value[1], "100 pontos"),
+            (icv.fulfilment_band.value[0], _("0 points")),
+            (icv.fulfilment_band.value[1], _("100 points")),
         ],
     ),
     (
         "icv_punctuality",
-        "Pontualidade",
+        _("Punctuality"),
         ".0%",
         [
-            (icv.punctuality_band.value[0], "0 ponto"),
-            (icv.punctuality_band.value[1], "100 pontos"),
+            (icv.punctuality_band.value[0], _("0 points")),
+            (icv.punctuality_band.value[1], _("100 points")),
         ],
     ),
     (
         "breakdowns_per_10000_km",
-        "Quebras por 10.000 km",
+        _("Breakdowns per 10,000 km"),
         ",.1f",
         [
-            (icv.breakdowns_band_per_10000_km.value[0], "0 ponto"),
-            (icv.breakdowns_band_per_10000_km.value[1], "100 pontos"),
+            (icv.breakdowns_band_per_10000_km.value[0], _("0 points")),
+            (icv.breakdowns_band_per_10000_km.value[1], _("100 points")),
         ],
     ),
-    ("iqs", "IQS (pontos)", ",.0f", []),
+    ("iqs", _("IQS (points)"), ",.0f", []),
 )
 left, right = st.columns(2)
 for i, (indicator, title, fmt, bands) in enumerate(panels):
@@ -98,21 +106,25 @@ for i, (indicator, title, fmt, bands) in enumerate(panels):
     with (left if i % 2 == 0 else right).container(border=True):
         st.markdown(f"**{title}**")
         if part.is_empty():
-            st.caption("Sem valores mensais neste período.")
+            st.caption(_("No monthly values in this period."))
         else:
             st.altair_chart(charts.build_monthly_lines(part, title, fmt, bands), width="stretch")
 
-st.subheader("Operadoras lado a lado — último mês com dados")
+st.subheader(_("Operators side by side — latest month with data"))
 last = series.filter(pl.col("month") == pl.col("month").max().over("operator_id"))
 side = last.pivot(on="indicator", index="operator_id", values="value").sort("operator_id")
-columns = [side["operator_id"].alias("Operadora")]
-for indicator, title, fmt, _ in panels:
+columns = [side["operator_id"].alias(_("Operator"))]
+for indicator, title, fmt, _bands in panels:
     if indicator in side.columns:
         kind = "percent" if fmt.endswith("%") else "number"
         columns.append(format_column(side[indicator], kind).alias(title))
 st.dataframe(pl.DataFrame(columns), hide_index=True, width="stretch")
 st.caption(
-    f"Conceitos: A ≥ {to_number(grade_min['A'], 0)}, B ≥ {to_number(grade_min['B'], 0)}, "
-    f"C ≥ {to_number(grade_min['C'], 0)}, D ≥ {to_number(grade_min['D'], 0)} pontos "
-    "(nota anual)."
+    _(
+        "Grades: A ≥ {a}, B ≥ {b}, C ≥ {c}, D ≥ {d} points (annual score).",
+        a=to_number(grade_min["A"], 0),
+        b=to_number(grade_min["B"], 0),
+        c=to_number(grade_min["C"], 0),
+        d=to_number(grade_min["D"], 0),
+    )
 )

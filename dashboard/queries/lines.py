@@ -15,17 +15,20 @@ import polars as pl
 
 from core.store import Store
 from core.tables.matching import RUN_OUTCOMES
+from core.texts import N_, Labels
 from dashboard.queries.snapshot import build_selection, select_rows
 
-OUTCOME_LABELS: dict[str, str] = {
-    "on_time": "no horário",
-    "late": "atrasada",
-    "early": "adiantada",
-    "partial": "parcial",
-    "suppressed": "suprimida",
-    "broken_down": "quebra",
-    "not_evaluated": "não avaliada — sem dados",
-}
+OUTCOME_LABELS = Labels(
+    {
+        "on_time": N_("on time"),
+        "late": N_("late (trip)"),
+        "early": N_("early (trip)"),
+        "partial": N_("partial (trip)"),
+        "suppressed": N_("suppressed (trip)"),
+        "broken_down": N_("breakdown (trip)"),
+        "not_evaluated": N_("not evaluated — no data"),
+    }
+)
 """Trip outcomes in the laws' words (BG art. 57-I)."""
 
 

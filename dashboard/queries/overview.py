@@ -15,6 +15,8 @@ from typing import Any
 import polars as pl
 
 from core.store import Store
+from core.texts import gettext as _
+from core.texts import ngettext
 from dashboard.queries.snapshot import build_selection
 
 INDICATOR_COLUMNS = ("period", "indicator", "numerator", "denominator", "value", "unit", "source")
@@ -98,19 +100,26 @@ def build_coverage_notice(
     missing = rows.get((period, "trips_not_evaluated"))
     parts = []
     if gps is not None and gps.get("value") is not None:
-        parts.append(f"GPS em {to_percent(gps['value'])} das viagens programadas")
-    parts.append(f"{to_percent(share)} das viagens programadas avaliadas")
+        parts.append(_("GPS on {share} of the scheduled trips", share=to_percent(gps["value"])))
+    parts.append(_("{share} of the scheduled trips evaluated", share=to_percent(share)))
     n_missing = (missing or {}).get("value") or 0
     if n_missing:
         parts.append(
-            f"{to_integer(n_missing)} viagens não avaliadas (sem dados), fora do ICV, "
-            "do km e das infrações"
+            ngettext(
+                "{n} trip not evaluated (no data), left out of the ICV, the km and the infractions",
+                "{n} trips not evaluated (no data), left out of the ICV, the km and the "
+                "infractions",
+                int(n_missing),
+                n=to_integer(n_missing),
+            )
         )
-    text = "Cobertura dos dados: " + "; ".join(parts) + "."
+    text = _("Data coverage: {parts}.", parts="; ".join(parts))
     is_provisional = share < provisional_below
     if is_provisional:
-        text = (
-            f"PROVISÓRIO — {text} Abaixo de {to_percent(provisional_below)} avaliadas, os "
-            "índices e a nota não bastam para uma decisão."
+        text = _(
+            "PROVISIONAL — {text} Below {share} evaluated, the indices and the score "
+            "are not enough for a decision.",
+            text=text,
+            share=to_percent(provisional_below),
         )
     return CoverageNotice(text, is_provisional)

@@ -12,6 +12,7 @@ import polars as pl
 
 from core.pt_br import to_number
 from core.store import Store
+from core.texts import gettext as _
 from dashboard.queries.snapshot import ALL
 
 SERIES = (
@@ -81,15 +82,19 @@ def build_risk(
     )
     reasons = pl.concat_list(
         pl.when(pl.col("is_cassacao_watch")).then(
-            pl.lit("vigilância de cassação (conceito E em 3 anos seguidos ou 8 no total)")
+            pl.lit(_("cassação watch (grade E in 3 years in a row or 8 in total)"))
         ),
         pl.when(pl.col("last_grade") == "E").then(
-            pl.format("conceito E em {}", pl.col("last_year"))
+            pl.format(_("grade E in {}"), pl.col("last_year"))
         ),
         pl.when(pl.col("is_heading_for_e")).then(
             pl.lit(
-                f"ICV médio dos últimos {months} meses abaixo de {to_number(e_below, 0)} "
-                "pontos (rumo ao conceito E)"
+                _(
+                    "mean ICV of the last {months} months below {points} points (heading for "
+                    "grade E)",
+                    months=months,
+                    points=to_number(e_below, 0),
+                )
             )
         ),
     ).list.drop_nulls()

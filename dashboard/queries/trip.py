@@ -12,15 +12,19 @@ from datetime import date
 import polars as pl
 
 from core.store import Store
+from core.texts import N_, Labels
+from core.texts import gettext as _
 from dashboard.queries.snapshot import select_rows
 
-EVIDENCE_LABELS: dict[str, str] = {
-    "gps": "GPS (observada)",
-    "gps_gap_credited": "GPS com lacuna creditada",
-    "ticketing": "bilhetagem eletrônica (sem GPS utilizável)",
-    "inspection": "fiscalização in loco",
-    "none": "nenhuma",
-}
+EVIDENCE_LABELS = Labels(
+    {
+        "gps": N_("GPS (observed)"),
+        "gps_gap_credited": N_("GPS with a credited gap"),
+        "ticketing": N_("electronic ticketing (no usable GPS)"),
+        "inspection": N_("on-site inspection"),
+        "none": N_("none (evidence)"),
+    }
+)
 """`trip_outcomes.evidence_class` as the trip page names it: what the outcome rests on
 (BG art. 57 §2: ticketing data and in-loco inspections; art. 77: records as evidence)."""
 
@@ -32,15 +36,20 @@ def to_evidence_text(row: dict) -> str:
     from dashboard.format import to_integer, to_percent
 
     cls = row.get("evidence_class")
-    parts = [f"Evidência: {EVIDENCE_LABELS.get(cls, cls) if cls else '—'}"]
+    parts = [_("Evidence: {evidence}", evidence=EVIDENCE_LABELS.get(cls, cls) if cls else "—")]
     if row.get("gps_minutes_share") is not None:
-        parts.append(f"GPS em {to_percent(row['gps_minutes_share'])} dos minutos programados")
+        parts.append(
+            _("GPS on {share} of the scheduled minutes", share=to_percent(row["gps_minutes_share"]))
+        )
     if row.get("feed_up_share") is not None:
-        parts.append(f"feed da operadora ativo em {to_percent(row['feed_up_share'])}")
+        parts.append(_("operator's feed up {share}", share=to_percent(row["feed_up_share"])))
     if row.get("gps_gap_s"):
         parts.append(
-            f"lacuna de GPS creditada: {to_integer(row['gps_gap_s'] / 60)} min, "
-            f"{to_integer(row.get('gps_gap_m') or 0)} m"
+            _(
+                "credited GPS gap: {minutes} min, {metres} m",
+                minutes=to_integer(row["gps_gap_s"] / 60),
+                metres=to_integer(row.get("gps_gap_m") or 0),
+            )
         )
     return " · ".join(parts)
 

@@ -27,6 +27,8 @@ from core.periods import year_period
 from core.profile import Profile
 from core.pt_br import to_yes_no
 from core.store import Store
+from core.texts import N_
+from core.texts import gettext as _
 from dashboard.format import to_percent, to_quantity
 from dashboard.queries.annual import (
     read_km_term_series,
@@ -63,19 +65,19 @@ from dashboard.reports.model import (
 from dashboard.reports.reproducibility import build_methodology
 
 ICV_PARTS = (
-    ("icv_fulfilment", "Cumprimento de viagens"),
-    ("icv_punctuality", "Pontualidade"),
-    ("breakdowns_per_10000_km", "Quebras por 10.000 km"),
-    ("icv_score_fulfilment", "Pontos cumprimento"),
-    ("icv_score_punctuality", "Pontos pontualidade"),
-    ("icv_score_breakdowns", "Pontos quebras"),
-    ("icv_score", "Nota do ICV"),
+    ("icv_fulfilment", N_("Trip fulfilment")),
+    ("icv_punctuality", N_("Punctuality")),
+    ("breakdowns_per_10000_km", N_("Breakdowns per 10,000 km")),
+    ("icv_score_fulfilment", N_("Fulfilment points")),
+    ("icv_score_punctuality", N_("Punctuality points")),
+    ("icv_score_breakdowns", N_("Breakdown points")),
+    ("icv_score", N_("ICV score")),
 )
 """The ICV's indicators by month (BG art. 57-I) and their column headings."""
 KM_PARTS = (
-    ("km_programmed", "Km programados"),
-    ("km_run", "Km rodados"),
-    ("km_efficiency", "Km rodados ÷ programados"),
+    ("km_programmed", N_("Scheduled km")),
+    ("km_run", N_("Km run")),
+    ("km_efficiency", N_("Km run ÷ scheduled")),
 )
 """The km indicators by month (CGS art. 2, 20-II) and their column headings."""
 HEADLINE_PARTS = ("icv_fulfilment", "icv_punctuality", "breakdowns_per_10000_km")
@@ -89,11 +91,17 @@ def _scope_lines(scopes: pl.DataFrame, scope: str, scope_id: str) -> pl.DataFram
 
 
 SIGNATURE_BLOCK = (
-    "Elaborado por: ______________________________________  Matrícula: ____________  "
-    "Data: ____/____/________",
-    "Conferido por (órgão gestor): ________________________  Matrícula: ____________  "
-    "Data: ____/____/________",
-    "Apreciado pelo conselho (ata nº ________): ___________________________________________",
+    N_(
+        "Prepared by: ______________________________________  Staff no.: ____________  "
+        "Date: ____/____/________"
+    ),
+    N_(
+        "Checked by (managing body): ________________________  Staff no.: ____________  "
+        "Date: ____/____/________"
+    ),
+    N_(
+        "Considered by the council (minutes no. ________): ___________________________________________"
+    ),
 )
 """Lines for who prepared, checked and took note of the dossier: it is a document a renewal
 board signs, not a printout."""
@@ -107,23 +115,33 @@ def build_grade_timeline(grades: pl.DataFrame) -> str | None:
         return None
     letters = " · ".join(f"{y} {g}" for y, g in graded.select("year", "grade").iter_rows())
     watch = graded["is_cassacao_watch"][-1] if "is_cassacao_watch" in graded.columns else None
-    return f"Conceitos por ano: {letters}; alerta de cassação (art. 72-VII): {to_yes_no(watch)}."
+    return _(
+        "Grades by year: {letters}; cassação watch (art. 72-VII): {watch}.",
+        letters=letters,
+        watch=to_yes_no(watch),
+    )
 
 
 def build_cases_paragraph(by_state: pl.DataFrame | None) -> str:
     """The year's infraction cases by state, in words (or why they are not here)."""
     if by_state is None:
-        return "Casos de infração: a base de casos não foi informada na emissão; os casos não constam deste dossiê."
+        return _(
+            "Infraction cases: the case database was not given when this was made; "
+            "the cases are not in this dossier."
+        )
     held = by_state.filter(pl.col("n_cases") > 0)
     if held.height == 0:
-        return "Casos de infração com fato no ano: nenhum."
+        return _("Infraction cases with a fact in the year: none.")
     parts = ", ".join(
-        f"{state} {to_quantity(n)}" + (f" ({to_quantity(late)} com prazo vencido)" if late else "")
+        f"{state} {to_quantity(n)}"
+        + (_(" ({n} past their deadline)", n=to_quantity(late)) if late else "")
         for state, n, late in held.select("state", "n_cases", "n_overdue").iter_rows()
     )
-    return (
-        f"Casos de infração com fato no ano: {to_quantity(int(held['n_cases'].sum()))} — "
-        f"{parts}. Reincidências e sanções contam só casos julgados procedentes (BG art. 65)."
+    return _(
+        "Infraction cases with a fact in the year: {n} — {parts}. Repeats and "
+        "sanctions count only cases judged procedente (BG art. 65).",
+        n=to_quantity(int(held["n_cases"].sum())),
+        parts=parts,
     )
 
 
@@ -144,40 +162,61 @@ def build_summary_paragraphs(
     score = grade.get("annual_score")
     if letter:
         paragraphs.append(
-            f"Conceito {letter} — nota anual {to_quantity(score) if score is not None else '—'} "
-            "pontos. Os critérios de cada veredito, com o artigo e a situação de cada um, e a "
-            "composição da nota estão nas tabelas abaixo."
+            _(
+                "Grade {grade} — annual score {score} points. The criteria of each "
+                "verdict, with each one's article and status, and the make-up of the "
+                "score are in the tables below.",
+                grade=letter,
+                score=to_quantity(score) if score is not None else "—",
+            )
         )
     share = grade.get("evaluated_share")
     if grade.get("is_provisional"):
         limit = profile.evidence.provisional_below_evaluated_share.value
         paragraphs.append(
-            f"PROVISÓRIO: apenas {to_percent(share)} das viagens programadas do ano puderam ser "
-            f"avaliadas (GPS, bilhetagem ou fiscalização), abaixo de {to_percent(limit)}. "
-            "Viagens sem dados não contam como suprimidas nem como realizadas; a nota não basta "
-            "para decidir a renovação."
+            _(
+                "PROVISIONAL: only {share} of the year's scheduled trips could be "
+                "evaluated (GPS, ticketing or inspection), below {limit}. Trips without "
+                "data count neither as suppressed nor as run; the score is not enough to "
+                "decide the renewal.",
+                share=to_percent(share),
+                limit=to_percent(limit),
+            )
         )
     defaults = [
         name
         for name, value in (
-            ("notas mínimas dos conceitos", quality.grade_min_points),
-            ("pesos da nota anual", quality.annual_weight_icv),
-            ("pesos do ICV", icv.weight_fulfilment),
-            ("faixas do ICV", icv.fulfilment_band),
+            (_("the grades' minimum scores"), quality.grade_min_points),
+            (_("the annual score's weights"), quality.annual_weight_icv),
+            (_("the ICV's weights"), icv.weight_fulfilment),
+            (_("the ICV's bands"), icv.fulfilment_band),
         )
         if value.default
     ]
     if defaults:
         paragraphs.append(
-            "Indicativo: " + ", ".join(defaults) + " são padrões do Pontual, a fixar por "
-            "decreto (BG art. 58); o conceito mostra onde a operadora estaria com eles."
+            _(
+                "Indicative: {defaults} are Pontual's defaults, to be fixed by decree (BG art. "
+                "58); the grade shows where the operator would stand with them.",
+                defaults=", ".join(defaults),
+            )
         )
     n_sched = int(completeness["n_scheduled"].sum()) if completeness.height else 0
     n_gps = int(completeness["n_with_gps"].sum()) if completeness.height else 0
     paragraphs.append(
-        f"Cobertura dos dados: GPS em {to_percent(n_gps / n_sched if n_sched else None)} das "
-        f"{to_quantity(n_sched)} viagens programadas do ano"
-        + (f"; {to_percent(share)} avaliadas." if share is not None else ".")
+        _(
+            "Data coverage: GPS on {share_gps} of the year's {n} scheduled trips; {share} "
+            "evaluated.",
+            share_gps=to_percent(n_gps / n_sched if n_sched else None),
+            n=to_quantity(n_sched),
+            share=to_percent(share),
+        )
+        if share is not None
+        else _(
+            "Data coverage: GPS on {share_gps} of the year's {n} scheduled trips.",
+            share_gps=to_percent(n_gps / n_sched if n_sched else None),
+            n=to_quantity(n_sched),
+        )
     )
     timeline = build_grade_timeline(grades) if grades is not None else None
     if timeline:
@@ -256,8 +295,10 @@ def build_annual_dossier(
     observed = read_monthly_judged(store, whole)
 
     # -- tables ------------------------------------------------------------------------------
-    icv_monthly = compute_month_table(indicators, year, tuple(i for i, _ in ICV_PARTS))
-    km_monthly = compute_month_table(indicators, year, tuple(i for i, _ in KM_PARTS)).with_columns(
+    icv_monthly = compute_month_table(indicators, year, tuple(i for i, _label in ICV_PARTS))
+    km_monthly = compute_month_table(
+        indicators, year, tuple(i for i, _label in KM_PARTS)
+    ).with_columns(
         (pl.col("km_efficiency") >= profile.km.efficiency_min_ratio.value).alias("is_km_ok")
     )
     # CGS art. 15-16 / BG art. 49: the tariff worksheet of the year's 12 months; CGS art. 2
@@ -301,36 +342,38 @@ def build_annual_dossier(
     n_sched = int(completeness["n_scheduled"].sum())
     n_runs = int(crowding["n_runs"].sum())
     headlines = [
-        Headline("Conceito", grade.get("grade"), "text"),
-        Headline("Nota anual (pontos)", grade.get("annual_score")),
-        Headline("ICV (pontos)", grade.get("icv_score", year_values.get("icv_score"))),
-        Headline("IQS (pontos)", grade.get("iqs_score")),
+        Headline(_("Grade"), grade.get("grade"), "text"),
+        Headline(_("Annual score (points)"), grade.get("annual_score")),
+        Headline(_("ICV (points)"), grade.get("icv_score", year_values.get("icv_score"))),
+        Headline(_("IQS (points)"), grade.get("iqs_score")),
         *[
-            indicator_headline(label, id, year_values.get(id))
+            indicator_headline(_(label), id, year_values.get(id))
             for id, label in ICV_PARTS
             if id in HEADLINE_PARTS
         ],
         Headline(
-            "Km rodados ÷ programados",
+            _("Km run ÷ scheduled"),
             grade.get("km_efficiency", year_values.get("km_efficiency")),
             "percent",
         ),
-        Headline("Metas de qualidade cumpridas", grade.get("is_quality_goal_met")),
-        Headline("Apto à renovação", grade.get("is_renewal_eligible")),
-        Headline("Alerta de cassação", grade.get("is_cassacao_watch")),
+        Headline(_("Quality goals met"), grade.get("is_quality_goal_met")),
+        Headline(_("Eligible for renewal"), grade.get("is_renewal_eligible")),
+        Headline(_("Cassação watch"), grade.get("is_cassacao_watch")),
         Headline(profile.verdicts.renewal.title, outcomes.get("renewal"), "text"),
         Headline(profile.verdicts.termination.title, outcomes.get("termination", "—"), "text"),
-        Headline("Anos com conceito E (consecutivos)", grade.get("n_e_consecutive"), "integer"),
-        Headline("Anos com conceito E (total)", grade.get("n_e_total"), "integer"),
-        Headline("Infrações sugeridas", infractions.height, "integer"),
-        Headline("Multas sugeridas (URM)", float(infractions["urm"].fill_null(0).sum()), "number"),
+        Headline(_("Years with grade E (consecutive)"), grade.get("n_e_consecutive"), "integer"),
+        Headline(_("Years with grade E (total)"), grade.get("n_e_total"), "integer"),
+        Headline(_("Suggested infractions"), infractions.height, "integer"),
         Headline(
-            "Viagens acima do limite de lotação",
+            _("Suggested fines (URM)"), float(infractions["urm"].fill_null(0).sum()), "number"
+        ),
+        Headline(
+            _("Trips over the crowding limit"),
             int(crowding["n_over_limit"].sum()) / n_runs if n_runs else None,
             "percent",
         ),
         Headline(
-            "Viagens programadas com GPS",
+            _("Scheduled trips with GPS"),
             int(completeness["n_with_gps"].sum()) / n_sched if n_sched else None,
             "percent",
         ),
@@ -339,196 +382,204 @@ def build_annual_dossier(
     tables = [
         ReportTable(
             "icv_mensal",
-            "ICV e suas três partes por mês",
+            _("The ICV and its three parts by month"),
             icv_monthly,
             (
-                Col("month", "Mês", "month"),
-                *[indicator_col(id, label) for id, label in ICV_PARTS],
+                Col("month", _("Month"), "month"),
+                *[indicator_col(id, _(label)) for id, label in ICV_PARTS],
             ),
         ),
         ReportTable(
             "iqs_dimensoes",
-            "IQS por dimensão da pesquisa",
+            _("IQS by survey dimension"),
             iqs_dims,
             (
-                Col("dimension", "Dimensão", "code"),
-                Col("score_100", "Nota (0-100)", "number"),
-                Col("n_surveys", "Pesquisas", "integer"),
-                Col("n_respondents", "Respondentes", "integer"),
+                Col("dimension", _("Dimension"), "code"),
+                Col("score_100", _("Score (0-100)"), "number"),
+                Col("n_surveys", _("Surveys"), "integer"),
+                Col("n_respondents", _("Respondents"), "integer"),
             ),
         ),
         ReportTable(
             "criterios_vereditos",
-            "Critérios de renovação e de cassação/revogação, com o artigo de cada um",
+            _("Criteria of renewal and of cassação/revogação, with each one's article"),
             criteria,
             (
-                Col("verdict_title", "Veredito"),
-                Col("criterion", "Critério"),
-                Col("article", "Artigo"),
-                Col("status_label", "Situação"),
-                Col("value", "Apurado"),
-                Col("threshold", "Limite"),
-                Col("is_law", "Fixado em lei", "bool"),
-                Col("decides", "Decide sozinho", "bool"),
-                Col("note", "Observação"),
+                Col("verdict_title", _("Verdict")),
+                Col("criterion", _("Criterion")),
+                Col("article", _("Article")),
+                Col("status_label", _("Status")),
+                Col("value", _("Found")),
+                Col("threshold", _("Limit")),
+                Col("is_law", _("Set by law"), "bool"),
+                Col("decides", _("Decides alone"), "bool"),
+                Col("note", _("Remark")),
             ),
-            note="'Fixado em lei' falso: critério ou limite padrão do Pontual até o decreto "
-            "(BG art. 58) — o resultado é indicativo.",
+            note=_(
+                "'Set by law' false: a criterion or limit that is Pontual's default until "
+                "the decree (BG art. 58) — the result is indicative."
+            ),
         ),
         ReportTable(
             "composicao_nota",
-            "Composição da nota anual (pontos de cada parte)",
+            _("Make-up of the annual score (points of each part)"),
             breakdown,
             (
-                Col("part", "Parte"),
-                Col("measure", "Medido", "number", 3),
-                Col("points", "Pontos", "number"),
-                Col("weight", "Peso", "number", 2),
-                Col("contribution", "Contribuição", "number"),
-                Col("rule", "Regra"),
-                Col("is_law", "Fixado em lei", "bool"),
+                Col("part", _("Part")),
+                Col("measure", _("Measured"), "number", 3),
+                Col("points", _("Points"), "number"),
+                Col("weight", _("Weight"), "number", 2),
+                Col("contribution", _("Contribution"), "number"),
+                Col("rule", _("Rule")),
+                Col("is_law", _("Set by law"), "bool"),
             ),
         ),
         ReportTable(
             "historico_conceitos",
-            "Histórico de conceitos e alerta de cassação",
+            _("Grade history and cassação watch"),
             grades,
             (
-                Col("year", "Ano", "code"),
+                Col("year", _("Year"), "code"),
                 Col("icv_score", "ICV", "number"),
                 Col("iqs_score", "IQS", "number"),
-                Col("annual_score", "Nota anual", "number"),
-                Col("grade", "Conceito", "code"),
-                Col("km_efficiency", "Km rodados ÷ programados", pct),
-                Col("is_quality_goal_met", "Metas cumpridas", "bool"),
-                Col("is_renewal_eligible", "Apto à renovação", "bool"),
-                Col("n_e_consecutive", "Anos E consecutivos", "integer"),
-                Col("n_e_total", "Anos E no total", "integer"),
-                Col("is_cassacao_watch", "Alerta de cassação", "bool"),
-                Col("is_history", "Informado (histórico)", "bool"),
+                Col("annual_score", _("Annual score"), "number"),
+                Col("grade", _("Grade"), "code"),
+                Col("km_efficiency", _("Km run ÷ scheduled"), pct),
+                Col("is_quality_goal_met", _("Goals met"), "bool"),
+                Col("is_renewal_eligible", _("Eligible for renewal"), "bool"),
+                Col("n_e_consecutive", _("Consecutive E years"), "integer"),
+                Col("n_e_total", _("E years in total"), "integer"),
+                Col("is_cassacao_watch", _("Cassação watch"), "bool"),
+                Col("is_history", _("Supplied (history)"), "bool"),
             ),
         ),
         ReportTable(
             "eficiencia_km",
-            "Eficiência de quilometragem por mês (CGS art. 2, 20-II)",
+            _("Km efficiency by month (CGS art. 2, 20-II)"),
             km_monthly,
             (
-                Col("month", "Mês", "month"),
-                *[indicator_col(id, label) for id, label in KM_PARTS],
-                Col("is_km_ok", "Atinge o mínimo", "bool"),
+                Col("month", _("Month"), "month"),
+                *[indicator_col(id, _(label)) for id, label in KM_PARTS],
+                Col("is_km_ok", _("Reaches the minimum"), "bool"),
             ),
         ),
         ReportTable(
             "eficiencia_km_prazo",
-            "Eficiência de quilometragem ao longo do prazo da concessão, mês a mês (CGS art. "
-            "2, parágrafo único, a)",
+            _(
+                "Km efficiency over the concession's term, month by month (CGS art. 2, "
+                "parágrafo único, a)"
+            ),
             km_term,
             (
-                Col("month", "Mês", "month"),
-                Col("has_data", "Com dados", "bool"),
-                Col("km_run", "Km rodada", "number"),
-                Col("km_programmed", "Km programada", "number"),
-                Col("efficiency", "Rodada ÷ programada", pct),
-                Col("term_efficiency", "Acumulado no prazo", pct),
+                Col("month", _("Month"), "month"),
+                Col("has_data", _("With data"), "bool"),
+                Col("km_run", _("Km run (term)"), "number"),
+                Col("km_programmed", _("Scheduled km (term)"), "number"),
+                Col("efficiency", _("Run ÷ scheduled"), pct),
+                Col("term_efficiency", _("Cumulative over the term"), pct),
             ),
-            note="Mês sem dados fica fora das somas do prazo (não conta como 0 %).",
+            note=_(
+                "A month without data is left out of the term's sums (it does not count as 0 %)."
+            ),
         ),
         ReportTable(
             "planilha_tarifaria",
-            "Planilha da tarifa técnica (CGS art. 15-16; BG art. 26 §2, 49)",
+            _("Technical fare worksheet (CGS art. 15-16; BG art. 26 §2, 49)"),
             tariff_sheet,
             (
-                Col("line", "Linha", "integer"),
-                Col("item", "Item"),
-                Col("value", "Valor", "number", 4),
-                Col("unit", "Unidade"),
-                Col("detail", "Meses"),
-                Col("article", "Base legal"),
+                Col("line", _("Line"), "integer"),
+                Col("item", _("Item")),
+                Col("value", _("Value"), "number", 4),
+                Col("unit", _("Unit")),
+                Col("detail", _("Months")),
+                Col("article", _("Legal basis")),
             ),
-            note="Indicativa: a km rodada medida por GPS substitui a 'rodagem' da bilhetagem.",
+            note=_(
+                "Indicative: the km run measured by GPS stands in for the ticketing's 'rodagem'."
+            ),
         ),
         ReportTable(
             "frota",
-            "Conformidade da frota",
+            _("Fleet compliance"),
             fleet,
             (
-                Col("label", "Indicador"),
-                Col("numerator", "Numerador", "number"),
-                Col("denominator", "Denominador", "number"),
-                Col("value", "Valor", "number", 2),
-                Col("unit", "Unidade", "code"),
-                Col("source", "Fonte"),
+                Col("label", _("Indicator")),
+                Col("numerator", _("Numerator"), "number"),
+                Col("denominator", _("Denominator"), "number"),
+                Col("value", _("Value"), "number", 2),
+                Col("unit", _("Unit"), "code"),
+                Col("source", _("Source (of the value)")),
             ),
         ),
         ReportTable(
             "infracoes_resumo",
-            "Infrações sugeridas por item do Anexo I",
+            _("Suggested infractions by item of Anexo I"),
             infra_summary,
             (
-                Col("group", "Grupo", "code"),
-                Col("item", "Item", "code"),
-                Col("description", "Descrição"),
-                Col("n", "Ocorrências", "integer"),
-                Col("n_repeat", "Reincidências", "integer"),
+                Col("group", _("Group"), "code"),
+                Col("item", _("Item"), "code"),
+                Col("description", _("Description")),
+                Col("n", _("Occurrences"), "integer"),
+                Col("n_repeat", _("Repeats"), "integer"),
                 Col("urm_total", "URM", "number"),
             ),
-            note="Sugestões para um fiscal revisar, nunca multas automáticas (BG art. 77).",
+            note=_("Suggestions for an inspector to review, never automatic fines (BG art. 77)."),
         ),
         ReportTable(
             "infracoes",
-            "Infrações sugeridas, com a evidência",
+            _("Suggested infractions, with the evidence"),
             infraction_rows,
             (
-                Col("occurred_on", "Data", "date"),
-                Col("group", "Grupo", "code"),
-                Col("item", "Item", "code"),
-                Col("route_id", "Linha", "code"),
-                Col("vehicle_id", "Veículo", "code"),
-                Col("fact", "Fato"),
-                Col("evidence", "Evidência"),
-                Col("trip_ids", "Viagens", "code"),
-                Col("ping_ids", "Pings (primeiro-último)", "code"),
-                Col("is_repeat", "Reincidência", "bool"),
+                Col("occurred_on", _("Date"), "date"),
+                Col("group", _("Group"), "code"),
+                Col("item", _("Item"), "code"),
+                Col("route_id", _("Line"), "code"),
+                Col("vehicle_id", _("Vehicle"), "code"),
+                Col("fact", _("Fact")),
+                Col("evidence", _("Evidence")),
+                Col("trip_ids", _("Trips"), "code"),
+                Col("ping_ids", _("Pings (first-last)"), "code"),
+                Col("is_repeat", _("Repeat"), "bool"),
                 Col("urm", "URM", "number"),
             ),
         ),
         ReportTable(
             "lotacao",
-            "Lotação por linha (BG art. 59)",
+            _("Crowding by line (BG art. 59)"),
             crowding,
             (
-                Col("route_id", "Linha", "code"),
-                Col("n_runs", "Viagens com perfil de carga", "integer"),
-                Col("n_over_limit", "Acima do limite", "integer"),
-                Col("over_limit_share", "Parcela acima do limite", pct),
-                Col("max_standees_per_m2", "Máx. em pé por m²", "number", 2),
-                Col("n_hours_action", "Horas que pedem reforço", "integer"),
-                Col("extra_trips_needed", "Viagens extras sugeridas", "integer"),
+                Col("route_id", _("Line"), "code"),
+                Col("n_runs", _("Trips with a load profile"), "integer"),
+                Col("n_over_limit", _("Over the limit"), "integer"),
+                Col("over_limit_share", _("Share over the limit"), pct),
+                Col("max_standees_per_m2", _("Max. standing per m²"), "number", 2),
+                Col("n_hours_action", _("Hours that call for reinforcement"), "integer"),
+                Col("extra_trips_needed", _("Extra trips suggested"), "integer"),
             ),
         ),
         ReportTable(
             "completude",
-            "Completude dos dados por mês",
+            _("Data completeness by month"),
             completeness,
             (
-                Col("month", "Mês", "month"),
-                Col("n_scheduled", "Viagens programadas", "integer"),
-                Col("n_with_outcome", "Viagens avaliadas", "integer"),
-                Col("n_with_gps", "Viagens com GPS", "integer"),
-                Col("share_judged", "Avaliadas ÷ programadas", pct),
-                Col("share_gps", "Com GPS ÷ programadas", pct),
+                Col("month", _("Month"), "month"),
+                Col("n_scheduled", _("Scheduled trips"), "integer"),
+                Col("n_with_outcome", _("Trips evaluated"), "integer"),
+                Col("n_with_gps", _("Trips with GPS"), "integer"),
+                Col("share_judged", _("Evaluated ÷ scheduled"), pct),
+                Col("share_gps", _("With GPS ÷ scheduled"), pct),
             ),
         ),
         ReportTable(
             "metodologia",
-            "Perfil regulatório em vigor: cada valor e sua fonte",
+            _("Regulation profile in force: each value and its source"),
             methodology,
             (
-                Col("key", "Parâmetro", "code"),
-                Col("value", "Valor"),
-                Col("unit", "Unidade", "code"),
-                Col("citation", "Fonte"),
-                Col("is_default", "Padrão a fixar por decreto", "bool"),
+                Col("key", _("Parameter"), "code"),
+                Col("value", _("Value")),
+                Col("unit", _("Unit"), "code"),
+                Col("citation", _("Source (of the value)")),
+                Col("is_default", _("Default to be fixed by decree"), "bool"),
             ),
         ),
     ]
@@ -536,20 +587,20 @@ def build_annual_dossier(
         tables.append(
             ReportTable(
                 "casos_por_estado",
-                "Casos de infração com fato no ano, por estado",
+                _("Infraction cases with a fact in the year, by state"),
                 cases_by_state,
                 (
-                    Col("state", "Estado"),
-                    Col("n_cases", "Casos", "integer"),
-                    Col("n_overdue", "Com prazo vencido", "integer"),
+                    Col("state", _("State")),
+                    Col("n_cases", _("Cases"), "integer"),
+                    Col("n_overdue", _("Past the deadline"), "integer"),
                 ),
-                note="Situação na data de emissão; não faz parte do hash das entradas.",
+                note=_("Status on the day it was made; not part of the input hash."),
             )
         )
     limit = profile.crowding.standees_max_per_m2
     sections = [
         Section(
-            "Vereditos: critérios, artigos e composição da nota",
+            _("Verdicts: criteria, articles and make-up of the score"),
             (),
             (
                 "criterios_vereditos",
@@ -558,103 +609,132 @@ def build_annual_dossier(
             ),
         ),
         Section(
-            "Índice de Cumprimento de Viagens (ICV)",
+            _("Trip Fulfilment Index (ICV)"),
             (
-                "Cumprimento = viagens realizadas ÷ programadas não justificadas (BG art. "
-                "57-I-a); pontualidade = viagens no horário ÷ realizadas (57-I-b); quebras por "
-                "10.000 km rodados (57-I-c). Viagens com justificativa aprovada saem do numerador "
-                "e do denominador (art. 57 §1).",
+                _(
+                    "Fulfilment = trips run ÷ scheduled not justified (BG art. 57-I-a); "
+                    "punctuality = trips on time ÷ run (57-I-b); breakdowns per 10,000 km run "
+                    "(57-I-c). Trips with an approved justification leave the numerator and "
+                    "the denominator (art. 57 §1)."
+                ),
             ),
             ("icv_mensal",),
             (
                 Chart(
-                    "Nota do ICV por mês", "icv_mensal", "month", ("icv_score",), "line", "pontos"
+                    _("ICV score by month"),
+                    "icv_mensal",
+                    "month",
+                    ("icv_score",),
+                    "line",
+                    _("points (axis)"),
                 ),
                 Chart(
-                    "Cumprimento e pontualidade por mês",
+                    _("Fulfilment and punctuality by month"),
                     "icv_mensal",
                     "month",
                     ("icv_fulfilment", "icv_punctuality"),
                     "bar",
-                    "fração (0-1)",
+                    _("fraction (0-1)"),
                 ),
             ),
         ),
         Section(
-            "Índice de Qualidade do Serviço (IQS) e nota anual",
-            ("IQS = média das dimensões da pesquisa com usuários, em 0-100 (BG art. 57-II).",),
+            _("Service Quality Index (IQS) and annual score"),
+            (_("IQS = the mean of the user survey's dimensions, in 0-100 (BG art. 57-II)."),),
             ("iqs_dimensoes", "historico_conceitos"),
             (
                 Chart(
-                    "Nota anual por ano",
+                    _("Annual score by year"),
                     "historico_conceitos",
                     "year",
                     ("annual_score",),
                     "bar",
-                    "pontos",
+                    _("points (axis)"),
                 ),
             ),
         ),
         Section(
-            "Eficiência de quilometragem",
+            _("Km efficiency"),
             (
-                f"Mínimo de {to_quantity(profile.km.efficiency_min_ratio.value * 100)} % dos km "
-                f"programados ({profile.km.efficiency_min_ratio.citation}).",
+                _(
+                    "A minimum of {share} % of the scheduled km ({basis}).",
+                    share=to_quantity(profile.km.efficiency_min_ratio.value * 100),
+                    basis=profile.km.efficiency_min_ratio.citation,
+                ),
             ),
             ("eficiencia_km", "eficiencia_km_prazo"),
         ),
         Section(
-            "Tarifa técnica",
+            _("Technical fare"),
             (
-                "Planilha da tarifa técnica como a lei a calcula (CGS art. 15-16: IPK dos "
-                "passageiros equivalentes dos últimos 12 meses sobre km programados mais km "
-                "ociosos; BG art. 49: médias anuais da bilhetagem). Meses sem dados ficam fora "
-                "das somas e são listados.",
+                _(
+                    "The technical fare worksheet as the law computes it (CGS art. 15-16: the "
+                    "IPK of the last 12 months' equivalent passengers over scheduled plus "
+                    "idle km; BG art. 49: the ticketing's yearly means). Months without data "
+                    "are left out of the sums and listed."
+                ),
             ),
             ("planilha_tarifaria",),
         ),
-        Section("Frota", ("Idade, vistorias, reserva e redução de frota no ano.",), ("frota",)),
         Section(
-            "Infrações sugeridas",
+            _("Fleet"), (_("Age, inspections, reserve and fleet cuts in the year."),), ("frota",)
+        ),
+        Section(
+            _("Suggested infractions"),
             (
-                "Resumo por item do Anexo I. Cada ocorrência, com a evidência e as viagens e "
-                "posições de GPS que a sustentam, está no Anexo — Infrações sugeridas: "
-                "evidências.",
+                _(
+                    "Summary by item of Anexo I. Each occurrence, with the evidence and the trips "
+                    "and GPS positions that support it, is in the Annex — Suggested infractions: "
+                    "evidence."
+                ),
             ),
             ("infracoes_resumo",),
         ),
         Section(
-            "Lotação",
-            (f"Limite de {to_quantity(limit.value)} passageiros em pé por m² ({limit.citation}).",),
+            _("Crowding"),
+            (
+                _(
+                    "A limit of {standees} standing passengers per m² ({basis}).",
+                    standees=to_quantity(limit.value),
+                    basis=limit.citation,
+                ),
+            ),
             ("lotacao",),
         ),
         Section(
-            "Completude dos dados",
+            _("Data completeness"),
             (
-                "Viagens avaliadas: viagens programadas para as quais o casamento com o GPS foi "
-                "executado; com GPS: avaliadas com ao menos uma corrida do veículo registrada "
-                "pelo GPS. Meses sem viagens avaliadas não entram nos índices.",
+                _(
+                    "Trips evaluated: scheduled trips for which the matching with the GPS was "
+                    "run; with GPS: evaluated with at least one run of the vehicle recorded "
+                    "by the GPS. Months without evaluated trips do not enter the indices."
+                ),
             ),
             ("completude",),
         ),
-        Section("Metodologia", build_methodology_paragraphs(profile), ("metodologia",)),
-        Section("Assinaturas", SIGNATURE_BLOCK),
+        Section(_("Methodology"), build_methodology_paragraphs(profile), ("metodologia",)),
+        Section(_("Signatures"), tuple(_(line) for line in SIGNATURE_BLOCK)),
         Section(
-            "Anexo — Infrações sugeridas: evidências",
+            _("Annex — Suggested infractions: evidence"),
             (
-                "Cada ocorrência com o fato, a evidência, as viagens programadas (trip_id) e o "
-                "primeiro e o último ping de GPS das corridas que a sustentam; a íntegra está "
-                "na planilha XLSX e nos arquivos CSV.",
+                _(
+                    "Each occurrence with the fact, the evidence, the scheduled trips (trip_id) "
+                    "and the first and last GPS ping of the runs that support it; the full text "
+                    "is in the XLSX workbook and the CSV files."
+                ),
             ),
             ("infracoes",),
         ),
     ]
-    kind_word = "operadora" if scope == "operator" else "lote"
+    kind_word = _("operator (scope)") if scope == "operator" else _("lot (scope)")
     return finish_report(
         kind="annual",
-        title=f"Dossiê anual de renovação — {kind_word} {scope_id}",
-        subtitle=f"Ano de {year} — BG Lei 6.784/2021, art. 32, 38, 56-58, 72; "
-        "CGS Lei 40/2003, art. 2, 20-II",
+        title=_("Annual renewal dossier — {kind} {id}", kind=kind_word, id=scope_id),
+        subtitle=_(
+            "Year {year} — BG Lei 6.784/2021, art. 32, 38, 56-58, 72; CGS Lei 40/2003, art. 2, "
+            "20-II",
+            year=year,
+        ),
         file_stem=f"dossie-anual-{year}-{scope_id}",
         headlines=headlines,
         sections=sections,
@@ -676,11 +756,11 @@ def build_annual_dossier(
         raw_digests=raw_digests,
         summary=build_summary_paragraphs(profile, grade, completeness, grades, cases_by_state),
         cover=(
-            ("Documento", "Dossiê anual de avaliação para a renovação da concessão"),
-            ("Operadora" if scope == "operator" else "Lote de concessão", scope_id),
-            ("Ano avaliado", str(year)),
-            ("Perfil regulatório", f"{profile.name} ({profile.id})"),
-            ("Gerado por", f"Pontual {__version__}"),
+            (_("Document"), _("Annual evaluation dossier for the renewal of the concession")),
+            (_("Operator") if scope == "operator" else _("Concession lot"), scope_id),
+            (_("Year evaluated"), str(year)),
+            (_("Regulation profile"), f"{profile.name} ({profile.id})"),
+            (_("Made by"), f"Pontual {__version__}"),
         ),
         profile=profile,
         store=store,

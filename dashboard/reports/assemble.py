@@ -12,6 +12,7 @@ import polars as pl
 from core.profile import Profile
 from core.pt_br import to_yes_no
 from core.store import Store
+from core.texts import gettext as _
 from dashboard.reports.model import Col, Headline, ReportData, ReportTable, Section
 from dashboard.reports.reproducibility import (
     build_inputs_table,
@@ -38,9 +39,13 @@ def build_summary_table(headlines: Sequence[Headline]) -> ReportTable:
     frame = pl.DataFrame(rows, schema={"label": pl.String, "value": pl.Float64, "text": pl.String})
     return ReportTable(
         "resumo",
-        "Resumo",
+        _("Summary"),
         frame,
-        (Col("label", "Indicador"), Col("value", "Valor", "number", 4), Col("text", "Texto")),
+        (
+            Col("label", _("Indicator")),
+            Col("value", _("Value"), "number", 4),
+            Col("text", _("Text")),
+        ),
     )
 
 
@@ -81,31 +86,34 @@ def finish_report(
         *tables,
         ReportTable(
             "reproducibilidade",
-            "Reprodutibilidade",
+            _("Reproducibility"),
             repro,
-            (Col("item", "Item"), Col("value", "Valor", "code")),
+            (Col("item", _("Item")), Col("value", _("Value"), "code")),
         ),
         ReportTable(
             "entradas",
-            "Entradas e seus hashes",
+            _("Inputs and their hashes"),
             entries,
             (
-                Col("input", "Entrada", "code"),
-                Col("n_rows", "Linhas", "integer"),
+                Col("input", _("Input"), "code"),
+                Col("n_rows", _("Rows"), "integer"),
                 Col("sha256", "SHA-256", "code"),
             ),
         ),
     ]
     closing = Section(
-        "Reprodutibilidade",
+        _("Reproducibility"),
         (
-            "Os números deste relatório são função das entradas listadas abaixo. O hash das "
-            "entradas é o SHA-256 das linhas de cada tabela lida do banco (ordenadas, sem as "
-            "colunas de data de gravação e de arquivo de origem), dos dados brutos do período "
-            "(pings de GPS e transações de bilhetagem, pelo digest de cada dia), dos arquivos informados pela "
-            "operadora e dos valores do perfil regulatório. Rodar o comando indicado sobre o "
-            "mesmo banco, com os mesmos arquivos e a mesma versão do Pontual, reproduz os mesmos "
-            "números e o mesmo hash.",
+            _(
+                "This report's numbers are a function of the inputs listed below. The "
+                "input hash is the SHA-256 of the rows of each table read from the store "
+                "(sorted, without the columns of write date and source file), of the "
+                "period's raw data (GPS pings and ticketing transactions, by each day's "
+                "digest), of the files the operator supplied and of the regulation "
+                "profile's values. Running the command shown on the same store, with the "
+                "same files and the same version of Pontual, reproduces the same numbers "
+                "and the same hash."
+            ),
         ),
         ("reproducibilidade", "entradas"),
     )

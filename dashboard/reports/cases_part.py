@@ -22,6 +22,7 @@ from cases.reporting import (
 )
 from core.periods import Period
 from core.profile import Profile
+from core.texts import gettext as _
 from dashboard.reports.model import Col, Headline, ReportTable, Section
 
 
@@ -56,81 +57,87 @@ def build_cases_part(
         note = None
     else:
         cases = pl.DataFrame(schema=CASE_REPORT_SCHEMA)
-        note = (
-            "Base de casos não informada: os casos de infração não constam deste relatório "
-            "(PONTUAL_CASES_DB ou o arquivo .cases.sqlite ao lado do banco)."
+        note = _(
+            "Case database not given: the infraction cases are not in this report "
+            "(PONTUAL_CASES_DB or the .cases.sqlite file beside the store)."
         )
     earlier = [period]
-    for _ in range(n_reports - 1):
+    for _step in range(n_reports - 1):
         earlier.insert(0, earlier[0].previous())
     labels = [p.label for p in earlier]
     dues = read_report_dues(db, kind, labels, profile, today)
     by_state = count_cases_by_state(cases)
     headlines = (
-        Headline("Casos de infração no período", cases.height, "integer"),
-        Headline("Casos com prazo vencido", int(cases["is_overdue"].sum()), "integer"),
-        Headline(
-            "Relatórios entregues com atraso ou em atraso", int(dues["is_late"].sum()), "integer"
-        ),
+        Headline(_("Infraction cases in the period"), cases.height, "integer"),
+        Headline(_("Cases past their deadline"), int(cases["is_overdue"].sum()), "integer"),
+        Headline(_("Reports delivered late or overdue"), int(dues["is_late"].sum()), "integer"),
     )
     tables = (
         ReportTable(
             "casos_por_estado",
-            "Casos de infração por estado",
+            _("Infraction cases by state"),
             by_state,
             (
-                Col("state", "Estado"),
-                Col("n_cases", "Casos", "integer"),
-                Col("n_overdue", "Com prazo vencido", "integer"),
+                Col("state", _("State")),
+                Col("n_cases", _("Cases"), "integer"),
+                Col("n_overdue", _("Past the deadline"), "integer"),
             ),
             note=note,
         ),
         ReportTable(
             "casos",
-            "Casos de infração do período e seus prazos",
+            _("The period's infraction cases and their deadlines"),
             cases,
             (
-                Col("case_id", "Caso", "code"),
-                Col("state", "Estado"),
-                Col("operator_id", "Operadora", "code"),
-                Col("item", "Item (Anexo I)", "code"),
-                Col("occurred_on", "Data do fato", "date"),
-                Col("auto_number", "Auto", "code"),
-                Col("pending", "Ato pendente"),
-                Col("due_on", "Prazo", "date"),
-                Col("days_late", "Dias de atraso", "integer"),
-                Col("is_overdue", "Vencido", "bool"),
+                Col("case_id", _("Case"), "code"),
+                Col("state", _("State")),
+                Col("operator_id", _("Operator"), "code"),
+                Col("item", _("Item (Anexo I)"), "code"),
+                Col("occurred_on", _("Date of the fact"), "date"),
+                Col("auto_number", _("Notice"), "code"),
+                Col("pending", _("Pending act")),
+                Col("due_on", _("Deadline"), "date"),
+                Col("days_late", _("Days late"), "integer"),
+                Col("is_overdue", _("Overdue"), "bool"),
             ),
             note=note,
         ),
         ReportTable(
             "prazos_relatorios",
-            "Prazos de entrega dos relatórios",
+            _("Report delivery deadlines"),
             dues,
             (
-                Col("report", "Relatório"),
-                Col("period", "Período", "code"),
-                Col("due_on", "Prazo", "date"),
-                Col("delivered_on", "Entregue em", "date"),
-                Col("status", "Situação"),
-                Col("days_late", "Dias de atraso", "integer"),
-                Col("basis", "Fundamento"),
+                Col("report", _("Report")),
+                Col("period", _("Period"), "code"),
+                Col("due_on", _("Deadline"), "date"),
+                Col("delivered_on", _("Delivered on"), "date"),
+                Col("status", _("Status")),
+                Col("days_late", _("Days late"), "integer"),
+                Col("basis", _("Legal ground")),
             ),
         ),
     )
     section = Section(
-        "Casos de infração e prazos",
+        _("Infraction cases and deadlines"),
         (
-            "Casos de infração cujo fato ocorreu no período, por estado, com o ato pendente e "
-            "o seu prazo: remessa do auto em 15 dias (BG art. 68 §2), defesa e recurso em 15 "
-            "dias úteis (art. 69, 69-III), diligências e julgamento em 90 dias (art. 69-I). "
-            "Dias úteis descontam feriados nacionais, estaduais e municipais.",
-            "Prazos dos relatórios da operadora: o relatório gerencial mensal em até 30 dias "
-            "úteis após o mês (BG art. 62-VII) e o semestral em julho e dezembro (Anexo I, "
-            "XLII). Um relatório é marcado em atraso quando entregue depois do prazo, ou não "
-            "entregue com o prazo vencido.",
-            f"Situação dos casos e dos prazos em {today:%d/%m/%Y}: não faz parte do hash das "
-            "entradas, pois muda com o andamento dos casos.",
+            _(
+                "Infraction cases whose fact happened in the period, by state, with the "
+                "pending act and its deadline: the notice sent within 15 days (BG art. 68 "
+                "§2), defence and appeal within 15 working days (art. 69, 69-III), "
+                "inquiries and judgement within 90 days (art. 69-I). Working days leave "
+                "out national, state and municipal holidays."
+            ),
+            _(
+                "Deadlines of the operator's reports: the monthly management report "
+                "within 30 working days after the month (BG art. 62-VII) and the semester "
+                "one in July and December (Anexo I, XLII). A report is marked late when "
+                "delivered after its deadline, or not delivered with its deadline past."
+            ),
+            _(
+                "Status of the cases and deadlines on {day}: not part of the input hash, "
+                "as it changes as the cases move on.",
+                day=f"{today:%d/%m/%Y}",
+            ),
         ),
         ("casos_por_estado", "casos", "prazos_relatorios"),
     )

@@ -26,11 +26,12 @@ from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTabl
 if TYPE_CHECKING:
     from cases.db import CaseDB
 
+from core.texts import gettext as _
 from dashboard.reports.operation import (
-    LINE_COLUMNS,
     build_line_table,
     compute_line_operation,
     compute_passengers_by_class,
+    line_columns,
     read_operation_inputs,
 )
 
@@ -80,68 +81,74 @@ def build_monthly_report(
     forms = [c for c in FARE_CLASSES if int(by_form[f"n_{c}"].sum()) > 0] or ["full"]
     total_km = float(operation["km_run"].sum())
     headlines = [
-        Headline("Passageiros transportados", int(by_form["n_passengers"].sum()), "integer"),
+        Headline(_("Passengers carried"), int(by_form["n_passengers"].sum()), "integer"),
         *[Headline(FARE_CLASS_LABELS[c], int(by_form[f"n_{c}"].sum()), "integer") for c in forms],
-        Headline("Km rodados", total_km, "number"),
-        Headline("Viagens programadas", int(operation["n_programmed"].sum()), "integer"),
-        Headline("Viagens realizadas", int(operation["n_run"].sum()), "integer"),
+        Headline(_("Km run"), total_km, "number"),
+        Headline(_("Scheduled trips"), int(operation["n_programmed"].sum()), "integer"),
+        Headline(_("Trips run"), int(operation["n_run"].sum()), "integer"),
     ]
     if people is not None:
         headlines += [
-            Headline("Motoristas", int(operation["n_drivers"].fill_null(0).sum()), "integer"),
-            Headline("Fiscais", int(operation["n_inspectors"].fill_null(0).sum()), "integer"),
+            Headline(_("Drivers"), int(operation["n_drivers"].fill_null(0).sum()), "integer"),
+            Headline(_("Inspectors"), int(operation["n_inspectors"].fill_null(0).sum()), "integer"),
         ]
     tables = [
         ReportTable(
             "passageiros_por_forma",
-            "Passageiros transportados por forma de pagamento",
+            _("Passengers carried by payment form"),
             by_form,
             (
-                Col("route_id", "Linha", "code"),
+                Col("route_id", _("Line"), "code"),
                 *[Col(f"n_{c}", FARE_CLASS_LABELS[c], "integer") for c in FARE_CLASSES],
-                Col("n_passengers", "Total", "integer"),
+                Col("n_passengers", _("Total"), "integer"),
             ),
         ),
         ReportTable(
             "operacao_por_linha",
-            "Rodagem, viagens e pessoal por linha",
+            _("Km, trips and staff by line"),
             operation,
             (
-                *LINE_COLUMNS,
-                Col("n_drivers", "Motoristas", "integer"),
-                Col("n_inspectors", "Fiscais", "integer"),
+                *line_columns(),
+                Col("n_drivers", _("Drivers"), "integer"),
+                Col("n_inspectors", _("Inspectors"), "integer"),
             ),
             note=None
             if people is not None
-            else "Motoristas e fiscais não informados: gere o relatório com --staff ARQUIVO "
-            "(route_id,month,n_drivers,n_inspectors).",
+            else _(
+                "Drivers and inspectors not supplied: make the report with --staff FILE "
+                "(route_id,month,n_drivers,n_inspectors)."
+            ),
         ),
     ]
     sections = [
         Section(
-            "Passageiros por forma de pagamento",
+            _("Passengers by payment form"),
             (
-                "Transações da bilhetagem eletrônica do mês (BG art. 26, 49), estratificadas pela "
-                "forma de pagamento, por linha.",
+                _(
+                    "The month's electronic ticketing transactions (BG art. 26, 49), by "
+                    "payment form, by line."
+                ),
             ),
             ("passageiros_por_forma",),
         ),
         Section(
-            "Rodagem, viagens e pessoal",
+            _("Km, trips and staff"),
             (
-                "Viagens realizadas: partiram e chegaram aos terminais, sem justificativa "
-                "aprovada; km rodados limitados ao programado de cada viagem. Motoristas e "
-                "fiscais conforme informado pela operadora.",
+                _(
+                    "Trips run: they left and reached the terminals, without an approved "
+                    "justification; km run capped at each trip's scheduled km. Drivers and "
+                    "inspectors as the operator supplied them."
+                ),
             ),
             ("operacao_por_linha",),
             (
                 Chart(
-                    "Viagens programadas e realizadas por linha",
+                    _("Scheduled trips and trips run by line"),
                     "operacao_por_linha",
                     "route_id",
                     ("n_programmed", "n_run"),
                     "bar",
-                    "viagens",
+                    _("trips (axis)"),
                 ),
             ),
         ),
@@ -155,9 +162,13 @@ def build_monthly_report(
 
     return finish_report(
         kind="monthly",
-        title="Relatório gerencial mensal da operação",
-        subtitle=f"{to_period(period.label)} ({start:%d/%m/%Y} a {end:%d/%m/%Y}) — "
-        "BG Lei 6.784/2021, art. 62, VII",
+        title=_("Monthly operations management report"),
+        subtitle=_(
+            "{period} ({start} to {end}) — BG Lei 6.784/2021, art. 62, VII",
+            period=to_period(period.label),
+            start=f"{start:%d/%m/%Y}",
+            end=f"{end:%d/%m/%Y}",
+        ),
         file_stem=f"relatorio-mensal-{period.label}",
         headlines=headlines,
         sections=sections,
@@ -184,15 +195,17 @@ def add_prediction_accuracy(
     read, which enter the report's input hash."""
     scored = read_prediction_accuracy(store, start, end)
     summary = compute_accuracy_summary(scored)
-    title = "Precisão das previsões do feed ao vivo"
+    title = _("Accuracy of the live feed's predictions")
     if summary.is_empty():
         sections.append(
             Section(
                 title,
                 (
-                    "Nenhuma previsão avaliada no mês: o feed ao vivo (pontual serve) não "
-                    "registrou previsões, ou os dias ainda não foram processados (pontual match "
-                    "e, em seguida, pontual serve avaliam o dia anterior).",
+                    _(
+                        "No prediction evaluated in the month: the live feed (pontual serve) "
+                        "logged no predictions, or the days have not been processed yet (pontual "
+                        "match and then pontual serve score the day before)."
+                    ),
                 ),
             )
         )
@@ -200,38 +213,49 @@ def add_prediction_accuracy(
     dim, key = pl.col("dimension"), pl.col("key")
     rows = summary.filter(dim.is_in(["horizon", "trip", "line"])).with_columns(
         pl.when(dim == "horizon")
-        .then(pl.format("Horizonte ≥ {} min", key))
+        .then(pl.format(_("Horizon ≥ {} min"), key))
         .when(dim == "trip")
-        .then(pl.format("Viagem {}", key.replace({"current": "atual", "next": "seguinte"})))
-        .otherwise(pl.format("Linha {}", key))
+        .then(
+            pl.format(
+                _("Trip {}"),
+                key.replace({"current": _("current (trip)"), "next": _("next (trip)")}),
+            )
+        )
+        .otherwise(pl.format(_("Line {}"), key))
         .alias("group")
     )
     tables.append(
         ReportTable(
             "precisao_previsoes",
-            "Erro das chegadas publicadas e do quadro de horários (segundos)",
+            _("Error of the published arrivals and of the timetable (seconds)"),
             rows,
             (
-                Col("group", "Recorte"),
-                Col("n_predictions", "Previsões", "integer"),
-                Col("mae_s", "Erro médio", "number", 0),
-                Col("p50_s", "Mediana", "number", 0),
+                Col("group", _("Cut")),
+                Col("n_predictions", _("Predictions"), "integer"),
+                Col("mae_s", _("Mean error"), "number", 0),
+                Col("p50_s", _("Median"), "number", 0),
                 Col("p90_s", "P90", "number", 0),
-                Col("timetable_mae_s", "Quadro: erro médio", "number", 0),
-                Col("timetable_p90_s", "Quadro: P90", "number", 0),
-                Col("gain_vs_timetable", "Ganho sobre o quadro", "percent"),
+                Col("timetable_mae_s", _("Timetable: mean error"), "number", 0),
+                Col("timetable_p90_s", _("Timetable: P90"), "number", 0),
+                Col("gain_vs_timetable", _("Gain over the timetable"), "percent"),
             ),
-            note="Com vários dias, mediana e P90 são a média dos percentis diários ponderada "
-            "pelo número de previsões; o erro médio é exato.",
+            note=_(
+                "Over several days, the median and the P90 are the mean of the daily "
+                "percentiles weighted by the number of predictions; the mean error is "
+                "exact."
+            ),
         )
     )
     sections.append(
         Section(
             title,
             (
-                "Cada chegada publicada pelo feed GTFS-RT é comparada, no dia seguinte, com a "
-                "passagem observada do ônibus no ponto (não interpolada), ao lado do erro do "
-                "quadro de horários sozinho (BG art. 25: aplicativo ao passageiro com GPS on-line).",
+                _(
+                    "Each arrival the GTFS-RT feed published is compared, the next day, with "
+                    "the bus's observed passage at the stop (not interpolated), beside the "
+                    "error of the timetable alone (BG art. 25: a passenger app with online "
+                    "GPS)."
+                ),
             ),
             ("precisao_previsoes",),
         )

@@ -18,6 +18,7 @@ from core.periods import Period
 from core.profile import Profile
 from core.store import Store
 from core.tables.observed import FARE_CLASSES
+from core.texts import gettext as _
 from dashboard.queries.filters import read_routes
 from dashboard.queries.fleet import read_register
 from dashboard.queries.lines import read_outcomes
@@ -26,17 +27,20 @@ from dashboard.reports.model import Col
 
 LINE_LEVEL = (("line", "route_id"),)
 
-LINE_COLUMNS = (
-    Col("route_id", "Linha", "code"),
-    Col("line_name", "Nome"),
-    Col("operator_id", "Operadora", "code"),
-    Col("n_passengers", "Passageiros", "integer"),
-    Col("n_programmed", "Viagens programadas", "integer"),
-    Col("n_run", "Viagens realizadas", "integer"),
-    Col("km_programmed", "Km programados", "number"),
-    Col("km_run", "Km rodados", "number"),
-)
-"""The first columns of the per-line table of the semester and monthly reports."""
+
+def line_columns() -> tuple[Col, ...]:
+    """The first columns of the per-line table of the semester and monthly reports."""
+    return (
+        Col("route_id", _("Line"), "code"),
+        Col("line_name", _("Name")),
+        Col("operator_id", _("Operator"), "code"),
+        Col("n_passengers", _("Passengers"), "integer"),
+        Col("n_programmed", _("Scheduled trips"), "integer"),
+        Col("n_run", _("Trips run"), "integer"),
+        Col("km_programmed", _("Scheduled km"), "number"),
+        Col("km_run", _("Km run"), "number"),
+    )
+
 
 LINE_COUNTS = ("n_passengers", "n_programmed", "n_run", "km_programmed", "km_run")
 """What a line without trips or taps counts as 0 in that table."""

@@ -31,6 +31,7 @@ from reportlab.platypus import (
 )
 
 from core.pt_br import to_yes_no
+from core.texts import gettext as _
 from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent, to_period
 from dashboard.reports.model import Chart, Headline, ReportData, ReportTable
 
@@ -144,14 +145,18 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
     grid.setStyle(TableStyle(style))
     out: list[Flowable] = [Paragraph(escape(table.title), TABLE_TITLE)]
     if data.height == 0:
-        out.append(Paragraph("Sem dados no período.", NOTE))
+        out.append(Paragraph(_("No data in the period."), NOTE))
         return out
     out.append(grid)
     notes = []
     if data.height > shown.height:
         notes.append(
-            f"Primeiras {to_integer(shown.height)} de {to_integer(data.height)} linhas; "
-            "todas as linhas estão na planilha XLSX e nos arquivos CSV."
+            _(
+                "First {shown} of {total} rows; every row is in the XLSX workbook and the "
+                "CSV files.",
+                shown=to_integer(shown.height),
+                total=to_integer(data.height),
+            )
         )
     if table.note:
         notes.append(table.note)
@@ -171,7 +176,7 @@ def compute_column_widths(labels: list[str], weights: list[float], width: float)
         for label in labels
     ]
     widths = [width * w / sum(weights) for w in weights]
-    for _ in range(len(widths)):
+    for _round in range(len(widths)):
         short = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w < f]
         if not short:
             break
@@ -214,10 +219,12 @@ def build_cover(report: ReportData) -> list[Flowable]:
         grid,
         Spacer(1, 1.2 * cm),
         Paragraph(
-            "Índices, vereditos e infrações deste documento são calculados a partir das "
-            "viagens programadas, das posições de GPS e da bilhetagem; cada número remete às "
-            "viagens e às posições que o sustentam. Infrações são sugestões para revisão de um "
-            "fiscal, nunca multas automáticas.",
+            _(
+                "This document's indices, verdicts and infractions are computed from the "
+                "scheduled trips, the GPS positions and the ticketing; each number refers "
+                "to the trips and positions that support it. Infractions are suggestions "
+                "for an inspector to review, never automatic fines."
+            ),
             BODY,
         ),
         PageBreak(),
@@ -231,7 +238,7 @@ def build_chart(chart: Chart, table: ReportTable, width: float) -> Flowable:
     drawing = Drawing(width, height + 1.0 * cm)
     drawing.add(String(0, height + 0.55 * cm, chart.title, fontName="Helvetica-Bold", fontSize=9))
     if data.height == 0:
-        drawing.add(String(0, height / 2, "Sem dados no período.", fontSize=8))
+        drawing.add(String(0, height / 2, _("No data in the period."), fontSize=8))
         return drawing
     x_col = next(c for c in table.columns if c.name == chart.x)
     labels = [format_value(v, x_col.kind) for v in data[chart.x].to_list()]
@@ -318,9 +325,11 @@ def to_pdf(report: ReportData, path: str | Path, max_rows: int = MAX_PDF_ROWS) -
         canvas.setFont("Helvetica", 7)
         canvas.setFillColor(colors.grey)
         canvas.drawString(
-            1.5 * cm, 0.7 * cm, f"{report.title} — hash das entradas {report.input_hash}"
+            1.5 * cm,
+            0.7 * cm,
+            _("{title} — input hash {hash}", title=report.title, hash=report.input_hash),
         )
-        canvas.drawRightString(page[0] - 1.5 * cm, 0.7 * cm, f"página {document.page}")
+        canvas.drawRightString(page[0] - 1.5 * cm, 0.7 * cm, _("page {n}", n=document.page))
         canvas.restoreState()
 
     doc.build(story, onFirstPage=footer, onLaterPages=footer)

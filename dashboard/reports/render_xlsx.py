@@ -9,6 +9,7 @@ from typing import Any
 
 import xlsxwriter
 
+from core.texts import gettext as _
 from dashboard.reports.model import Col, ReportData
 
 FIXED_CREATED = datetime(2000, 1, 1)
@@ -39,7 +40,7 @@ def to_xlsx(report: ReportData, path: str | Path) -> Path:
             "title": report.title,
             "subject": report.subtitle,
             "author": "Pontual",
-            "comments": f"hash das entradas {report.input_hash}",
+            "comments": _("input hash {hash}", hash=report.input_hash),
             "created": FIXED_CREATED,
         }
     )

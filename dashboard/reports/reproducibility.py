@@ -20,10 +20,12 @@ import polars as pl
 from core import __version__
 from core.profile import Profile
 from core.pt_br import to_plain, to_yes_no
+from core.texts import N_, gettext
 from dashboard.reports.inputs import compute_file_sha256
 
 VOLATILE = ("computed_at", "ingested_at", "loaded_at", "source")
-DEFAULT_MARK = "padrão, a ser fixado por decreto"
+DEFAULT_MARK = N_("default, to be set by decree")
+"""How the methodology table marks a value the law leaves to a decree (translated where shown)."""
 PROFILE_UNIT_LABELS = {
     "ratio": "fração",
     "years": "anos",
@@ -90,6 +92,7 @@ def build_raw_input_rows(day_digests: pl.DataFrame) -> list[dict[str, Any]]:
             for d, n, h in days.select("service_date", "n_rows", "sha256").iter_rows()
         )
         n_changed = int((days["is_as_recorded"] == False).sum())  # noqa: E712 (null: not recorded)
+        # pt-BR whatever the language: this label enters the input hash (`compute_input_hash`)
         note = f"{days.height} dia(s)" + (
             f", {n_changed} diferente(s) do digest registrado" if n_changed else ""
         )
@@ -152,13 +155,16 @@ def build_reproducibility(
 ) -> pl.DataFrame:
     """item, value: the input hash, Pontual and schema versions, profile and the command."""
     items = [
-        ("Hash das entradas (SHA-256)", input_hash),
-        ("Versão do Pontual", __version__),
-        ("Versão do esquema do banco", str(schema_version)),
-        ("Perfil regulatório", f"{profile.id} (versão {profile.version})"),
-        ("Vigência do perfil", profile.effective_from.strftime("%d/%m/%Y")),
-        ("Lei", profile.law),
-        ("Comando para regenerar", command),
+        (gettext("Input hash (SHA-256)"), input_hash),
+        (gettext("Pontual version"), __version__),
+        (gettext("Store schema version"), str(schema_version)),
+        (
+            gettext("Regulation profile"),
+            gettext("{id} (version {version})", id=profile.id, version=profile.version),
+        ),
+        (gettext("Profile in force from"), profile.effective_from.strftime("%d/%m/%Y")),
+        (gettext("Law"), profile.law),
+        (gettext("Command to make it again"), command),
     ]
     return pl.DataFrame(items, schema={"item": pl.String, "value": pl.String}, orient="row")
 
@@ -185,9 +191,9 @@ def build_methodology(profile: Profile) -> pl.DataFrame:
             "unit": PROFILE_UNIT_LABELS.get(cited.unit, cited.unit),
             "citation": cited.source
             if cited.source
-            else f"{DEFAULT_MARK} ({cited.note})"
+            else f"{gettext(DEFAULT_MARK)} ({cited.note})"
             if cited.note
-            else DEFAULT_MARK,
+            else gettext(DEFAULT_MARK),
             "is_default": cited.default,
         }
         for key, cited in profile.cited_values()

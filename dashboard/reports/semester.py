@@ -21,23 +21,25 @@ from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTabl
 if TYPE_CHECKING:
     from cases.db import CaseDB
 
+from core.texts import N_
+from core.texts import gettext as _
 from dashboard.reports.operation import (
-    LINE_COLUMNS,
     attach_line_names,
     build_line_table,
     compute_line_ipk,
     compute_line_operation,
     compute_passengers_by_class,
+    line_columns,
     read_operation_inputs,
 )
 
 FARE_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("paying", "Pagantes (inteira)", ("full",)),
-    ("student", "Estudantes", ("student",)),
-    ("vale_transporte", "Vale-transporte", ("vale_transporte",)),
-    ("exempt", "Isentos (idosos, PcD, gratuidades)", ("elderly", "disabled", "exempt")),
-    ("integration", "Integrações", ("integration",)),
-    ("other", "Outros", ("other",)),
+    ("paying", N_("Paying (full fare)"), ("full",)),
+    ("student", N_("Students"), ("student",)),
+    ("vale_transporte", N_("Transport voucher"), ("vale_transporte",)),
+    ("exempt", N_("Exempt (elderly, PwD, free passes)"), ("elderly", "disabled", "exempt")),
+    ("integration", N_("Transfers"), ("integration",)),
+    ("other", N_("Other (payment forms)"), ("other",)),
 )
 """The law's groups of passengers (BG Anexo I XLII: 'pagantes, isentos, VT etc.') from the
 fare classes of the taps."""
@@ -50,7 +52,7 @@ def compute_fare_groups(by_class: pl.DataFrame) -> pl.DataFrame:
         "route_id",
         *[
             pl.sum_horizontal([pl.col(f"n_{c}") for c in classes]).cast(pl.Int64).alias(f"n_{g}")
-            for g, _, classes in FARE_GROUPS
+            for g, _label, classes in FARE_GROUPS
         ],
         "n_passengers",
     )
@@ -102,15 +104,15 @@ def build_semester_report(
 
     total_km = float(lines["km_run"].sum())
     total_pass = int(groups["n_passengers"].sum())
-    group_totals = {g: int(groups[f"n_{g}"].sum()) for g, _, _ in FARE_GROUPS}
+    group_totals = {g: int(groups[f"n_{g}"].sum()) for g, _label, _classes in FARE_GROUPS}
     headlines = [
-        Headline("Passageiros transportados", total_pass, "integer"),
-        *[Headline(label, group_totals[g], "integer") for g, label, _ in FARE_GROUPS],
-        Headline("Viagens programadas", int(lines["n_programmed"].sum()), "integer"),
-        Headline("Viagens realizadas", int(lines["n_run"].sum()), "integer"),
-        Headline("Km rodados", total_km, "number"),
+        Headline(_("Passengers carried"), total_pass, "integer"),
+        *[Headline(_(label), group_totals[g], "integer") for g, label, _classes in FARE_GROUPS],
+        Headline(_("Scheduled trips"), int(lines["n_programmed"].sum()), "integer"),
+        Headline(_("Trips run"), int(lines["n_run"].sum()), "integer"),
+        Headline(_("Km run"), total_km, "number"),
         Headline(
-            "IPK do sistema (passageiros/km)",
+            _("System IPK (passengers/km)"),
             total_pass / total_km if total_km else None,
             "number",
             3,
@@ -118,69 +120,86 @@ def build_semester_report(
     ]
 
     line_cols = (
-        *LINE_COLUMNS,
+        *line_columns(),
         Col("ipk", "IPK", "number", 3),
-        Col("ipk_equivalent", "IPK equivalente", "number", 3),
+        Col("ipk_equivalent", _("Equivalent IPK"), "number", 3),
     )
     tables = [
-        ReportTable("linhas", "Passageiros, viagens, km e IPK por linha", lines, line_cols),
+        ReportTable("linhas", _("Passengers, trips, km and IPK by line"), lines, line_cols),
         ReportTable(
             "passageiros_por_classe",
-            "Passageiros transportados por classe tarifária",
+            _("Passengers carried by fare class"),
             groups,
             (
-                Col("route_id", "Linha", "code"),
-                *[Col(f"n_{g}", label, "integer") for g, label, _ in FARE_GROUPS],
-                Col("n_passengers", "Total", "integer"),
+                Col("route_id", _("Line"), "code"),
+                *[Col(f"n_{g}", _(label), "integer") for g, label, _classes in FARE_GROUPS],
+                Col("n_passengers", _("Total"), "integer"),
             ),
-            note="Isentos: idosos, pessoas com deficiência e demais gratuidades; integrações "
-            "são embarques dentro da janela de integração tarifária (BG art. 7-V).",
+            note=_(
+                "Exempt: the elderly, people with a disability and other free passes; "
+                "transfers are boardings within the fare transfer window (BG art. 7-V)."
+            ),
         ),
         ReportTable(
             "ipk_mensal",
-            "Tabela de IPK por linha e mês",
+            _("IPK table by line and month"),
             monthly,
             (
-                Col("route_id", "Linha", "code"),
-                Col("month", "Mês", "month"),
-                Col("n_passengers", "Passageiros", "integer"),
-                Col("equivalent_passengers", "Passageiros equivalentes", "number"),
-                Col("km_run", "Km rodados", "number"),
+                Col("route_id", _("Line"), "code"),
+                Col("month", _("Month"), "month"),
+                Col("n_passengers", _("Passengers"), "integer"),
+                Col("equivalent_passengers", _("Equivalent passengers"), "number"),
+                Col("km_run", _("Km run"), "number"),
                 Col("ipk", "IPK", "number", 3),
-                Col("ipk_equivalent", "IPK equivalente", "number", 3),
+                Col("ipk_equivalent", _("Equivalent IPK"), "number", 3),
             ),
-            note="IPK = passageiros ÷ km rodados; IPK equivalente pondera cada passageiro pela "
-            "fração da tarifa paga (CGS art. 7 §2, 15, 16).",
+            note=_(
+                "IPK = passengers ÷ km run; the equivalent IPK weighs each passenger by "
+                "the share of the fare paid (CGS art. 7 §2, 15, 16)."
+            ),
         ),
     ]
     sections = [
         Section(
-            "Passageiros transportados",
+            _("Passengers carried"),
             (
-                "Passageiros contados pelas transações da bilhetagem eletrônica (BG art. 26, 49), "
-                "por linha e classe tarifária.",
+                _(
+                    "Passengers counted by the electronic ticketing transactions (BG art. 26, "
+                    "49), by line and fare class."
+                ),
             ),
             ("passageiros_por_classe",),
             (
                 Chart(
-                    "Passageiros por linha",
+                    _("Passengers by line"),
                     "linhas",
                     "route_id",
                     ("n_passengers",),
                     "bar",
-                    "passageiros",
+                    _("passengers (axis)"),
                 ),
             ),
         ),
         Section(
-            "Quilometragem, viagens e IPK",
+            _("Km, trips and IPK"),
             (
-                "Viagens realizadas: partiram e chegaram aos terminais, no horário, atrasadas ou "
-                "adiantadas, sem justificativa aprovada; km rodados limitados ao programado de "
-                "cada viagem (o mesmo critério do ICV).",
+                _(
+                    "Trips run: they left and reached the terminals, on time, late or early, "
+                    "without an approved justification; km run capped at each trip's "
+                    "scheduled km (the same rule as the ICV)."
+                ),
             ),
             ("linhas", "ipk_mensal"),
-            (Chart("IPK por linha", "linhas", "route_id", ("ipk",), "bar", "passageiros/km"),),
+            (
+                Chart(
+                    _("IPK by line"),
+                    "linhas",
+                    "route_id",
+                    ("ipk",),
+                    "bar",
+                    _("passengers/km (axis)"),
+                ),
+            ),
         ),
     ]
     inputs = read.hashed()
@@ -190,53 +209,58 @@ def build_semester_report(
             attach_line_names(compute_line_operation(outcomes, by=("month",)), routes, scopes),
         )
         headlines.append(
-            Headline("Custos de manutenção (R$)", float(costs["cost_brl"].sum()), "number", 2)
+            Headline(_("Maintenance costs (R$)"), float(costs["cost_brl"].sum()), "number", 2)
         )
         tables += [
             ReportTable(
                 "custos_manutencao",
-                "Custos de manutenção informados pela operadora",
+                _("Maintenance costs supplied by the operator"),
                 costs,
                 (
-                    Col("operator_id", "Operadora", "code"),
-                    Col("month", "Mês", "month"),
-                    Col("item", "Item"),
-                    Col("cost_brl", "Custo (R$)", "number", 2),
+                    Col("operator_id", _("Operator"), "code"),
+                    Col("month", _("Month"), "month"),
+                    Col("item", _("Item")),
+                    Col("cost_brl", _("Cost (R$)"), "number", 2),
                 ),
             ),
             ReportTable(
                 "custos_por_km",
-                "Custo de manutenção por km rodado",
+                _("Maintenance cost per km run"),
                 per_km,
                 (
-                    Col("operator_id", "Operadora", "code"),
-                    Col("month", "Mês", "month"),
-                    Col("cost_brl", "Custo (R$)", "number", 2),
-                    Col("km_run", "Km rodados", "number"),
-                    Col("cost_per_km_brl", "Custo por km (R$/km)", "number", 3),
+                    Col("operator_id", _("Operator"), "code"),
+                    Col("month", _("Month"), "month"),
+                    Col("cost_brl", _("Cost (R$)"), "number", 2),
+                    Col("km_run", _("Km run"), "number"),
+                    Col("cost_per_km_brl", _("Cost per km (R$/km)"), "number", 3),
                 ),
             ),
         ]
-        text = "Valores informados pela operadora no arquivo de custos de manutenção."
+        text = _("Values the operator supplied in the maintenance costs file.")
         maint_tables: tuple[str, ...] = ("custos_manutencao", "custos_por_km")
     else:
-        text = (
-            "Custos de manutenção não informados: gere o relatório com --maintenance ARQUIVO "
+        text = _(
+            "Maintenance costs not supplied: make the report with --maintenance FILE "
             "(operator_id,month,item,cost_brl)."
         )
         maint_tables = ()
-    sections.append(Section("Custos de manutenção", (text,), maint_tables))
+    sections.append(Section(_("Maintenance costs"), (text,), maint_tables))
 
     part = build_cases_part(cases, profile, "semester", semester, 2, today or local_today(profile))
     headlines += part.headlines
     sections.append(part.section)
     tables += part.tables
 
-    label = f"{n_half}º semestre de {year}"
+    label = _("Semester {half} of {year}", half=n_half, year=year)
     return finish_report(
         kind="semester",
-        title="Relatório semestral da operação",
-        subtitle=f"{label} ({start:%d/%m/%Y} a {end:%d/%m/%Y}) — BG Lei 6.784/2021, Anexo I, item XLII",
+        title=_("Semester operations report"),
+        subtitle=_(
+            "{period} ({start} to {end}) — BG Lei 6.784/2021, Anexo I, item XLII",
+            period=label,
+            start=f"{start:%d/%m/%Y}",
+            end=f"{end:%d/%m/%Y}",
+        ),
         file_stem=f"relatorio-semestral-{year}-{n_half}",
         headlines=headlines,
         sections=sections,

@@ -128,17 +128,19 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if problems:
             parts.append(gettext("raw data changed on {days}", days="; ".join(problems)))
         if absent:
+            # each day's text made apart: pybabel's extractor misses a gettext nested in another
+            missing = [
+                gettext(
+                    "{day} (legal hold of case(s) {cases})",
+                    day=day,
+                    cases=", ".join(map(str, cases)),
+                )
+                for day, cases in absent.items()
+            ]
             parts.append(
                 gettext(
                     "raw data missing from the store and the lake on {days}",
-                    days="; ".join(
-                        gettext(
-                            "{day} (legal hold of case(s) {cases})",
-                            day=day,
-                            cases=", ".join(map(str, cases)),
-                        )
-                        for day, cases in absent.items()
-                    ),
+                    days="; ".join(missing),
                 )
             )
         if bad_cases:

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Third-party packages that cost hundreds of milliseconds or tens of MB each, and the project's
 # own heavy packages (their modules import Polars, DuckDB, numba...).
 HEAVY = (
+    "babel",
     "polars",
     "duckdb",
     "numba",
