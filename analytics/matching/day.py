@@ -324,6 +324,21 @@ def day_window(trips: pl.DataFrame, margin_s: float = 7200.0) -> tuple[object, o
     return lo - timedelta(seconds=margin_s), hi + timedelta(seconds=margin_s)  # type: ignore[operator]
 
 
+def has_scheduled_trips(store: Store, service_date: date) -> bool:
+    """Whether the feed in force on `service_date` schedules any trip that day (True when no
+    feed covers the day: `read_schedule` then says so)."""
+    from ingest.gtfs_feed import compute_feeds_in_force
+
+    in_force = compute_feeds_in_force(store, service_date, service_date)
+    if in_force.height == 0:
+        return True
+    found = store.query(
+        "SELECT count(*) AS n FROM scheduled_trips WHERE service_date = ? AND feed_id = ?",
+        [service_date, str(in_force["feed_id"][0])],
+    )
+    return int(found["n"][0]) > 0
+
+
 def read_schedule(store: Store, service_date: date) -> Schedule:
     """The schedule of one service day, read from the store (or a lake opened as one)."""
     # matching's only import of ingest (the schedule reader); analytics.live has its own
@@ -372,7 +387,15 @@ def read_day_evidence(store: Store, service_date: date, trips: pl.DataFrame) -> 
 def run_match_day(
     store: Store, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
 ) -> dict[str, int]:
-    """Read, match and write one service day (replacing its derived rows). Rows written per table."""
+    """Read, match and write one service day (replacing its derived rows). Rows written per table.
+    A day without scheduled trips (a holiday without service) has nothing to match: its derived
+    rows are cleared, as a re-match of a day whose timetable lost its trips must."""
+    if not has_scheduled_trips(store, service_date):
+        with store.transaction():
+            return {
+                name: store.replace(name, table(name).empty(), "service_date = ?", [service_date])
+                for name in DERIVED_TABLES
+            }
     schedule, pings, incidents = read_day(store, service_date)
     evidence = read_day_evidence(store, service_date, schedule.trips)
     result = match_day(
