@@ -6,6 +6,12 @@ import argparse
 import os
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from pontual.context import Context
 
 PASSWORD_ENV = "PONTUAL_MQTT_PASSWORD"
 
@@ -100,3 +106,15 @@ def engine_lake(args: argparse.Namespace, lake: Path | None) -> str | None:
             hint="write one with `pontual export parquet --lake PATH`",
         )
     return str(chosen)
+
+
+def print_spark_summary(ctx: Context, summary: pl.DataFrame) -> None:
+    """The partitions a Spark run wrote (day, table, rows, partitions), unless --quiet."""
+    if ctx.settings.quiet:
+        return
+    from rich.table import Table
+
+    shown = Table("dia", "tabela", "linhas", "partições")
+    for row in summary.iter_rows():
+        shown.add_row(row[0].isoformat(), row[1], str(row[2]), str(row[3]))
+    ctx.console.print(shown)

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
-from pontual.verbs.arguments import add_engine_arguments, engine_lake, service_date
+from pontual.verbs.arguments import (
+    add_engine_arguments,
+    engine_lake,
+    print_spark_summary,
+    service_date,
+)
 
 if TYPE_CHECKING:
     from analytics.crowding.job import CrowdingResult
@@ -72,8 +77,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _run_spark(args: argparse.Namespace, ctx: Context, start: date, end: date, lake: str) -> int:
     from datetime import timedelta
 
-    from rich.table import Table
-
     from analytics.engines.spark import start_session
     from analytics.engines.spark_crowding import crowd_days_on_spark
 
@@ -85,11 +88,7 @@ def _run_spark(args: argparse.Namespace, ctx: Context, start: date, end: date, l
         summary = crowd_days_on_spark(spark, lake, days, ctx.profile)
     finally:
         spark.stop()
-    if not ctx.settings.quiet:
-        shown = Table("dia", "tabela", "linhas", "partições")
-        for row in summary.iter_rows():
-            shown.add_row(row[0].isoformat(), row[1], str(row[2]), str(row[3]))
-        ctx.console.print(shown)
+    print_spark_summary(ctx, summary)
     return 0
 
 

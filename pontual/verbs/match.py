@@ -17,7 +17,7 @@ from datetime import date, timedelta
 from core.errors import ConfigError
 from pontual.context import Context
 from pontual.messages import gettext
-from pontual.verbs.arguments import service_date
+from pontual.verbs.arguments import add_engine_arguments, print_spark_summary, service_date
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,31 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="processes for the vehicle partitions (each runs two batches at once in threads; "
         "default: one per two cores)",
     )
-    p.add_argument(
-        "--engine",
-        choices=("local", "spark"),
-        default="local",
-        help="local: this machine, the store file (default); spark: Spark jobs over a lake",
-    )
-    p.add_argument(
-        "--master",
-        default="local[2]",
-        help="with --engine spark: the Spark master (local[N] or spark://host:7077)",
-    )
-    p.add_argument(
-        "--lake",
-        help="with --engine spark: the lake to read and write (default: the global --lake)",
-    )
+    add_engine_arguments(p)
     p.add_argument(
         "--batch-pings",
         type=int,
         default=150_000,
         help="pings per vehicle batch, the unit of work (default 150000)",
-    )
-    p.add_argument(
-        "--executor-memory",
-        default="512m",
-        help="with --engine spark: JVM memory per executor (the work runs in Python workers)",
     )
     p.set_defaults(func=run)
 
@@ -123,8 +104,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _run_spark(args: argparse.Namespace, ctx: Context, days: list[date], lake: str) -> int:
     from pathlib import Path
 
-    from rich.table import Table
-
     from analytics.engines.spark import match_days_on_spark, start_session
     from analytics.matching.options import MatchOptions
 
@@ -143,9 +122,5 @@ def _run_spark(args: argparse.Namespace, ctx: Context, days: list[date], lake: s
         )
     finally:
         spark.stop()
-    if not ctx.settings.quiet:
-        shown = Table("dia", "tabela", "linhas", "partições")
-        for row in summary.iter_rows():
-            shown.add_row(row[0].isoformat(), row[1], str(row[2]), str(row[3]))
-        ctx.console.print(shown)
+    print_spark_summary(ctx, summary)
     return 0
