@@ -17,15 +17,21 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+ROOT = Path(__file__).resolve().parent.parent
+TIMED = Path(__file__).resolve().parent / "dashboard_timed.py"
+TIMINGS_ENV = "PONTUAL_BENCH_TIMINGS"  # read by dashboard_timed.py
+PHASES = ("cold", "first", "load", "switch")
 COLD_TARGET_S = 2.0
 LOAD_TARGET_S = 1.0
 SWITCH_TARGET_S = 0.5
@@ -229,73 +235,228 @@ def build_fleet_days(days: pl.Series, n_vehicles: int) -> pl.DataFrame:
     )
 
 
+def _start(tree: Path, store: Path, port: int, log: Path, timings: Path) -> subprocess.Popen[bytes]:
+    """The dashboard of checkout `tree` on `store`, its script runs timed into `timings`
+    (`benchmarks/dashboard_timed.py`); the same Streamlit options for every checkout."""
+    from core.settings import STORE_ENV
+    from dashboard.server import build_command
+
+    options = build_command(port, "127.0.0.1", True)[5:]  # after `-m dashboard.launch run APP`
+    env = {
+        **os.environ,
+        STORE_ENV: str(store.resolve()),
+        "PYTHONPATH": str(tree),
+        TIMINGS_ENV: str(timings),
+    }
+    return subprocess.Popen(
+        [sys.executable, str(TIMED), "run", str(tree / "dashboard" / "app.py"), *options],
+        cwd=tree,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+@dataclass
+class Figures:
+    """What some rounds measured, per (phase, page slug): seconds until the browser showed
+    the page drawn, the server's script-run seconds and the bytes sent to the browser."""
+
+    browser_s: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    server_s: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    sent_b: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    health_s: list[float] = field(default_factory=list)
+    cold_total_s: list[float] = field(default_factory=list)
+
+    def add(self, phase: str, slug: str, seconds: float, runs: list[tuple[float, int]]) -> None:
+        key = (phase, slug)
+        self.browser_s.setdefault(key, []).append(seconds)
+        self.server_s.setdefault(key, []).append(sum(s for s, _b in runs))
+        self.sent_b.setdefault(key, []).append(float(sum(b for _s, b in runs)))
+
+
+class _Runs:
+    """The script runs a server recorded since the last look."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.seen = path, 0
+
+    def take(self) -> list[tuple[float, int]]:
+        lines = self.path.read_text().splitlines() if self.path.exists() else []
+        new, self.seen = lines[self.seen :], len(lines)
+        return [(float(s), int(b)) for s, b in (line.split("\t") for line in new)]
+
+
+def measure_round(
+    tree: Path,
+    store: Path,
+    slugs: list[str],
+    phases: set[str],
+    repeat: int,
+    tmp: Path,
+    figures: Figures,
+) -> None:
+    """One fresh server of checkout `tree` and one fresh browser, added to `figures`: the
+    cold first page, the first visit of each page, then `repeat` times each page by its
+    address and each through the menu."""
+    from dashboard.browser import Browser
+    from dashboard.pages import PAGES, page_url
+    from dashboard.server import free_port, wait_until_ready
+
+    titles = {slug: title for _p, title, slug, _i in PAGES}
+    home = PAGES[0][2]
+    port = free_port()
+    runs = _Runs(tmp / f"timings-{port}.tsv")
+    started = time.perf_counter()
+    process = _start(tree, store, port, tmp / "streamlit.log", runs.path)
+    url = f"http://127.0.0.1:{port}"
+    # A page is drawn when its title is up and no script runs, and stays so for SETTLE_S
+    # (the time counted is until it was first so).
+    wait = {"timeout_s": 60.0, "settle_s": SETTLE_S}
+    try:
+        wait_until_ready(url, 60, process)
+        figures.health_s.append(time.perf_counter() - started)
+        with Browser() as browser:
+            state = browser.open(url, **wait)
+            figures.cold_total_s.append(time.perf_counter() - started - SETTLE_S)
+            figures.add("cold", home, state["ready_after_s"], runs.take())
+            current = home
+            if "first" in phases:  # first visits: nothing of that page cached
+                for slug in (s for s in slugs if s != home):
+                    state = browser.open(f"{url}/{page_url(slug)}", **wait)
+                    figures.add("first", slug, state["ready_after_s"], runs.take())
+                    current = slug
+            for _ in range(repeat):
+                if "load" in phases:  # a page opened by its address: the front end boots
+                    for slug in slugs:
+                        state = browser.open(f"{url}/{page_url(slug)}", **wait)
+                        figures.add("load", slug, state["ready_after_s"], runs.take())
+                        current = slug
+                if "switch" in phases:  # a menu click: the same session reruns
+                    for slug in [*slugs[1:], slugs[0]]:
+                        if slug == current:  # leave it first (not counted)
+                            other = next(s for _p, _t, s, _i in PAGES if s != slug)
+                            browser.click_page(page_url(other), titles[other], **wait)
+                            runs.take()
+                        state = browser.click_page(page_url(slug), titles[slug], **wait)
+                        figures.add("switch", slug, state["ready_after_s"], runs.take())
+                        current = slug
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _median(values: list[float] | None) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(name: str, figures: Figures, slugs: list[str], phases: list[str]) -> None:
+    """One checkout's medians: the cold start, then per page and phase the browser time, the
+    server's script-run time and the kilobytes sent."""
+    cold = _median(figures.browser_s.get(("cold", slugs[0])))
+    print(
+        f"[{name}] cold start: server healthy after {_median(figures.health_s):.2f} s; first "
+        f"page drawn {cold:.2f} s after the browser asked (server "
+        f"{_median(figures.server_s.get(('cold', slugs[0]))):.2f} s; "
+        f"{_median(figures.cold_total_s):.2f} s from the process' start); "
+        f"target <= {COLD_TARGET_S:g} s " + ("met" if cold <= COLD_TARGET_S else "NOT met")
+    )
+    shown = [p for p in PHASES if p in phases and p != "cold"]
+    print(
+        f"[{name}] {'page':<16}" + "".join(f" {p + ' s':>9} {'server':>6} {'kB':>5}" for p in shown)
+    )
+    for slug in slugs:
+        cells = "".join(
+            f" {_median(figures.browser_s.get((p, slug))):>9.2f}"
+            f" {_median(figures.server_s.get((p, slug))):>6.2f}"
+            f" {_median(figures.sent_b.get((p, slug))) / 1000:>5.0f}"
+            for p in shown
+        )
+        print(f"[{name}] {slug:<16}{cells}")
+    for phase, target in (("load", LOAD_TARGET_S), ("switch", SWITCH_TARGET_S)):
+        medians = [_median(figures.browser_s.get((phase, s))) for s in slugs]
+        if phase in phases and medians:
+            worst = max(medians)
+            print(
+                f"[{name}] slowest page {phase} (median) {worst:.2f} s; target <= {target:g} s "
+                + ("met" if worst <= target else "NOT met")
+            )
+
+
+def report_ratios(base: Figures, this: Figures, slugs: list[str], phases: list[str]) -> None:
+    """This tree over the base, per page and phase (browser time and server time), and the
+    median ratio of each phase over the pages."""
+    shown = [p for p in PHASES if p in phases]
+    print(f"[ratio this/base] {'page':<16}" + "".join(f" {p:>7} {'server':>6}" for p in shown))
+    per_phase: dict[str, list[float]] = {}
+    for slug in slugs:
+        cells = ""
+        for phase in shown:
+            key = (phase, slug)
+            if key not in this.browser_s:
+                cells += f" {'':>7} {'':>6}"
+                continue
+            ratio = _median(this.browser_s[key]) / _median(base.browser_s.get(key))
+            server = _median(this.server_s[key]) / _median(base.server_s.get(key))
+            per_phase.setdefault(phase, []).append(ratio)
+            cells += f" {ratio:>7.2f} {server:>6.2f}"
+        print(f"[ratio this/base] {slug:<16}{cells}")
+    print(
+        "[ratio this/base] median over pages: "
+        + ", ".join(f"{p} {_median(r):.2f}x" for p, r in per_phase.items())
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    from dashboard.pages import PAGES
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vehicles", type=int, default=300)
     parser.add_argument("--days", type=int, default=365)
-    parser.add_argument("--repeat", type=int, default=3, help="cached visits per page (median)")
+    parser.add_argument("--repeat", type=int, default=3, help="visits per page and round")
+    parser.add_argument(
+        "--store", type=Path, default=None, help="the year store: reused if it exists, else built"
+    )
+    parser.add_argument(
+        "--pages", default="", help="comma-separated page slugs (default: every page)"
+    )
+    parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help=f"some of {','.join(PHASES)} (cold is always run)",
+    )
+    parser.add_argument(
+        "--base", type=Path, default=None, help="another checkout to time, interleaved"
+    )
+    parser.add_argument("--rounds", type=int, default=None, help="fresh servers per checkout")
     args = parser.parse_args(argv)
-    from dashboard.browser import Browser
-    from dashboard.pages import PAGES, page_url
-    from dashboard.server import free_port, start_server, wait_until_ready
+    every = [slug for _p, _t, slug, _i in PAGES]
+    slugs = [s for s in every if s in set(args.pages.split(","))] if args.pages else every
+    if not slugs or slugs[0] != every[0]:
+        slugs = [every[0], *slugs]  # the cold start opens the first page
+    phases = [p for p in PHASES if p in set(args.phases.split(",")) | {"cold"}]
+    rounds = args.rounds or (3 if args.base else 1)
+    trees = ([("base", args.base.resolve())] if args.base else []) + [("this tree", ROOT)]
 
     with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "pontual.duckdb"
-        t0 = time.perf_counter()
-        counts = build_year_store(store, args.vehicles, args.days)
-        print(f"store: {counts} built in {time.perf_counter() - t0:.1f} s")
-        port = free_port()
-        started = time.perf_counter()
-        process = start_server(store, port, "127.0.0.1", log=Path(tmp) / "streamlit.log")
-        url = f"http://127.0.0.1:{port}"
-        try:
-            wait_until_ready(url, 60, process)
-            health_s = time.perf_counter() - started
-            # A page is drawn when its title is up and no script runs, and stays so for
-            # SETTLE_S (the time counted is until it was first so).
-            wait = {"timeout_s": 60.0, "settle_s": SETTLE_S}
-            with Browser() as browser:
-                cold_first = browser.open(url, **wait)["ready_after_s"]
-                cold_total = time.perf_counter() - started - SETTLE_S
-                first: dict[str, float] = {}
-                reload: dict[str, list[float]] = {slug: [] for _p, _t, slug, _i in PAGES}
-                click: dict[str, list[float]] = {slug: [] for _p, _t, slug, _i in PAGES}
-                for _path, _title, slug, _icon in PAGES[1:]:  # first visits: nothing cached
-                    state = browser.open(f"{url}/{page_url(slug)}", **wait)
-                    first[slug] = state["ready_after_s"]
-                first[PAGES[0][2]] = cold_first
-                for _ in range(args.repeat):
-                    for _path, _title, slug, _icon in PAGES:  # a page opened by its address
-                        state = browser.open(f"{url}/{page_url(slug)}", **wait)
-                        reload[slug].append(state["ready_after_s"])
-                    for _path, title, slug, _icon in [*PAGES[1:], PAGES[0]]:  # menu clicks
-                        state = browser.click_page(page_url(slug), title, **wait)
-                        click[slug].append(state["ready_after_s"])
-                print(f"load average (1 min) during the run: {os.getloadavg()[0]:.1f}")
-                print(
-                    f"cold start: server healthy after {health_s:.2f} s; first page drawn "
-                    f"{cold_first:.2f} s after the browser asked ({cold_total:.2f} s from the "
-                    f"process' start); target <= {COLD_TARGET_S:g} s "
-                    + ("met" if cold_first <= COLD_TARGET_S else "NOT met")
+        store = args.store or Path(tmp) / "pontual.duckdb"
+        if not store.exists():
+            t0 = time.perf_counter()
+            counts = build_year_store(store, args.vehicles, args.days)
+            print(f"store: {counts} built in {time.perf_counter() - t0:.1f} s", flush=True)
+        figures = {name: Figures() for name, _tree in trees}
+        for r in range(rounds):
+            for name, tree in trees:
+                measure_round(
+                    tree, store, slugs, set(phases), args.repeat, Path(tmp), figures[name]
                 )
-                print(f"{'page':<18} {'first s':>8} {'load s':>7} {'switch s':>9}")
-                worst_load = worst_switch = 0.0
-                for _path, _title, slug, _icon in PAGES:
-                    r, c = statistics.median(reload[slug]), statistics.median(click[slug])
-                    worst_load, worst_switch = max(worst_load, r), max(worst_switch, c)
-                    print(f"{slug:<18} {first[slug]:>8.2f} {r:>7.2f} {c:>9.2f}")
-                for what, worst, target in (
-                    ("page load", worst_load, LOAD_TARGET_S),
-                    ("page switch", worst_switch, SWITCH_TARGET_S),
-                ):
-                    verdict = "met" if worst <= target else "NOT met"
-                    print(
-                        f"slowest {what} (median of {args.repeat}) {worst:.2f} s; "
-                        f"target <= {target:g} s {verdict}"
-                    )
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
+                print(
+                    f"round {r + 1} {name} done (load average {os.getloadavg()[0]:.1f})", flush=True
+                )
+        for name, _tree in trees:
+            report(name, figures[name], slugs, phases)
+        if args.base:
+            report_ratios(figures["base"], figures["this tree"], slugs, phases)
     return 0
 
 
