@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -21,12 +22,9 @@ from core.store import Store
 from core.texts import gettext as _
 from dashboard.queries.annual import read_annual_scopes
 from dashboard.queries.filters import read_outcome_months
-from dashboard.reports.annual import build_annual_dossier
-from dashboard.reports.model import ReportData
-from dashboard.reports.monthly import build_monthly_report
-from dashboard.reports.render_pdf import to_pdf
-from dashboard.reports.render_xlsx import to_xlsx
-from dashboard.reports.semester import build_semester_report
+
+if TYPE_CHECKING:  # the builders and renderers (ReportLab) load on the first download
+    from dashboard.reports.model import ReportData
 
 FORMATS = {
     "pdf": "application/pdf",
@@ -94,6 +92,10 @@ def build_offered_report(
     """Build one offered report with the builders of `dashboard.reports` (no entered CSVs:
     maintenance costs and staff stay blank, as in `pontual report` without them); `cases`: the
     case database, for the cases by state and their deadlines."""
+    from dashboard.reports.annual import build_annual_dossier
+    from dashboard.reports.monthly import build_monthly_report
+    from dashboard.reports.semester import build_semester_report
+
     if offer.kind == "annual":
         return build_annual_dossier(
             store,
@@ -110,6 +112,9 @@ def build_offered_report(
 
 def to_report_bytes(report: ReportData, fmt: str) -> bytes:
     """The report rendered as `fmt` ('pdf' or 'xlsx'), as bytes."""
+    from dashboard.reports.render_pdf import to_pdf
+    from dashboard.reports.render_xlsx import to_xlsx
+
     render = {"pdf": to_pdf, "xlsx": to_xlsx}[fmt]
     with tempfile.TemporaryDirectory(prefix="pontual-report-") as tmp:
         return render(report, Path(tmp) / f"{report.file_stem}.{fmt}").read_bytes()
