@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal, localcontext
+from functools import cache
 from typing import Any
 
+from babel import Locale
 from babel.dates import format_date
-from babel.numbers import format_decimal
+from babel.numbers import NumberPattern, format_decimal, parse_pattern
 
 from core.texts import N_, Labels
 
@@ -26,6 +28,19 @@ LOCALE = "pt_BR"
 
 MISSING = "—"
 """What a missing value shows as."""
+
+
+@cache
+def _locale() -> Locale:
+    """The parsed locale, read on first use: given a name, Babel parses it again on every
+    call (half the time of formatting a number)."""
+    return Locale.parse(LOCALE)
+
+
+@cache
+def _pattern(decimals: int) -> NumberPattern:
+    """The parsed pattern of a number with `decimals` decimal places (1.234,5)."""
+    return parse_pattern("#,##0" + ("." + "0" * decimals if decimals > 0 else ""))
 
 
 def is_missing(value: Number) -> bool:
@@ -41,8 +56,7 @@ def to_number(value: Number, decimals: int = 1) -> str:
         number = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals))
         if number == 0:
             number = abs(number)  # no '-0,0'
-        pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "")
-        return format_decimal(number, format=pattern, locale=LOCALE)
+        return format_decimal(number, format=_pattern(decimals), locale=_locale())
 
 
 def to_plain(value: Number) -> str:
@@ -77,7 +91,7 @@ def to_date(value: date | datetime | None) -> str:
     """A date as dd/mm/aaaa."""
     if value is None:
         return MISSING
-    return format_date(value, "dd/MM/yyyy", locale=LOCALE)
+    return format_date(value, "dd/MM/yyyy", locale=_locale())
 
 
 YES_NO = Labels({True: N_("yes"), False: N_("no")})

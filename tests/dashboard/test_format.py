@@ -55,3 +55,21 @@ def test_periods_read_and_step_back() -> None:
     assert to_period("2025-04..2026-03") == "01/04/2025 a 31/03/2026"
     assert to_period("2026") == "2026"
     assert to_period("not a period") == "not a period"
+
+
+def test_a_column_repeating_values_reads_as_each_value_alone() -> None:
+    """format_column formats each distinct value once (speed); the text of every cell is the
+    one its value gets alone, repeated values, zero signs, NaN and nulls included."""
+    values = [1105.0, 0.0, -0.0, 1105.0, None, float("nan"), 1.25, 1.25, -3.5, 0.0]
+    column = pl.Series("n", values)
+    assert format_column(column, "number").to_list() == [to_number(v) for v in values]
+    assert format_column(column, "number").to_list()[:6] == [
+        "1.105,0",
+        "0,0",
+        "0,0",
+        "1.105,0",
+        "—",
+        "—",
+    ]
+    counts = pl.Series("c", [3, 3, 12345, None, 3], dtype=pl.Int64)
+    assert format_column(counts, "integer").to_list() == ["3", "3", "12.345", "—", "3"]
