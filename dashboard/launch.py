@@ -22,10 +22,22 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import logging
+import os
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
 
 from streamlit import delta_generator
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web.cli import main
+from websockets.sync.client import connect
+from websockets.typing import Subprotocol
 
 from core.errors import PontualError
 from core.profile import load_profile
@@ -63,14 +75,86 @@ PRELOAD = (
 )
 """Imported before the server starts (none of them makes a Streamlit cache)."""
 
+PREWARM_ENV = "PONTUAL_DASHBOARD_PREWARM"
+"""'0' turns the warm-up session off (`prewarm`)."""
+
 
 def run() -> None:
-    """Streamlit's `main`, its page-folder discovery off (it reads `sys.argv` itself)."""
+    """Streamlit's `main`, its page-folder discovery off (it reads `sys.argv` itself), the
+    process warmed (`warm`) and, once the server answers, every page run once (`prewarm`)."""
     # A class attribute read once per process; `st.navigation` sets the same value on its
     # first call. Checked by tests/dashboard/test_browser_links.py on a fresh server.
     PagesManager.uses_pages_directory = False
     warm()
+    if os.environ.get(PREWARM_ENV, "1") != "0":
+        threading.Thread(target=prewarm, args=(sys.argv,), name="prewarm", daemon=True).start()
     main(prog_name="streamlit")
+
+
+def _option(argv: Sequence[str], name: str, default: str) -> str:
+    """The value of Streamlit option `name` ('--server.port') on a command line."""
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return default
+
+
+def prewarm(argv: Sequence[str], timeout_s: float = 300.0) -> dict[str, str | None]:
+    """Once the server of command line `argv` answers, open one session on it, as a browser
+    does (the websocket), and run each page of the planners' dashboard in turn with the
+    default filters, the first page first (the public app: its page): the snapshot is open,
+    the scripts compiled and the default selection's reads cached before anyone asks (ADR
+    0108). Without a login (a dashboard on the loopback) that is every page's data; behind a
+    login, only the login page runs. Best effort: a failure leaves the caches cold, no more.
+    Returns the URL path of each page run and the title it drew (None: none)."""
+    from dashboard.pages import PAGES
+
+    host = _option(argv, "--server.address", "127.0.0.1")
+    host = "127.0.0.1" if host in ("", "0.0.0.0") else host  # a listen-all address
+    base = f"{host}:{_option(argv, '--server.port', '8501')}"
+    app = Path(argv[argv.index("run") + 1]) if "run" in argv[:-1] else None
+    paths = [slug for _p, _t, slug, _i in PAGES] if app and app.name == "app.py" else [""]
+    paths[0] = ""  # the first page is served at the root
+    done: dict[str, str | None] = {}
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not _healthy(f"http://{base}"):
+            if time.monotonic() > deadline:
+                return done
+            time.sleep(0.2)
+        with connect(
+            f"ws://{base}/_stcore/stream",
+            subprotocols=[Subprotocol("streamlit")],
+            max_size=None,
+            open_timeout=30,
+        ) as session:
+            for path in paths:
+                request = BackMsg()
+                request.rerun_script.page_name = path
+                request.rerun_script.query_string = ""
+                session.send(request.SerializeToString())
+                reply, title = ForwardMsg(), None
+                while reply.WhichOneof("type") != "script_finished":
+                    reply.ParseFromString(
+                        session.recv(timeout=max(1.0, deadline - time.monotonic()))
+                    )
+                    heading = reply.delta.new_element.heading
+                    if title is None and heading.tag == "h1":
+                        title = heading.body
+                done[path] = title
+    except Exception:  # best effort: a failed warm-up leaves the caches cold
+        logging.getLogger(__name__).debug("dashboard warm-up stopped", exc_info=True)
+    return done
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as reply:
+            return bool(reply.status == 200)
+    except (OSError, ValueError):
+        return False
 
 
 def warm() -> None:
@@ -82,11 +166,12 @@ def warm() -> None:
     Streamlit collects after every script run (`runner.postScriptGC`), and walking the
     libraries' 200 000 objects took 0.35 s of every page view."""
     from core.settings import Settings
-    from core.texts import catalogue
+    from core.texts import catalogue, language
 
     for name in PRELOAD:
         importlib.import_module(name)
-    catalogue()  # pt-BR, the default
+    if language() != "en":
+        catalogue(language())  # cached by its argument, as `gettext` passes it
     with contextlib.suppress(PontualError):  # a bad profile is the page's to report
         load_profile(Settings.resolve().profile_id)
     delta_generator._use_warning_has_been_displayed = True

@@ -1,7 +1,8 @@
 """Deep links on a freshly started dashboard, in headless Chromium (issue #20): the first
 request a new server process answers may be any page's address, and it opens that page; an
 address that is no page gets a pt-BR page, never Streamlit's English "Page not found" dialog.
-Each test starts its own server: only the first script run of a process is "cold"."""
+Each test starts its own server: only the first script run of a process is "cold" (the
+warm-up session of `dashboard.launch.prewarm` is off here, so the browser's run is that one)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.browser import Browser
+from dashboard.launch import PREWARM_ENV
 from dashboard.server import free_port, start_server, wait_until_ready
 from tests.dashboard.test_browser import _require_chromium
 
@@ -22,7 +24,7 @@ TIMEOUT_S = 60.0
 def _fresh_server(store: Path, log: Path) -> Iterator[str]:
     _require_chromium()
     port = free_port()
-    process = start_server(store, port, "127.0.0.1", log=log)
+    process = start_server(store, port, "127.0.0.1", log=log, env={PREWARM_ENV: "0"})
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until_ready(url, 60, process)
