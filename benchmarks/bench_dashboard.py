@@ -1,15 +1,27 @@
 """Dashboard speed: time to a rendered page in headless Chromium for every page, on a store
 holding one year of a 300-bus city (issue 20's targets): the first page after a cold start
 (a fresh server process; target <= 2 s from the browser's request, also shown from the
-process' start), the first visit of each page (empty caches), a page loaded by its address (a
-new session: the whole front end boots; target <= 1 s) and a page switch through the sidebar
-menu (what a planner does; target <= 0.5 s). Medians of `--repeat` runs.
+process' start), the first visit of each page in that browser (the server's warm-up session,
+ADR 0108, may have run the page already), a page loaded by its address (a new session: the
+whole front end boots; target <= 1 s) and a page switch through the sidebar menu (what a
+planner does; target <= 0.5 s). Medians of `--repeat` visits per round, over `--rounds`
+fresh servers.
+
+Beside each browser time: the server's script-run seconds and the kilobytes it sent for that
+view (`benchmarks/dashboard_timed.py` wraps the server), which tell the server's share from
+the browser's. On a busy machine only the server figures and the ratios of two checkouts
+timed back to back mean much: `--base CHECKOUT` (e.g. a `git worktree` of main) times that
+checkout's dashboard and this one in interleaved rounds and prints this/base per page and
+phase.
 
 The year is written straight into the derived tables (trip outcomes for every scheduled trip
 of the year, stop visits, indicators per line and month, fleet days) with vectorised Polars,
-so the figure measures the dashboard, not the pipeline that would fill them.
+so the figure measures the dashboard, not the pipeline that would fill them. `--store PATH`
+keeps it there for the next run (built when absent).
 
     .venv/bin/python -m benchmarks.bench_dashboard [--vehicles 300] [--days 365]
+        [--store PATH] [--pages linhas,lotacao] [--phases first,load,switch] [--repeat 3]
+        [--base CHECKOUT] [--rounds N]
 """
 
 from __future__ import annotations
@@ -267,6 +279,8 @@ class Figures:
     sent_b: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     health_s: list[float] = field(default_factory=list)
     cold_total_s: list[float] = field(default_factory=list)
+    warm_up_s: list[float] = field(default_factory=list)
+    """Script-run seconds of the server's own warm-up session (0 without one)."""
 
     def add(self, phase: str, slug: str, seconds: float, runs: list[tuple[float, int]]) -> None:
         key = (phase, slug)
@@ -276,15 +290,27 @@ class Figures:
 
 
 class _Runs:
-    """The script runs a server recorded since the last look."""
+    """The script runs a server recorded since the last look, less those of its own warm-up
+    session (`dashboard.launch.prewarm`: the first session, opened as soon as the server
+    answers, before Chromium has started)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, warms_up: bool) -> None:
         self.path, self.seen = path, 0
+        self.warms_up = warms_up
+        self.warm_up: str | None = None
+        self.warm_up_s = 0.0
 
     def take(self) -> list[tuple[float, int]]:
         lines = self.path.read_text().splitlines() if self.path.exists() else []
         new, self.seen = lines[self.seen :], len(lines)
-        return [(float(s), int(b)) for s, b in (line.split("\t") for line in new)]
+        runs = []
+        for seconds, sent, session in (line.split("\t") for line in new):
+            self.warm_up = self.warm_up or (session if self.warms_up else "")
+            if session == self.warm_up:
+                self.warm_up_s += float(seconds)
+            else:
+                runs.append((float(seconds), int(sent)))
+        return runs
 
 
 def measure_round(
@@ -306,7 +332,8 @@ def measure_round(
     titles = {slug: title for _p, title, slug, _i in PAGES}
     home = PAGES[0][2]
     port = free_port()
-    runs = _Runs(tmp / f"timings-{port}.tsv")
+    warms_up = "def prewarm" in (tree / "dashboard" / "launch.py").read_text()
+    runs = _Runs(tmp / f"timings-{port}.tsv", warms_up)
     started = time.perf_counter()
     process = _start(tree, store, port, tmp / "streamlit.log", runs.path)
     url = f"http://127.0.0.1:{port}"
@@ -341,6 +368,8 @@ def measure_round(
                         state = browser.click_page(page_url(slug), titles[slug], **wait)
                         figures.add("switch", slug, state["ready_after_s"], runs.take())
                         current = slug
+        runs.take()
+        figures.warm_up_s.append(runs.warm_up_s)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -359,7 +388,9 @@ def report(name: str, figures: Figures, slugs: list[str], phases: list[str]) -> 
         f"page drawn {cold:.2f} s after the browser asked (server "
         f"{_median(figures.server_s.get(('cold', slugs[0]))):.2f} s; "
         f"{_median(figures.cold_total_s):.2f} s from the process' start); "
-        f"target <= {COLD_TARGET_S:g} s " + ("met" if cold <= COLD_TARGET_S else "NOT met")
+        f"target <= {COLD_TARGET_S:g} s "
+        + ("met" if cold <= COLD_TARGET_S else "NOT met")
+        + f"; the server's warm-up session ran {_median(figures.warm_up_s):.2f} s of scripts"
     )
     shown = [p for p in PHASES if p in phases and p != "cold"]
     print(

@@ -3,8 +3,8 @@ is on PYTHONPATH) with every script run timed, for `bench_dashboard`'s server-si
 
 Each script run appends one line to the file named by $PONTUAL_BENCH_TIMINGS: its wall time
 in seconds (from the rerun request being taken up to the end of the run, queries and page
-building included) and the bytes of the messages it sent to the browser (what the front end
-must parse and draw). With $PONTUAL_BENCH_PROFILE naming a folder, each run's cProfile
+building included), the bytes of the messages it sent to the browser (what the front end
+must parse and draw) and its session's id. With $PONTUAL_BENCH_PROFILE naming a folder, each run's cProfile
 statistics are written there as well. Benchmark-only: it wraps two private Streamlit methods, and the project
 itself never imports this file.
 """
@@ -49,7 +49,7 @@ def _install(path: str) -> None:
                 profiler.disable()
                 profiler.dump_stats(os.path.join(profiles, f"run-{next(count):03d}.prof"))
             with lock, open(path, "a", encoding="utf-8") as out:
-                out.write(f"{elapsed:.4f}\t{getattr(_sent, 'bytes', 0)}\n")
+                out.write(f"{elapsed:.4f}\t{getattr(_sent, 'bytes', 0)}\t{self._session_id}\n")
 
     def counted_enqueue(self: Any, msg: Any) -> None:
         if hasattr(_sent, "bytes"):  # messages of a script run (its own thread)
