@@ -77,6 +77,8 @@ PRELOAD = (
 
 PREWARM_ENV = "PONTUAL_DASHBOARD_PREWARM"
 """'0' turns the warm-up session off (`prewarm`)."""
+VISITOR_POLL_S = 0.1
+"""How often the warm-up looks whether a visitor's run has ended before its next page."""
 
 
 def run() -> None:
@@ -106,8 +108,9 @@ def prewarm(argv: Sequence[str], timeout_s: float = 300.0) -> dict[str, str | No
     does (the websocket), and run each page of the planners' dashboard in turn with the
     default filters, the first page first (the public app: its page): the snapshot is open,
     the scripts compiled and the default selection's reads cached before anyone asks (ADR
-    0108). Without a login (a dashboard on the loopback) that is every page's data; behind a
-    login, only the login page runs. Best effort: a failure leaves the caches cold, no more.
+    0108). It runs a page only while no visitor's script runs (both would share the
+    interpreter's lock). Without a login (a dashboard on the loopback) that is every page's
+    data; behind a login, only the login page runs. Best effort: a failure leaves the caches cold, no more.
     Returns the URL path of each page run and the title it drew (None: none)."""
     from dashboard.pages import PAGES
 
@@ -131,6 +134,8 @@ def prewarm(argv: Sequence[str], timeout_s: float = 300.0) -> dict[str, str | No
             open_timeout=30,
         ) as session:
             for path in paths:
+                while _visitor_running() and time.monotonic() < deadline:
+                    time.sleep(VISITOR_POLL_S)  # a visitor's run first: they share one GIL
                 request = BackMsg()
                 request.rerun_script.page_name = path
                 request.rerun_script.query_string = ""
@@ -147,6 +152,20 @@ def prewarm(argv: Sequence[str], timeout_s: float = 300.0) -> dict[str, str | No
     except Exception:  # best effort: a failed warm-up leaves the caches cold
         logging.getLogger(__name__).debug("dashboard warm-up stopped", exc_info=True)
     return done
+
+
+def _visitor_running() -> bool:
+    """Whether a session's script is running: a visitor's, when the warm-up asks between two
+    of its own runs. Streamlit's session manager and a session's state are private: if they
+    change, the warm-up stops waiting for visitors, no more."""
+    try:
+        from streamlit.runtime import Runtime
+        from streamlit.runtime.app_session import AppSessionState
+
+        sessions = Runtime.instance()._session_mgr.list_active_sessions()
+        return any(info.session._state == AppSessionState.APP_IS_RUNNING for info in sessions)
+    except Exception:  # no runtime in this process, or another Streamlit
+        return False
 
 
 def _healthy(url: str) -> bool:
