@@ -546,17 +546,8 @@ def _ordered_choice(
             break
         # previous calls' candidates: prefix minimum of cost (and where it is) within each call
         p_rows = c_row[a0:a1]
-        pre = pl.DataFrame({"r": p_rows, "c": cost[a0:a1], "i": np.arange(a0, a1)}).select(
-            pl.col("c").cum_min().over("r").alias("m"),
-            pl.when(pl.col("c") == pl.col("c").cum_min().over("r"))
-            .then(pl.col("i"))
-            .otherwise(None)
-            .forward_fill()
-            .over("r")
-            .alias("at"),
-        )
-        pmin, parg = pre["m"].to_numpy(), pre["at"].to_numpy().astype(np.int64)
         u_rows, u_first = np.unique(p_rows, return_index=True)
+        pmin, parg = _prefix_min(cost[a0:a1], u_first, a0)
         u_last = np.r_[u_first[1:], p_rows.size] - 1
         dense_prev = np.searchsorted(u_rows, prev[c_row[b0:b1]])
         keys = np.searchsorted(u_rows, p_rows) * scale + c_along[a0:a1]
@@ -581,6 +572,24 @@ def _ordered_choice(
     out = np.full(n, -1, np.int64)
     out[has] = order[chosen[has]]
     return out
+
+
+def _prefix_min(cost: np.ndarray, first: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """Running minimum of `cost` within each run of candidates (runs start at `first`), and
+    where it is (index + `offset`; on a tie, the later candidate).
+
+    Runs are a call's candidates, a handful each: laid out as rows of a table padded with
+    +inf, two accumulations along the rows do every run at once."""
+    n = cost.size
+    run = np.repeat(np.arange(first.size), np.diff(np.r_[first, n]))
+    pos = np.arange(n) - first[run]
+    table = np.full((first.size, int(pos.max()) + 1), np.inf)
+    table[run, pos] = cost
+    low = np.minimum.accumulate(table, axis=1)
+    at = np.full(table.shape, -1, np.int64)
+    at[run, pos] = np.arange(offset, offset + n)
+    at = np.maximum.accumulate(np.where(table == low, at, -1), axis=1)
+    return low[run, pos], at[run, pos]
 
 
 def compute_stop_distances(
