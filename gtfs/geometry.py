@@ -108,6 +108,16 @@ def _series_coefficients(n: float) -> tuple[np.ndarray, np.ndarray, float]:
     return to_conformal, alpha, radius
 
 
+def _sine_series(coefficients: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """sum over k of coefficients[k-1] * sin(k x), by Clenshaw's recurrence (x real or
+    complex)."""
+    two_cos = 2 * np.cos(x)
+    b1 = b2 = np.zeros_like(x)
+    for c in coefficients[::-1]:
+        b1, b2 = c + two_cos * b1 - b2, b1
+    return b1 * np.sin(x)
+
+
 def to_metres(
     lon: pl.Series | np.ndarray, lat: pl.Series | np.ndarray, epsg: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -133,15 +143,16 @@ def to_metres(
     # the longitude from the central meridian, in [-pi, pi]
     lam = np.deg2rad(lon_d) - lam0
     lam = np.where(np.abs(lam) > np.pi, lam - 2 * np.pi * np.round(lam / (2 * np.pi)), lam)
-    k = np.arange(1, 7)[:, None]
-    chi = phi + (to_conformal[:, None] * np.sin(2 * k * phi)).sum(axis=0)
+    chi = phi + _sine_series(to_conformal, 2 * phi)
     sin_chi, cos_chi = np.sin(chi), np.cos(chi)
     cos_lam = np.cos(lam)
     xi = np.arctan2(sin_chi, cos_chi * cos_lam)
     eta = np.arcsinh(np.sin(lam) * cos_chi / np.hypot(sin_chi, cos_chi * cos_lam))
-    xi_k, eta_k = 2 * k * xi, 2 * k * eta
-    northing = xi + (alpha[:, None] * np.sin(xi_k) * np.cosh(eta_k)).sum(axis=0)
-    easting = eta + (alpha[:, None] * np.cos(xi_k) * np.sinh(eta_k)).sum(axis=0)
+    # the series in the complex variable xi + i eta: its real part is the northing, its
+    # imaginary part the easting (one complex sine per point instead of 24 real functions)
+    zeta = xi + 1j * eta
+    zeta = zeta + _sine_series(alpha, 2 * zeta)
+    northing, easting = zeta.real, zeta.imag
     scale = a * _UTM_K0 * radius
     x = scale * easting + _UTM_FALSE_EASTING_M
     y = scale * northing + (_UTM_FALSE_NORTHING_SOUTH_M if south else 0.0)
