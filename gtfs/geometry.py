@@ -592,6 +592,8 @@ def _prefix_min(cost: np.ndarray, first: np.ndarray, offset: int) -> tuple[np.nd
     Runs are a call's candidates, a handful each: laid out as rows of a table padded with
     +inf, two accumulations along the rows do every run at once."""
     n = cost.size
+    if n == 0:
+        return cost, np.zeros(0, np.int64)
     run = np.repeat(np.arange(first.size), np.diff(np.r_[first, n]))
     pos = np.arange(n) - first[run]
     table = np.full((first.size, int(pos.max()) + 1), np.inf)
