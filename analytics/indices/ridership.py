@@ -36,7 +36,7 @@ def compute_integration_chains(
     BG art. 5 (viagens integradas) and 7-V: a trip using more than one line, changing to
     another vehicle, within one hour. The hour runs from the journey's first (paid) boarding,
     not from the previous tap, so a chain cannot stretch past it. Each card's taps are taken
-    in time order (equal times in the order given); a tap continues the journey when its card
+    in time order (equal times by transaction id); a tap continues the journey when its card
     is known, its line differs from the previous tap's, its vehicle differs (when both are
     known) and it is within the window of the journey's first boarding; otherwise it starts
     a new journey.
@@ -63,8 +63,9 @@ def compute_integration_chains(
 
     card, _ = codes("card_hash")  # unknown cards: -1, together, never linked
     t = taps["event_at"].dt.epoch("us").to_numpy()
-    order = np.lexsort((t, card))  # by card, then time; stable for equal times
+    order = np.lexsort((t, card))  # by card, then time
     card, t = card[order], t[order]
+    order = _order_equal_times(taps, order, card, t)
     route, has_route = (a[order] for a in codes("route_id"))
     link = (card[1:] == card[:-1]) & (card[1:] >= 0)
     link &= has_route[1:] & has_route[:-1] & (route[1:] != route[:-1])
@@ -90,6 +91,30 @@ def compute_integration_chains(
     out = np.empty(t.shape[0], dtype=np.bool_)
     out[order] = ~start
     return pl.Series("is_integration", out, dtype=pl.Boolean)
+
+
+def _order_equal_times(
+    taps: pl.DataFrame, order: np.ndarray, card: np.ndarray, t: np.ndarray
+) -> np.ndarray:
+    """`order` with the taps of one card at one instant (two validators at once: rare) put in
+    transaction id order, when the taps have one (the validator's sequence), so which of them
+    continues a journey does not depend on how the rows came; otherwise as given."""
+    tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1])
+    if "transaction_id" not in taps.columns or not tie.any():
+        return order
+    in_tie = np.concatenate(([False], tie)) | np.concatenate((tie, [False]))
+    rows = np.flatnonzero(in_tie)  # positions in `order` of the tied taps
+    group = np.cumsum(~np.concatenate(([False], tie)))[rows]  # one number per (card, instant)
+    ranked = (
+        pl.DataFrame(
+            {"group": group, "row": rows, "id": taps["transaction_id"].gather(order[rows])}
+        )
+        .sort("group", "id", nulls_last=True, maintain_order=True)["row"]
+        .to_numpy()
+    )
+    out = order.copy()
+    out[rows] = order[ranked]
+    return out
 
 
 def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:

@@ -171,3 +171,21 @@ def test_a_long_stretch_of_line_changes_makes_a_journey_every_window() -> None:
     )
     got = match_integrations(taps, BG)["is_integration"].to_list()
     assert got == [i % 2 == 1 for i in range(len(minutes))]
+
+
+def test_taps_of_one_card_at_one_instant_are_taken_in_transaction_order() -> None:
+    # c1 taps A at 8:00 (T1), then two validators record it at 8:10: A (T3) and B (T2). In
+    # transaction order T2 (B) continues the journey and T3 (A, after B) too, whatever order
+    # the rows come in; taken as given, T3 (A after A) would have started a new journey.
+    taps = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T3", "T2"],
+            "card_hash": "c1",
+            "event_at": [_t(8, 0), _t(8, 10), _t(8, 10)],
+            "route_id": ["A", "A", "B"],
+            "fare_class": "full",
+        }
+    )
+    for frame in (taps, taps.reverse()):
+        out = match_integrations(frame, BG).sort("transaction_id")
+        assert out["is_integration"].to_list() == [False, True, True]
