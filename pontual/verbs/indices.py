@@ -2,6 +2,7 @@
 
 pontual indices --period 2026-03            # a month
 pontual indices --period 2026 --grade-history notas.csv
+pontual indices --period 2026 --months      # each month, then the year, in one run
 pontual indices --from 2026-03-01 --to 2026-03-15 --format csv
 pontual indices --period 2026-03 --trace icv_punctuality --scope line:T10
 pontual indices --period 2026-03 --engine spark --lake lake/   # read and write a lake
