@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from core.schema import UTC_INSTANT, Column, Table, table
-from core.store import Store
+from core.store import Store, compute_repeated
 from ingest.cards import require_store_key
 from ingest.checks import Check, JudgedBatch
 from ingest.options import IngestOptions
@@ -154,8 +154,11 @@ def compute_key_conflicts(
     stored = _read_stored_content(store, decl, indexed.select("_pos", *key), content)
     vs_store = indexed.select("_pos", *content).join(stored, on="_pos", how="inner")
     bad_store = vs_store.filter(differs_from("_stored"))["_pos"]
-    # Within the batch, for keys not stored: against the first row of the key.
-    fresh = indexed.join(stored.select("_pos"), on="_pos", how="anti")
+    # Within the batch, for keys not stored: against the first row of the key. Only rows
+    # whose key hash repeats can share a key (every row of a key has its hash), so the
+    # dearer exact grouping runs on them alone (none in a clean file).
+    fresh = indexed.join(stored.select("_pos"), on="_pos", how="anti", maintain_order="left")
+    fresh = fresh.filter(compute_repeated(fresh.select(pl.struct(key).hash()).to_series()))
     first = fresh.unique(subset=key, keep="first", maintain_order=True).select(
         *key, pl.col("_pos").alias("_first"), *[pl.col(c).alias(c + "_first") for c in content]
     )
