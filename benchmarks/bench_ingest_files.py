@@ -9,6 +9,18 @@ least disturbed), each ingest into a fresh store. The stage lines split one inge
 quarantine split), key check (batch and stored keys), insert into DuckDB, hash the file.
 Run: ``.venv/bin/python -m benchmarks.bench_ingest_files [N_ROWS]`` (default 1 000 000).
 
+A simulated week through the CLI (issue 21), as `bench_year` runs it, one `python -m pontual`
+process per file: ``... --week DIR [--baseline BASE] [--runs 3] [--keep DIR]`` with DIR a week
+of bench_year's cache (e.g. ``bench-output/year-cache/v300-s1/2025-01-01_2025-01-07``) and BASE
+a checkout to compare with (``git worktree add /tmp/base main``). It prints the median CPU
+seconds (user + system, all threads) of the registers (vehicles, incidents, surveys), the
+week's AVL Parquet and fares CSV, and "dirty" files made from the week's own records
+(`build_dirty_week`: out-of-range and unreadable values, unknown vehicles, clocks never set,
+records already stored, tap keys stored with another amount), per tree, interleaved, with the
+ratios and pings per CPU-second of `ingest avl`; then compares the two trees' stores exactly
+(`compare_stores`: every ingested table and the quarantine, less the columns that say when a
+run ran) and exits 1 if they differ.
+
 Measured 2026-11-30 on the 2-core shared machine (1 M pings; each line's 1-minute load beside
 it; another engineer's jobs kept one core busy most of the time):
 
