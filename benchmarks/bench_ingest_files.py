@@ -21,6 +21,19 @@ ratios and pings per CPU-second of `ingest avl`; then compares the two trees' st
 (`compare_stores`: every ingested table and the quarantine, less the columns that say when a
 run ran) and exits 1 if they differ.
 
+Measured 2026-12-01, `--week` on January's first week (2.62 M pings read, 2.61 M stored; 0.53 M
+taps; the dirty files 0.2 M pings and 50 k taps, 190 k quarantined), 3 runs interleaved with
+main at 2fa443d, one-minute load 17-24, median CPU s (per day): registers 3.07 -> 2.88 (0.94),
+avl 5.44 -> 4.18 (0.77), fares 4.71 -> 2.87 (0.61), dirty 4.48 -> 4.35 (0.97); registers + avl
++ fares 1.89 -> 1.42 CPU s per day (0.75); `ingest avl` 479 k -> 623 k pings per CPU-second;
+stores identical. Five weeks in a row as bench_year runs them (35 days, one run each): 1.79 ->
+1.35 CPU s per day, each week's command costing the same from the first week to the fifth.
+What is left of an `ingest avl` of 2.6 M pings (4.2 CPU s): the process start (~0.8: importing
+Polars, DuckDB, PyArrow, NumPy, pydantic), DuckDB's insert (~1.7, ~0.65 per million rows
+whatever the columns hold: leaving the constant `source` and `ingested_at` or the all-null
+columns out of the insert was measured and changes nothing), reading, parsing, judging and the
+key check (~1.2). A registers command is ~0.95 CPU s, ~0.8 of it the process start.
+
 Measured 2026-11-30 on the 2-core shared machine (1 M pings; each line's 1-minute load beside
 it; another engineer's jobs kept one core busy most of the time):
 
