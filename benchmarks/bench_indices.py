@@ -22,7 +22,14 @@ pays the catalogue, not a copy of the whole year's file; `bench_year` measures p
 
     .venv/bin/python -m benchmarks.bench_indices [--source STORE] [--weeks 4] [--months 12]
 
-Measured 2026-12-01 on the shared 2-core machine (see CHANGELOG / docs/adr/0110 for figures).
+Measured 2026-12-01 on the shared 2-core machine (one-minute load 14-23), `--months 3` on a
+quarter copied forward from the simulated January (283 k trips, 6.8 M taps, 33 M pings): one
+command per month 6.3-6.5 s of CPU each, the quarter as a year 16.1 s, 35.4 s in all; in one
+`--months` command 28.6 s (0.81x). Scaled linearly to 12 months (NOT measured) about 114 s of
+CPU in one command: 3.8x the 30 s target. Before (ADR 0110) January alone took 50 s of CPU to
+compute and its integration chains grew with the square of the period, so a year was out of
+reach. The annual dossiers' time is the input hash of every raw day (SHA-256 of each ping and
+tap as text, `cases.evidence.compute_period_day_digests`): most of January's 48 s of CPU.
 """
 
 from __future__ import annotations
