@@ -16,14 +16,17 @@ import re
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from core.texts import gettext as _
 from dashboard import auth_ui, state
 from dashboard.auth import EXTRA_PAGES, pages_for
 from dashboard.pages import PAGES
 
-# What Streamlit accepts as one page's URL path (no "/": a nested path keeps its dialog).
-URL_PATH = re.compile(r"[A-Za-z0-9._~-]+")
+# What the app accepts as an unknown page's URL path: one segment or several (`a/b`; they
+# reach the app through `dashboard.nested_paths`), of URL-safe characters.
+URL_PATH = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
 
 
 def _asked_unknown_path() -> str | None:
@@ -36,18 +39,32 @@ def _asked_unknown_path() -> str | None:
     return asked
 
 
+def _page_at(page: Callable[[], None], title: str, path: str) -> StreamlitPage:
+    """A hidden page answering the URL path `path`, nested (`a/b`) or not: `st.Page` refuses
+    a "/" in its `url_path`, so a nested path is set on the page once made (the path Streamlit
+    matches the asked page name against, and the one the browser keeps showing)."""
+    made = st.Page(page, title=title, url_path=path.replace("/", "-"), visibility="hidden")
+    made._url_path = path  # the attribute `url_path` reads; no public way to nest it
+    return made
+
+
 def _build_not_found(path: str, default: str | None) -> Callable[[], None]:
     def not_found() -> None:
-        st.title("Página não encontrada")
-        st.info(f"O endereço “/{path}” não é uma página do painel. Escolha uma página no menu.")
+        st.title(_("Page not found"))
+        st.info(
+            _(
+                "The address “/{path}” is not a page of the dashboard. Choose a page in the menu.",
+                path=path,
+            )
+        )
         if default is not None:
-            st.page_link(default, label="Abrir a página inicial", icon=":material/home:")
+            st.page_link(default, label=_("Open the home page"), icon=":material/home:")
 
     return not_found
 
 
 st.set_page_config(
-    page_title="Pontual — painel", page_icon=":material/directions_bus:", layout="wide"
+    page_title=_("Pontual — dashboard"), page_icon=":material/directions_bus:", layout="wide"
 )
 account = auth_ui.current_account()
 unknown = _asked_unknown_path()
@@ -55,16 +72,12 @@ if account is None:
     # Every page's URL shows the login form (then, logged in, the same URL opens that page or
     # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
     st.navigation(
-        [st.Page(auth_ui.build_login("visao-geral"), title="Entrar", url_path="entrar")]
+        [st.Page(auth_ui.build_login("visao-geral"), title=_("Log in"), url_path="entrar")]
         + [
-            st.Page(auth_ui.build_login(url), title=title, url_path=url, visibility="hidden")
+            st.Page(auth_ui.build_login(url), title=_(title), url_path=url, visibility="hidden")
             for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
         ]
-        + (
-            [st.Page(auth_ui.build_login(unknown), title="Entrar", url_path=unknown)]
-            if unknown
-            else []
-        ),
+        + ([_page_at(auth_ui.build_login(unknown), _("Log in"), unknown)] if unknown else []),
         position="hidden",
     ).run()
     st.stop()
@@ -73,13 +86,13 @@ allowed_urls = {url for _p, _t, url, _i in allowed}
 default_url = allowed[0][2] if allowed else None
 navigation = st.navigation(
     [
-        st.Page(path, title=title, url_path=url, icon=icon, default=(url == default_url))
+        st.Page(path, title=_(title), url_path=url, icon=icon, default=(url == default_url))
         for path, title, url, icon in allowed
     ]
     + [
         st.Page(
-            auth_ui.build_refusal(account, title, url),
-            title=title,
+            auth_ui.build_refusal(account, _(title), url),
+            title=_(title),
             url_path=url,
             visibility="hidden",
         )
@@ -88,11 +101,10 @@ navigation = st.navigation(
     ]
     + (
         [
-            st.Page(
+            _page_at(
                 _build_not_found(unknown, allowed[0][0] if allowed else None),
-                title="Página não encontrada",
-                url_path=unknown,
-                visibility="hidden",
+                _("Page not found"),
+                unknown,
             )
         ]
         if unknown
@@ -104,5 +116,5 @@ navigation = st.navigation(
 )
 auth_ui.render_account(account)
 st.session_state["filters"] = state.render_filters() if allowed else None
-st.sidebar.caption(f"Perfil regulatório: {state.profile().name}")
+st.sidebar.caption(_("Regulatory profile: {name}", name=state.profile().name))
 navigation.run()

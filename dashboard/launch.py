@@ -23,6 +23,8 @@ import importlib
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web.cli import main
 
+from dashboard import nested_paths
+
 PRELOAD = (
     "polars",
     "duckdb",
@@ -54,6 +56,7 @@ def run() -> None:
     # A class attribute read once per process; `st.navigation` sets the same value on its
     # first call. Checked by tests/dashboard/test_browser_links.py on a fresh server.
     PagesManager.uses_pages_directory = False
+    nested_paths.install()  # `/a/b` reaches the app's pt-BR "not found" page
     for name in PRELOAD:
         importlib.import_module(name)
     main(prog_name="streamlit")
