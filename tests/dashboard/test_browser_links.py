@@ -62,3 +62,30 @@ def test_an_unknown_address_gets_a_pt_br_page(dashboard_store: Path, tmp_path: P
             )
             state = browser.wait_ready(TIMEOUT_S, title="Visão geral")
             assert state["dialogs"] == [], state
+
+
+def test_a_nested_unknown_address_gets_the_same_pt_br_page(
+    dashboard_store: Path, tmp_path: Path
+) -> None:
+    """`/a/b` got a blank page (Streamlit's relative scripts under `/a/`) or, reached, its
+    English dialog: now the same pt-BR page as `/nao-existe`, the address kept."""
+    for url in _fresh_server(dashboard_store, tmp_path / "streamlit.log"):
+        with Browser() as browser:
+            # the first run of the process, then two more (a page's name under a segment)
+            for path in ("a/b", "linhas/x", "lines/x/y"):
+                state = browser.open(f"{url}/{path}", timeout_s=TIMEOUT_S)
+                assert state["title"] == "Página não encontrada", (path, state)
+                assert state["dialogs"] == [], (path, state)
+                assert not state["exceptions"], (path, state)
+                text = browser.evaluate("document.body.innerText")
+                assert f"O endereço “/{path}” não é uma página do painel" in text
+                assert "Page not found" not in text
+                assert "Linhas" in text  # the menu is drawn: the app runs under the address
+                assert browser.evaluate("location.pathname") == f"/{path}"
+            browser.evaluate(
+                "[...document.querySelectorAll('a')]"
+                ".find(a => a.innerText.includes('Abrir a página inicial')).click()"
+            )
+            state = browser.wait_ready(TIMEOUT_S, title="Visão geral")
+            assert state["dialogs"] == [], state
+            assert browser.evaluate("location.pathname") == "/"
