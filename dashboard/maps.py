@@ -417,7 +417,11 @@ def to_network_legend(colour_by: str) -> str:
                 else _("{share} or more of the trips above the limit", share=floors[0])
             )
         elif floor == 0.0:
-            text = _("under {share}", share=floors[i - 1]) if punctuality else _("none (trips)")
+            text = (
+                _("under {share}", share=floors[i - 1])
+                if punctuality
+                else _("none above the limit")
+            )
         elif floor < 0.005:  # the band of 'some, under the next floor'
             text = _("under {share}", share=floors[i - 1])
         else:

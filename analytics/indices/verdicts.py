@@ -366,7 +366,7 @@ def compute_verdict_outcomes(criteria: pl.DataFrame) -> pl.DataFrame:
             elif statuses <= {"met"}:
                 outcome = _("eligible")
             else:
-                outcome = _("open (verdict)")
+                outcome = _("not decided")
         else:
             outcome = _("alert") if "met" in statuses else _("no alert")
         out.append(
