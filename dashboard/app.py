@@ -12,62 +12,27 @@ here, before the page, so they are the same on every page.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import streamlit as st
-from streamlit.navigation.page import StreamlitPage
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.texts import gettext as _
 from dashboard import auth_ui, state
 from dashboard.auth import EXTRA_PAGES, pages_for
+from dashboard.not_found import asked_unknown_path, build_not_found, page_at
 from dashboard.pages import PAGES
-
-# What the app accepts as an unknown page's URL path: one segment or several (`a/b`; they
-# reach the app through `dashboard.nested_paths`), of URL-safe characters.
-URL_PATH = re.compile(r"[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*")
-
-
-def _asked_unknown_path() -> str | None:
-    """The URL path the browser asked for when it names no page of the app, else None."""
-    ctx = get_script_run_ctx()
-    asked = ctx.pages_manager.intended_page_name if ctx is not None else None
-    known = {url for _p, _t, url, _i in (*PAGES, *EXTRA_PAGES)} | {"entrar"}
-    if not asked or asked in known or not URL_PATH.fullmatch(asked):
-        return None
-    return asked
-
-
-def _page_at(page: Callable[[], None], title: str, path: str) -> StreamlitPage:
-    """A hidden page answering the URL path `path`, nested (`a/b`) or not: `st.Page` refuses
-    a "/" in its `url_path`, so a nested path is set on the page once made (the path Streamlit
-    matches the asked page name against, and the one the browser keeps showing)."""
-    made = st.Page(page, title=title, url_path=path.replace("/", "-"), visibility="hidden")
-    made._url_path = path  # the attribute `url_path` reads; no public way to nest it
-    return made
 
 
 def _build_not_found(path: str, default: str | None) -> Callable[[], None]:
-    def not_found() -> None:
-        st.title(_("Page not found"))
-        st.info(
-            _(
-                "The address “/{path}” is not a page of the dashboard. Choose a page in the menu.",
-                path=path,
-            )
-        )
-        if default is not None:
-            st.page_link(default, label=_("Open the home page"), icon=":material/home:")
-
-    return not_found
+    notice = _("The address “/{path}” is not a page of the dashboard. Choose a page in the menu.")
+    return build_not_found(path, notice, default, _("Open the home page"))
 
 
 st.set_page_config(
     page_title=_("Pontual — dashboard"), page_icon=":material/directions_bus:", layout="wide"
 )
 account = auth_ui.current_account()
-unknown = _asked_unknown_path()
+unknown = asked_unknown_path({url for _p, _t, url, _i in (*PAGES, *EXTRA_PAGES)} | {"entrar"})
 if account is None:
     # Every page's URL shows the login form (then, logged in, the same URL opens that page or
     # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
@@ -77,7 +42,7 @@ if account is None:
             st.Page(auth_ui.build_login(url), title=_(title), url_path=url, visibility="hidden")
             for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
         ]
-        + ([_page_at(auth_ui.build_login(unknown), _("Log in"), unknown)] if unknown else []),
+        + ([page_at(auth_ui.build_login(unknown), _("Log in"), unknown)] if unknown else []),
         position="hidden",
     ).run()
     st.stop()
@@ -101,7 +66,7 @@ navigation = st.navigation(
     ]
     + (
         [
-            _page_at(
+            page_at(
                 _build_not_found(unknown, allowed[0][0] if allowed else None),
                 _("Page not found"),
                 unknown,

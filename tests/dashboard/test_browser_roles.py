@@ -207,9 +207,21 @@ def test_the_public_page_is_served_apart_without_login(
             assert _nav(b) == []
             text = str(b.evaluate("document.body.innerText"))
             assert "Entrar" not in text and "Conta" not in text
-            state = b.open(f"{url}/frota", timeout_s=TIMEOUT_S)  # a planners' page: not here
-            assert state["title"] == "Transparência do transporte coletivo", state
-            assert "Veículos cadastrados" not in str(b.evaluate("document.body.innerText"))
+            # a planners' page is not here: the pt-BR "not found" page, as for any address
+            # that is no page (nested too), never Streamlit's English dialog
+            for path in ("frota", "a/b"):
+                state = b.open(f"{url}/{path}", timeout_s=TIMEOUT_S)
+                assert state["title"] == "Página não encontrada", (path, state)
+                assert state["dialogs"] == [] and not state["exceptions"], (path, state)
+                text = str(b.evaluate("document.body.innerText"))
+                assert f"“/{path}” não é uma página do painel de transparência" in text
+                assert "Veículos cadastrados" not in text
+            b.evaluate(
+                "[...document.querySelectorAll('a')]"
+                ".find(a => a.innerText.includes('Abrir a página de transparência')).click()"
+            )
+            state = b.wait_ready(TIMEOUT_S, title="Transparência do transporte coletivo")
+            assert state["dialogs"] == [], state
     finally:
         process.terminate()
         process.wait(timeout=10)
