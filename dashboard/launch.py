@@ -7,7 +7,8 @@ build their page list with `st.navigation`. Streamlit only learns that from the 
 folder, so the very first script run of the process lists the page files by file name. A cold
 deep link (`/linhas`) then matched no page and drew Streamlit's English "Page not found"
 dialog, and a path named after a page file (`/lines`) would run that planners' page script in
-the public app. With the discovery off, the first run is like every other one.
+the public app. With the discovery off, the first run is like every other one. A nested address
+(`/a/b`) reaches the app too (`dashboard.nested_paths`), which answers it with its pt-BR page.
 
 The modules every page imports (Polars, DuckDB, Altair, pydeck, Babel, the page queries) are
 imported here, before the server answers its health check: Streamlit imports an app's modules
