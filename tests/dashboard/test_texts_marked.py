@@ -12,7 +12,8 @@ user reads that is not the argument of `_()` / `gettext` / `ngettext` / `N_`:
 - the column names of a table a page shows (`.alias("...")`, `pl.Series("...", ...)`,
   `pl.lit("...")` inside `st.dataframe(...)` / `st.table(...)`);
 - the report model's texts (`Col` header, `ReportTable` title and note, `Chart` title and axis,
-  `Section` title and paragraphs, `Headline` label).
+  `Section` title and paragraphs, `Headline` label, `ReportData` / `finish_report` title,
+  subtitle, summary and cover).
 
 A "word" is two letters or more; symbols, numbers, Markdown marks, Material icon names and the
 few names that read the same in every language (`ALLOWED`) are not texts to translate.
@@ -83,6 +84,8 @@ REPORT_TEXTS = {
     "Chart": ((0,), {"title", "y_label"}),
     "Section": ((0,), {"title", "paragraphs"}),
     "Headline": ((0,), {"label"}),
+    "ReportData": ((1, 2), {"title", "subtitle", "summary", "cover"}),
+    "finish_report": ((), {"title", "subtitle", "summary", "cover"}),
 }
 
 WORD = re.compile(r"[^\W\d_]{2,}")
@@ -104,6 +107,7 @@ ALLOWED = {
     "SHA-256",
     "kB",
     "Latitude",
+    "Pontual",
     "Longitude",
 }
 """Literals a page may show as written (whole literal, after stripping Markdown marks)."""
