@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from cases.roles import ROLE_LABELS
@@ -54,13 +55,19 @@ def test_overview_and_trends_pages_read_in_english(
 def test_the_annual_page_reads_its_verdicts_in_english(
     dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The verdict texts made in analytics (outcome, status) follow the language too."""
+    """The verdict texts made in analytics (outcome, status) follow the language too. They are
+    made inside the page's cached queries: a server has one language for its life, but this
+    process runs the page in pt-BR in other tests, so its caches are cleared before and after."""
     monkeypatch.setenv("PONTUAL_STORE", str(dashboard_store))
     monkeypatch.setenv("PONTUAL_LIVE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("PONTUAL_LANG", "en")
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page("pages/annual.py").run()
+    st.cache_data.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.run()
+        at.switch_page("pages/annual.py").run()
+    finally:
+        st.cache_data.clear()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Annual evaluation"
     title = load_profile("bento-goncalves-2021").verdicts.renewal.title
