@@ -5,6 +5,7 @@ Each test starts its own server: only the first script run of a process is "cold
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,17 @@ from tests.dashboard.test_browser import _require_chromium
 pytestmark = pytest.mark.browser
 
 TIMEOUT_S = 60.0
+
+
+def wait_for_text(browser: Browser, needle: str, timeout_s: float = 15.0) -> str:
+    """The page's text once it holds `needle` (a page's elements may be drawn after its
+    title on a loaded machine), or as it is at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = str(browser.evaluate("document.body.innerText"))
+        if needle in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.2)
 
 
 def _fresh_server(store: Path, log: Path) -> Iterator[str]:
@@ -77,8 +89,9 @@ def test_a_nested_unknown_address_gets_the_same_pt_br_page(
                 assert state["title"] == "Página não encontrada", (path, state)
                 assert state["dialogs"] == [], (path, state)
                 assert not state["exceptions"], (path, state)
-                text = browser.evaluate("document.body.innerText")
-                assert f"O endereço “/{path}” não é uma página do painel" in text
+                notice = f"O endereço “/{path}” não é uma página do painel"
+                text = wait_for_text(browser, notice)
+                assert notice in text
                 assert "Page not found" not in text
                 assert "Linhas" in text  # the menu is drawn: the app runs under the address
                 assert browser.evaluate("location.pathname") == f"/{path}"

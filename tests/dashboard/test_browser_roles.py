@@ -21,6 +21,7 @@ from dashboard.auth import AUTH_ENV
 from dashboard.browser import Browser
 from dashboard.server import free_port, start_server, wait_until_ready
 from tests.dashboard.test_browser import _require_chromium
+from tests.dashboard.test_browser_links import wait_for_text
 
 pytestmark = pytest.mark.browser
 
@@ -213,8 +214,9 @@ def test_the_public_page_is_served_apart_without_login(
                 state = b.open(f"{url}/{path}", timeout_s=TIMEOUT_S)
                 assert state["title"] == "Página não encontrada", (path, state)
                 assert state["dialogs"] == [] and not state["exceptions"], (path, state)
-                text = str(b.evaluate("document.body.innerText"))
-                assert f"“/{path}” não é uma página do painel de transparência" in text
+                notice = f"“/{path}” não é uma página do painel de transparência"
+                text = wait_for_text(b, notice)
+                assert notice in text
                 assert "Veículos cadastrados" not in text
             b.evaluate(
                 "[...document.querySelectorAll('a')]"
