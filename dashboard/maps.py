@@ -251,9 +251,9 @@ def to_occupancy_labels() -> dict[str, str]:
 def compute_live_colours(
     vehicles: pl.DataFrame, colour_by: str, late_s: int, early_s: int
 ) -> pl.DataFrame:
-    """Add `color` (RGBA) and `status` (its text, from the catalogue) to live vehicles, by `colour_by`:
-    'delay' (late / early beyond the profile's windows at the origin, on time, unknown) or
-    'occupancy' (the GTFS-RT occupancy status)."""
+    """Add `color` (RGBA) and `status` (its text, from the catalogue) to live vehicles, by
+    `colour_by`: 'delay' (late / early beyond the profile's windows at the origin, on time,
+    unknown) or 'occupancy' (the GTFS-RT occupancy status)."""
     if colour_by == "delay":
         delay = pl.col("delay_s")
         colour = (

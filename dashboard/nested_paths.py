@@ -8,7 +8,8 @@ a script, and the page stays blank, never reaching the app. `install()` makes th
 for an address of two segments or more, the same `index.html` with a `<base href>` at the
 server's root (its `server.baseUrlPath`) and that root as the address of the app's server, so
 that the scripts load and the page connects to its server there; the browser keeps the
-address, and the app reads the page name `a/b` from it (`dashboard/app.py`). Every other answer is Streamlit's own.
+address, and the app reads the page name `a/b` from it (`dashboard.not_found`). Every other
+answer is Streamlit's own.
 """
 
 from __future__ import annotations

@@ -16,10 +16,12 @@ Statuses (closed set, `STATUSES`):
 Renewal outcome (`compute_verdict_outcomes`): "não apta" when a deciding criterion is not met;
 "apta" when every deciding criterion is met; otherwise "em aberto" (some deciding criterion
 not evaluable or not computed). Termination: "alerta" when any ground is met, otherwise
-"sem alerta". The texts (values, thresholds, notes, outcomes) come from the catalogue
-(`core.texts`, docs/adr/0106) in the chosen language: these frames are made to be shown, when
-they are shown, and are not stored. Termination grounds concern the concessionaire: they are evaluated for the
+"sem alerta". Termination grounds concern the concessionaire: they are evaluated for the
 operator scope only (no rows for a lot or the system).
+
+The texts (values, thresholds, notes, outcomes) come from the catalogue (`core.texts`,
+docs/adr/0106) in the chosen language: these frames are made when they are shown, never
+stored.
 """
 
 from __future__ import annotations
@@ -335,8 +337,8 @@ def build_verdict_criteria(inp: Inputs) -> pl.DataFrame:
 
     Columns: verdict ('renewal' | 'termination'), verdict_title, rule, criterion (pt-BR
     label), article, status (one of STATUSES), value (what the data show), threshold (both
-    texts from the catalogue), is_law (the criterion and its thresholds are fixed by law, not defaults),
-    decides (the criterion decides the verdict on its own), note (gaps, default thresholds,
+    texts from the catalogue), is_law (the criterion and its thresholds are fixed by law, not
+    defaults), decides (the criterion decides the verdict on its own), note (gaps, default thresholds,
     vehicles or lines behind the status).
     """
     v = inp.profile.verdicts
