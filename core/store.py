@@ -93,6 +93,16 @@ def _anti_join_insert(decl: Table, view: str, columns: str) -> str:
     )
 
 
+def compute_repeated(values: pl.Series) -> pl.Series:
+    """Whether each of `values` (64-bit hashes) occurs more than once: a sort and a look-up
+    of the few repeated values, twice as fast as `is_duplicated` on a million hashes."""
+    ordered = values.sort(multithreaded=False)  # half the CPU time of the parallel sort
+    twice = ordered.filter(ordered == ordered.shift(1))
+    if twice.len() == 0:
+        return pl.repeat(False, values.len(), dtype=pl.Boolean, eager=True).alias(values.name)
+    return values.is_in(twice.unique().implode())
+
+
 def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> pl.DataFrame:
     """The rows of `frame` whose key is neither in `stored` (the stored keys) nor repeated in
     `frame` (the first of repeated rows is kept). A null key value equals a null one.
@@ -104,10 +114,14 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
     key = list(decl.primary_key)
     hashes = frame.select(pl.struct(key).hash()).to_series().alias("_key_hash")
     hashed = frame.with_columns(hashes)
-    # Distinct hashes prove distinct keys; only a batch with a repeated hash pays the exact
-    # (and ten times dearer) de-duplication on the key columns.
-    if hashes.n_unique() < hashes.len():
-        hashed = hashed.unique(subset=key, keep="first", maintain_order=True)
+    # Distinct hashes prove distinct keys; only the rows whose hash repeats (a feed's
+    # duplicates: a few in a thousand) pay the exact (and ten times dearer) comparison of the
+    # key columns, and the first row of each key is kept, in order.
+    repeated = compute_repeated(hashes)
+    if repeated.any():
+        at = repeated.arg_true()
+        first = frame.select(key)[at].select(pl.struct(key).is_first_distinct()).to_series()
+        hashed = hashed.filter(repeated.not_().scatter(at, first))
     if stored.height == 0:
         return hashed.drop("_key_hash")
     stored_hashed = stored.select(key).with_columns(pl.struct(key).hash().alias("_key_hash"))
