@@ -325,11 +325,12 @@ def measure_round(
     """One fresh server of checkout `tree` and one fresh browser, added to `figures`: the
     cold first page, the first visit of each page, then `repeat` times each page by its
     address and each through the menu."""
+    from core.texts import gettext
     from dashboard.browser import Browser
     from dashboard.pages import PAGES, page_url
     from dashboard.server import free_port, wait_until_ready
 
-    titles = {slug: title for _p, title, slug, _i in PAGES}
+    titles = {slug: gettext(title) for _p, title, slug, _i in PAGES}  # English ids
     home = PAGES[0][2]
     port = free_port()
     warms_up = "def prewarm" in (tree / "dashboard" / "launch.py").read_text()

@@ -35,7 +35,7 @@ def test_the_warm_up_session_runs_every_page_with_its_title(
         process.wait(timeout=10)
     # the first page at the root, then the others in menu order, each with its own title
     assert list(drawn) == ["", *(slug for _p, _t, slug, _i in PAGES[1:])]
-    assert list(drawn.values()) == [title for _p, title, _s, _i in PAGES]
+    assert list(drawn.values()) == [gettext(title) for _p, title, _s, _i in PAGES]
     assert "Traceback" not in log.read_text()
 
 
