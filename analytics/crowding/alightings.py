@@ -82,7 +82,7 @@ def build_chain(boardings: pl.DataFrame, key: VisitKey) -> Chain:
         .select(
             "tap_row",
             _card_key(pl.col("card_hash")).alias("card_key"),
-            key.run_expr().alias("run"),
+            key.run_expr().fill_null(-1).alias("run"),
             pl.col("service_date").to_physical().cast(pl.Int32).alias("day"),
             pl.col("event_at").to_physical().alias("at"),
             pl.col("card_hash").hash(seed=_CHECK_SEED).alias("check"),
@@ -304,23 +304,23 @@ def find_alighting_visits(
         has_next, at_us[chain.first_row[np.where(has_next, chain.next_leg, 0)]], _NO_LIMIT_US
     )
     del at_us
-    run = np.searchsorted(run_keys, chain.run).clip(max=run_keys.size - 1)
-    searched = (chain.n_legs >= 2) & (target_row >= 0) & (run_keys[run] == chain.run)
-    legs = np.flatnonzero(searched)
+    run = _run_rows(run_keys, chain.run, key)
+    legs = np.flatnonzero((chain.n_legs >= 2) & (target_row >= 0) & (run >= 0))
     # legs in run order: the scan then reads each run's visits while they are in the cache
     # (in card order, a day of a big city's visits does not fit and every leg misses)
-    legs = legs[np.argsort(run[legs], kind="quicksort")]
+    legs = legs[_in_run_order(run[legs], run_keys.size)]
     board_sequence = (
         boardings["stop_sequence"].fill_null(-1).cast(pl.Int64).to_numpy()[chain.first_row]
     )
-    visit_columns = {
-        "visit_sequence": _kernel_array(visits["stop_sequence"], pl.Int64),
-        "visit_x_m": xy["stop_x_m"].to_numpy()[visits["stop_row"].to_numpy()],
-        "visit_y_m": xy["stop_y_m"].to_numpy()[visits["stop_row"].to_numpy()],
-        "visit_arrival_us": _kernel_array(visits["at_us"], pl.Int64),
-    }
     target_x_m = _kernel_array(xy["stop_x_m"], pl.Float64)
     target_y_m = _kernel_array(xy["stop_y_m"], pl.Float64)
+    visit_row = visits["stop_row"].to_numpy()
+    visit_columns = {
+        "visit_sequence": _kernel_array(visits["stop_sequence"], pl.Int64),
+        "visit_x_m": target_x_m[visit_row],
+        "visit_y_m": target_y_m[visit_row],
+        "visit_arrival_us": _kernel_array(visits["at_us"], pl.Int64),
+    }
     # the legs go through the search in slices: each leg's search is its own, so the results
     # are the same, and the working arrays (about 60 bytes a leg) stay those of one slice
     for lo in range(0, legs.size, _LEGS_PER_SLICE):
@@ -340,6 +340,50 @@ def find_alighting_visits(
 
 _LEGS_PER_SLICE = 1_000_000
 """legs searched at a time by `find_alighting_visits` (bounds its memory, not its results)"""
+
+
+def _run_rows(run_keys: np.ndarray, wanted: np.ndarray, key: VisitKey) -> np.ndarray:
+    """Row of each `wanted` run key (`VisitKey.run_expr`) in the sorted, unique `run_keys`;
+    -1 where there is none.
+
+    A run key divided by `n_seqs` numbers the (day, vehicle, run index) cells of the key's
+    ranges densely: a table of those cells (a few hundred thousand on a big city's day)
+    answers each leg in one access, where a bisection took a dozen.
+    """
+    n_cells = key.n_days * key.vehicles.len() * key.n_runs
+    if n_cells > _DENSE_RUNS_MAX:
+        rows = np.searchsorted(run_keys, wanted).clip(max=run_keys.size - 1)
+        return np.where(run_keys[rows] == wanted, rows, -1)
+    table = np.full(n_cells, -1, dtype=np.int64)
+    table[run_keys // key.n_seqs] = np.arange(run_keys.size)
+    cell = wanted // key.n_seqs
+    inside = (wanted >= 0) & (cell < n_cells)
+    return np.where(inside, table[np.where(inside, cell, 0)], -1)
+
+
+_DENSE_RUNS_MAX = 1 << 25
+"""largest (days x vehicles x run indices) table of run rows built by `_run_rows` (32 M
+entries, 256 MB); beyond it the legs bisect the runs' keys"""
+
+
+@numba.njit(cache=True, nogil=True)
+def _in_run_order(run, n_runs):  # pragma: no cover - compiled; tested through compute_alightings
+    """The permutation that puts `run` (integers in [0, `n_runs`)) in order, stably.
+
+    No vectorised form of the same cost: numpy's argsort compares (n log n, a tenth of a
+    second for a million legs); this is a counting sort, two linear passes.
+    """
+    start = np.zeros(n_runs + 1, dtype=np.int64)
+    for r in run:
+        start[r + 1] += 1
+    for r in range(n_runs):
+        start[r + 1] += start[r]
+    order = np.empty(run.shape[0], dtype=np.int64)
+    for i in range(run.shape[0]):
+        order[start[run[i]]] = i
+        start[run[i]] += 1
+    return order
+
 
 _NO_LIMIT_US = np.iinfo(np.int64).max
 """`next_board_us` of a day's last leg: every later stop of its run is a candidate"""
