@@ -112,10 +112,12 @@ class VisitKey:
             ((day * self.vehicles.len() + vehicle) * self.n_runs + run) * self.n_seqs
         )
 
-    def expr(self, sequence: pl.Expr) -> pl.Expr:
-        """The key of each row's run and `sequence`; null outside the ranges."""
+    def expr(self, sequence: pl.Expr, run: pl.Expr | None = None) -> pl.Expr:
+        """The key of each row's run and `sequence`; null outside the ranges. `run`: the
+        rows' `run_expr` when computed already (two keys of one row share it)."""
         seq = sequence.cast(pl.Int64) - self.seq_min
-        return pl.when(seq.is_between(0, self.n_seqs - 1)).then(self.run_expr() + seq)
+        run = self.run_expr() if run is None else run
+        return pl.when(seq.is_between(0, self.n_seqs - 1)).then(run + seq)
 
 
 def build_stop_windows(
