@@ -45,6 +45,19 @@ from core.schema import table
 from core.store import Store
 
 GROUP = ["service_date", "route_id", "direction_id", "hour_at"]
+TAP_COLUMNS = ("transaction_id", "event_at", "vehicle_id", "card_hash")
+"""the `fare_transactions` columns the crowding reads"""
+VISIT_COLUMNS = (
+    "service_date",
+    "vehicle_id",
+    "run_index",
+    "trip_id",
+    "stop_sequence",
+    "stop_id",
+    "arrival_at",
+    "departure_at",
+)
+"""the `stop_visits` columns the crowding reads"""
 CROWDING_TABLES = ("tap_placements", "trip_loads", "trip_crowding", "crowding_summary")
 
 
@@ -211,6 +224,7 @@ def compute_crowding(
         options=options.boarding,
     )
     placements = compute_alightings(boardings, inputs.stop_visits, inputs.stops, options.alighting)
+    del boardings  # the placements share its columns but for the reasons
     apc = None
     if inputs.passenger_counts is not None and inputs.passenger_counts.height:
         apc = compute_apc_counts(inputs.passenger_counts, inputs.stop_visits, options.boarding)
@@ -264,7 +278,9 @@ def read_crowding_inputs(
     """
     tz = profile.general.timezone.value
     first = start - timedelta(days=1)
-    visits = store.read("stop_visits", "service_date BETWEEN ? AND ?", [first, end])
+    visits = store.read(
+        "stop_visits", "service_date BETWEEN ? AND ?", [first, end], columns=VISIT_COLUMNS
+    )
     trips = store.query(
         "SELECT service_date, trip_id, route_id, direction_id FROM scheduled_trips "
         "WHERE service_date BETWEEN ? AND ?",
@@ -275,7 +291,10 @@ def read_crowding_inputs(
     last = visits.filter(pl.col("service_date") <= end).select(pl.col("arrival_at").max()).item()
     if last is not None and last > hi:
         hi = last
-    taps = store.read("fare_transactions", "event_at >= ? AND event_at < ?", [lo, hi])
+    # only the columns the crowding reads (a month of a big city's taps is gigabytes)
+    taps = store.read(
+        "fare_transactions", "event_at >= ? AND event_at < ?", [lo, hi], columns=TAP_COLUMNS
+    )
     counts = store.read("passenger_counts", "event_at >= ? AND event_at < ?", [lo, hi])
     stops = store.query(
         "SELECT s.stop_id, s.stop_x_m, s.stop_y_m FROM gtfs_stops s "
