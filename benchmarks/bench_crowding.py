@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     boardings = compute_boardings(inputs.taps, inputs.stop_visits, timezone=tz)
     lap("boardings")
     placements = compute_alightings(boardings, inputs.stop_visits, inputs.stops)
+    del boardings  # as compute_crowding does: the placements share its columns
     lap("alightings")
     loads = compute_loads(placements, inputs.stop_visits, inputs.trips, inputs.vehicles, profile)
     lap("loads")
