@@ -383,15 +383,18 @@ def compute_loads(
         )
         .collect()
     )
-    # Each placed tap finds its boarding and alighting visits by bisection on the visits'
-    # integer keys (sorted with the visits, unique as the table's primary key), and the
+    # Each placed tap finds its boarding and alighting visits by the visits' integer keys
+    # (sorted with the visits, unique as the table's primary key; `_visit_rows`), and the
     # counts per visit are bincounts: no group-by or join over a million taps.
     visit_key = VisitKey.of(visits)
     keys = visits.select(visit_key.expr(pl.col(seq))).to_series().to_numpy()
     placed = (
+        # every tap, not a filtered copy of the placed ones: an unplaced tap has no run or
+        # stop, so its keys are -1 and it counts nowhere, as if filtered out
         placements.lazy()
-        .filter(pl.col("placement") == "placed")
-        .with_columns(visit_key.run_expr().alias("run_key"))
+        .with_columns(
+            pl.when(pl.col("placement") == "placed").then(visit_key.run_expr()).alias("run_key")
+        )
         .select(
             visit_key.expr(pl.col(seq), pl.col("run_key")).fill_null(-1).alias("board_key"),
             visit_key.expr(pl.col("alighting_stop_sequence"), pl.col("run_key"))
