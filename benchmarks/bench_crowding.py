@@ -12,9 +12,10 @@ prints (the process's maximum resident set: inputs read, crowding computed) leav
 simulation out. Targets (issue 21): >= 500 k taps/s on the default day; the São Paulo day in
 <= 30 s with peak memory <= 2 GB.
 
-Session 28 (ADR 0103; CPU seconds on the loaded 2-core machine): the default day 2.2 s, about
-450 k taps per CPU-second in this fresh process (warm, in one process, about 640 k); the São
-Paulo day (9.7 M taps) 25.8 s, peak 4.73 GiB (the placements alone are 1.2 GB).
+Session 28 (ADR 0103; fresh processes, load average 4-6 on 2 cores): the default day 1.9 s of
+CPU, about 520 k taps per CPU-second (2.3 s before); the São Paulo day (9.7 M taps) 22 s of
+CPU, 20 s wall, peak 4.5 GiB (the placements alone are 1.2 GB). CPU seconds grow with the
+machine's load: compare versions back to back.
 """
 
 from __future__ import annotations
