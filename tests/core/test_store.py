@@ -355,6 +355,24 @@ def test_an_open_failure_says_why(tmp_path: Path) -> None:
         holder.wait()
 
 
+def test_append_of_new_keys_inserts_them_and_a_repeated_key_still_raises(
+    store_path: Path,
+) -> None:
+    """`new_keys` skips INSERT OR IGNORE's conflict handling (a new feed's tables), not the
+    key: a repeated one is refused and the transaction leaves nothing."""
+    routes = pl.DataFrame(
+        {"feed_id": ["f1"] * 3, "route_id": ["a", "b", "c"], "route_type": [3, 3, 3]}
+    )
+    with Store.open(store_path) as s:
+        assert s.append("gtfs_routes", routes, new_keys=True).n_inserted == 3
+        with pytest.raises(duckdb.ConstraintException), s.transaction():
+            s.append("gtfs_routes", routes.head(1).with_columns(route_id=pl.lit("d")))
+            s.append("gtfs_routes", routes.head(1), new_keys=True)
+        assert sorted(s.read("gtfs_routes")["route_id"].to_list()) == ["a", "b", "c"]
+        # without it, the stored key is skipped as before
+        assert s.append("gtfs_routes", routes).n_inserted == 0
+
+
 def _coverage(day: date, vehicles: list[str]) -> pl.DataFrame:
     """`avl_coverage` rows of `day` (a derived table, its key without an index)."""
     n = len(vehicles)
