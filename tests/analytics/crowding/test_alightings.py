@@ -79,6 +79,13 @@ def test_cards_sharing_a_hash_are_still_told_apart(
     assert placements().equals(alighted)
 
 
+def test_runs_found_by_bisection_give_the_same_alightings(
+    alighted: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(alightings, "_DENSE_RUNS_MAX", 0)  # keys beyond the table of runs
+    assert placements().equals(alighted)
+
+
 def test_the_chaining_does_not_depend_on_the_order_of_the_taps(alighted: pl.DataFrame) -> None:
     taps = line_r("taps", "fare_transactions")
     visits = line_r("stop_visits", "stop_visits")
