@@ -76,6 +76,11 @@ SUMMARY_SCHEMA = "service_date date, table_name string, n_rows long, n_partition
 FRAME_KINDS = ("runs", "track", "stands", "activity")
 DAY_CACHE_SIZE = 4
 """days whose inputs a Python worker keeps (a task of another day evicts the oldest)"""
+ARROW_MAX_BYTES_UNBOUNDED = str(2**31 - 1)
+"""`spark.sql.execution.arrow.maxBytesPerBatch` at Int.MaxValue: Spark then skips the size of
+the Arrow batch it measures after every row it hands to a grouped UDF (the check walks every
+column vector per row: ~0.8 of the JVM's ~3.2 CPU-s on the 300-bus day); a batch stays bounded
+by `maxRecordsPerBatch` (10 000 rows) and a group by the vehicle batch (`batch_pings`)"""
 TIMINGS_ENV = "PONTUAL_SPARK_TIMINGS"
 """a file the Python workers append their step times to (JSON lines; unset: none kept),
 read by benchmarks/bench_spark.py to say where a task's time goes"""
@@ -83,16 +88,17 @@ read by benchmarks/bench_spark.py to say where a task's time goes"""
 
 @contextmanager
 def timed(step: str) -> Iterator[None]:
-    """Append `{"step", "s", "pid"}` to the file named by PONTUAL_SPARK_TIMINGS, if set."""
+    """Append `{"step", "s", "pid", "at"}` (seconds, process, start as a Unix time) to the file
+    named by PONTUAL_SPARK_TIMINGS, if set."""
     path = os.environ.get(TIMINGS_ENV)
     if not path:
         yield
         return
-    t0 = time.perf_counter()
+    at, t0 = time.time(), time.perf_counter()
     try:
         yield
     finally:
-        line = {"step": step, "s": time.perf_counter() - t0, "pid": os.getpid()}
+        line = {"step": step, "s": time.perf_counter() - t0, "pid": os.getpid(), "at": at}
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
 
@@ -131,7 +137,8 @@ def start_session(
     """A Spark session whose Python workers run this interpreter with this project importable.
 
     Small JVM heaps by default: the work is in the Python workers (Polars, numba), which Spark
-    does not count in the executor memory. Times are UTC on both sides of Arrow.
+    does not count in the executor memory. Times are UTC on both sides of Arrow. The Arrow
+    batches handed to the grouped stages are bounded by rows only (`ARROW_MAX_BYTES_UNBOUNDED`).
     """
     from pyspark.sql import SparkSession
 
@@ -149,6 +156,7 @@ def start_session(
         .config("spark.executor.memory", executor_memory)
         .config("spark.pyspark.python", sys.executable)
         .config("spark.python.worker.reuse", "true")
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", ARROW_MAX_BYTES_UNBOUNDED)
         .config("spark.executorEnv.PYTHONPATH", path)
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
     )
