@@ -76,11 +76,6 @@ SUMMARY_SCHEMA = "service_date date, table_name string, n_rows long, n_partition
 FRAME_KINDS = ("runs", "track", "stands", "activity")
 DAY_CACHE_SIZE = 4
 """days whose inputs a Python worker keeps (a task of another day evicts the oldest)"""
-ARROW_MAX_BYTES_UNBOUNDED = str(2**31 - 1)
-"""`spark.sql.execution.arrow.maxBytesPerBatch` at Int.MaxValue: Spark then skips the size of
-the Arrow batch it measures after every row it hands to a grouped UDF (the check walks every
-column vector per row: ~0.8 of the JVM's ~3.2 CPU-s on the 300-bus day); a batch stays bounded
-by `maxRecordsPerBatch` (10 000 rows) and a group by the vehicle batch (`batch_pings`)"""
 TIMINGS_ENV = "PONTUAL_SPARK_TIMINGS"
 """a file the Python workers append their step times to (JSON lines; unset: none kept),
 read by benchmarks/bench_spark.py to say where a task's time goes"""
@@ -137,8 +132,7 @@ def start_session(
     """A Spark session whose Python workers run this interpreter with this project importable.
 
     Small JVM heaps by default: the work is in the Python workers (Polars, numba), which Spark
-    does not count in the executor memory. Times are UTC on both sides of Arrow. The Arrow
-    batches handed to the grouped stages are bounded by rows only (`ARROW_MAX_BYTES_UNBOUNDED`).
+    does not count in the executor memory. Times are UTC on both sides of Arrow.
     """
     from pyspark.sql import SparkSession
 
@@ -156,7 +150,6 @@ def start_session(
         .config("spark.executor.memory", executor_memory)
         .config("spark.pyspark.python", sys.executable)
         .config("spark.python.worker.reuse", "true")
-        .config("spark.sql.execution.arrow.maxBytesPerBatch", ARROW_MAX_BYTES_UNBOUNDED)
         .config("spark.executorEnv.PYTHONPATH", path)
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
     )
