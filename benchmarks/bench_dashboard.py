@@ -235,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--repeat", type=int, default=3, help="cached visits per page (median)")
     args = parser.parse_args(argv)
+    from core.texts import gettext
     from dashboard.browser import Browser
     from dashboard.pages import PAGES, page_url
     from dashboard.server import free_port, start_server, wait_until_ready
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                         state = browser.open(f"{url}/{page_url(slug)}", **wait)
                         reload[slug].append(state["ready_after_s"])
                     for _path, title, slug, _icon in [*PAGES[1:], PAGES[0]]:  # menu clicks
-                        state = browser.click_page(page_url(slug), title, **wait)
+                        state = browser.click_page(page_url(slug), gettext(title), **wait)
                         click[slug].append(state["ready_after_s"])
                 print(f"load average (1 min) during the run: {os.getloadavg()[0]:.1f}")
                 print(

@@ -18,17 +18,21 @@ from typing import TypeVar
 import polars as pl
 
 from cases.errors import AccessDenied
+from core.texts import N_, Labels
 
 ROLES = ("planejamento", "fiscal", "autoridade", "conselho", "operadora", "public")
 
-ROLE_LABELS = {
-    "planejamento": "Planejamento (órgão gestor)",
-    "fiscal": "Fiscal (agente de fiscalização)",
-    "autoridade": "Autoridade de trânsito e transporte",
-    "conselho": "Conselho (renovação)",
-    "operadora": "Operadora",
-    "public": "Público (transparência)",
-}
+ROLE_LABELS = Labels(
+    {
+        "planejamento": N_("Planning (managing body)"),
+        "fiscal": N_("Inspector (enforcement agent)"),
+        "autoridade": N_("Transit and transport authority"),
+        "conselho": N_("Council (renewal)"),
+        "operadora": N_("Operator (role)"),
+        "public": N_("Public (transparency)"),
+    }
+)
+"""How each role is shown (in the chosen language); the stored role is its id (`ROLES`)."""
 
 # Reads
 READ_PUBLIC = "read_public"  # published aggregates (transparency page)

@@ -14,12 +14,34 @@ from pathlib import Path
 
 from cases.errors import CaseError
 from cases.roles import DEFESA, DESCARTAR, ENCERRAR, JULGAR, LAVRAR, NOTIFICAR, RECURSO
+from core.texts import N_, Labels
 
 SUGERIDA, LAVRADA, NOTIFICADA = "sugerida", "lavrada", "notificada"
 EM_DEFESA, JULGADA, EM_RECURSO = "em defesa", "julgada", "em recurso"
 ENCERRADA, DESCARTADA = "encerrada", "descartada"
 STATES = (SUGERIDA, LAVRADA, NOTIFICADA, EM_DEFESA, JULGADA, EM_RECURSO, ENCERRADA, DESCARTADA)
 VERDICT_STATES = (JULGADA, EM_RECURSO, ENCERRADA)
+
+STATE_LABELS = Labels(
+    {
+        SUGERIDA: N_("suggested"),
+        LAVRADA: N_("notice drawn up"),
+        NOTIFICADA: N_("notified"),
+        EM_DEFESA: N_("in defence"),
+        JULGADA: N_("judged"),
+        EM_RECURSO: N_("under appeal"),
+        ENCERRADA: N_("closed"),
+        DESCARTADA: N_("dismissed"),
+    }
+)
+"""How a case's state is shown (in the chosen language; pt-BR: the law's words). The stored
+value is the state itself (`STATES`), whatever the language: translate at display."""
+
+
+def to_state_label(state: str) -> str:
+    """A case state as the pages, reports and command line show it (unknown: as stored)."""
+    return STATE_LABELS.get(state, state)
+
 
 PROCEDENTE, IMPROCEDENTE = "procedente", "improcedente"
 PROVIDO, IMPROVIDO = "provido", "improvido"

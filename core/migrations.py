@@ -1,12 +1,14 @@
 """Versioned migrations of the store schema.
 
 Migrations 1, 5 (data coverage and evidence), 6 (the fares key), 7 (the key fingerprint) and
-10 (the fleet register's history), 11, 12 (archived raw days) and 13 (the compact frequency
-trips) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+10 (the fleet register's history), 11, 12 (archived raw days), 13 (the compact frequency
+trips) and 14 (derived tables without key indexes) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
 versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
-fresh store where the table was already created with it.
+fresh store where the table was already created with it. A table a migration `rebuilt` is
+renamed aside, created again from its declaration and its rows copied (the columns both have,
+in stored order), then the old one dropped: DuckDB cannot drop a key or a constraint in place.
 
 A NEW store does not walk the migrations: `fresh_schema_sql` creates every table they name from
 its current declaration, under its final name, and their views, in one batch (ADR 0107);
@@ -24,6 +26,7 @@ class Migration:
     description: str
     tables: tuple[str, ...] = ()
     sql: tuple[str, ...] = ()
+    rebuilt: tuple[str, ...] = ()
 
 
 # Migration 1 names its tables literally: a shipped migration is a frozen record.
@@ -208,6 +211,35 @@ MIGRATIONS += (
         sql=(
             "ALTER TABLE scheduled_trips RENAME TO scheduled_timetable_trips",
             SCHEDULED_TRIPS_VIEW,
+        ),
+    ),
+)
+
+# Migration 14: derived tables without primary-key indexes (issue #21, ADR 0111). Their
+# writers replace a whole partition (delete and insert in one transaction) and the store checks
+# each write against the key instead; the ART indexes were about a quarter of a month's store
+# (16 of 63 B per ping). `annual_grades` keeps its index (the indices job relies on it to skip
+# stored history rows). Each table is rebuilt (DuckDB cannot drop a key in place).
+MIGRATIONS += (
+    Migration(
+        14,
+        "derived tables without primary-key indexes: the key checked on each write",
+        rebuilt=(
+            "trips_performed",
+            "stop_visits",
+            "trip_outcomes",
+            "breakdowns",
+            "headway_observations",
+            "avl_coverage",
+            "feed_outages",
+            "tap_placements",
+            "trip_loads",
+            "trip_crowding",
+            "crowding_summary",
+            "indicators",
+            "suggested_infractions",
+            "fleet_days",
+            "live_prediction_accuracy",
         ),
     ),
 )

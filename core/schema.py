@@ -59,6 +59,13 @@ class Table:
 
     `primary_key` columns identify a row: appending a row whose key exists is a no-op, which is
     what makes re-ingesting idempotent. Derived tables carry `pontual_version` and `profile_id`.
+
+    How the key is held: a DuckDB primary-key index (ART) by default; large append-only tables
+    with a `key_time_column` skip stored keys with an anti-join instead; and a table declared
+    `key_index=False` (every derived table but those declared otherwise: their writers replace a
+    whole partition, delete and insert in one transaction) has no index and no skipping: the
+    store checks each write against the key (`Store.append`) and raises on a repeated key. The
+    ART indexes of the derived tables were a quarter of a month's store (ADR 0111).
     """
 
     name: str
@@ -71,6 +78,8 @@ class Table:
     # with an anti-join bounded to the batch's range of this time column (an ART primary-key
     # index made bulk inserts 5-8x slower; see benchmarks/bench_ingest_files.py).
     key_time_column: str | None = None
+    # None: an index unless the table is derived (see the class docstring)
+    key_index: bool | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -105,6 +114,18 @@ class Table:
     @property
     def polars_schema(self) -> pl.Schema:
         return pl.Schema({c.name: c.dtype for c in self.columns})
+
+    @property
+    def has_key_index(self) -> bool:
+        """The key is a DuckDB PRIMARY KEY (an ART index); appends skip stored keys by it."""
+        if not self.primary_key or self.key_time_column is not None:
+            return False
+        return self.key_index if self.key_index is not None else not self.derived
+
+    @property
+    def is_key_checked(self) -> bool:
+        """The key has no index and no skipping: each write is checked, a repeat raises."""
+        return bool(self.primary_key) and self.key_time_column is None and not self.has_key_index
 
     def column(self, name: str) -> Column:
         return self._by_name[name]
@@ -164,7 +185,7 @@ class Table:
             default = f" DEFAULT nextval('{self.sequence_name}')" if c.name == self.identity else ""
             null = "" if c.nullable else " NOT NULL"
             defs.append(f'"{c.name}" {duckdb_type(c.dtype)}{default}{null}')
-        if self.primary_key and self.key_time_column is None:
+        if self.has_key_index:
             defs.append("PRIMARY KEY (" + ", ".join(f'"{k}"' for k in self.primary_key) + ")")
         seq = f"CREATE SEQUENCE IF NOT EXISTS {self.sequence_name};\n" if self.identity else ""
         return seq + f'CREATE TABLE IF NOT EXISTS "{self.name}" (\n  ' + ",\n  ".join(defs) + "\n)"

@@ -12,59 +12,37 @@ here, before the page, so they are the same on every page.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from core.texts import gettext as _
 from dashboard import auth_ui, state
 from dashboard.auth import EXTRA_PAGES, pages_for
+from dashboard.not_found import asked_unknown_path, build_not_found, page_at
 from dashboard.pages import PAGES
-
-# What Streamlit accepts as one page's URL path (no "/": a nested path keeps its dialog).
-URL_PATH = re.compile(r"[A-Za-z0-9._~-]+")
-
-
-def _asked_unknown_path() -> str | None:
-    """The URL path the browser asked for when it names no page of the app, else None."""
-    ctx = get_script_run_ctx()
-    asked = ctx.pages_manager.intended_page_name if ctx is not None else None
-    known = {url for _p, _t, url, _i in (*PAGES, *EXTRA_PAGES)} | {"entrar"}
-    if not asked or asked in known or not URL_PATH.fullmatch(asked):
-        return None
-    return asked
 
 
 def _build_not_found(path: str, default: str | None) -> Callable[[], None]:
-    def not_found() -> None:
-        st.title("Página não encontrada")
-        st.info(f"O endereço “/{path}” não é uma página do painel. Escolha uma página no menu.")
-        if default is not None:
-            st.page_link(default, label="Abrir a página inicial", icon=":material/home:")
-
-    return not_found
+    notice = _("The address “/{path}” is not a page of the dashboard. Choose a page in the menu.")
+    return build_not_found(path, notice, default, _("Open the home page"))
 
 
 st.set_page_config(
-    page_title="Pontual — painel", page_icon=":material/directions_bus:", layout="wide"
+    page_title=_("Pontual — dashboard"), page_icon=":material/directions_bus:", layout="wide"
 )
 account = auth_ui.current_account()
-unknown = _asked_unknown_path()
+unknown = asked_unknown_path({url for _p, _t, url, _i in (*PAGES, *EXTRA_PAGES)} | {"entrar"})
 if account is None:
     # Every page's URL shows the login form (then, logged in, the same URL opens that page or
     # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
     st.navigation(
-        [st.Page(auth_ui.build_login("visao-geral"), title="Entrar", url_path="entrar")]
+        [st.Page(auth_ui.build_login("visao-geral"), title=_("Log in"), url_path="entrar")]
         + [
-            st.Page(auth_ui.build_login(url), title=title, url_path=url, visibility="hidden")
+            st.Page(auth_ui.build_login(url), title=_(title), url_path=url, visibility="hidden")
             for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
         ]
-        + (
-            [st.Page(auth_ui.build_login(unknown), title="Entrar", url_path=unknown)]
-            if unknown
-            else []
-        ),
+        + ([page_at(auth_ui.build_login(unknown), _("Log in"), unknown)] if unknown else []),
         position="hidden",
     ).run()
     st.stop()
@@ -73,13 +51,13 @@ allowed_urls = {url for _p, _t, url, _i in allowed}
 default_url = allowed[0][2] if allowed else None
 navigation = st.navigation(
     [
-        st.Page(path, title=title, url_path=url, icon=icon, default=(url == default_url))
+        st.Page(path, title=_(title), url_path=url, icon=icon, default=(url == default_url))
         for path, title, url, icon in allowed
     ]
     + [
         st.Page(
-            auth_ui.build_refusal(account, title, url),
-            title=title,
+            auth_ui.build_refusal(account, _(title), url),
+            title=_(title),
             url_path=url,
             visibility="hidden",
         )
@@ -88,11 +66,10 @@ navigation = st.navigation(
     ]
     + (
         [
-            st.Page(
+            page_at(
                 _build_not_found(unknown, allowed[0][0] if allowed else None),
-                title="Página não encontrada",
-                url_path=unknown,
-                visibility="hidden",
+                _("Page not found"),
+                unknown,
             )
         ]
         if unknown
@@ -104,5 +81,5 @@ navigation = st.navigation(
 )
 auth_ui.render_account(account)
 st.session_state["filters"] = state.render_filters() if allowed else None
-st.sidebar.caption(f"Perfil regulatório: {state.profile().name}")
+st.sidebar.caption(_("Regulatory profile: {name}", name=state.profile().name))
 navigation.run()

@@ -40,6 +40,7 @@ from cases.roles import (
 )
 from core.errors import ConfigError
 from core.settings import Settings
+from core.texts import N_
 from dashboard.pages import PAGES
 
 AUTH_ENV = "PONTUAL_DASHBOARD_AUTH"
@@ -122,8 +123,8 @@ def pages_for(account: Account) -> list[tuple[str, str, str, str]]:
 
 
 EXTRA_PAGES = (
-    ("pages/cases.py", "Casos", "casos", ":material/folder_open:"),
-    ("pages/audit.py", "Auditoria", "auditoria", ":material/policy:"),
+    ("pages/cases.py", N_("Cases"), "casos", ":material/folder_open:"),
+    ("pages/audit.py", N_("Audit"), "auditoria", ":material/policy:"),
 )
 """Pages only some roles see (not in the public list `dashboard.pages.PAGES`)."""
 

@@ -223,7 +223,7 @@ def build_headway_chart(headways: pl.DataFrame, timezone: str) -> alt.Chart:
             color=alt.Color("direction_id:N", title=_("Direction")),
             tooltip=[
                 alt.Tooltip("hour_at:T", title=_("Hour"), format="%d/%m/%Y %H:%M"),
-                alt.Tooltip("ewt_min:Q", title="EWT (min)", format=",.1f"),
+                alt.Tooltip("ewt_min:Q", title=_("Excess wait EWT (min)"), format=",.1f"),
             ],
         )
         .properties(height=260)

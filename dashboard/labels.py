@@ -1,5 +1,6 @@
 """The names planners read (pt-BR, in the laws' terms): indicators and their units (from the
-catalogue, `core.indicators`), payment forms, and the `source` texts of profiles and jobs.
+catalogue, `core.indicators`), payment forms, case states, and the `source` texts of profiles
+and jobs.
 No streamlit here."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from cases.states import STATE_LABELS
 from core.indicators import DEFAULT, UNIT_LABELS, indicator, to_label
 from core.profile import Cited
 from core.texts import N_, Labels, gettext
@@ -18,6 +20,7 @@ __all__ = [
     "INCIDENT_KIND_LABELS",
     "UNIT_LABELS",
     "label_indicators",
+    "label_states",
     "to_basis",
     "to_citation",
     "to_source",
@@ -58,6 +61,12 @@ def label_indicators(indicators: pl.Series) -> pl.Series:
     return indicators.replace_strict(names, default=indicators, return_dtype=pl.String).alias(
         indicators.name
     )
+
+
+def label_states(states: pl.Series) -> pl.Series:
+    """A column of case states as they are shown (`cases.states.STATE_LABELS`; a state it
+    does not know as stored)."""
+    return states.replace_strict(dict(STATE_LABELS), default=states, return_dtype=pl.String)
 
 
 SOURCE_PHRASES = (

@@ -7,7 +7,8 @@ build their page list with `st.navigation`. Streamlit only learns that from the 
 folder, so the very first script run of the process lists the page files by file name. A cold
 deep link (`/linhas`) then matched no page and drew Streamlit's English "Page not found"
 dialog, and a path named after a page file (`/lines`) would run that planners' page script in
-the public app. With the discovery off, the first run is like every other one.
+the public app. With the discovery off, the first run is like every other one. A nested address
+(`/a/b`) reaches the app too (`dashboard.nested_paths`), which answers it with its pt-BR page.
 
 The modules every page imports (Polars, DuckDB, Altair, pydeck, Babel, the page queries) are
 imported here, before the server answers its health check: Streamlit imports an app's modules
@@ -22,6 +23,8 @@ import importlib
 
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web.cli import main
+
+from dashboard import nested_paths
 
 PRELOAD = (
     "polars",
@@ -54,6 +57,7 @@ def run() -> None:
     # A class attribute read once per process; `st.navigation` sets the same value on its
     # first call. Checked by tests/dashboard/test_browser_links.py on a fresh server.
     PagesManager.uses_pages_directory = False
+    nested_paths.install()  # `/a/b` reaches the app's pt-BR "not found" page
     for name in PRELOAD:
         importlib.import_module(name)
     main(prog_name="streamlit")

@@ -21,6 +21,8 @@ import pydeck as pdk
 
 from core.pt_br import to_percent
 from core.settings import Settings
+from core.texts import N_
+from core.texts import gettext as _
 
 # Colours (RGBA) by delay class, shared by the trip and live maps.
 LATE_RGBA = [214, 39, 40, 220]
@@ -173,7 +175,7 @@ def build_trip_deck(
         layers.append(
             pdk.Layer(
                 "PathLayer",
-                data=[{"path": path, "name": "itinerário"}],
+                data=[{"path": path}],
                 get_path="path",
                 get_color=[90, 90, 90],
                 width_min_pixels=3,
@@ -229,23 +231,29 @@ def build_trip_deck(
 
 
 OCCUPANCY_LEVELS: dict[str, tuple[str, list[int]]] = {
-    "EMPTY": ("vazio", [26, 152, 80, 220]),
-    "MANY_SEATS_AVAILABLE": ("muitos assentos livres", [102, 189, 99, 220]),
-    "FEW_SEATS_AVAILABLE": ("poucos assentos livres", [217, 239, 139, 230]),
-    "STANDING_ROOM_ONLY": ("só em pé", [253, 174, 97, 230]),
-    "CRUSHED_STANDING_ROOM_ONLY": ("em pé, apertado", [244, 109, 67, 230]),
-    "FULL": ("lotado", [215, 48, 39, 230]),
-    "NOT_ACCEPTING_PASSENGERS": ("não aceita passageiros", [120, 30, 120, 230]),
+    "EMPTY": (N_("empty"), [26, 152, 80, 220]),
+    "MANY_SEATS_AVAILABLE": (N_("many seats available"), [102, 189, 99, 220]),
+    "FEW_SEATS_AVAILABLE": (N_("few seats available"), [217, 239, 139, 230]),
+    "STANDING_ROOM_ONLY": (N_("standing room only"), [253, 174, 97, 230]),
+    "CRUSHED_STANDING_ROOM_ONLY": (N_("crushed standing room only"), [244, 109, 67, 230]),
+    "FULL": (N_("full"), [215, 48, 39, 230]),
+    "NOT_ACCEPTING_PASSENGERS": (N_("not accepting passengers"), [120, 30, 120, 230]),
 }
-"""GTFS-RT occupancy statuses: label (pt-BR) and colour, emptiest first."""
+"""GTFS-RT occupancy statuses: label (the catalogue's id: translate it where it is shown,
+`to_occupancy_labels`) and colour, emptiest first."""
+
+
+def to_occupancy_labels() -> dict[str, str]:
+    """Each GTFS-RT occupancy status as the pages name it (in the chosen language)."""
+    return {code: _(label) for code, (label, _rgba) in OCCUPANCY_LEVELS.items()}
 
 
 def compute_live_colours(
     vehicles: pl.DataFrame, colour_by: str, late_s: int, early_s: int
 ) -> pl.DataFrame:
-    """Add `color` (RGBA) and `status` (pt-BR text) to live vehicles, by `colour_by`:
-    'delay' (late / early beyond the profile's windows at the origin, on time, unknown) or
-    'occupancy' (the GTFS-RT occupancy status)."""
+    """Add `color` (RGBA) and `status` (its text, from the catalogue) to live vehicles, by
+    `colour_by`: 'delay' (late / early beyond the profile's windows at the origin, on time,
+    unknown) or 'occupancy' (the GTFS-RT occupancy status)."""
     if colour_by == "delay":
         delay = pl.col("delay_s")
         colour = (
@@ -259,20 +267,21 @@ def compute_live_colours(
         )
         status = (
             pl.when(delay > late_s)
-            .then(pl.lit("atrasado"))
+            .then(pl.lit(_("late")))
             .when(delay < -early_s)
-            .then(pl.lit("adiantado"))
+            .then(pl.lit(_("early")))
             .when(delay.is_not_null())
-            .then(pl.lit("no horário"))
-            .otherwise(pl.lit("sem previsão"))
+            .then(pl.lit(_("on time")))
+            .otherwise(pl.lit(_("no prediction")))
         )
     else:
         occ = pl.col("occupancy_status")
         colour = pl.lit(UNKNOWN_RGBA)
-        status = pl.lit("sem informação")
-        for code, (label, rgba) in OCCUPANCY_LEVELS.items():
+        status = pl.lit(_("no information"))
+        labels = to_occupancy_labels()
+        for code, (_label, rgba) in OCCUPANCY_LEVELS.items():
             colour = pl.when(occ == code).then(pl.lit(rgba)).otherwise(colour)
-            status = pl.when(occ == code).then(pl.lit(label)).otherwise(status)
+            status = pl.when(occ == code).then(pl.lit(labels[code])).otherwise(status)
     return vehicles.with_columns(colour.alias("color"), status.alias("status"))
 
 
@@ -308,7 +317,8 @@ def build_live_deck(
         bounds,
         basemap,
         height_px,
-        {"text": "Veículo {vehicle_id} · linha {line}\n{status}"},
+        # deck.gl fills the {fields} of a tooltip from the picked row
+        {"text": _("Vehicle {vehicle_id} · line {line}") + "\n{status}"},
     )
 
 
@@ -348,14 +358,15 @@ BAND_SQUARES = {
 }
 """Each band colour as a coloured square of Streamlit markdown (the legend under the map)."""
 
-NETWORK_COLOURS = {"Pontualidade": "punctuality", "Lotação": "crowding"}
-"""What the network map can be coloured by (pt-BR choice → column of its values)."""
+NETWORK_COLOURS = {"punctuality": N_("Punctuality"), "crowding": N_("Crowding")}
+"""What the network map can be coloured by (the values' column → the choice's name, the
+catalogue's id: translate it where it is shown)."""
 
 
 def compute_network_colours(
     paths: pl.DataFrame, values: pl.DataFrame, colour_by: str
 ) -> pl.DataFrame:
-    """Add `value` (the line's share, 0-1, null without data), `color` and `status` (pt-BR)
+    """Add `value` (the line's share, 0-1, null without data), `color` and `status` (its text)
     to the itineraries, by `colour_by`: 'punctuality' (`values` has `route_id`,
     `punctuality`) or 'crowding' (`route_id`, `over_limit_share`)."""
     column, bands = (
@@ -363,7 +374,11 @@ def compute_network_colours(
         if colour_by == "punctuality"
         else ("over_limit_share", CROWDING_BANDS)
     )
-    what = "no horário" if colour_by == "punctuality" else "acima do limite de lotação"
+    share_text = (
+        _("{share} on time")
+        if colour_by == "punctuality"
+        else _("{share} above the crowding limit")
+    )
     shares = (
         values.select("route_id", pl.col(column).cast(pl.Float64).alias("value"))
         if values.height and column in values.columns
@@ -374,7 +389,7 @@ def compute_network_colours(
     for floor, rgba in reversed(bands):
         colour = pl.when(pl.col("value") >= floor).then(pl.lit(rgba)).otherwise(colour)
     texts = [
-        f"{to_percent(v, 1)} {what}" if v is not None else "sem dados no período"
+        share_text.format(share=to_percent(v, 1)) if v is not None else _("no data in the period")
         for v in out["value"].to_list()
     ]
     return out.with_columns(
@@ -387,7 +402,8 @@ def compute_network_colours(
 
 
 def to_network_legend(colour_by: str) -> str:
-    """The legend of the network map (pt-BR; the bands' floors as pt-BR percentages)."""
+    """The legend of the network map (from the catalogue; the bands' floors as pt-BR
+    percentages)."""
     punctuality = colour_by == "punctuality"
     bands = PUNCTUALITY_BANDS if punctuality else CROWDING_BANDS
     floors = [to_percent(floor, 0) for floor, _rgba in bands]
@@ -395,16 +411,23 @@ def to_network_legend(colour_by: str) -> str:
     for i, (floor, rgba) in enumerate(bands):
         square = BAND_SQUARES[(rgba[0], rgba[1], rgba[2])]
         if i == 0:
-            what = "no horário" if punctuality else "das viagens acima do limite"
-            text = f"{floors[0]} ou mais {what}"
+            text = (
+                _("{share} or more on time", share=floors[0])
+                if punctuality
+                else _("{share} or more of the trips above the limit", share=floors[0])
+            )
         elif floor == 0.0:
-            text = f"menos de {floors[i - 1]}" if punctuality else "nenhuma"
+            text = (
+                _("under {share}", share=floors[i - 1])
+                if punctuality
+                else _("none above the limit")
+            )
         elif floor < 0.005:  # the band of 'some, under the next floor'
-            text = f"menos de {floors[i - 1]}"
+            text = _("under {share}", share=floors[i - 1])
         else:
-            text = f"{floors[i]} a {floors[i - 1]}"
+            text = _("{low} to {high}", low=floors[i], high=floors[i - 1])
         parts.append(f"{square} {text}")
-    parts.append(":gray[■] sem dados no período")
+    parts.append(":gray[■] " + _("no data in the period"))
     return " · ".join(parts)
 
 
@@ -418,5 +441,5 @@ def build_network_deck(
         _path_points(paths),
         basemap,
         height_px,
-        {"text": "Linha {line}\n{status}"},
+        {"text": _("Line {line}") + "\n{status}"},
     )

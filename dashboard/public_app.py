@@ -19,6 +19,7 @@ from core.texts import N_, Labels
 from core.texts import gettext as _
 from dashboard.format import format_column, to_indicator_value, to_period
 from dashboard.labels import label_indicators
+from dashboard.not_found import asked_unknown_path, build_not_found, page_at
 from dashboard.queries import public as q
 from dashboard.queries.snapshot import open_source, read_snapshot_mtime
 
@@ -133,8 +134,23 @@ def render_public() -> None:
 
 
 # st.navigation with this one page: without it Streamlit would list and serve the scripts of
-# dashboard/pages/ (the planners' pages) beside this app.
+# dashboard/pages/ (the planners' pages) beside this app. Any other address gets the pt-BR
+# "page not found" page (never Streamlit's English dialog), linking to this one.
+home = st.Page(render_public, title=_("Transparency"), url_path="transparencia", default=True)
+unknown = asked_unknown_path(("transparencia",))  # a default page's own path stays Streamlit's
+notice = _("The address “/{path}” is not a page of the transparency panel.")
 st.navigation(
-    [st.Page(render_public, title=_("Transparency"), url_path="transparencia", default=True)],
+    [home]
+    + (
+        [
+            page_at(
+                build_not_found(unknown, notice, home, _("Open the transparency page")),
+                _("Page not found"),
+                unknown,
+            )
+        ]
+        if unknown
+        else []
+    ),
     position="hidden",
 ).run()

@@ -11,11 +11,8 @@ stops, with id ``stops:<pattern hash>`` and `is_from_stops` true.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import polars as pl
-import pyproj
 import shapely
 
 from gtfs.read import Feed
@@ -62,17 +59,107 @@ def choose_feed_crs(feed: Feed) -> int:
     return choose_crs(float(stops["stop_lat"].median()), float(stops["stop_lon"].median()))  # type: ignore[arg-type]
 
 
-@cache
-def _transformer(epsg: int) -> pyproj.Transformer:
-    return pyproj.Transformer.from_crs(4326, epsg, always_xy=True)
+# The ellipsoids of the CRSs `choose_crs` picks: (semi-major axis m, inverse flattening).
+_GRS80 = (6378137.0, 298.257222101)  # SIRGAS 2000
+_WGS84 = (6378137.0, 298.257223563)
+_UTM_K0 = 0.9996
+_UTM_FALSE_EASTING_M = 500_000.0
+_UTM_FALSE_NORTHING_SOUTH_M = 10_000_000.0
+# Past this transverse-Mercator easting (radians of the sphere, 150 degrees) PROJ refuses a
+# point (infinite coordinates): so does `to_metres`.
+_TM_DOMAIN = 2.623395162778
+
+
+def utm_of(epsg: int) -> tuple[int, bool, tuple[float, float]]:
+    """(zone, south, ellipsoid) of a UTM EPSG code `choose_crs` gives; ValueError otherwise."""
+    if 32601 <= epsg <= 32660 or 32701 <= epsg <= 32760:
+        return epsg % 100, epsg >= 32700, _WGS84
+    if (
+        _SIRGAS_UTM_SOUTH_BASE + _SIRGAS_ZONES.start
+        <= epsg
+        < _SIRGAS_UTM_SOUTH_BASE + _SIRGAS_ZONES.stop
+    ):
+        return epsg - _SIRGAS_UTM_SOUTH_BASE, True, _GRS80
+    raise ValueError(f"EPSG:{epsg} is not a UTM CRS of WGS 84 or SIRGAS 2000")
+
+
+def _series_coefficients(n: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Krüger's series to sixth order in the third flattening `n` (the coefficients PROJ's
+    `utm` uses, Poder/Engsager): geodetic to conformal latitude, conformal sphere to
+    transverse Mercator, and the rectifying radius over the semi-major axis."""
+    n2, n3, n4, n5, n6 = n**2, n**3, n**4, n**5, n**6
+    to_conformal = np.array([
+        n * (-2 + n * (2 / 3 + n * (4 / 3 + n * (-82 / 45 + n * (32 / 45 + n * (4642 / 4725)))))),
+        n2 * (5 / 3 + n * (-16 / 15 + n * (-13 / 9 + n * (904 / 315 + n * (-1522 / 945))))),
+        n3 * (-26 / 15 + n * (34 / 21 + n * (8 / 5 + n * (-12686 / 2835)))),
+        n4 * (1237 / 630 + n * (-12 / 5 + n * (-24832 / 14175))),
+        n5 * (-734 / 315 + n * (109598 / 31185)),
+        n6 * (444337 / 155925),
+    ])  # fmt: skip
+    alpha = np.array([
+        n * (0.5 + n * (-2 / 3 + n * (5 / 16 + n * (41 / 180 + n * (-127 / 288 + n * (7891 / 37800)))))),
+        n2 * (13 / 48 + n * (-3 / 5 + n * (557 / 1440 + n * (281 / 630 + n * (-1983433 / 1935360))))),
+        n3 * (61 / 240 + n * (-103 / 140 + n * (15061 / 26880 + n * (167603 / 181440)))),
+        n4 * (49561 / 161280 + n * (-179 / 168 + n * (6601661 / 7257600))),
+        n5 * (34729 / 80640 + n * (-3418889 / 1995840)),
+        n6 * (212378941 / 319334400),
+    ])  # fmt: skip
+    radius = (1 + n2 * (1 / 4 + n2 * (1 / 64 + n2 / 256))) / (1 + n)
+    return to_conformal, alpha, radius
+
+
+def _sine_series(coefficients: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """sum over k of coefficients[k-1] * sin(k x), by Clenshaw's recurrence (x real or
+    complex)."""
+    two_cos = 2 * np.cos(x)
+    b1 = b2 = np.zeros_like(x)
+    for c in coefficients[::-1]:
+        b1, b2 = c + two_cos * b1 - b2, b1
+    return b1 * np.sin(x)
 
 
 def to_metres(
     lon: pl.Series | np.ndarray, lat: pl.Series | np.ndarray, epsg: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Project WGS 84 degrees to (x, y) metres in `epsg`."""
-    x, y = _transformer(epsg).transform(np.asarray(lon, dtype=float), np.asarray(lat, dtype=float))
-    return np.asarray(x), np.asarray(y)
+    """Project WGS 84 degrees to (x, y) metres in `epsg` (a UTM CRS `choose_crs` gives).
+
+    The transverse Mercator of PROJ's `utm` (Krüger's series to sixth order, as Poder and
+    Engsager), vectorised here: importing pyproj and building its transformer cost a `gtfs
+    load` ~0.1 s of its ~1 s, for a formula of a few lines. It agrees with pyproj within a
+    few nanometres across each zone (tests/gtfs/test_geometry.py); no datum shift is involved,
+    as in PROJ (WGS 84 to SIRGAS 2000 is a null transformation). Null (NaN) in, NaN out; a
+    point too far from the zone's meridian, or past a pole, gets infinite coordinates, as PROJ
+    gives it.
+    """
+    zone, south, (a, rf) = utm_of(epsg)
+    f = 1 / rf
+    es = f * (2 - f)
+    n = (es / (1 + np.sqrt(1 - es))) / (2 - es / (1 + np.sqrt(1 - es)))
+    to_conformal, alpha, radius = _series_coefficients(n)
+    lam0 = np.deg2rad((zone - 1) * 6.0 - 180.0 + 3.0)
+    lon_d = np.asarray(lon, dtype=float)
+    lat_d = np.asarray(lat, dtype=float)
+    phi = np.deg2rad(lat_d)
+    # the longitude from the central meridian, in [-pi, pi]
+    lam = np.deg2rad(lon_d) - lam0
+    lam = np.where(np.abs(lam) > np.pi, lam - 2 * np.pi * np.round(lam / (2 * np.pi)), lam)
+    chi = phi + _sine_series(to_conformal, 2 * phi)
+    sin_chi, cos_chi = np.sin(chi), np.cos(chi)
+    cos_lam = np.cos(lam)
+    xi = np.arctan2(sin_chi, cos_chi * cos_lam)
+    eta = np.arcsinh(np.sin(lam) * cos_chi / np.hypot(sin_chi, cos_chi * cos_lam))
+    # the series in the complex variable xi + i eta: its real part is the northing, its
+    # imaginary part the easting (one complex sine per point instead of 24 real functions)
+    zeta = xi + 1j * eta
+    zeta = zeta + _sine_series(alpha, 2 * zeta)
+    northing, easting = zeta.real, zeta.imag
+    scale = a * _UTM_K0 * radius
+    x = scale * easting + _UTM_FALSE_EASTING_M
+    y = scale * northing + (_UTM_FALSE_NORTHING_SOUTH_M if south else 0.0)
+    outside = (np.abs(easting) > _TM_DOMAIN) | (np.abs(lat_d) > 90.0)
+    if outside.any():
+        x, y = np.where(outside, np.inf, x), np.where(outside, np.inf, y)
+    return x, y
 
 
 def build_stops_xy(stops: pl.DataFrame, epsg: int) -> pl.DataFrame:
@@ -215,6 +302,9 @@ _OUT_OF_ORDER_COST_M = 1e7
 # terminal at both ends of a loop: the trip runs the whole loop).
 _GAP_NOISE_M = 15.0
 _TIE_BREAK_PER_M = 1e-6
+# Stop-to-shape gaps closer than this are the same gap (rounding of the projected coordinates
+# is ~1e-9 m): a micrometre, far below any survey's precision.
+_GAP_EQUAL_M = 1e-6
 
 
 def compute_stop_positions(calls: pl.DataFrame, shapes_m: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -352,12 +442,15 @@ def _candidates(
     order = np.lexsort((hs, hq))
     hq, hs, h_along, h_gap = hq[order], hs[order], h_along[order], h_gap[order]
     # a pass is a run of consecutive segments near the stop; within one, only the nearest
-    # points (local minima of the gap) are candidates: the stop's own projection
+    # points (local minima of the gap) are candidates: the stop's own projection. Gaps equal
+    # within _GAP_EQUAL_M are equal: a shape that runs out and back over the same points (a
+    # U-turn spur) puts a stop at the same gap on both legs, and rounding in the last bits
+    # of the coordinates must not keep one leg and drop the other.
     same = np.r_[False, (hq[1:] == hq[:-1]) & (hs[1:] == hs[:-1] + 1)]
     after = np.r_[same[1:], False]
     prev_gap = np.where(same, np.r_[np.inf, h_gap[:-1]], np.inf)
     next_gap = np.where(after, np.r_[h_gap[1:], np.inf], np.inf)
-    local = (h_gap <= prev_gap) & (h_gap <= next_gap)
+    local = (h_gap <= prev_gap + _GAP_EQUAL_M) & (h_gap <= next_gap + _GAP_EQUAL_M)
     hq, h_along, h_gap = hq[local], h_along[local], h_gap[local]
     # every call at a place gets that place's candidates
     place_of = at.join(places, on=["s", "x", "y"], how="left", maintain_order="left")
@@ -464,17 +557,8 @@ def _ordered_choice(
             break
         # previous calls' candidates: prefix minimum of cost (and where it is) within each call
         p_rows = c_row[a0:a1]
-        pre = pl.DataFrame({"r": p_rows, "c": cost[a0:a1], "i": np.arange(a0, a1)}).select(
-            pl.col("c").cum_min().over("r").alias("m"),
-            pl.when(pl.col("c") == pl.col("c").cum_min().over("r"))
-            .then(pl.col("i"))
-            .otherwise(None)
-            .forward_fill()
-            .over("r")
-            .alias("at"),
-        )
-        pmin, parg = pre["m"].to_numpy(), pre["at"].to_numpy().astype(np.int64)
         u_rows, u_first = np.unique(p_rows, return_index=True)
+        pmin, parg = _prefix_min(cost[a0:a1], u_first, a0)
         u_last = np.r_[u_first[1:], p_rows.size] - 1
         dense_prev = np.searchsorted(u_rows, prev[c_row[b0:b1]])
         keys = np.searchsorted(u_rows, p_rows) * scale + c_along[a0:a1]
@@ -499,6 +583,26 @@ def _ordered_choice(
     out = np.full(n, -1, np.int64)
     out[has] = order[chosen[has]]
     return out
+
+
+def _prefix_min(cost: np.ndarray, first: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """Running minimum of `cost` within each run of candidates (runs start at `first`), and
+    where it is (index + `offset`; on a tie, the later candidate).
+
+    Runs are a call's candidates, a handful each: laid out as rows of a table padded with
+    +inf, two accumulations along the rows do every run at once."""
+    n = cost.size
+    if n == 0:
+        return cost, np.zeros(0, np.int64)
+    run = np.repeat(np.arange(first.size), np.diff(np.r_[first, n]))
+    pos = np.arange(n) - first[run]
+    table = np.full((first.size, int(pos.max()) + 1), np.inf)
+    table[run, pos] = cost
+    low = np.minimum.accumulate(table, axis=1)
+    at = np.full(table.shape, -1, np.int64)
+    at[run, pos] = np.arange(offset, offset + n)
+    at = np.maximum.accumulate(np.where(table == low, at, -1), axis=1)
+    return low[run, pos], at[run, pos]
 
 
 def compute_stop_distances(

@@ -467,6 +467,7 @@ def _check_calendar(feed: Feed) -> list[GtfsIssue]:
         out += rows_issues(
             bad, ERROR, "frequencies.txt", "end_time", "end_time not after start_time"
         )
+        out += _check_overlapping_frequencies(freq)
     shapes = feed.get("shapes")
     if shapes is not None and "shape_id" in shapes.columns:
         short = (
@@ -480,6 +481,27 @@ def _check_calendar(feed: Feed) -> list[GtfsIssue]:
             "shape '{value}' has fewer than two points; it is rebuilt from the stops",
         )
     return out
+
+
+def _check_overlapping_frequencies(freq: pl.DataFrame) -> list[GtfsIssue]:
+    """A window of a trip that starts before the previous window of the same trip ends (the
+    canonical validator's `overlapping_frequency`, an error): both would expand to instances,
+    two of them at the same start with the same id."""
+    if not {"trip_id", "start_time", "end_time"} <= set(freq.columns) or not freq.height:
+        return []
+    ordered = freq.sort("trip_id", "start_time", LINE)
+    # the latest end among the trip's earlier windows: a window nested in a long one still counts
+    earlier_end = pl.col("end_time").cum_max().shift(1).over("trip_id")
+    bad = ordered.filter(pl.col("start_time") < earlier_end)
+    return rows_issues(
+        bad,
+        ERROR,
+        "frequencies.txt",
+        "start_time",
+        "frequency window of trip '{value}' starts before its previous window ends; "
+        "expected windows that do not overlap",
+        value_column="trip_id",
+    )
 
 
 def validate_feed(feed: Feed, limits: GeographyLimits | None = None) -> list[GtfsIssue]:

@@ -1,7 +1,8 @@
 """Checks: a rule is an expression that flags bad rows with a reason; a batch is judged by them.
 
-`compute_rejections` reads a typed frame and a list of `Check`s and returns the frame with the
-first failing rule of each row (`_field`, `_reason`; null where every rule passed). A
+`compute_failing` reads a typed frame and a list of `Check`s and says which rows fail any;
+`compute_rejections` returns the frame with the first failing rule of each row (`_field`,
+`_reason`; null where every rule passed). A
 `JudgedBatch` is what validation returns and the writers take: the accepted rows, the
 quarantine rows, and counts. Touches no store; knows no table (the rules are in `rules`).
 """
@@ -18,11 +19,26 @@ import polars as pl
 
 @dataclass(frozen=True)
 class Check:
-    """A rule: rows where `bad` is true are rejected with `reason`, blaming `field`."""
+    """A rule: rows where `bad` is true are rejected with `reason`, blaming `field`.
+
+    Both are row-wise expressions (a row's verdict depends on that row alone: the reasons are
+    computed on the failing rows only, `compute_failing`), and `reason` is never null where
+    `bad` is true."""
 
     field: str | None
     bad: pl.Expr
     reason: str | pl.Expr  # an expression: a reason per row
+
+
+def compute_failing(typed: pl.DataFrame, checks: Sequence[Check]) -> pl.Series:
+    """Whether each row of `typed` fails any of `checks`: one pass of boolean ORs, cheaper
+    than naming the first failing rule of every row (`compute_rejections`), which a batch
+    then needs for its failing rows only (a null verdict passes, as in a `when`)."""
+    if not checks:
+        return pl.Series("_failing", [False] * typed.height, dtype=pl.Boolean)
+    verdict = pl.any_horizontal(check.bad for check in checks).fill_null(False)
+    # with_columns: a rule that is a literal (a missing column) is broadcast to every row
+    return typed.with_columns(verdict.alias("_failing"))["_failing"]
 
 
 def compute_rejections(typed: pl.DataFrame, checks: Sequence[Check]) -> pl.DataFrame:

@@ -24,8 +24,6 @@ from core.schema import table
 from core.store import Store
 from ingest.cards import require_store_key
 from ingest.checks import JudgedBatch
-from ingest.gpx import read_gpx
-from ingest.gtfsrt import read_vehicle_positions_file
 from ingest.inspections import compute_inspection_checks
 from ingest.kinds import KIND_TABLES
 from ingest.layout import Layout, describe_time_column, required_columns, resolve_layout
@@ -139,10 +137,16 @@ def read_raw_file(
     required = required_columns(kind, documented, [c.name for c in cols if not c.nullable])
     if suffix in (".csv", ".txt", ".tsv", ".gpx", *JSON_LINE_SUFFIXES):
         check_text_file(path)
+    # The GTFS-RT (protobuf) and GPX readers are imported only for their files: every
+    # `pontual ingest` process would pay their import (~0.05 CPU s) for nothing.
     if kind == "avl" and suffix == ".pb":
+        from ingest.gtfsrt import read_vehicle_positions_file
+
         records, none_why = read_vehicle_positions_file(path)
         return RawFile(iter([records]), why_empty=none_why)
     if kind == "avl" and suffix == ".gpx":
+        from ingest.gpx import read_gpx
+
         track = read_gpx(path, vehicle_id)
         return RawFile(iter([track.records]), notes=track.notes, why_empty=track.why_empty)
     if kind == "avl" and suffix == ".json" and _looks_like_document(path):

@@ -151,9 +151,11 @@ def load_gtfs(
     )
     n_rows: dict[str, int] = {}
     with store.transaction():
-        store.append("feed_versions", version)
+        # a new feed id (its content hash is not stored) keys every row: nothing to skip, and
+        # validation refused repeated keys within each file
+        store.append("feed_versions", version, new_keys=True)
         for name, frame in frames.items():
-            n_rows[name] = store.append(name, frame).n_inserted
+            n_rows[name] = store.append(name, frame, new_keys=True).n_inserted
         n_sched = (
             write_schedule(store, feed, days, feed_id=feed_id, geometry=geometry) if days else 0
         )
@@ -214,8 +216,11 @@ def write_schedule(
         while lo <= days[1]:
             hi = min(days[1], lo + timedelta(days=chunk_days - 1))
             chunk = build_schedule_days(feed, lo, hi, feed_id=feed_id, geometry=geometry)
-            n += store.append("scheduled_timetable_trips", chunk.timetable).n_inserted
-            store.append("scheduled_frequency_trips", chunk.frequency)
+            # the range's days were just deleted: every key (date, trip) is new
+            n += store.append(
+                "scheduled_timetable_trips", chunk.timetable, new_keys=True
+            ).n_inserted
+            store.append("scheduled_frequency_trips", chunk.frequency, new_keys=True)
             n += count_instances(chunk.frequency, freq)
             lo = hi + timedelta(days=1)
     return n

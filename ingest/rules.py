@@ -25,7 +25,7 @@ from core.store import Store
 from core.tables.observed import FARE_CLASSES
 from gtfs.geography import compute_robust_extent
 from ingest.cards import compute_card_hashes, mask_card_numbers
-from ingest.checks import Check, JudgedBatch, compute_rejections
+from ingest.checks import Check, JudgedBatch, compute_failing, compute_rejections
 from ingest.options import IngestOptions
 from ingest.parsing import (
     CARD_ID,
@@ -279,13 +279,15 @@ def compute_judged(
         if READ_ERROR in typed.columns
         else []
     )
-    judged = compute_rejections(typed, [*unread, *parse_checks, *checks])
-    if judged["_reason"].null_count() == judged.height:
+    rules = [*unread, *parse_checks, *checks]
+    failing = compute_failing(typed, rules)
+    if not failing.any():
         # A clean batch (the usual case): no copy of the accepted rows, an empty quarantine.
-        good, bad = judged, judged.clear()
+        good, bad = typed, compute_rejections(typed.clear(), rules)
     else:
-        good = judged.filter(pl.col("_reason").is_null())
-        bad = judged.filter(pl.col("_reason").is_not_null())
+        # The first failing rule is named for the rejected rows alone.
+        good = typed.filter(~failing)
+        bad = compute_rejections(typed.filter(failing), rules)
     if RAW_RECORD not in raw.columns and bad.height:
         # Keep the record as it came (before parsing), not as it was parsed.
         keep = [c.name for c in cols_in if c.name in raw.columns]

@@ -697,6 +697,10 @@ MESSAGES: tuple[str, ...] = (
     N_("stops {ids} are at the same place (duplicate stop?)"),
     N_("end_date before start_date"),
     N_("end_time not after start_time"),
+    N_(
+        "frequency window of trip '{value}' starts before its previous window ends; "
+        "expected windows that do not overlap"
+    ),
     N_("shape '{value}' has fewer than two points; it is rebuilt from the stops"),
     N_("stop '{value}' is {place}: coordinates a device or export wrote by mistake"),
     N_("a point of shape '{value}' is {place}: coordinates written by mistake"),

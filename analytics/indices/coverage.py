@@ -17,8 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from pyproj import Transformer
-from scipy.spatial import cKDTree
 
 from analytics.indices.scopes import SYSTEM_ID, IndicatorSpec, to_indicator_rows
 from core.errors import InputError, where
@@ -88,6 +86,11 @@ def match_nearest_stop(
 ) -> pl.DataFrame:
     """Population points plus nearest_stop_m (straight line, metres), walk_m (× the walking
     factor) and is_covered (within the area's walking limit)."""
+    # imported here: pyproj and scipy take a second or two to import, and only a run given
+    # population points needs them
+    from pyproj import Transformer
+    from scipy.spatial import cKDTree
+
     to_metric = Transformer.from_crs(4326, crs_epsg, always_xy=True)
     px, py = to_metric.transform(population["lon"].to_numpy(), population["lat"].to_numpy())
     if stops.height == 0:

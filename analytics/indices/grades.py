@@ -36,6 +36,8 @@ from analytics.indices.scopes import SCOPE_NAMES, SYSTEM_ID
 from core.errors import InputError, where
 from core.profile import Profile
 from core.pt_br import to_plain
+from core.texts import N_
+from core.texts import gettext as _
 
 GRADES = ("A", "B", "C", "D", "E")
 HISTORY_COLUMNS = ("scope", "scope_id", "year", "grade")
@@ -257,21 +259,23 @@ BREAKDOWN_SCHEMA = {
 
 
 def score_formula(profile: Profile, has_iqs: bool) -> str:
-    """The annual-score formula actually applied (pt-BR), with the rule for a year without a
-    complete survey: the dossier prints this, never another formula."""
+    """The annual-score formula actually applied (from the catalogue), with the rule for a
+    year without a complete survey: the dossier prints this, never another formula."""
     q = profile.quality
 
     if has_iqs:
-        return (
-            f"Nota anual = {to_plain(q.annual_weight_icv.value)} × ICV + "
-            f"{to_plain(q.annual_weight_iqs.value)} × IQS"
+        return _(
+            "Annual score = {w_icv} × ICV + {w_iqs} × IQS",
+            w_icv=to_plain(q.annual_weight_icv.value),
+            w_iqs=to_plain(q.annual_weight_iqs.value),
         )
     if q.annual_without_iqs.value == "icv_only":
-        return (
-            "Nota anual = ICV (sem pesquisa IQS completa no ano: "
-            f"{q.iqs_min_dimensions.value} dimensões exigidas; o peso do IQS não é aplicado)"
+        return _(
+            "Annual score = ICV (no complete IQS survey in the year: {n} dimensions required; "
+            "the IQS weight is not applied)",
+            n=q.iqs_min_dimensions.value,
         )
-    return "Sem nota anual: não houve pesquisa IQS completa no ano"
+    return _("No annual score: there was no complete IQS survey in the year")
 
 
 def build_score_breakdown(
@@ -281,16 +285,21 @@ def build_score_breakdown(
 
     `year_values`: the scope's year indicators by id (icv_fulfilment, icv_punctuality,
     breakdowns_per_10000_km, icv_score_fulfilment, icv_score_punctuality, icv_score_breakdowns);
-    `grade`: its annual_grades row. Rows: part (pt-BR), measure (the ratio or rate measured),
+    `grade`: its annual_grades row. Rows: part (from the catalogue), measure (the ratio or rate measured),
     points (0-100), weight (in the ICV for its parts, in the annual score for ICV and IQS),
-    contribution (weight × points), rule (band or formula, pt-BR, with article), is_law (false
+    contribution (weight × points), rule (band or formula, from the catalogue, with article), is_law (false
     while the band or weight is a default awaiting the decree, BG art. 58).
     """
     icv, q = profile.icv, profile.quality
     has_iqs = grade.get("iqs_score") is not None
 
     def band(b: list[float], unit: str) -> str:
-        return f"{to_plain(b[0])}{unit} = 0 pontos, {to_plain(b[1])}{unit} = 100 pontos"
+        return _(
+            "{low}{unit} = 0 points, {high}{unit} = 100 points",
+            low=to_plain(b[0]),
+            high=to_plain(b[1]),
+            unit=unit,
+        )
 
     def f(v: object) -> float | None:
         return float(v) if isinstance(v, int | float) else None
@@ -300,7 +309,7 @@ def build_score_breakdown(
 
     parts = (
         (
-            "Cumprimento de viagens (ICV)",
+            N_("Trip fulfilment (ICV)"),
             "icv_fulfilment",
             "icv_score_fulfilment",
             icv.weight_fulfilment,
@@ -310,7 +319,7 @@ def build_score_breakdown(
             "BG art. 57-I-a",
         ),
         (
-            "Pontualidade (ICV)",
+            N_("Punctuality (ICV)"),
             "icv_punctuality",
             "icv_score_punctuality",
             icv.weight_punctuality,
@@ -320,7 +329,7 @@ def build_score_breakdown(
             "BG art. 57-I-b",
         ),
         (
-            "Quebras por 10.000 km (ICV)",
+            N_("Breakdowns per 10,000 km (ICV)"),
             "breakdowns_per_10000_km",
             "icv_score_breakdowns",
             icv.weight_breakdowns,
@@ -335,12 +344,16 @@ def build_score_breakdown(
         pts = f(year_values.get(points))
         rows.append(
             {
-                "part": label,
+                "part": _(label),
                 "measure": f(year_values.get(measure)),
                 "points": pts,
                 "weight": weight.value,
                 "contribution": mul(pts, weight.value),
-                "rule": f"{art}; faixa {band([x * scale for x in b.value], unit)}",
+                "rule": _(
+                    "{article}; band {band}",
+                    article=art,
+                    band=band([x * scale for x in b.value], unit),
+                ),
                 "is_law": not (weight.default or b.default),
             }
         )
@@ -349,40 +362,47 @@ def build_score_breakdown(
     icv_pts, iqs_pts = f(grade.get("icv_score")), f(grade.get("iqs_score"))
     rows.append(
         {
-            "part": "ICV (nota)",
+            "part": _("ICV (score)"),
             "measure": None,
             "points": icv_pts,
             "weight": w_icv,
             "contribution": mul(icv_pts, w_icv),
-            "rule": "BG art. 57-I, 58: soma ponderada das três partes",
+            "rule": _("BG art. 57-I, 58: weighted sum of the three parts"),
             "is_law": not q.annual_weight_icv.default,
         }
     )
     rows.append(
         {
-            "part": "IQS (pesquisa)",
+            "part": _("IQS (survey)"),
             "measure": None,
             "points": iqs_pts,
             "weight": w_iqs,
             "contribution": mul(iqs_pts, w_iqs),
             "rule": "BG art. 57-II, §3"
             if has_iqs
-            else "BG art. 57-II: sem pesquisa completa no ano, não entra na nota",
+            else _("BG art. 57-II: no complete survey in the year, not part of the score"),
             "is_law": not q.annual_weight_iqs.default,
         }
     )
     mins = q.grade_min_points.value
     rows.append(
         {
-            "part": f"Nota anual — conceito {grade.get('grade', '—')}",
+            "part": _("Annual score — grade {grade}", grade=grade.get("grade", "—")),
             "measure": None,
             "points": f(grade.get("annual_score")),
             "weight": None,
             "contribution": None,
             "rule": score_formula(profile, has_iqs)
-            + f"; conceitos A ≥ {mins['A']:g}, B ≥ {mins['B']:g}, C ≥ {mins['C']:g}, "
-            f"D ≥ {mins['D']:g}, E abaixo"
-            + ("" if not q.grade_min_points.default else " (padrão até o decreto, BG art. 58)"),
+            + "; "
+            + _(
+                "grades A ≥ {a}, B ≥ {b}, C ≥ {c}, D ≥ {d}, E below",
+                **{k.lower(): f"{mins[k]:g}" for k in ("A", "B", "C", "D")},
+            )
+            + (
+                ""
+                if not q.grade_min_points.default
+                else " " + _("(default until the decree, BG art. 58)")
+            ),
             "is_law": not q.grade_min_points.default,
         }
     )

@@ -72,6 +72,12 @@ from core.register import in_fleet_expr, read_register, to_register_latest, to_r
 from core.schema import table
 from core.store import Store
 
+TAP_COLUMNS = tuple(
+    c for c in table("fare_transactions").column_names if c not in ("source", "ingested_at")
+)
+"""The taps' columns the indices read: not where and when each was ingested (a year's taps
+are tens of millions of rows)."""
+
 
 @dataclass(frozen=True)
 class IndexInputs:
@@ -149,7 +155,12 @@ def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexIn
         scheduled=store.read("scheduled_trips", "service_date BETWEEN ? AND ?", days),
         vehicles=read_register(store, period.start, period.end),
         routes=store.read("gtfs_routes").unique("route_id", keep="last"),
-        taps=store.read("fare_transactions", "event_at >= ? AND event_at < ?", [start_at, end_at]),
+        taps=store.read(
+            "fare_transactions",
+            "event_at >= ? AND event_at < ?",
+            [start_at, end_at],
+            columns=TAP_COLUMNS,
+        ),
         surveys=store.read("iqs_surveys"),
         monthly_km=read_monthly_km(store, window.start, period.end),
         stops=store.read("gtfs_stops").unique("stop_id", keep="last"),

@@ -16,7 +16,6 @@ from datetime import datetime
 
 import numpy as np
 import polars as pl
-from scipy.spatial import cKDTree
 
 from analytics.indices.infractions import FACT_COLUMNS
 from core.profile import Profile
@@ -56,6 +55,8 @@ def compute_off_stop_doors(
     stops = stops.filter(pl.col("stop_lat").is_not_null() & pl.col("stop_lon").is_not_null())
     if limit is None or doors.height == 0 or stops.height == 0:
         return pl.DataFrame(schema=OFF_STOP_SCHEMA)
+    from scipy.spatial import cKDTree  # imported here: a second to import, for door events only
+
     lat0 = float(stops["stop_lat"].mean())  # type: ignore[arg-type]
     tree = cKDTree(_local_xy(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy(), lat0))
     dist, idx = tree.query(_local_xy(doors["lat"].to_numpy(), doors["lon"].to_numpy(), lat0))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from analytics.indices.scopes import LEVELS, IndicatorSpec, compute_by_scope, to_indicator_rows
@@ -28,46 +29,96 @@ INTEGRATION_CLASS = "integration"
 
 
 def compute_integration_chains(
-    ordered: pl.DataFrame, window_us: int, *, has_vehicle: bool
+    taps: pl.DataFrame, window_us: int, *, has_vehicle: bool
 ) -> pl.Series:
-    """is_integration of each tap of `ordered` (sorted by card_hash, event_at).
+    """is_integration of each tap of `taps` (any order; the result is in that order).
 
     BG art. 5 (viagens integradas) and 7-V: a trip using more than one line, changing to
     another vehicle, within one hour. The hour runs from the journey's first (paid) boarding,
-    not from the previous tap, so a chain cannot stretch past it. A tap continues the journey
-    when its card is known, its line differs from the previous tap's, its vehicle differs
-    (when both are known) and it is within the window of the journey's first boarding;
-    otherwise it starts a new journey. Resolved in rounds (one journey per card per round), so
-    no per-row loop: rounds = the most journeys a card makes in the frame.
+    not from the previous tap, so a chain cannot stretch past it. Each card's taps are taken
+    in time order (equal times by transaction id); a tap continues the journey when its card
+    is known, its line differs from the previous tap's, its vehicle differs (when both are
+    known) and it is within the window of the journey's first boarding; otherwise it starts
+    a new journey.
+
+    Cards, lines and vehicles are compared by their dictionary codes, and only the codes and
+    times are put in order (sorting and moving the 64-character card hashes cost more than
+    all the rest). Vectorised in rounds, none per journey: the taps that surely start a
+    journey (a card's first, a tap that is no link, one more than the window after the tap
+    before it: the journey's start is no later than that tap) cut the taps into stretches of
+    links. Within a stretch a tap starts a journey only when it is past the window from the
+    current journey's start, and the first such tap of a journey surely does (the taps before
+    it joined the journey). Each round adds those first taps as starts, on the stretches that
+    still hold one, until none does: rounds = the most journeys one stretch holds (taps each
+    within the window of the one before, alternating lines: one to three in practice), not
+    the most journeys a card makes in the period (hundreds in a year; docs/adr/0110).
     """
-    prev_route = pl.col("route_id").shift(1).over("card_hash")
-    link = pl.col("card_hash").is_not_null() & (prev_route != pl.col("route_id")).fill_null(False)
+    if taps.height == 0:
+        return pl.Series("is_integration", [], dtype=pl.Boolean)
+
+    def codes(column: str) -> tuple[np.ndarray, np.ndarray]:
+        code = pl.col(column).cast(pl.Categorical).to_physical().cast(pl.Int64)
+        frame = taps.select(code.fill_null(-1).alias("c"), pl.col(column).is_not_null().alias("k"))
+        return frame["c"].to_numpy(), frame["k"].to_numpy()
+
+    card, _ = codes("card_hash")  # unknown cards: -1, together, never linked
+    t = taps["event_at"].dt.epoch("us").to_numpy()
+    order = np.lexsort((t, card))  # by card, then time
+    card, t = card[order], t[order]
+    order = _order_equal_times(taps, order, card, t)
+    route, has_route = (a[order] for a in codes("route_id"))
+    link = (card[1:] == card[:-1]) & (card[1:] >= 0)
+    link &= has_route[1:] & has_route[:-1] & (route[1:] != route[:-1])
     if has_vehicle:
-        prev_vehicle = pl.col("vehicle_id").shift(1).over("card_hash")
-        link = link & (prev_vehicle != pl.col("vehicle_id")).fill_null(True)
-    frame = ordered.select(
-        "card_hash", "event_at", link.alias("_link"), pl.int_range(pl.len()).alias("_i")
-    )
-    result = pl.Series("is_integration", [False] * frame.height, dtype=pl.Boolean)
-    pending = frame.filter(pl.col("card_hash").is_not_null())
-    while pending.height:
-        first = pl.col("_i") == pl.col("_i").min().over("card_hash")
-        since_start = pl.col("event_at") - pl.col("event_at").min().over("card_hash")
-        ok = first | (pl.col("_link") & (since_start.dt.total_microseconds() <= window_us))
-        # the journey: its first tap, then the taps that continue it until the first break
-        pending = pending.with_columns(
-            first.alias("_first"),
-            ok.cast(pl.Int32).cum_min().over("card_hash").cast(pl.Boolean).alias("_member"),
+        vehicle, has_vehicle_id = (a[order] for a in codes("vehicle_id"))
+        link &= ~(has_vehicle_id[1:] & has_vehicle_id[:-1]) | (vehicle[1:] != vehicle[:-1])
+    # a start for sure: no link, or past the window after the previous tap (the journey's
+    # start is no later than that tap)
+    start = np.concatenate(([True], ~link | (t[1:] - t[:-1] > window_us)))
+    rows = np.arange(t.shape[0])  # the rows still in play: whole stretches, in order
+    while rows.shape[0]:
+        t_in, start_in = t[rows], start[rows]
+        # each row's journey start: the last start at or before it (the first row is a start)
+        journey = np.maximum.accumulate(np.where(start_in, np.arange(rows.shape[0]), 0))
+        past = ~start_in & (t_in - t_in[journey] > window_us)
+        if not past.any():
+            break
+        first_past = past & ~np.concatenate(([False], past[:-1]))
+        start[rows[first_past]] = True
+        # keep only the stretches that had a tap past the window
+        stretch = np.cumsum(start_in)
+        rows = rows[np.isin(stretch, stretch[past])]
+    out = np.empty(t.shape[0], dtype=np.bool_)
+    out[order] = ~start
+    return pl.Series("is_integration", out, dtype=pl.Boolean)
+
+
+def _order_equal_times(
+    taps: pl.DataFrame, order: np.ndarray, card: np.ndarray, t: np.ndarray
+) -> np.ndarray:
+    """`order` with the taps of one card at one instant (two validators at once: rare) put in
+    transaction id order, when the taps have one (the validator's sequence), so which of them
+    continues a journey does not depend on how the rows came; otherwise as given."""
+    tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1])
+    if "transaction_id" not in taps.columns or not tie.any():
+        return order
+    in_tie = np.concatenate(([False], tie)) | np.concatenate((tie, [False]))
+    rows = np.flatnonzero(in_tie)  # positions in `order` of the tied taps
+    group = np.cumsum(~np.concatenate(([False], tie)))[rows]  # one number per (card, instant)
+    ranked = (
+        pl.DataFrame(
+            {"group": group, "row": rows, "id": taps["transaction_id"].gather(order[rows])}
         )
-        joined = pending.filter(pl.col("_member") & ~pl.col("_first"))["_i"]
-        if joined.len():
-            result = result.scatter(joined, True)
-        pending = pending.filter(~pl.col("_member")).drop("_first", "_member")
-    return result
+        .sort("group", "id", nulls_last=True, maintain_order=True)["row"]
+        .to_numpy()
+    )
+    out = order.copy()
+    out[rows] = order[ranked]
+    return out
 
 
 def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
-    """Taps plus is_integration and the equivalent weights.
+    """Taps plus is_integration and the equivalent weights (rows in the order given).
 
     `taps`: fare_transactions rows (card_hash, event_at, route_id, fare_class; vehicle_id
     when known). Added columns: is_integration (bool; `compute_integration_chains`, or a tap
@@ -80,18 +131,17 @@ def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     ratio = fares.integration_fare_ratio.value if fares.integration_fare_ratio else 1.0
     weights = fares.equivalent_weights.value
     default_weight = weights.get("other", 1.0)
-    ordered = taps.sort("card_hash", "event_at")
     if window is not None:
         inferred = compute_integration_chains(
-            ordered, window.value * 1_000_000, has_vehicle="vehicle_id" in taps.columns
+            taps, window.value * 1_000_000, has_vehicle="vehicle_id" in taps.columns
         )
     else:
-        inferred = pl.Series("is_integration", [False] * ordered.height, dtype=pl.Boolean)
+        inferred = pl.Series("is_integration", [False] * taps.height, dtype=pl.Boolean)
     recorded = pl.col("fare_class") == INTEGRATION_CLASS
     weight_full = pl.col("fare_class").replace_strict(
         weights, default=default_weight, return_dtype=pl.Float64
     )
-    return ordered.with_columns(
+    return taps.with_columns(
         (pl.lit(inferred) | recorded).alias("is_integration"),
         weight_full.alias("weight_full"),
     ).with_columns(

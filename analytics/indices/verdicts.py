@@ -18,6 +18,10 @@ Renewal outcome (`compute_verdict_outcomes`): "não apta" when a deciding criter
 not evaluable or not computed). Termination: "alerta" when any ground is met, otherwise
 "sem alerta". Termination grounds concern the concessionaire: they are evaluated for the
 operator scope only (no rows for a lot or the system).
+
+The texts (values, thresholds, notes, outcomes) come from the catalogue (`core.texts`,
+docs/adr/0106) in the chosen language: these frames are made when they are shown, never
+stored.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import polars as pl
 from core.profile import Criterion, Profile
 from core.pt_br import to_percent
 from core.texts import N_, Labels
+from core.texts import gettext as _
 
 STATUSES = ("met", "not_met", "not_evaluable", "not_computed")
 STATUS_LABELS = Labels(
@@ -124,27 +129,33 @@ def _e_record(inp: Inputs, *, as_ground: bool) -> Evaluation:
     g = _graded(inp)
     grades_law = not q.grade_min_points.default
     if consecutive is None or total_max is None:
-        return Evaluation("not_evaluable", note="o perfil não tem contagem de anos com conceito E")
-    threshold = (
-        f"{consecutive.value} anos seguidos ou {total_max.value} intercalados com conceito E"
+        return Evaluation("not_evaluable", note=_("the profile has no count of years with grade E"))
+    threshold = _(
+        "{consecutive} consecutive years or {total} non-consecutive ones with grade E",
+        consecutive=consecutive.value,
+        total=total_max.value,
     )
     if g is None:
         return Evaluation(
-            "not_evaluable", threshold=threshold, is_law=grades_law, note="nenhum ano com conceito"
+            "not_evaluable",
+            threshold=threshold,
+            is_law=grades_law,
+            note=_("no year with a grade"),
         )
     years, grades = g["year"].to_list(), g["grade"].to_list()
     run, total, gaps = describe_e_years(years, grades)
     reached = run >= consecutive.value or total >= total_max.value
-    value = f"{run} seguidos, {total} no total"
+    value = _("{run} consecutive, {total} in all", run=run, total=total)
     notes = []
     if gaps:
         notes.append(
-            "sequência com lacuna: "
-            + ", ".join(str(y) for y in gaps)
-            + " sem conceito (lacuna de dados não interrompe a contagem)"
+            _(
+                "run with a gap: {years} without a grade (a data gap does not break the count)",
+                years=", ".join(str(y) for y in gaps),
+            )
         )
     if not grades_law:
-        notes.append("conceito indicativo: faixas padrão até o decreto (BG art. 58)")
+        notes.append(_("indicative grade: default bands until the decree (BG art. 58)"))
     status = ("met" if reached else "not_met") if as_ground else ("not_met" if reached else "met")
     return Evaluation(status, value, threshold, grades_law, "; ".join(notes) or None)
 
@@ -159,7 +170,7 @@ def _grade_e_years(inp: Inputs) -> Evaluation:
 
 def _km_efficiency(inp: Inputs) -> Evaluation:
     km = inp.profile.km.efficiency_min_ratio
-    threshold = f"≥ {_pct(km.value)} dos km programados em cada ano"
+    threshold = _("≥ {share} of the scheduled km in each year", share=_pct(km.value))
     g = inp.grades
     if g is not None and g.height:
         g = g.filter(
@@ -173,16 +184,19 @@ def _km_efficiency(inp: Inputs) -> Evaluation:
             "not_evaluable",
             threshold=threshold,
             is_law=not km.default,
-            note="sem quilometragem apurada",
+            note=_("no km measured"),
         )
     worst = g.sort("km_efficiency").row(0, named=True)
     below = g.filter(pl.col("km_efficiency") < km.value)["year"].to_list()
-    value = f"pior ano {worst['year']}: {_pct(worst['km_efficiency'])}"
-    note = f"anos abaixo do mínimo: {', '.join(map(str, below))}" if below else None
-    years = g["year"].to_list()
-    note = "; ".join(
-        [n for n in (note, f"anos com dados: {years[0]}–{years[-1]} ({len(years)})") if n]
+    value = _("worst year {year}: {share}", year=worst["year"], share=_pct(worst["km_efficiency"]))
+    note = (
+        _("years below the minimum: {years}", years=", ".join(map(str, below))) if below else None
     )
+    years = g["year"].to_list()
+    with_data = _(
+        "years with data: {first}–{last} ({n})", first=years[0], last=years[-1], n=len(years)
+    )
+    note = "; ".join([n for n in (note, with_data) if n])
     return Evaluation("not_met" if below else "met", value, threshold, not km.default, note)
 
 
@@ -190,17 +204,18 @@ def _past_life(inp: Inputs) -> tuple[Evaluation, int]:
     reg = inp.register
     ages = inp.profile.fleet.age
     is_law = all(not a.max_age_years.default for a in ages.values())
-    threshold = "idade até a vida útil do tipo e da área"
+    threshold = _("age up to the useful life of the type and area")
     if reg is None or not reg.height:
         return Evaluation(
-            "not_evaluable", threshold=threshold, is_law=is_law, note="sem cadastro de frota"
+            "not_evaluable", threshold=threshold, is_law=is_law, note=_("no fleet register")
         ), 0
     if inp.scope == "operator":
         reg = reg.filter(pl.col("operator_id") == inp.scope_id)
     over = reg.filter(pl.col("is_over_max_age").fill_null(False))
     ids = over["vehicle_id"].to_list()
-    value = f"{len(ids)} de {reg.height} veículos além da vida útil"
-    note = ("veículos: " + ", ".join(ids[:10]) + ("…" if len(ids) > 10 else "")) if ids else None
+    value = _("{n} of {total} vehicles past their useful life", n=len(ids), total=reg.height)
+    listed = ", ".join(ids[:10]) + ("…" if len(ids) > 10 else "")
+    note = _("vehicles: {ids}", ids=listed) if ids else None
     return Evaluation("met", value, threshold, is_law, note), len(ids)
 
 
@@ -230,9 +245,10 @@ def _operator_days(inp: Inputs) -> pl.DataFrame | None:
 
 def _grave_fleet_cut(inp: Inputs) -> Evaluation:
     f = inp.profile.fleet
-    threshold = (
-        f"corte > {_pct(f.grave_cut_min_ratio.value)} por mais de "
-        f"{f.grave_cut_min_days.value} dias seguidos"
+    threshold = _(
+        "cut > {share} for more than {days} consecutive days",
+        share=_pct(f.grave_cut_min_ratio.value),
+        days=f.grave_cut_min_days.value,
     )
     is_law = not (f.grave_cut_min_ratio.default or f.grave_cut_min_days.default)
     d = _operator_days(inp)
@@ -241,21 +257,21 @@ def _grave_fleet_cut(inp: Inputs) -> Evaluation:
             "not_evaluable",
             threshold=threshold,
             is_law=is_law,
-            note="sem dias de frota apurados no ano",
+            note=_("no fleet days measured in the year"),
         )
     grave = d.filter(pl.col("is_grave_cut") & (pl.col("route_id") != "*"))
     lines = sorted(set(grave["route_id"].to_list()))
-    value = f"{grave.height} dia(s)-linha com corte grave"
-    note = f"linhas: {', '.join(lines)}" if lines else None
+    value = _("{n} line-day(s) with a grave cut", n=grave.height)
+    note = _("lines: {lines}", lines=", ".join(lines)) if lines else None
     return Evaluation("met" if grave.height else "not_met", value, threshold, is_law, note)
 
 
 def _paralisacao(inp: Inputs) -> Evaluation:
-    threshold = "dia com viagens programadas e nenhum veículo da operadora em operação"
+    threshold = _("a day with scheduled trips and no vehicle of the operator running")
     d = _operator_days(inp)
     if d is None:
         return Evaluation(
-            "not_evaluable", threshold=threshold, note="sem dias de frota apurados no ano"
+            "not_evaluable", threshold=threshold, note=_("no fleet days measured in the year")
         )
     stop = d.filter(
         (pl.col("route_id") == "*")
@@ -265,23 +281,25 @@ def _paralisacao(inp: Inputs) -> Evaluation:
     days = [f"{x:%d/%m/%Y}" for x in stop["service_date"].to_list()]
     return Evaluation(
         "met" if days else "not_met",
-        f"{len(days)} dia(s)",
+        _("{n} day(s)", n=len(days)),
         threshold,
         True,
-        ("dias: " + ", ".join(days[:10])) if days else "paralisação parcial não é detectada",
+        _("days: {days}", days=", ".join(days[:10]))
+        if days
+        else _("a partial stoppage is not detected"),
     )
 
 
 def _suspensions(inp: Inputs) -> Evaluation:
     return Evaluation(
         "not_evaluable",
-        threshold="mais de uma suspensão em 24 meses",
-        note="depende do registro de sanções aplicadas (ainda não registrado)",
+        threshold=_("more than one suspension in 24 months"),
+        note=_("depends on the register of sanctions applied (not kept yet)"),
     )
 
 
 def _recorded_by_city(inp: Inputs) -> Evaluation:
-    return Evaluation("not_computed", note="informado pelo Município; o Pontual não o apura")
+    return Evaluation("not_computed", note=_("recorded by the city; Pontual does not compute it"))
 
 
 RULES: dict[str, Callable[[Inputs], Evaluation]] = {
@@ -318,9 +336,9 @@ def build_verdict_criteria(inp: Inputs) -> pl.DataFrame:
     """The criteria of the profile's verdicts for one scope and year.
 
     Columns: verdict ('renewal' | 'termination'), verdict_title, rule, criterion (pt-BR
-    label), article, status (one of STATUSES), value (what the data show, pt-BR), threshold
-    (pt-BR), is_law (the criterion and its thresholds are fixed by law, not defaults),
-    decides (the criterion decides the verdict on its own), note (gaps, default thresholds,
+    label), article, status (one of STATUSES), value (what the data show), threshold (both
+    texts from the catalogue), is_law (the criterion and its thresholds are fixed by law, not
+    defaults), decides (the criterion decides the verdict on its own), note (gaps, default thresholds,
     vehicles or lines behind the status).
     """
     v = inp.profile.verdicts
@@ -334,7 +352,8 @@ def build_verdict_criteria(inp: Inputs) -> pl.DataFrame:
 
 
 def compute_verdict_outcomes(criteria: pl.DataFrame) -> pl.DataFrame:
-    """verdict, outcome (pt-BR: 'apta' | 'não apta' | 'em aberto' | 'alerta' | 'sem alerta'),
+    """verdict, outcome (from the catalogue; pt-BR: 'apta' | 'não apta' | 'em aberto' |
+    'alerta' | 'sem alerta'),
     is_law (every deciding criterion is law) from `build_verdict_criteria`."""
     out = []
     for verdict in ("renewal", "termination"):
@@ -345,13 +364,13 @@ def compute_verdict_outcomes(criteria: pl.DataFrame) -> pl.DataFrame:
         statuses = set(deciding["status"].to_list())
         if verdict == "renewal":
             if "not_met" in statuses:
-                outcome = "não apta"
+                outcome = _("not eligible")
             elif statuses <= {"met"}:
-                outcome = "apta"
+                outcome = _("eligible")
             else:
-                outcome = "em aberto"
+                outcome = _("not decided")
         else:
-            outcome = "alerta" if "met" in statuses else "sem alerta"
+            outcome = _("alert") if "met" in statuses else _("no alert")
         out.append(
             {"verdict": verdict, "outcome": outcome, "is_law": bool(deciding["is_law"].all())}
         )
@@ -388,13 +407,19 @@ def describe_profile_verdicts(profile: Profile) -> pl.DataFrame:
 
 
 def verdicts_text(profile: Profile) -> str:
-    """The verdicts of a profile in one pt-BR paragraph, each criterion with its article
-    (the methodology of the dossier)."""
+    """The verdicts of a profile in one paragraph (from the catalogue), each criterion with
+    its article (the methodology of the dossier)."""
     parts = []
     for verdict in (profile.verdicts.renewal, profile.verdicts.termination):
         items = "; ".join(
-            f"{c.label} ({c.source if c.source else 'padrão do Pontual, não é lei'}"
-            f"{'' if c.decides else ', não decide sozinho'})"
+            (
+                _("{criterion} ({basis})")
+                if c.decides
+                else _("{criterion} ({basis}, does not decide alone)")
+            ).format(
+                criterion=c.label,
+                basis=c.source if c.source else _("Pontual's default, not law"),
+            )
             for c in verdict.criteria
         )
         parts.append(f"{verdict.title} ({verdict.source}): {items}.")

@@ -12,12 +12,20 @@ import streamlit as st
 
 from cases.register import get_case, list_cases
 from cases.roles import DEFESA, ENCERRAR, JULGAR, LAVRAR, NOTIFICAR, RECURSO, may
-from cases.states import IMPROCEDENTE, PROCEDENTE, STATES, TRANSITIONS, Auto
+from cases.states import (
+    IMPROCEDENTE,
+    PROCEDENTE,
+    STATES,
+    TRANSITIONS,
+    Auto,
+    to_state_label,
+)
 from cases.workflow import Workflow
 from core.errors import PontualError
 from core.texts import gettext as _
 from dashboard import auth_ui, state
 from dashboard.format import format_column, to_integer
+from dashboard.labels import label_states
 
 ACT_LABELS = {
     LAVRAR: _("Draw up the infraction notice"),
@@ -46,11 +54,11 @@ counts = cases.group_by("state").len()
 by_state = dict(zip(counts["state"].to_list(), counts["len"].to_list(), strict=True))
 cols = st.columns(4)
 for i, name in enumerate(s for s in STATES if s in by_state):
-    cols[i % 4].metric(name, to_integer(by_state[name]))
+    cols[i % 4].metric(to_state_label(name), to_integer(by_state[name]))
 st.dataframe(
     cases.select(
         pl.col("case_id").alias(_("Case")),
-        pl.col("state").alias(_("State")),
+        label_states(cases["state"]).alias(_("State")),
         pl.col("operator_id").alias(_("Operator")),
         (pl.col("group") + pl.lit(" ") + pl.col("item")).alias(_("Item (Anexo I)")),
         format_column(cases["occurred_on"], "date").alias(_("Date of the fact")),
@@ -101,7 +109,7 @@ st.caption(
     _(
         "Case {id} · {state} · operator {operator} · {group} {item}: {description}",
         id=case_id,
-        state=case["state"],
+        state=to_state_label(case["state"]),
         operator=case["operator_id"],
         group=case["group"],
         item=case["item"],

@@ -59,9 +59,13 @@ if ranking.height:
     )
 
 st.subheader(_("Network map ({period})", period=to_period(f.period)))
-map_by = maps.NETWORK_COLOURS[
-    st.radio(_("Colour by"), list(maps.NETWORK_COLOURS), horizontal=True, key="lines_map_by")
-]
+map_by = st.radio(
+    _("Colour by"),
+    list(maps.NETWORK_COLOURS),
+    format_func=lambda by: _(maps.NETWORK_COLOURS[by]),
+    horizontal=True,
+    key="lines_map_by",
+)
 route_ids = (f.route_id,) if f.route_id != ALL else f.route_ids
 shapes = network.build_shape_paths(
     state.load(network.read_route_shapes, start, end, route_ids, f.direction)

@@ -116,9 +116,7 @@ if live is not None:
         st.stop()
     st.pydeck_chart(maps.build_live_deck(shown, routes, basemap), height=520)
     st.caption(legend)
-    occupancy = pl.col("occupancy_status").replace_strict(
-        {k: v[0] for k, v in maps.OCCUPANCY_LEVELS.items()}, default="—"
-    )
+    occupancy = pl.col("occupancy_status").replace_strict(maps.to_occupancy_labels(), default="—")
     st.dataframe(
         shown.select(
             pl.col("vehicle_id").alias(_("Vehicle")),

@@ -20,6 +20,7 @@ import polars as pl
 from analytics.indices.scopes import compute_line_scopes
 from cases.db import CaseDB
 from cases.reporting import count_cases_by_state, read_period_cases
+from cases.states import to_state_label
 from core import __version__
 from core.errors import ConfigError
 from core.indicators import UNIT_LABELS, to_label
@@ -30,6 +31,7 @@ from core.store import Store
 from core.texts import N_
 from core.texts import gettext as _
 from dashboard.format import to_percent, to_quantity
+from dashboard.labels import label_states
 from dashboard.queries.annual import (
     read_km_term_series,
     read_scope_grades,
@@ -133,7 +135,7 @@ def build_cases_paragraph(by_state: pl.DataFrame | None) -> str:
     if held.height == 0:
         return _("Infraction cases with a fact in the year: none.")
     parts = ", ".join(
-        f"{state} {to_quantity(n)}"
+        f"{to_state_label(state)} {to_quantity(n)}"
         + (_(" ({n} past their deadline)", n=to_quantity(late)) if late else "")
         for state, n, late in held.select("state", "n_cases", "n_overdue").iter_rows()
     )
@@ -588,7 +590,7 @@ def build_annual_dossier(
             ReportTable(
                 "casos_por_estado",
                 _("Infraction cases with a fact in the year, by state"),
-                cases_by_state,
+                cases_by_state.with_columns(label_states(cases_by_state["state"])),
                 (
                     Col("state", _("State")),
                     Col("n_cases", _("Cases"), "integer"),

@@ -23,6 +23,7 @@ from cases.reporting import (
 from core.periods import Period
 from core.profile import Profile
 from core.texts import gettext as _
+from dashboard.labels import label_states
 from dashboard.reports.model import Col, Headline, ReportTable, Section
 
 
@@ -76,7 +77,7 @@ def build_cases_part(
         ReportTable(
             "casos_por_estado",
             _("Infraction cases by state"),
-            by_state,
+            by_state.with_columns(label_states(by_state["state"])),
             (
                 Col("state", _("State")),
                 Col("n_cases", _("Cases"), "integer"),
@@ -87,7 +88,7 @@ def build_cases_part(
         ReportTable(
             "casos",
             _("The period's infraction cases and their deadlines"),
-            cases,
+            cases.with_columns(label_states(cases["state"])),
             (
                 Col("case_id", _("Case"), "code"),
                 Col("state", _("State")),

@@ -194,7 +194,7 @@ def compute_column_widths(labels: list[str], weights: list[float], width: float)
 
 def build_cover(report: ReportData) -> list[Flowable]:
     """The cover page: the document's title, what and whom it judges, and how to check it."""
-    rows = [*report.cover, ("Hash das entradas", report.input_hash)]
+    rows = [*report.cover, (_("Input hash"), report.input_hash)]
     grid = Table(
         [
             [Paragraph(f"<b>{escape(k)}</b>", COVER_LABEL), Paragraph(escape(v), COVER_LABEL)]

@@ -20,39 +20,42 @@ import polars as pl
 from core import __version__
 from core.profile import Profile
 from core.pt_br import to_plain, to_yes_no
-from core.texts import N_, gettext
+from core.texts import N_, Labels, gettext
 from dashboard.reports.inputs import compute_file_sha256
 
 VOLATILE = ("computed_at", "ingested_at", "loaded_at", "source")
 DEFAULT_MARK = N_("default, to be set by decree")
 """How the methodology table marks a value the law leaves to a decree (translated where shown)."""
-PROFILE_UNIT_LABELS = {
-    "ratio": "fração",
-    "years": "anos",
-    "months": "meses",
-    "month": "mês",
-    "days": "dias",
-    "business_days": "dias úteis",
-    "list": "lista",
-    "seats": "assentos",
-    "pass/m2": "pass./m²",
-    "m2": "m²",
-    "vehicles": "veículos",
-    "rule": "regra",
-    "points": "pontos",
-    "factor": "fator",
-    "unit": "unidade",
-    "taps": "validações",
-    "per_10000_km": "por 10.000 km",
-    "iana": "fuso IANA",
-    "dimensions": "dimensões",
-    "count": "contagem",
-    "authority": "autoridade",
-    "mm-dd": "dd/mm",
-    "BRL": "R$",
-}
-"""The profile's unit ids as the methodology table shows them (pt-BR); s, m, m/s, uf and
-UFITAS read the same in both."""
+PROFILE_UNIT_LABELS = Labels(
+    {
+        "ratio": N_("fraction (unit)"),
+        "years": N_("years (unit)"),
+        "months": N_("months (unit)"),
+        "month": N_("month (unit)"),
+        "days": N_("days (unit)"),
+        "business_days": N_("business days (unit)"),
+        "list": N_("list (unit)"),
+        "seats": N_("seats (unit)"),
+        "pass/m2": "pass./m²",
+        "m2": "m²",
+        "vehicles": N_("vehicles (unit)"),
+        "rule": N_("rule (unit)"),
+        "points": N_("points (unit)"),
+        "factor": N_("factor (unit)"),
+        "unit": N_("unit (unit)"),
+        "taps": N_("taps (unit)"),
+        "per_10000_km": N_("per 10,000 km"),
+        "iana": N_("IANA time zone"),
+        "dimensions": N_("dimensions (unit)"),
+        "count": N_("count (unit)"),
+        "authority": N_("authority (unit)"),
+        "mm-dd": N_("mm-dd (day of the year)"),
+        "BRL": "R$",
+    }
+)
+"""The profile's unit ids as the methodology table shows them (from the catalogue; a symbol
+such as "m²" or "R$" reads the same in every language); s, m, m/s, uf and UFITAS are not
+listed and show as they are."""
 
 
 def compute_frame_sha256(df: pl.DataFrame) -> str:

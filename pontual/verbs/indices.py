@@ -2,6 +2,7 @@
 
 pontual indices --period 2026-03            # a month
 pontual indices --period 2026 --grade-history notas.csv
+pontual indices --period 2026 --months      # each month, then the year, in one run
 pontual indices --from 2026-03-01 --to 2026-03-15 --format csv
 pontual indices --period 2026-03 --trace icv_punctuality --scope line:T10
 pontual indices --period 2026-03 --engine spark --lake lake/   # read and write a lake
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from analytics.indices.job import IndexResults
     from core.periods import Period
     from core.profile import Profile
+    from core.store import Store
 
 RATIO_UNITS = {"ratio"}
 DEFAULT_SHOWN = (
@@ -74,6 +76,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--population", help="CSV lat,lon,people,area for stop coverage (CGS art. 4)")
     p.add_argument("--grade-history", help="CSV scope,scope_id,year,grade of earlier years")
     p.add_argument("--no-write", action="store_true", help="compute and print only")
+    p.add_argument(
+        "--months",
+        action="store_true",
+        help="with a year --period: each of its months first, then the year, in one run (the "
+        "same rows as one command per month then the year; months without matched trips are "
+        "left out)",
+    )
     p.add_argument(
         "--engine",
         choices=("local", "spark"),
@@ -124,18 +133,31 @@ def parse_scope(text: str | None) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    import polars as pl
+
     from analytics.indices.coverage import read_population
     from analytics.indices.grades import read_grade_history
     from analytics.indices.job import read_cost_per_km, run_indices
+    from core.periods import months_in
 
     period = resolve_period(args)
     profile = ctx.profile
+    if args.months and period.kind != "year":
+        raise ConfigError(
+            "--months goes with a year period", where="--months", hint="e.g. --period 2026 --months"
+        )
     if args.trace:
         return run_trace(args, ctx, period)
     population = read_population(args.population) if args.population else None
     history = read_grade_history(args.grade_history) if args.grade_history else None
     costs = read_cost_per_km(args.costs) if args.costs else None
     lake = engine_lake(args, ctx.settings.lake_path)
+    if lake is not None and args.months:
+        raise ConfigError(
+            "--months reads the store file, not a lake",
+            where="--months",
+            hint="run one `pontual indices --period YYYY-MM` per month over the lake",
+        )
     if lake is not None:
         from analytics.engines.lake_indices import run_indices_on_lake
 
@@ -155,17 +177,30 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 from core.lake import check_not_archived
 
                 check_not_archived(store, period.start, period.end)  # ADR 0099
-            results = run_indices(
-                store,
-                profile,
-                period,
-                cost_per_km=args.cost_per_km,
-                costs=costs,
-                population=population,
-                grade_history=history,
-                write=not args.no_write,
-            )
-    shown = select_rows(results.indicators, args)
+            runs = []
+            for each in [*months_in(period), period] if args.months else [period]:
+                # month by month in order, as separate commands would: each month's repeats
+                # read the suggestions the months before it wrote; a month without matched
+                # trips is left out (its own command would stop there)
+                if each is not period and not has_outcomes(store, each):
+                    continue
+                runs.append(
+                    run_indices(
+                        store,
+                        profile,
+                        each,
+                        cost_per_km=args.cost_per_km,
+                        costs=costs,
+                        population=population,
+                        grade_history=history,
+                        write=not args.no_write,
+                    )
+                )
+            results = runs[-1]
+    if args.months and len(runs) > 1 and args.format != "table":
+        shown = pl.concat([select_rows(r.indicators, args) for r in runs], how="vertical_relaxed")
+    else:
+        shown = select_rows(results.indicators, args)
     if args.format == "json":
         sys.stdout.write(json.dumps(shown.to_dicts(), default=str, ensure_ascii=False, indent=1))
         sys.stdout.write("\n")
@@ -176,6 +211,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     print_table(ctx, shown, period, profile.name)
     print_summary(ctx, results, profile)
     return 0
+
+
+def has_outcomes(store: Store, period: Period) -> bool:
+    """Whether the store holds trip outcomes of the period (it was matched)."""
+    found = store.query(
+        "SELECT count(*) AS n FROM trip_outcomes WHERE service_date BETWEEN ? AND ?",
+        list(period.days()),
+    )
+    return bool(found["n"][0])
 
 
 def select_rows(indicators: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame:

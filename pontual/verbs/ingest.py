@@ -114,7 +114,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from pathlib import Path
 
     from ingest.files import ingest_file
-    from ingest.gtfsrt import poll_vehicle_positions
     from ingest.options import build_options
     from ingest.writing import IngestCounts, write_avl_records
 
@@ -162,6 +161,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             warn_new(counts.notes)
             total = total + counts
         if url:
+            from ingest.gtfsrt import poll_vehicle_positions
+
             tz = options.source_tz or profile.general.timezone.value
             opts = options.model_copy(update={"source_tz": tz})
 

@@ -342,3 +342,31 @@ def test_evidence_package_of_a_fare_fact_holds_its_taps(filled: Path) -> None:
     package = json.loads(text)
     assert [(t["transaction_id"], t["amount"]) for t in package["taps"]] == [("t2", 6.0)]
     assert package["pings"] == [] and evidence_matches(text, digest)
+
+
+def test_day_digest_is_duckdb_text_v1_as_first_defined(filled: Path) -> None:
+    # The digest is streamed to hashlib since session 28; it must stay the very SHA-256 the
+    # first definition computed inside DuckDB (digests recorded since then are compared to it).
+    from cases.evidence import DIGEST_METHOD, compute_day_digest
+    from core.periods import local_bounds, range_period
+    from core.schema import table
+
+    assert DIGEST_METHOD == "duckdb-text-v1"
+    tz = PROFILE.general.timezone.value
+    with Store.open(filled) as store:
+        for name, day in [
+            ("vehicle_locations", date(2026, 3, 2)),
+            ("vehicle_locations", date(2026, 3, 3)),
+            ("fare_transactions", date(2026, 3, 2)),
+            ("fare_transactions", date(2026, 3, 9)),  # no rows: the digest of ''
+        ]:
+            cols = table(name).column_names
+            cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in cols)
+            order = ", ".join(f'"{c}"' for c in cols)
+            first = (
+                "SELECT count(*), sha256(coalesce(string_agg(concat_ws(chr(31), "
+                f"{cells}), chr(10) ORDER BY {order}), '')) FROM \"{name}\" "
+                "WHERE event_at >= ? AND event_at < ?"
+            )
+            n, digest = store.query(first, list(local_bounds(range_period(day, day), tz))).row(0)
+            assert compute_day_digest(store, name, day, tz)[:2] == (n, digest)

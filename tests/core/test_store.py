@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -12,6 +12,7 @@ import pytest
 from core import store as store_module
 from core.errors import SchemaVersionError, StoreError
 from core.migrations import all_migrations, latest_version
+from core.schema import TABLES, table
 from core.store import Store, open_snapshot, snapshot_path
 
 PINGS = pl.DataFrame(
@@ -352,3 +353,134 @@ def test_an_open_failure_says_why(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_append_of_new_keys_inserts_them_and_a_repeated_key_still_raises(
+    store_path: Path,
+) -> None:
+    """`new_keys` skips INSERT OR IGNORE's conflict handling (a new feed's tables), not the
+    key: a repeated one is refused and the transaction leaves nothing."""
+    routes = pl.DataFrame(
+        {"feed_id": ["f1"] * 3, "route_id": ["a", "b", "c"], "route_type": [3, 3, 3]}
+    )
+    with Store.open(store_path) as s:
+        assert s.append("gtfs_routes", routes, new_keys=True).n_inserted == 3
+        with pytest.raises(duckdb.ConstraintException), s.transaction():
+            s.append("gtfs_routes", routes.head(1).with_columns(route_id=pl.lit("d")))
+            s.append("gtfs_routes", routes.head(1), new_keys=True)
+        assert sorted(s.read("gtfs_routes")["route_id"].to_list()) == ["a", "b", "c"]
+        # without it, the stored key is skipped as before
+        assert s.append("gtfs_routes", routes).n_inserted == 0
+
+
+def _coverage(day: date, vehicles: list[str]) -> pl.DataFrame:
+    """`avl_coverage` rows of `day` (a derived table, its key without an index)."""
+    n = len(vehicles)
+    return pl.DataFrame(
+        {
+            "service_date": [day] * n,
+            "operator_id": ["O1"] * n,
+            "vehicle_id": vehicles,
+            "is_reporting": [True] * n,
+            "n_pings": list(range(10, 10 + n)),
+            "n_minutes_with_fix": [5] * n,
+            "n_trips_run": [2] * n,
+            "pontual_version": ["test"] * n,
+            "profile_id": ["bento-goncalves-2021"] * n,
+        }
+    )
+
+
+def test_derived_tables_have_no_key_index_but_annual_grades(store_path: Path) -> None:
+    # ADR 0111: a derived table's key is checked on each write, not held by an ART index.
+    with Store.open(store_path) as store:
+        keyed = set(
+            store.query(
+                "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+            )["table_name"]
+        )
+    derived = {name for name, decl in TABLES.items() if decl.derived}
+    assert derived & keyed == {"annual_grades"}
+    assert {"stop_visits", "trip_loads", "tap_placements"} <= {
+        name for name in derived if table(name).is_key_checked
+    }
+    # raw and reference tables keep the index that makes re-loading idempotent
+    assert {"gtfs_stop_times", "passenger_counts", "incidents"} <= keyed
+
+
+def test_a_repeated_key_in_a_derived_write_raises_and_writes_nothing(store_path: Path) -> None:
+    day = date(2026, 3, 2)
+    with Store.open(store_path) as store:
+        store.replace("avl_coverage", _coverage(day, ["1001", "1002"]), "service_date = ?", [day])
+        # the same day replaced again: its rows deleted first, so the keys are free
+        n = store.replace(
+            "avl_coverage", _coverage(day, ["1001", "1003"]), "service_date = ?", [day]
+        )
+        assert n == 2
+        with pytest.raises(StoreError) as err:  # the batch repeats a key
+            store.replace(
+                "avl_coverage", _coverage(day, ["1004", "1004"]), "service_date = ?", [day]
+            )
+        assert "2 rows for table avl_coverage have the same key" in err.value.what
+        assert "vehicle_id=1004" in err.value.what and err.value.hint is not None
+        with pytest.raises(StoreError, match="have the same key"):  # a stored row has it
+            store.append("avl_coverage", _coverage(day, ["1005", "1003"]))
+        with pytest.raises(StoreError, match="have the same key"):  # a key without a date
+            store.append(
+                "tap_placements",
+                pl.DataFrame(
+                    {
+                        "transaction_id": ["T1", "T1"],
+                        "service_date": [day, day + timedelta(days=1)],
+                        "event_at": [datetime(2026, 3, 2, 12, tzinfo=UTC)] * 2,
+                        "placement": ["no_vehicle"] * 2,
+                        "pontual_version": ["test"] * 2,
+                        "profile_id": ["bento-goncalves-2021"] * 2,
+                    }
+                ),
+            )
+        rows = store.query("SELECT vehicle_id FROM avl_coverage ORDER BY 1")["vehicle_id"]
+        assert store.count("tap_placements") == 0
+    assert rows.to_list() == ["1001", "1003"]
+
+
+def test_migration_14_drops_the_derived_keys_and_keeps_the_rows(store_path: Path) -> None:
+    # A store of the release before migration 14: stop_visits and avl_coverage with their
+    # primary keys (the declarations of then, with the key written in).
+    day = date(2026, 3, 2)
+    with Store.open(store_path, target_version=13) as old:
+        for name in ("stop_visits", "avl_coverage"):
+            decl = table(name)
+            keyed = (
+                decl.create_sql().rstrip(")").rstrip()
+                + ",\n  PRIMARY KEY ("
+                + ", ".join(f'"{k}"' for k in decl.primary_key)
+                + "))"
+            )
+            old.con.execute(f'DROP TABLE "{name}"').fetchall()
+            old.con.execute(keyed).fetchall()
+        old.append("avl_coverage", _coverage(day, ["1001", "1002", "1003"]))
+        before = old.read("avl_coverage")
+        n_keys = old.query(
+            "SELECT count(*) AS n FROM duckdb_constraints() WHERE constraint_type "
+            "= 'PRIMARY KEY' AND table_name IN ('stop_visits', 'avl_coverage')"
+        )
+        assert n_keys["n"][0] == 2
+    with Store.open(store_path) as store:
+        assert store.schema_version == latest_version() >= 14
+        after = store.read("avl_coverage")
+        constraints = store.query(
+            "SELECT table_name, constraint_type FROM duckdb_constraints() "
+            "WHERE table_name IN ('stop_visits', 'avl_coverage')"
+        )
+        nullable = store.query(
+            "SELECT column_name, is_nullable FROM information_schema.columns "
+            "WHERE table_name = 'avl_coverage' AND column_name IN ('vehicle_id', 'is_reserve') "
+            "ORDER BY 1"
+        ).rows()
+        tables = set(store.query("SELECT table_name FROM duckdb_tables()")["table_name"])
+    assert after.equals(before)  # the rows, in their stored order
+    assert "PRIMARY KEY" not in constraints["constraint_type"].to_list()
+    assert "NOT NULL" in constraints["constraint_type"].to_list()
+    assert nullable == [("is_reserve", "YES"), ("vehicle_id", "NO")]
+    assert not any("_before_" in name for name in tables)

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.profile import load_profile
 from core.store import Store, open_snapshot
+from core.texts import gettext
 from dashboard.format import to_number, to_percent, to_points_change, to_signed
 from dashboard.pages import PAGES
 from tests.dashboard.store_builder import DAY
@@ -29,7 +30,7 @@ def _metrics(at: AppTest) -> dict[str, tuple[str, str | None]]:
     return {m.label: (m.value, m.delta) for m in at.metric}
 
 
-@pytest.mark.parametrize(("path", "title"), [(p[0], p[1]) for p in PAGES])
+@pytest.mark.parametrize(("path", "title"), [(p[0], gettext(p[1])) for p in PAGES])
 def test_every_page_renders_without_error(
     dashboard_store: Path, monkeypatch: pytest.MonkeyPatch, path: str, title: str
 ) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from core.texts import gettext
 from dashboard.browser import CHROMIUM, Browser
 from dashboard.pages import PAGES, page_url
 from dashboard.server import free_port, start_server, wait_until_ready
@@ -70,7 +71,7 @@ def _check_every_page(app_url: str, folder: Path) -> dict[str, float]:
             state = browser.open(f"{app_url}/{page_url(url_path)}", timeout_s=PAGE_TIMEOUT_S)
             seconds[url_path] = time.monotonic() - started
             browser.screenshot(folder / f"{url_path}.png")
-            assert state["title"] == title, state
+            assert state["title"] == gettext(title), state
             assert not state["exceptions"], (url_path, state["exceptions"])
             assert not state["errors"], (url_path, state["errors"])
             assert not state["dialogs"], (url_path, state["dialogs"])

@@ -21,6 +21,7 @@ from dashboard.auth import AUTH_ENV
 from dashboard.browser import Browser
 from dashboard.server import free_port, start_server, wait_until_ready
 from tests.dashboard.test_browser import _require_chromium
+from tests.dashboard.test_browser_links import wait_for_text
 
 pytestmark = pytest.mark.browser
 
@@ -207,9 +208,22 @@ def test_the_public_page_is_served_apart_without_login(
             assert _nav(b) == []
             text = str(b.evaluate("document.body.innerText"))
             assert "Entrar" not in text and "Conta" not in text
-            state = b.open(f"{url}/frota", timeout_s=TIMEOUT_S)  # a planners' page: not here
-            assert state["title"] == "Transparência do transporte coletivo", state
-            assert "Veículos cadastrados" not in str(b.evaluate("document.body.innerText"))
+            # a planners' page is not here: the pt-BR "not found" page, as for any address
+            # that is no page (nested too), never Streamlit's English dialog
+            for path in ("frota", "a/b"):
+                state = b.open(f"{url}/{path}", timeout_s=TIMEOUT_S)
+                assert state["title"] == "Página não encontrada", (path, state)
+                assert state["dialogs"] == [] and not state["exceptions"], (path, state)
+                notice = f"“/{path}” não é uma página do painel de transparência"
+                text = wait_for_text(b, notice)
+                assert notice in text
+                assert "Veículos cadastrados" not in text
+            b.evaluate(
+                "[...document.querySelectorAll('a')]"
+                ".find(a => a.innerText.includes('Abrir a página de transparência')).click()"
+            )
+            state = b.wait_ready(TIMEOUT_S, title="Transparência do transporte coletivo")
+            assert state["dialogs"] == [], state
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.indicators import indicator
 from core.store import open_snapshot
+from core.texts import gettext
 from dashboard.format import to_integer, to_number, to_percent
 from dashboard.labels import label_indicators
 from dashboard.pages import PAGES
@@ -59,7 +60,7 @@ def test_overview_headlines_equal_the_pipelines_indicators(
     assert table.height == sum(1 for p, _ in value if p == period)
 
 
-@pytest.mark.parametrize(("path", "title"), [(p[0], p[1]) for p in PAGES])
+@pytest.mark.parametrize(("path", "title"), [(p[0], gettext(p[1])) for p in PAGES])
 def test_every_page_renders_on_the_pipeline_store(app: AppTest, path: str, title: str) -> None:
     app.switch_page(path).run()
     assert not app.exception, [e.value for e in app.exception]

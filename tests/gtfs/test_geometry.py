@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from gtfs.geometry import choose_crs
+from gtfs.geometry import choose_crs, to_metres, utm_of
 from gtfs.read import read_feed
 from gtfs.schedule import build_geometry
 from tests.conftest import FIXTURES, shared_data
@@ -88,3 +88,66 @@ def test_wmata_planned_km_are_plausible() -> None:
     lengths = g.shapes.group_by("shape_id").agg(pl.col("shape_dist_m").max().alias("len_m"))
     both = g.trips.join(lengths, on="shape_id")
     assert (both["planned_distance_m"] / both["len_m"]).is_between(0.9, 1.0001).all()
+
+
+@pytest.mark.parametrize(
+    "epsg", [*range(31978, 31986), 32601, 32611, 32618, 32630, 32660, 32701, 32723, 32760]
+)
+def test_to_metres_agrees_with_pyproj(epsg: int) -> None:
+    """The local transverse Mercator (no pyproj at load) agrees with PROJ's `utm` within a few
+    nanometres (the last bits of a 10^7 m coordinate) over the zone and 0.5 degree beyond."""
+    import numpy as np
+    from pyproj import Transformer
+
+    zone, south, _ = utm_of(epsg)
+    rng = np.random.default_rng(epsg)
+    lon = (zone - 1) * 6 - 180 + 3 + rng.uniform(-3.5, 3.5, 5_000)
+    lat = rng.uniform(-80, 0, 5_000) if south else rng.uniform(0, 84, 5_000)
+    want_x, want_y = Transformer.from_crs(4326, epsg, always_xy=True).transform(lon, lat)
+    x, y = to_metres(lon, lat, epsg)
+    assert np.abs(x - want_x).max() < 1e-8
+    assert np.abs(y - want_y).max() < 1e-8
+    nan_x, nan_y = to_metres(np.array([np.nan, -45.0]), np.array([-23.5, np.nan]), 31983)
+    assert np.isnan(nan_x).all() and np.isnan(nan_y).all()
+
+
+def test_to_metres_refuses_other_crs() -> None:
+    with pytest.raises(ValueError, match="EPSG:4326"):
+        to_metres([0.0], [0.0], 4326)
+
+
+def test_u_turn_spur_stop_takes_the_first_leg_whatever_the_rounding() -> None:
+    """A shape that runs out along a spur and back over the same points puts a stop beside
+    the spur at the same gap on both legs: the stop is placed on the first leg (the earliest
+    pass), and a change in the last bits of the coordinates does not move it to the other."""
+    from gtfs.geometry import compute_stop_positions
+
+    # east 0 -> 1000 m, out and back a 40 m spur north at x = 500, then east to 1000
+    pts = [(0.0, 0.0), (500.0, 0.0), (500.0, 40.0), (500.0, 0.0), (1000.0, 0.0)]
+    for wobble in (0.0, 1e-9, -1e-9):
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        ys[2] += wobble
+        xs[3] += wobble
+        steps = [0.0] + [
+            ((xs[i] - xs[i - 1]) ** 2 + (ys[i] - ys[i - 1]) ** 2) ** 0.5 for i in range(1, 5)
+        ]
+        shapes = pl.DataFrame(
+            {
+                "shape_id": ["s"] * 5,
+                "shape_pt_sequence": list(range(5)),
+                "shape_x_m": xs,
+                "shape_y_m": ys,
+                "shape_dist_m": [sum(steps[: i + 1]) for i in range(5)],
+            }
+        )
+        calls = pl.DataFrame(
+            {
+                "trip": ["t"] * 3,
+                "shape_id": ["s"] * 3,
+                "stop_x_m": [0.0, 505.0, 1000.0],
+                "stop_y_m": [0.0, 20.0, 0.0],
+            }
+        )
+        got = compute_stop_positions(calls, shapes, by="trip")["shape_dist_m"].to_list()
+        assert got[1] == pytest.approx(520.0, abs=1e-6), wobble

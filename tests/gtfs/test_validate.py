@@ -19,6 +19,7 @@ CASES = {
     "times_going_backwards": ("stop_times.txt", 3, "arrival_time", "time earlier than at the previous stop"),
     "trip_with_one_stop": ("stop_times.txt", 8, "trip_id", "trip 'T3' has fewer than two stop times"),
     "empty_stop_times": ("stop_times.txt", None, None, "file has a header but no rows"),
+    "overlapping_frequencies": ("frequencies.txt", 4, "start_time", "frequency window of trip 'F0' starts before its previous window ends"),
 }  # fmt: skip
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from core.store import Store
 from ingest.cards import compute_card_hashes
@@ -85,3 +86,73 @@ def test_a_fare_line_that_does_not_parse_leaves_no_card_number_anywhere(
     for card in cards:
         assert card.encode() not in data, card
         assert card not in out
+
+
+def _reference_card_hashes(df: pl.DataFrame, key: bytes) -> pl.DataFrame:
+    """The card hashes, derived transaction ids and masked raw records worked out row by row
+    with Python's `hmac` and `hashlib` (the ground truth of the vectorised, once-per-card
+    `compute_card_hashes`); DuckDB's `trim` (spaces, not tabs) on the given ids."""
+
+    def text(value: object) -> str:
+        return "" if value is None else str(value)
+
+    rows = []
+    for row in df.iter_rows(named=True):
+        card = row["card_id"]
+        card = None if card is None or not str(card).strip() else str(card).strip()
+        card_hash = None if card is None else hmac.new(key, card.encode(), "sha256").hexdigest()
+        given = text(row["transaction_id"]).strip(" ")
+        derived = (
+            "derived:"
+            + hashlib.sha256(
+                f"{text(card_hash)}|{text(row['event_at'])}|{text(row['vehicle_id'])}".encode()
+            ).hexdigest()
+        )
+        raw = row["raw_record"] if card is None else row["raw_record"].replace(card, card_hash)
+        rows.append(
+            {
+                "record_key": row["record_key"],
+                "event_at": row["event_at"],
+                "vehicle_id": row["vehicle_id"],
+                "transaction_id": given if given and row["transaction_id"] is not None else derived,
+                "raw_record": raw,
+                "card_hash": card_hash,
+            }
+        )
+    return pl.DataFrame(rows, schema_overrides={"record_key": pl.UInt32})
+
+
+@pytest.mark.parametrize("transaction_ids", ["given", "some missing or padded"])
+def test_hashing_once_per_card_gives_every_tap_its_card_hash(transaction_ids: str) -> None:
+    # 2 000 taps of 150 cards (a card taps many times), some taps without a card; with every
+    # transaction id given (as a validator writes them) or some missing, blank or padded
+    n = 2_000
+    cards = [
+        None if i % 37 == 0 else (" " if i % 41 == 0 else f"6037{i % 150:08d}") for i in range(n)
+    ]
+    ids: list[str | None] = [f"TX{i:06d}" for i in range(n)]
+    if transaction_ids != "given":
+        ids = [
+            None if i % 11 == 0 else ("" if i % 13 == 0 else (f" {t} " if i % 17 == 0 else t))
+            for i, t in enumerate(ids)
+        ]
+    df = pl.DataFrame(
+        {
+            "record_key": pl.Series(range(1, n + 1), dtype=pl.UInt32),
+            "transaction_id": ids,
+            "event_at": [f"2025-01-01T08:{i % 60:02d}:00Z" for i in range(n)],
+            "vehicle_id": [str(100 + i % 7) for i in range(n)],
+            "card_id": cards,
+            "raw_record": [f'{{"card_id": "{c}", "n": {i}}}' for i, c in enumerate(cards)],
+        }
+    )
+    out = compute_card_hashes(df, KEY)
+    assert out.columns == [
+        "record_key",
+        "event_at",
+        "vehicle_id",
+        "transaction_id",
+        "raw_record",
+        "card_hash",
+    ]
+    assert_frame_equal(out, _reference_card_hashes(df, KEY))

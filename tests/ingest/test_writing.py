@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
-from core.store import Store
+from core.schema import table
+from core.store import Store, compute_new_keys, compute_repeated
 from ingest.writing import write_fare_records
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
@@ -146,3 +149,28 @@ def test_a_tap_key_stored_with_other_content_is_a_conflict_not_a_duplicate(
         ("b", "5", "transaction_id", reason),
     ]
     assert stored["transaction_id"].to_list() == ["T1", "T2", "T3"]
+
+
+def test_repeated_ping_keys_keep_the_first_ping_of_each_key_in_order() -> None:
+    # 30 000 pings of 40 vehicles over 500 instants: many keys repeat (with other content),
+    # some vehicle ids are null (null equals null); the batch's own key de-duplication keeps
+    # the first ping of each key, in the batch's order: what `unique(keep="first")` says
+    n = 30_000
+    rng = np.random.default_rng(3)
+    vehicles = [None if v == 0 else str(v) for v in rng.integers(0, 40, n)]
+    start = datetime(2025, 1, 1, 8, tzinfo=UTC)
+    pings = pl.DataFrame(
+        {
+            "vehicle_id": vehicles,
+            "event_at": [start + timedelta(seconds=int(s)) for s in rng.integers(0, 500, n)],
+            "lat": rng.random(n),
+        }
+    )
+    decl = table("vehicle_locations")
+    kept = compute_new_keys(decl, pings, pl.DataFrame())
+    expected = pings.unique(subset=["vehicle_id", "event_at"], keep="first", maintain_order=True)
+    assert 15_000 < expected.height < n
+    assert_frame_equal(kept, expected)
+    repeated = compute_repeated(pl.Series([5, 1, 5, 2, 1, 9], dtype=pl.UInt64))
+    assert repeated.to_list() == [True, True, True, False, True, False]
+    assert not compute_repeated(pl.Series([3, 1, 2], dtype=pl.UInt64)).any()

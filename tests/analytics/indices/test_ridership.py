@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -97,3 +98,94 @@ def test_integration_hour_runs_from_the_first_boarding_on_another_vehicle() -> N
     assert match_integrations(edge, BG)["is_integration"].to_list() == [False, True]
     # CGS grants no integration fare: none is inferred
     assert not match_integrations(taps, CGS)["is_integration"].any()
+
+
+def _sequential_integrations(taps: pl.DataFrame, window_s: int) -> list[bool]:
+    """The rule read tap by tap (the oracle): each card's taps in time order; a tap joins the
+    journey when it is on another line, another vehicle (when both are known) and within the
+    window of the journey's first boarding; otherwise it starts a journey."""
+    out = [False] * taps.height
+    rows = taps.with_row_index("i").filter(pl.col("card_hash").is_not_null())
+    for _card, group in rows.sort("event_at").group_by("card_hash", maintain_order=True):
+        prev: dict | None = None
+        start = None
+        for r in group.iter_rows(named=True):
+            linked = (
+                prev is not None
+                and r["route_id"] is not None
+                and prev["route_id"] is not None
+                and r["route_id"] != prev["route_id"]
+                and (
+                    r["vehicle_id"] is None
+                    or prev["vehicle_id"] is None
+                    or r["vehicle_id"] != prev["vehicle_id"]
+                )
+            )
+            if linked and start is not None and (r["event_at"] - start).total_seconds() <= window_s:
+                out[r["i"]] = True
+            else:
+                start = r["event_at"]
+            prev = r
+    return out
+
+
+def test_integration_chains_follow_the_rule_tap_by_tap_in_any_order() -> None:
+    # random cards, lines and vehicles (some unknown) over two days, each card's taps at
+    # distinct times, given in no order: the vectorised rounds give the sequential rule's answer
+    rng = np.random.default_rng(7)
+    n = 3000
+    card = rng.integers(0, 60, n)
+    route = rng.integers(0, 4, n)
+    vehicle = rng.integers(0, 6, n)
+    seconds = rng.choice(2 * 86400, size=n, replace=False)  # distinct: no ties to order
+    taps = pl.DataFrame(
+        {
+            "card_hash": [None if c == 0 else f"card{c}" for c in card],
+            "event_at": [
+                datetime(2026, 3, 2, tzinfo=UTC) + timedelta(seconds=int(s)) for s in seconds
+            ],
+            "route_id": [None if r == 0 else f"R{r}" for r in route],
+            "vehicle_id": [None if v == 0 else f"V{v}" for v in vehicle],
+            "fare_class": "full",
+        }
+    )
+    window = BG.fares.integration_window_s
+    assert window is not None
+    got = match_integrations(taps, BG)["is_integration"].to_list()
+    assert got == _sequential_integrations(taps, window.value)
+    assert 100 < sum(got) < n  # the draw does hold integrations and breaks
+
+
+def test_a_long_stretch_of_line_changes_makes_a_journey_every_window() -> None:
+    # one card alternating lines every 40 min for 12 hours, each tap within the hour of the one
+    # before: journeys start at 0, 80, 160... min (the hour counts from the first boarding)
+    minutes = list(range(0, 12 * 60, 40))
+    taps = pl.DataFrame(
+        {
+            "card_hash": "c1",
+            "event_at": [_t(6, 0) + timedelta(minutes=m) for m in minutes],
+            "route_id": ["A" if i % 2 == 0 else "B" for i in range(len(minutes))],
+            "vehicle_id": None,
+            "fare_class": "full",
+        }
+    )
+    got = match_integrations(taps, BG)["is_integration"].to_list()
+    assert got == [i % 2 == 1 for i in range(len(minutes))]
+
+
+def test_taps_of_one_card_at_one_instant_are_taken_in_transaction_order() -> None:
+    # c1 taps A at 8:00 (T1), then two validators record it at 8:10: A (T3) and B (T2). In
+    # transaction order T2 (B) continues the journey and T3 (A, after B) too, whatever order
+    # the rows come in; taken as given, T3 (A after A) would have started a new journey.
+    taps = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T3", "T2"],
+            "card_hash": "c1",
+            "event_at": [_t(8, 0), _t(8, 10), _t(8, 10)],
+            "route_id": ["A", "A", "B"],
+            "fare_class": "full",
+        }
+    )
+    for frame in (taps, taps.reverse()):
+        out = match_integrations(frame, BG).sort("transaction_id")
+        assert out["is_integration"].to_list() == [False, True, True]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import polars as pl
+import pytest
 
-from analytics.indices.grades import compute_annual_grades
+from analytics.indices.grades import compute_annual_grades, score_formula
 from analytics.indices.verdicts import (
     STATUSES,
     Inputs,
@@ -148,3 +149,27 @@ def test_profile_verdicts_list_their_articles() -> None:
         "BG art. 72-VI; Anexo I LXXXIV",
         "BG art. 72-VII; Anexo I LXXXVIII",
     ]
+
+
+def test_the_verdict_texts_come_from_the_catalogue_in_the_chosen_language(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Values, thresholds, notes and outcomes are made to be shown: PONTUAL_LANG=en gives the
+    catalogue's English ids, the default their pt-BR (the case above)."""
+    monkeypatch.setenv("PONTUAL_LANG", "en")
+    g = grades([(2023, 10.0, None), (2025, 10.0, None), (2026, 10.0, None)])
+    criteria = build_verdict_criteria(Inputs(BG, "operator", "O1", 2026, grades=g))
+    ground = by_rule(criteria, "termination")["grade_e_years"]
+    assert ground["value"] == "3 consecutive, 3 in all"
+    assert (
+        ground["threshold"] == "3 consecutive years or 8 non-consecutive ones with grade E"
+    )  # BG art. 72-VII
+    assert str(ground["note"]).startswith(
+        "run with a gap: 2024 without a grade (a data gap does not break the count)"
+    )
+    outcomes = compute_verdict_outcomes(criteria)
+    assert dict(zip(outcomes["verdict"], outcomes["outcome"], strict=True)) == {
+        "renewal": "not eligible",
+        "termination": "alert",
+    }
+    assert score_formula(BG, True) == "Annual score = 0,7 × ICV + 0,3 × IQS"  # pt-BR numbers
