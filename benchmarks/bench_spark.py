@@ -21,8 +21,17 @@ Measured on the 2 shared cores (up to 9 engineers, load 12-20), 2026-12-01
   fix): 1.61x and 4.92x. The ratio swings with the machine's load; the breakdown is the
   reliable part. Tables equal in every run.
 Session start-up (one JVM) apart: 37-58 s on that machine.
+Session 28 (`--rounds 3`, load 4.7, after merging that session's main, which halved the local
+engine: most likely its cheaper store writes, ADR 0111): local 1.85 s / 1.85 CPU-s, Spark
+5.75 s / 6.17 CPU-s = 3.11x wall, 3.34x CPU; the Spark runs fall run after run as the JVM's
+JIT warms (7.7, 6.2, 5.4 CPU-s), and reach 2.7-3.1 s / 4.8-5.2 CPU-s after about eight runs
+(docs/scaling-spark.md).
 
-Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]``.
+Both engines' CPU seconds are counted over the process tree (the driver, Spark's JVM and its
+Python workers); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.
+
+Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]
+[--rounds N]``.
 """
 
 from __future__ import annotations
