@@ -11,6 +11,11 @@ simulates hands the timing to a fresh process reading the cache, so that the pea
 prints (the process's maximum resident set: inputs read, crowding computed) leaves the
 simulation out. Targets (issue 21): >= 500 k taps/s on the default day; the São Paulo day in
 <= 30 s with peak memory <= 2 GB.
+
+Session 28 (ADR 0103; fresh processes, load average 4-6 on 2 cores): the default day 1.9 s of
+CPU, about 520 k taps per CPU-second (2.3 s before); the São Paulo day (9.7 M taps) 22 s of
+CPU, 20 s wall, peak 4.5 GiB (the placements alone are 1.2 GB). CPU seconds grow with the
+machine's load: compare versions back to back.
 """
 
 from __future__ import annotations
@@ -115,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     boardings = compute_boardings(inputs.taps, inputs.stop_visits, timezone=tz)
     lap("boardings")
     placements = compute_alightings(boardings, inputs.stop_visits, inputs.stops)
+    del boardings  # as compute_crowding does: the placements share its columns
     lap("alightings")
     loads = compute_loads(placements, inputs.stop_visits, inputs.trips, inputs.vehicles, profile)
     lap("loads")

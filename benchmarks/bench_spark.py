@@ -21,8 +21,17 @@ Measured on the 2 shared cores (up to 9 engineers, load 12-20), 2026-12-01
   fix): 1.61x and 4.92x. The ratio swings with the machine's load; the breakdown is the
   reliable part. Tables equal in every run.
 Session start-up (one JVM) apart: 37-58 s on that machine.
+Session 28 (`--rounds 3`, load 4.7, after merging that session's main, which halved the local
+engine: most likely its cheaper store writes, ADR 0111): local 1.85 s / 1.85 CPU-s, Spark
+5.75 s / 6.17 CPU-s = 3.11x wall, 3.34x CPU; the Spark runs fall run after run as the JVM's
+JIT warms (7.7, 6.2, 5.4 CPU-s), and reach 2.7-3.1 s / 4.8-5.2 CPU-s after about eight runs
+(docs/scaling-spark.md).
 
-Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]``.
+Both engines' CPU seconds are counted over the process tree (the driver, Spark's JVM and its
+Python workers); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.
+
+Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]
+[--rounds N]``.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -60,6 +70,34 @@ def _worker_rss_mb() -> float:
         except OSError:
             continue
     return total / 1024
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds (user + system) of this process and every process under it, live ones and
+    the exited ones their parents reaped: the driver, Spark's JVM and its Python workers, so a
+    run's CPU is the difference of two readings. The local engine's is its own process's."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(proc.name)] = int(fields[1])
+        ticks[int(proc.name)] = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    me = os.getpid()
+
+    def under_me(pid: int) -> bool:
+        while pid > 1:
+            if pid == me:
+                return True
+            pid = parents.get(pid, 0)
+        return False
+
+    return sum(t for pid, t in ticks.items() if under_me(pid)) / os.sysconf("SC_CLK_TCK")
 
 
 class PeakSampler(threading.Thread):
@@ -103,6 +141,9 @@ def main() -> None:
     parser.add_argument("--vehicles", type=int, default=300)
     parser.add_argument("--batch-pings", type=int, default=150_000)
     parser.add_argument("--data", type=Path, help="folder for the simulated day (reused)")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="timed runs of each engine, interleaved (medians)"
+    )
     args = parser.parse_args()
 
     from analytics.engines.spark import match_days_on_spark, plan_days, start_session
@@ -122,12 +163,12 @@ def main() -> None:
         export_lake(store, lake, TZ, names=raw)
         n_pings = store.count("vehicle_locations")
 
-    # the local engine (one process, two batch threads, as `pontual match` on two cores)
-    with Store.open(store_path) as store:
-        run_match_day(store, DAY, profile, MatchOptions())  # warm: kernels loaded, caches hot
-        t0 = time.perf_counter()
-        run_match_day(store, DAY, profile, MatchOptions())
-        local_s = time.perf_counter() - t0
+    def run_local() -> None:
+        with Store.open(store_path) as store:
+            run_match_day(store, DAY, profile, MatchOptions())
+
+    # the local engine: one process, two batch threads, as `pontual match` on two cores
+    run_local()  # warm: kernels loaded, caches hot
 
     events = data / "spark-events"
     shutil.rmtree(events, ignore_errors=True)
@@ -144,42 +185,53 @@ def main() -> None:
         },
     )
     session_s = time.perf_counter() - t0
-    try:
-        # a first run loads the Python workers and their kernels (as the local warm-up run)
+
+    def run_spark() -> None:
         match_days_on_spark(
             spark, lake, [DAY], profile, MatchOptions(), batch_pings=args.batch_pings
         )
+
+    local_runs: list[tuple[float, float]] = []
+    spark_runs: list[tuple[float, float]] = []
+    try:
+        run_spark()  # a first run loads the Python workers and their kernels (as the local warm-up)
         t0 = time.perf_counter()
         cores = spark.sparkContext.defaultParallelism
         n_batches = plan_days(lake, [DAY], args.batch_pings, cores)[0].n_batches
         plan_s = time.perf_counter() - t0
-        timings.unlink(missing_ok=True)  # the warm-up run's steps
-        sampler = PeakSampler()
-        sampler.start()
-        started_ms = time.time() * 1000
-        t0 = time.perf_counter()
-        match_days_on_spark(
-            spark, lake, [DAY], profile, MatchOptions(), batch_pings=args.batch_pings
-        )
-        spark_s = time.perf_counter() - t0
-        ended_ms = time.time() * 1000
-        sampler.done.set()
-        sampler.join()
+        for _ in range(args.rounds):  # interleaved: both engines see the same load
+            local_runs.append(_timed(run_local))
+            timings.unlink(missing_ok=True)  # the previous run's steps
+            sampler = PeakSampler()
+            sampler.start()
+            started_ms = time.time() * 1000
+            spark_runs.append(_timed(run_spark))
+            ended_ms = time.time() * 1000
+            sampler.done.set()
+            sampler.join()
     finally:
         spark.stop()
+    local_s, local_cpu = (statistics.median(r[i] for r in local_runs) for i in (0, 1))
+    spark_s, spark_cpu = (statistics.median(r[i] for r in spark_runs) for i in (0, 1))
 
     shuffle_mb = _shuffle_estimate_mb(store_path)
     print(
         f"{args.vehicles} vehicles, {n_pings} pings, {n_batches} batch(es) of <= "
         f"{args.batch_pings} pings; cpu count {os.cpu_count()}\n"
-        f"local engine: {local_s:.2f} s\n"
-        f"spark local[2]: {spark_s:.2f} s (session start-up {session_s:.1f} s apart) = "
-        f"{spark_s / local_s:.2f}x the local engine (target <= 1.5x)\n"
+        f"runs of each engine (interleaved, medians): {args.rounds}; load average "
+        f"{os.getloadavg()[0]:.1f}\n"
+        f"local engine: {local_s:.2f} s, {local_cpu:.2f} CPU-s "
+        f"(runs: {_runs(local_runs)})\n"
+        f"spark local[2]: {spark_s:.2f} s, {spark_cpu:.2f} CPU-s "
+        f"(runs: {_runs(spark_runs)}; session start-up {session_s:.1f} s apart) = "
+        f"{spark_s / local_s:.2f}x the local engine's wall (target <= 1.5x), "
+        f"{spark_cpu / local_cpu:.2f}x its CPU\n"
         f"  of which planning on the driver (DuckDB over the lake): {plan_s:.2f} s\n"
         f"per (day, batch) partition: {spark_s / n_batches:.2f} s; "
         f"shuffle between the stages ~{shuffle_mb:.1f} MB (runs, track, stands as Arrow IPC)\n"
-        f"peak memory of the Spark Python workers: {sampler.peak_mb:.0f} MB"
+        f"peak memory of the Spark Python workers (last run): {sampler.peak_mb:.0f} MB"
     )
+    print("the last Spark run:")
     print(describe_stages(events, started_ms, ended_ms))
     print(describe_worker_steps(timings))
 
@@ -189,6 +241,17 @@ def main() -> None:
             key = a.columns
             assert a.sort(key, nulls_last=True).equals(b.sort(key, nulls_last=True)), name
     print("tables equal between the engines: yes")
+
+
+def _timed(run: Any) -> tuple[float, float]:
+    """Wall and CPU seconds (`_tree_cpu_s`) of one run."""
+    c0, t0 = _tree_cpu_s(), time.perf_counter()
+    run()
+    return time.perf_counter() - t0, _tree_cpu_s() - c0
+
+
+def _runs(runs: list[tuple[float, float]]) -> str:
+    return ", ".join(f"{wall:.2f} s/{cpu:.2f} CPU-s" for wall, cpu in runs)
 
 
 def describe_stages(events: Path, since_ms: float, until_ms: float) -> str:

@@ -45,8 +45,128 @@ class AlightingOptions:
 DEFAULT_ALIGHTING_OPTIONS = AlightingOptions()
 
 
+@dataclass(frozen=True)
+class Chain:
+    """The legs of the placed, carded taps of each card and day, as arrays by leg (a leg's
+    `leg_id` is its index, legs in chain order: card key, then time).
+
+    Only integers go through the card sort (the string ids of a big city's day are gathered
+    for no tap): a 64-bit key of the card id, the run as a `VisitKey` run key, the instant."""
+
+    leg_of_tap: np.ndarray
+    """the leg of each row of the boardings; -1 for taps in no leg (unplaced or without card)"""
+    first_row: np.ndarray
+    """the boardings row of each leg's first tap"""
+    run: np.ndarray
+    """each leg's run: `VisitKey.run_expr` of the key over the boardings"""
+    next_leg: np.ndarray
+    """the card's next leg that day; -1 for the day's last leg"""
+    home_leg: np.ndarray
+    """the day's first leg of the card"""
+    n_legs: np.ndarray
+    """legs of the card that day"""
+
+
+def build_chain(boardings: pl.DataFrame, key: VisitKey) -> Chain:
+    """Chain the placed, carded taps of each card and day into legs (consecutive taps of one
+    card on the same run are one leg), in order of card, instant and transaction id.
+
+    `boardings`: `compute_boardings` output. `key`: a `VisitKey` whose ranges hold every
+    placed tap's run (`VisitKey.of(boardings)` does).
+    """
+    is_chained = (pl.col("placement") == "placed") & pl.col("card_hash").is_not_null()
+    taps = (
+        boardings.lazy()
+        .with_row_index("tap_row")
+        .filter(is_chained)
+        .select(
+            "tap_row",
+            _card_key(pl.col("card_hash")).alias("card_key"),
+            key.run_expr().fill_null(-1).alias("run"),
+            pl.col("service_date").to_physical().cast(pl.Int32).alias("day"),
+            pl.col("event_at").to_physical().alias("at"),
+            pl.col("card_hash").hash(seed=_CHECK_SEED).alias("check"),
+        )
+        .collect()
+    )
+    tap_row = taps["tap_row"].to_numpy()
+    run = taps["run"].to_numpy()
+    day = taps["day"].to_numpy()
+    at = taps["at"].to_numpy()
+    card_key = taps["card_key"].to_numpy()
+    # Cards are grouped by a 64-bit hash of the card id (sorting the ids as strings costs
+    # more than the rest of the chaining). Two cards that share it would end up in one group;
+    # a second hash of the ids (another seed) tells them apart, and the ids are then numbered
+    # exactly instead.
+    order = _in_chain_order(card_key, at, boardings, tap_row)
+    key_in_order = card_key[order]
+    check_in_order = taps["check"].to_numpy()[order]
+    if np.any(
+        (key_in_order[1:] == key_in_order[:-1]) & (check_in_order[1:] != check_in_order[:-1])
+    ):
+        card_key = (
+            boardings.select(pl.col("card_hash").gather(tap_row).rank("dense"))
+            .to_series()
+            .cast(pl.UInt64)
+            .to_numpy()
+        )
+        order = _in_chain_order(card_key, at, boardings, tap_row)
+        key_in_order = card_key[order]
+    del taps, check_in_order, card_key
+    run_in_order = run[order]
+    n = order.size
+    is_new_leg = np.ones(n, dtype=np.bool_)
+    is_new_leg[1:] = (key_in_order[1:] != key_in_order[:-1]) | (
+        run_in_order[1:] != run_in_order[:-1]
+    )
+    del run_in_order
+    leg_id = np.cumsum(is_new_leg) - 1
+    leg_of_tap = np.full(boardings.height, -1, dtype=np.int64)
+    leg_of_tap[tap_row[order]] = leg_id
+    del leg_id
+    # A leg starts at its first tap. Days group a card's legs by service date, in time order;
+    # each day must be a contiguous block. It is, unless a card's service dates go back in
+    # time (a tap on the night run of the day before after one on the new day's first run):
+    # then the legs are regrouped by day, stably, and put back in leg order afterwards.
+    first = order[is_new_leg]
+    leg_card = key_in_order[is_new_leg]
+    del order, key_in_order, is_new_leg
+    leg_day = day[first]
+    n_legs = first.size
+    by_day = np.arange(n_legs)
+    if np.any((leg_card[1:] == leg_card[:-1]) & (leg_day[1:] < leg_day[:-1])):
+        by_day = (
+            pl.DataFrame({"card": leg_card, "day": leg_day})
+            .select(pl.arg_sort_by("card", "day", maintain_order=True))
+            .to_series()
+            .to_numpy()
+            .astype(np.int64)
+        )
+    card, day_of = leg_card[by_day], leg_day[by_day]
+    is_new_day = np.ones(n_legs, dtype=np.bool_)
+    is_new_day[1:] = (card[1:] != card[:-1]) | (day_of[1:] != day_of[:-1])
+    is_last_of_day = np.r_[is_new_day[1:], True]
+    i = np.arange(n_legs)
+    day_start = np.maximum.accumulate(np.where(is_new_day, i, 0))
+    day_end = np.minimum.accumulate(np.where(is_last_of_day, i, n_legs)[::-1])[::-1]
+    next_leg = np.full(n_legs, -1, dtype=np.int64)
+    home_leg = np.empty(n_legs, dtype=np.int64)
+    legs_of_day = np.empty(n_legs, dtype=np.int64)
+    next_leg[by_day[:-1]] = np.where(is_last_of_day[:-1], -1, by_day[1:])
+    home_leg[by_day] = by_day[day_start]
+    legs_of_day[by_day] = day_end - day_start + 1
+    return Chain(
+        leg_of_tap=leg_of_tap,
+        first_row=tap_row[first].astype(np.int64),
+        run=run[first],
+        next_leg=next_leg,
+        home_leg=home_leg,
+        n_legs=legs_of_day,
+    )
+
+
 def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
-    """Chain the placed, carded taps of each card and day into legs.
+    """Chain the placed, carded taps of each card and day into legs (`build_chain`).
 
     Returns (the `leg_id` of each row of `boardings`, -1 for taps in no leg; legs), with one
     row per leg, in `leg_id` order (0, 1, ...): `leg_id`, `card_hash`, run key,
@@ -54,115 +174,65 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
     `next_at` (the card's next leg that day; null for the last leg), `home_stop_id` (the
     day's first boarding stop) and `n_legs` (legs of the card that day).
     """
-    chained = (
-        boardings.lazy()
-        .with_row_index("tap_row")
-        .filter((pl.col("placement") == "placed") & pl.col("card_hash").is_not_null())
-        .select(
-            "tap_row",
-            "transaction_id",
-            "card_hash",
-            _card_key(pl.col("card_hash")).alias("card_key"),
-            *RUN_KEY,
-            "stop_sequence",
-            "stop_id",
-            "event_at",
-        )
-        .collect()
+    chain = build_chain(boardings, VisitKey.of(boardings))
+    first = pl.Series(chain.first_row)
+    at_leg = boardings[first]
+    has_next = chain.next_leg >= 0
+    next_row = pl.Series(np.where(has_next, chain.first_row[chain.next_leg], 0))
+    next_tap = boardings.select("stop_id", "event_at")[next_row]
+    is_last = pl.Series(~has_next)
+    legs = pl.DataFrame(
+        {
+            "leg_id": pl.Series(np.arange(first.len()), dtype=pl.UInt32),
+            "card_hash": at_leg["card_hash"],
+            **{c: at_leg[c] for c in RUN_KEY},
+            "stop_sequence": at_leg["stop_sequence"],
+            "stop_id": at_leg["stop_id"],
+            "event_at": at_leg["event_at"],
+            "next_stop_id": next_tap["stop_id"].set(is_last, None),
+            "next_at": next_tap["event_at"].set(is_last, None),
+            "home_stop_id": boardings["stop_id"].gather(chain.first_row[chain.home_leg]),
+            "n_legs": pl.Series(chain.n_legs, dtype=pl.UInt32),
+        }
     )
-    # Cards are grouped by a 64-bit hash of the card id (sorting the ids as strings costs
-    # more than the rest of the chaining); two cards that share a hash would end up in one
-    # group, in time order, so the first changes of card id within a hash group reveal it
-    # and the ids are then numbered exactly instead. Taps of one card in the same instant
-    # (two validators, a clock's resolution) chain in transaction id order.
-    taps = _in_chain_order(chained)
-    same_key = pl.col("card_key") == pl.col("card_key").shift(1)
-    if taps.select((same_key & (pl.col("card_hash") != pl.col("card_hash").shift(1))).any()).item():
-        taps = _in_chain_order(
-            chained.with_columns(
-                pl.col("card_hash").rank("dense").cast(pl.UInt64).alias("card_key")
-            )
-        )
-    # On a big city's day each frame of the chaining holds about a gigabyte (most legs are one
-    # tap): each is let go as soon as the next is built, so that they do not all peak together.
-    del chained
-    is_new_leg = pl.any_horizontal(
-        *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", *RUN_KEY)]
-    )
-    taps = taps.with_columns(is_new_leg.alias("is_new_leg")).with_columns(
-        (pl.col("is_new_leg").cum_sum() - 1).alias("leg_id")
-    )
-    # A leg starts at its first tap. Days group a card's legs by service date, in time order;
-    # each day must be a contiguous block (a window expression over (card, day) does the same
-    # and costs ten times more). It is, unless a card's service dates go back in time (a tap on
-    # the night run of the day before after one on the new day's first run): then the legs are
-    # regrouped by day, stably, and put back in leg order afterwards.
-    leg_of_tap = np.full(boardings.height, -1, dtype=np.int64)
-    leg_of_tap[taps["tap_row"].to_numpy()] = taps["leg_id"].to_numpy()
-    first_taps = taps.filter("is_new_leg").drop("tap_row", "is_new_leg")
-    del taps
-    is_same_card = pl.col("card_key") == pl.col("card_key").shift(1)
-    is_regrouped = first_taps.select(
-        (is_same_card & (pl.col("service_date") < pl.col("service_date").shift(1))).any()
-    ).item()
-    if is_regrouped:
-        first_taps = first_taps.sort("card_key", "service_date", maintain_order=True)
-    is_new_day = pl.any_horizontal(
-        *[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in ("card_key", "service_date")]
-    )
-    is_last_of_day = is_new_day.shift(-1, fill_value=True)
-    row = pl.int_range(pl.len(), dtype=pl.UInt32)
-    legs = first_taps.lazy().with_columns(
-        pl.when(~is_last_of_day).then(pl.col("stop_id").shift(-1)).alias("next_stop_id"),
-        pl.when(~is_last_of_day).then(pl.col("event_at").shift(-1)).alias("next_at"),
-        pl.when(is_new_day).then(pl.col("stop_id")).forward_fill().alias("home_stop_id"),
-        (
-            pl.when(is_last_of_day).then(row).backward_fill()
-            - pl.when(is_new_day).then(row).forward_fill()
-            + 1
-        ).alias("n_legs"),
-    )
-    if is_regrouped:
-        legs = legs.sort("leg_id")
-    legs_frame = legs.select(
-        "leg_id",
-        "card_hash",
-        *RUN_KEY,
-        "stop_sequence",
-        "stop_id",
-        "event_at",
-        "next_stop_id",
-        "next_at",
-        "home_stop_id",
-        "n_legs",
-    ).collect()
-    return leg_of_tap, legs_frame
+    return chain.leg_of_tap, legs
 
 
-def _in_chain_order(taps: pl.DataFrame) -> pl.DataFrame:
-    """`taps` sorted by `card_key`, `event_at` and `transaction_id` (which is then dropped).
+def _in_chain_order(
+    card_key: np.ndarray, at: np.ndarray, boardings: pl.DataFrame, tap_row: np.ndarray
+) -> np.ndarray:
+    """The order of taps by card key, instant and transaction id (`boardings` rows
+    `tap_row`, with their `card_key` and instant `at`).
 
     Taps usually come in time order (`compute_boardings` returns them so): then a stable sort
     on the card key alone gives the order but for the few taps of one card in one instant,
-    which are put in transaction id order among themselves. A third of the cost of the
-    three-key sort, which is kept for taps out of time order.
+    which are put in transaction id order among themselves (their ids alone are read).
     """
-    if not taps["event_at"].is_sorted():
-        return taps.sort("card_key", "event_at", "transaction_id").drop("transaction_id")
-    taps = taps.sort("card_key", maintain_order=True)
-    same = (pl.col("card_key") == pl.col("card_key").shift(1)) & (
-        pl.col("event_at") == pl.col("event_at").shift(1)
-    )
-    tied = taps.select(same | same.shift(-1, fill_value=False)).to_series().fill_null(False)
-    if tied.any():
+    keys = pl.DataFrame({"card_key": card_key, "at": at})
+    by = ["card_key"] if keys["at"].is_sorted() else ["card_key", "at"]
+    order = keys.select(pl.arg_sort_by(by, maintain_order=True)).to_series().to_numpy()
+    order = order.astype(np.int64)
+    key, instant = card_key[order], at[order]
+    same = (key[1:] == key[:-1]) & (instant[1:] == instant[:-1])
+    if same.any():
         # tied taps form contiguous blocks in (card, instant) order: sorting them alone by
         # the three keys and putting them back in the same places orders each block
-        at = tied.arg_true()
-        in_block = (
-            taps[at].select(pl.arg_sort_by("card_key", "event_at", "transaction_id")).to_series()
+        tied = np.zeros(order.size, dtype=np.bool_)
+        tied[1:] |= same
+        tied[:-1] |= same
+        at_tied = np.flatnonzero(tied)
+        block = pl.DataFrame(
+            {
+                "card_key": key[at_tied],
+                "at": instant[at_tied],
+                "transaction_id": boardings["transaction_id"].gather(tap_row[order[at_tied]]),
+            }
         )
-        taps = taps[pl.int_range(taps.height, eager=True).scatter(at, at.gather(in_block))]
-    return taps.drop("transaction_id")
+        in_block = (
+            block.select(pl.arg_sort_by("card_key", "at", "transaction_id")).to_series().to_numpy()
+        )
+        order[at_tied] = order[at_tied[in_block]]
+    return order
 
 
 def _card_key(card_hash: pl.Expr) -> pl.Expr:
@@ -170,98 +240,150 @@ def _card_key(card_hash: pl.Expr) -> pl.Expr:
     return card_hash.hash(seed=0)
 
 
-def match_alighting_stops(
-    legs: pl.DataFrame,
+_CHECK_SEED = 1
+"""seed of the second hash of the card ids, which tells apart cards sharing a `_card_key`"""
+
+
+def find_alighting_visits(
+    chain: Chain,
+    key: VisitKey,
+    boardings: pl.DataFrame,
     stop_visits: pl.DataFrame,
     stops: pl.DataFrame,
-) -> pl.DataFrame:
-    """For each chainable leg, the stop of its run nearest to its target stop.
+) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """For each chainable leg, the stop of its run nearest to its target stop: the card's
+    next boarding stop that day, or the day's first for its last leg (a card seen once a day
+    has no target).
 
-    `legs`: `build_legs` output with `target_stop_id` (null: no target). Returns `leg_id`,
-    `alighting_stop_sequence`, `alighting_stop_id`, `walk_m` (metres to the target) for legs
-    with at least one candidate stop (after the boarding stop, reached before the next
-    boarding); of candidates equally near, the first in stop sequence.
+    `chain`: `build_chain(boardings, key)`. Returns (the visits searched: `stop_sequence`,
+    `stop_id`; the row of each leg's alighting visit in them, -1 for legs with no candidate
+    stop (after the boarding stop, reached before the next boarding); the metres from it to
+    the target, NaN without). Of candidates equally near, the first in stop sequence.
     """
     xy = stops.select("stop_id", "stop_x_m", "stop_y_m").unique("stop_id", keep="last").drop_nulls()
-    visits = (
-        stop_visits.filter(pl.col("arrival_at").is_not_null())
-        .select(*RUN_KEY, pl.col("stop_sequence").cast(pl.Int32), "stop_id", "arrival_at")
-        .join(xy, on="stop_id", how="inner")
-        .sort(*RUN_KEY, "stop_sequence")
+    stop_row = pl.col("stop_id").replace_strict(
+        xy["stop_id"], pl.int_range(xy.height, eager=True), default=None, return_dtype=pl.Int64
     )
-    # each run's visits are one slice [first_visit, end_visit) of the sorted visits, found by
-    # bisection on their integer keys; a leg's target stop is a row of `xy`
-    if visits.height == 0:  # no run reached a stop: no leg has a candidate
-        return pl.DataFrame(schema=_FOUND_SCHEMA)
-    key = VisitKey.of(visits)
-    run_of_visit = visits.select(key.run_expr()).to_series().to_numpy()
+    # each run's visits are one slice [first_visit, end_visit) of the visits in run key and
+    # stop sequence order (the order of the run key columns, since vehicle ranks follow the
+    # ids' order); visits of runs no tap rode have no key and are left out
+    visits = (
+        stop_visits.lazy()
+        .filter(pl.col("arrival_at").is_not_null())
+        .select(
+            key.run_expr().alias("run"),
+            pl.col("stop_sequence").cast(pl.Int32),
+            "stop_id",
+            stop_row.alias("stop_row"),
+            pl.col("arrival_at").cast(pl.Datetime("us", "UTC")).to_physical().alias("at_us"),
+        )
+        .drop_nulls(["run", "stop_row"])
+        .sort("run", "stop_sequence")
+        .collect()
+    )
+    n_legs = chain.first_row.size
+    best_visit = np.full(n_legs, -1, dtype=np.int64)
+    walk_m = np.full(n_legs, np.nan, dtype=np.float64)
+    if visits.height == 0 or n_legs == 0:  # no run reached a stop: no leg has a candidate
+        return visits.select("stop_sequence", "stop_id"), best_visit, walk_m
+    run_of_visit = visits["run"].to_numpy()
     first_of_run = np.flatnonzero(np.r_[True, run_of_visit[1:] != run_of_visit[:-1]])
     end_of_run = np.r_[first_of_run[1:], run_of_visit.size]
     run_keys = run_of_visit[first_of_run]
-    targets = legs.select(
-        "leg_id",
-        key.run_expr().alias("run_key"),
-        "stop_sequence",
-        pl.col("target_stop_id")
-        .replace_strict(
-            xy["stop_id"], pl.int_range(xy.height, eager=True), default=None, return_dtype=pl.Int64
-        )
-        .alias("target_row"),
-        "next_at",
-    ).drop_nulls(["run_key", "target_row"])
+    del run_of_visit
+    # the target's stop row and the next boarding of each leg
+    tap_stop_row = boardings.select(stop_row.fill_null(-1)).to_series().to_numpy()
+    leg_stop_row = tap_stop_row[chain.first_row]
+    del tap_stop_row
+    has_next = chain.next_leg >= 0
+    target_leg = np.where(has_next, chain.next_leg, chain.home_leg)
+    target_row = leg_stop_row[target_leg]
+    del leg_stop_row, target_leg
+    at_us = _instant_us(boardings["event_at"], _NO_LIMIT_US).to_numpy()
+    next_board_us = np.where(
+        has_next, at_us[chain.first_row[np.where(has_next, chain.next_leg, 0)]], _NO_LIMIT_US
+    )
+    del at_us
+    run = _run_rows(run_keys, chain.run, key)
+    legs = np.flatnonzero((chain.n_legs >= 2) & (target_row >= 0) & (run >= 0))
     # legs in run order: the scan then reads each run's visits while they are in the cache
     # (in card order, a day of a big city's visits does not fit and every leg misses)
-    targets = targets.sort("run_key")
-    visit_columns = {
-        "visit_sequence": _kernel_array(visits["stop_sequence"], pl.Int64),
-        "visit_x_m": _kernel_array(visits["stop_x_m"], pl.Float64),
-        "visit_y_m": _kernel_array(visits["stop_y_m"], pl.Float64),
-        "visit_arrival_us": _kernel_array(_instant_us(visits["arrival_at"], 0), pl.Int64),
-    }
+    legs = legs[_in_run_order(run[legs], run_keys.size)]
+    board_sequence = (
+        boardings["stop_sequence"].fill_null(-1).cast(pl.Int64).to_numpy()[chain.first_row]
+    )
     target_x_m = _kernel_array(xy["stop_x_m"], pl.Float64)
     target_y_m = _kernel_array(xy["stop_y_m"], pl.Float64)
-    best_visit = np.empty(targets.height, dtype=np.int64)
-    walk_m = np.empty(targets.height, dtype=np.float64)
+    visit_row = visits["stop_row"].to_numpy()
+    visit_columns = {
+        "visit_sequence": _kernel_array(visits["stop_sequence"], pl.Int64),
+        "visit_x_m": target_x_m[visit_row],
+        "visit_y_m": target_y_m[visit_row],
+        "visit_arrival_us": _kernel_array(visits["at_us"], pl.Int64),
+    }
     # the legs go through the search in slices: each leg's search is its own, so the results
-    # are the same, and the working arrays (about 100 bytes a leg) stay those of one slice
-    for lo in range(0, targets.height, _LEGS_PER_SLICE):
-        part = targets.slice(lo, _LEGS_PER_SLICE)
-        hi = lo + part.height
-        run_key = _kernel_array(part["run_key"], pl.Int64)
-        run = np.searchsorted(run_keys, run_key).clip(max=run_keys.size - 1)
-        has_run = run_keys[run] == run_key
-        target_row = _kernel_array(part["target_row"], pl.Int64)
-        best_visit[lo:hi], walk_m[lo:hi] = _nearest_visits(
-            first_visit=np.where(has_run, first_of_run[run], 0),
-            end_visit=np.where(has_run, end_of_run[run], 0),
-            board_sequence=_kernel_array(part["stop_sequence"], pl.Int64),
-            target_x_m=target_x_m[target_row],
-            target_y_m=target_y_m[target_row],
-            next_board_us=_kernel_array(_instant_us(part["next_at"], _NO_LIMIT_US), pl.Int64),
+    # are the same, and the working arrays (about 60 bytes a leg) stay those of one slice
+    for lo in range(0, legs.size, _LEGS_PER_SLICE):
+        part = legs[lo : lo + _LEGS_PER_SLICE]
+        run_of_leg = run[part]
+        best_visit[part], walk_m[part] = _nearest_visits(
+            first_visit=first_of_run[run_of_leg],
+            end_visit=end_of_run[run_of_leg],
+            board_sequence=board_sequence[part],
+            target_x_m=target_x_m[target_row[part]],
+            target_y_m=target_y_m[target_row[part]],
+            next_board_us=next_board_us[part],
             **visit_columns,
         )
-    found = best_visit >= 0
-    rows = pl.Series(best_visit[found])
-    return pl.DataFrame(
-        {
-            "leg_id": targets["leg_id"].filter(pl.Series(found)),
-            "alighting_stop_sequence": visits["stop_sequence"].gather(rows),
-            "alighting_stop_id": visits["stop_id"].gather(rows),
-            "walk_m": walk_m[found],
-        },
-        schema=_FOUND_SCHEMA,
-    )
+    return visits.select("stop_sequence", "stop_id"), best_visit, walk_m
 
-
-_FOUND_SCHEMA = {
-    "leg_id": pl.UInt32,
-    "alighting_stop_sequence": pl.Int32,
-    "alighting_stop_id": pl.String,
-    "walk_m": pl.Float64,
-}
 
 _LEGS_PER_SLICE = 1_000_000
-"""legs searched at a time by `match_alighting_stops` (bounds its memory, not its results)"""
+"""legs searched at a time by `find_alighting_visits` (bounds its memory, not its results)"""
+
+
+def _run_rows(run_keys: np.ndarray, wanted: np.ndarray, key: VisitKey) -> np.ndarray:
+    """Row of each `wanted` run key (`VisitKey.run_expr`) in the sorted, unique `run_keys`;
+    -1 where there is none.
+
+    A run key divided by `n_seqs` numbers the (day, vehicle, run index) cells of the key's
+    ranges densely: a table of those cells (a few hundred thousand on a big city's day)
+    answers each leg in one access, where a bisection took a dozen.
+    """
+    n_cells = key.n_days * key.vehicles.len() * key.n_runs
+    if n_cells > _DENSE_RUNS_MAX:
+        rows = np.searchsorted(run_keys, wanted).clip(max=run_keys.size - 1)
+        return np.where(run_keys[rows] == wanted, rows, -1)
+    table = np.full(n_cells, -1, dtype=np.int64)
+    table[run_keys // key.n_seqs] = np.arange(run_keys.size)
+    cell = wanted // key.n_seqs
+    inside = (wanted >= 0) & (cell < n_cells)
+    return np.where(inside, table[np.where(inside, cell, 0)], -1)
+
+
+_DENSE_RUNS_MAX = 1 << 25
+"""largest (days x vehicles x run indices) table of run rows built by `_run_rows` (32 M
+entries, 256 MB); beyond it the legs bisect the runs' keys"""
+
+
+@numba.njit(cache=True, nogil=True)
+def _in_run_order(run, n_runs):  # pragma: no cover - compiled; tested through compute_alightings
+    """The permutation that puts `run` (integers in [0, `n_runs`)) in order, stably.
+
+    No vectorised form of the same cost: numpy's argsort compares (n log n, a tenth of a
+    second for a million legs); this is a counting sort, two linear passes.
+    """
+    start = np.zeros(n_runs + 1, dtype=np.int64)
+    for r in run:
+        start[r + 1] += 1
+    for r in range(n_runs):
+        start[r + 1] += start[r]
+    order = np.empty(run.shape[0], dtype=np.int64)
+    for i in range(run.shape[0]):
+        order[start[run[i]]] = i
+        start[run[i]] += 1
+    return order
+
 
 _NO_LIMIT_US = np.iinfo(np.int64).max
 """`next_board_us` of a day's last leg: every later stop of its run is a candidate"""
@@ -345,40 +467,32 @@ def compute_alightings(
     ('chained', 'chained_home' or 'unlinked'; null for unplaced taps); `reason` explains
     unplaced and unlinked taps (pt-BR).
     """
-    leg_of_tap, legs = build_legs(boardings)
-    # legs that cannot be chained (a card seen once that day) have no target
-    is_chainable = pl.col("n_legs") >= 2
-    found = match_alighting_stops(
-        legs.select(
-            "leg_id",
-            *RUN_KEY,
-            "stop_sequence",
-            pl.when(is_chainable)
-            .then(pl.coalesce("next_stop_id", "home_stop_id"))
-            .alias("target_stop_id"),
-            "next_at",
-        ),
-        stop_visits,
-        stops,
-    )
-    # Each tap takes its leg's values and its leg's found stop by position (legs are numbered
-    # in row order, found legs are a subset): two gathers instead of joins on a million legs.
-    found_of_leg = np.full(legs.height + 1, -1, dtype=np.int64)  # last slot: taps in no leg
-    found_of_leg[found["leg_id"].to_numpy()] = np.arange(found.height)
-    tap_found = pl.Series(found_of_leg[leg_of_tap])
-    tap_found = tap_found.set(tap_found < 0, None)
-    tap_leg = pl.Series(leg_of_tap)
-    tap_leg = tap_leg.set(tap_leg < 0, None)
+    key = VisitKey.of(boardings)
+    chain = build_chain(boardings, key)
+    visits, best_visit, walk_m = find_alighting_visits(chain, key, boardings, stop_visits, stops)
+    # Each tap takes its leg's values and its leg's alighting visit by position: gathers
+    # instead of joins on a million legs. The last slot stands for taps in no leg.
+    leg_of_tap = chain.leg_of_tap
+    n_legs = np.r_[chain.n_legs, 0]
+    is_home = np.r_[chain.next_leg < 0, False]
+    visit_of_leg = np.r_[best_visit, -1]
+    walk_of_leg = np.r_[walk_m, np.nan]
+    del chain, best_visit, walk_m
+    tap_visit = pl.Series(visit_of_leg[leg_of_tap])
+    tap_visit = tap_visit.set(tap_visit < 0, None)
+    in_leg = pl.Series(leg_of_tap >= 0)
     per_tap = pl.DataFrame(
         {
-            "n_legs": legs["n_legs"].gather(tap_leg),
-            "is_home": legs["next_stop_id"].is_null().gather(tap_leg),
-            **{c: found[c].gather(tap_found) for c in found.columns if c != "leg_id"},
+            "n_legs": pl.Series(n_legs[leg_of_tap], dtype=pl.UInt32).set(~in_leg, None),
+            "is_home": pl.Series(is_home[leg_of_tap]).set(~in_leg, None),
+            "alighting_stop_sequence": visits["stop_sequence"].gather(tap_visit),
+            "alighting_stop_id": visits["stop_id"].gather(tap_visit),
+            "walk_m": pl.Series(walk_of_leg[leg_of_tap]).fill_nan(None),
         }
     )
-    del legs, found, leg_of_tap, found_of_leg, tap_found, tap_leg  # before the taps' plan
+    del visits, leg_of_tap, tap_visit, in_leg  # before the taps' plan
     is_linked = (pl.col("walk_m") <= options.walk_max_m).fill_null(False)
-    chain = pl.when(pl.col("is_home")).then(pl.lit("chained_home")).otherwise(pl.lit("chained"))
+    chained = pl.when(pl.col("is_home")).then(pl.lit("chained_home")).otherwise(pl.lit("chained"))
     leg_result = (
         pl.when(is_linked).then("alighting_stop_sequence").alias("alighting_stop_sequence"),
         pl.when(is_linked).then("alighting_stop_id").alias("alighting_stop_id"),
@@ -386,7 +500,7 @@ def compute_alightings(
         pl.when(pl.col("n_legs").is_null())
         .then(None)
         .when(is_linked)
-        .then(chain)
+        .then(chained)
         .otherwise(pl.lit("unlinked"))
         .alias("method"),
         pl.when(pl.col("n_legs").is_null())

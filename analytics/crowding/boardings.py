@@ -76,7 +76,8 @@ class VisitKey:
 
     @classmethod
     def of(cls, visits: pl.DataFrame) -> VisitKey:
-        """The key over `visits` (run key columns and `stop_sequence`)."""
+        """The key over `visits` (run key columns and `stop_sequence`; or placed taps, whose
+        run key columns are those of their run)."""
         parts = {
             "day": pl.col("service_date").to_physical().cast(pl.Int64),
             "run": pl.col("run_index").cast(pl.Int64),
@@ -86,8 +87,9 @@ class VisitKey:
             *[e.min().alias(f"{n}_min") for n, e in parts.items()],
             *[e.max().alias(f"{n}_max") for n, e in parts.items()],
         ).row(0, named=True)
-        if lo_hi["day_min"] is None:
-            lo_hi = dict.fromkeys(lo_hi, 0) | {f"{n}_max": -1 for n in parts}
+        for n in parts:  # a part with no value (no visit; taps none of which placed) is empty
+            if lo_hi[f"{n}_min"] is None:
+                lo_hi[f"{n}_min"], lo_hi[f"{n}_max"] = 0, -1
         return cls(
             vehicles=visits["vehicle_id"].drop_nulls().unique().sort(),
             **{f"{n}_min": lo_hi[f"{n}_min"] for n in parts},
@@ -110,10 +112,12 @@ class VisitKey:
             ((day * self.vehicles.len() + vehicle) * self.n_runs + run) * self.n_seqs
         )
 
-    def expr(self, sequence: pl.Expr) -> pl.Expr:
-        """The key of each row's run and `sequence`; null outside the ranges."""
+    def expr(self, sequence: pl.Expr, run: pl.Expr | None = None) -> pl.Expr:
+        """The key of each row's run and `sequence`; null outside the ranges. `run`: the
+        rows' `run_expr` when computed already (two keys of one row share it)."""
         seq = sequence.cast(pl.Int64) - self.seq_min
-        return pl.when(seq.is_between(0, self.n_seqs - 1)).then(self.run_expr() + seq)
+        run = self.run_expr() if run is None else run
+        return pl.when(seq.is_between(0, self.n_seqs - 1)).then(run + seq)
 
 
 def build_stop_windows(

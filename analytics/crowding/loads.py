@@ -173,33 +173,52 @@ def compute_apc_counts(
 
 
 _DENSE_VISITS_MAX = 1 << 25
-"""largest (runs x stop sequences) table of visit rows built for the lookup (32 M entries,
-256 MB); beyond it the taps bisect the visits' keys"""
+"""largest table of visit rows built for the lookup: of every cell of the key (days x
+vehicles x runs x sequences, int32) or else of the runs' sequences (runs x sequences,
+int64); 32 M entries. Beyond it the taps bisect the visits' keys"""
 
 
-def _visit_rows(keys: np.ndarray, wanted: np.ndarray, n_seqs: int) -> np.ndarray:
-    """Row of each `wanted` key in the sorted, unique visit `keys` (`VisitKey` values, whose
+def _visit_rows(keys: np.ndarray, key: VisitKey, *wanted: np.ndarray) -> list[np.ndarray]:
+    """Row of each `wanted` key in the sorted, unique visit `keys` (values of `key`, whose
     `n_seqs` consecutive values belong to one run); -1 where there is none.
 
     A bisection over a big city's million visits misses the cache at every step for each of
-    ten million taps; the run is found by bisection over the runs (a small array) and the
-    row read from a table of each run's rows by stop sequence, one access.
+    ten million taps. A key numbers the (day, vehicle, run, sequence) cells of its ranges
+    densely, so while they are few a table of every cell's row answers in one access;
+    otherwise the run is found by bisection over the runs (a small array) and the row read
+    from a table of each run's rows by stop sequence.
     """
     if keys.size == 0:
-        return np.full(wanted.size, -1, dtype=np.int64)
+        return [np.full(w.size, -1, dtype=np.int64) for w in wanted]
+    n_cells = key.n_days * key.vehicles.len() * key.n_runs * key.n_seqs
+    if n_cells <= _DENSE_VISITS_MAX:
+        cells = np.full(n_cells, -1, dtype=np.int32)
+        cells[keys] = np.arange(keys.size, dtype=np.int32)
+        found = []
+        for w in wanted:
+            inside = (w >= 0) & (w < n_cells)
+            found.append(np.where(inside, cells[np.where(inside, w, 0)], -1).astype(np.int64))
+        return found
+    n_seqs = key.n_seqs
     run_of_key = keys // n_seqs
     first = np.flatnonzero(np.r_[True, run_of_key[1:] != run_of_key[:-1]])
     runs = run_of_key[first]
     if runs.size * n_seqs > _DENSE_VISITS_MAX:
-        rows = np.searchsorted(keys, wanted).clip(max=keys.size - 1)
-        return np.where(keys[rows] == wanted, rows, -1)
+        found = []
+        for w in wanted:
+            rows = np.searchsorted(keys, w).clip(max=keys.size - 1)
+            found.append(np.where(keys[rows] == w, rows, -1))
+        return found
     run_of_row = np.repeat(np.arange(runs.size), np.diff(np.r_[first, keys.size]))
     table = np.full(runs.size * n_seqs, -1, dtype=np.int64)
     table[run_of_row * n_seqs + keys % n_seqs] = np.arange(keys.size)
-    wanted_run = wanted // n_seqs
-    run = np.searchsorted(runs, wanted_run).clip(max=runs.size - 1)
-    found = (wanted >= 0) & (runs[run] == wanted_run)
-    return np.where(found, table[run * n_seqs + wanted % n_seqs], -1)
+    found = []
+    for w in wanted:
+        wanted_run = w // n_seqs
+        run = np.searchsorted(runs, wanted_run).clip(max=runs.size - 1)
+        is_found = (w >= 0) & (runs[run] == wanted_run)
+        found.append(np.where(is_found, table[run * n_seqs + w % n_seqs], -1))
+    return found
 
 
 def _od_alightings(
@@ -364,23 +383,30 @@ def compute_loads(
         )
         .collect()
     )
-    # Each placed tap finds its boarding and alighting visits by bisection on the visits'
-    # integer keys (sorted with the visits, unique as the table's primary key), and the
+    # Each placed tap finds its boarding and alighting visits by the visits' integer keys
+    # (sorted with the visits, unique as the table's primary key; `_visit_rows`), and the
     # counts per visit are bincounts: no group-by or join over a million taps.
     visit_key = VisitKey.of(visits)
     keys = visits.select(visit_key.expr(pl.col(seq))).to_series().to_numpy()
     placed = (
+        # every tap, not a filtered copy of the placed ones: an unplaced tap has no run or
+        # stop, so its keys are -1 and it counts nowhere, as if filtered out
         placements.lazy()
-        .filter(pl.col("placement") == "placed")
+        .with_columns(
+            pl.when(pl.col("placement") == "placed").then(visit_key.run_expr()).alias("run_key")
+        )
         .select(
-            visit_key.expr(pl.col(seq)).fill_null(-1).alias("board_key"),
-            visit_key.expr(pl.col("alighting_stop_sequence")).fill_null(-1).alias("alight_key"),
+            visit_key.expr(pl.col(seq), pl.col("run_key")).fill_null(-1).alias("board_key"),
+            visit_key.expr(pl.col("alighting_stop_sequence"), pl.col("run_key"))
+            .fill_null(-1)
+            .alias("alight_key"),
             pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
         )
         .collect()
     )
-    board = _visit_rows(keys, placed["board_key"].to_numpy(), visit_key.n_seqs)
-    alight = _visit_rows(keys, placed["alight_key"].to_numpy(), visit_key.n_seqs)
+    board, alight = _visit_rows(
+        keys, visit_key, placed["board_key"].to_numpy(), placed["alight_key"].to_numpy()
+    )
     is_linked = placed["is_linked"].to_numpy()
     n = visits.height
     on_board = board >= 0

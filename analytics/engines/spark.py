@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,16 +83,17 @@ read by benchmarks/bench_spark.py to say where a task's time goes"""
 
 @contextmanager
 def timed(step: str) -> Iterator[None]:
-    """Append `{"step", "s", "pid"}` to the file named by PONTUAL_SPARK_TIMINGS, if set."""
+    """Append `{"step", "s", "pid", "at"}` (seconds, process, start as a Unix time) to the file
+    named by PONTUAL_SPARK_TIMINGS, if set."""
     path = os.environ.get(TIMINGS_ENV)
     if not path:
         yield
         return
-    t0 = time.perf_counter()
+    at, t0 = time.time(), time.perf_counter()
     try:
         yield
     finally:
-        line = {"step": step, "s": time.perf_counter() - t0, "pid": os.getpid()}
+        line = {"step": step, "s": time.perf_counter() - t0, "pid": os.getpid(), "at": at}
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
 
@@ -387,15 +388,55 @@ def bind(step: Any, job: object) -> Any:
     return grouped
 
 
+SPARK_TYPES = {
+    "String": "string",
+    "Int32": "int",
+    "Int64": "bigint",
+    "Float64": "double",
+    "Boolean": "boolean",
+    "Date": "date",
+    "Datetime": "timestamp",
+}
+"""Polars dtype -> Spark SQL type of the columns the engine reads from the lake (instants are
+UTC: Spark's `timestamp`, with the session in UTC)"""
+
+
+def spark_ddl(name: str, columns: Sequence[str]) -> str:
+    """The Spark schema (DDL) of `columns` of table `name`, from its one declaration in `core`:
+    the lake is read with it, so Spark does not run a job to infer it from the files' footers."""
+    decl = table(name)
+    parts = []
+    for column in columns:
+        dtype = decl.column(column).dtype
+        parts.append(f"`{column}` {SPARK_TYPES[type(dtype).__name__]}")
+    return ", ".join(parts)
+
+
+def windows_frame(spark: SparkSession, plans: Sequence[DayPlan]) -> DataFrame:
+    """The planned days (service_date, window_lo, window_hi, n_batches) as an inline table:
+    a local relation in the plan, so its broadcast to the pings' join and its markers need no
+    job (a `createDataFrame` of the same rows is an RDD that Spark scans in tasks)."""
+
+    def instant(t: datetime) -> str:  # UTC, the offset written out (whatever the session's zone)
+        utc = t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+        return f"TIMESTAMP '{utc.strftime('%Y-%m-%d %H:%M:%S.%f')}+00:00'"
+
+    values = ", ".join(
+        f"(DATE '{p.service_date.isoformat()}', {instant(p.window_lo)}, "
+        f"{instant(p.window_hi)}, {int(p.n_batches)})"
+        for p in plans
+    )
+    return spark.sql(
+        f"SELECT * FROM VALUES {values} AS windows(service_date, window_lo, window_hi, n_batches)"
+    )
+
+
 def build_match_job(spark: SparkSession, job: SparkJob, plans: Sequence[DayPlan]) -> DataFrame:
     """The Spark plan of a run (lazy): pings -> batches -> days; one summary row per day and
     derived table once collected."""
     from pyspark.sql import functions as F
 
-    windows = spark.createDataFrame(
-        [(p.service_date, p.window_lo, p.window_hi, p.n_batches) for p in plans],
-        "service_date date, window_lo timestamp, window_hi timestamp, n_batches int",
-    )
+    windows = windows_frame(spark, plans)
     folders = _ping_folders(job.lake, plans)
     markers = windows.select(
         "service_date",
@@ -406,9 +447,9 @@ def build_match_job(spark: SparkSession, job: SparkJob, plans: Sequence[DayPlan]
     cells = markers
     if folders:
         pings = (
-            spark.read.option("recursiveFileLookup", "true")
+            spark.read.schema(spark_ddl(PINGS, STORED_PING_COLUMNS))
+            .option("recursiveFileLookup", "true")
             .parquet(*folders)
-            .select(*STORED_PING_COLUMNS)
         )
         in_window = pings.join(
             F.broadcast(windows),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from analytics.crowding import alightings
+from analytics.crowding import loads as load_profiles
 from analytics.crowding.alightings import compute_alightings
 from analytics.crowding.boardings import compute_boardings
 from analytics.crowding.loads import compute_apc_counts, compute_loads, compute_trip_crowding
@@ -49,6 +51,16 @@ def test_unlinked_boarders_alight_like_the_linked_ones_from_their_stop(loads: pl
     assert r["n_alightings"].to_list() == pytest.approx([0, 4 / 3, 11 / 3, 0])
     assert r["load_after"].to_list() == pytest.approx([4, 11 / 3, 0, 0])
     assert r["next_stop_id"].to_list() == ["B", "C", "D", None]
+
+
+def test_lookups_by_bisection_give_the_loads_of_the_lookup_tables(
+    loads: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a big city's keys can outgrow the tables of runs and visits: the bisections that
+    # replace them must find the same rows
+    monkeypatch.setattr(load_profiles, "_DENSE_VISITS_MAX", 0)
+    monkeypatch.setattr(alightings, "_DENSE_RUNS_MAX", 0)
+    assert scenario_loads().equals(loads)
 
 
 def test_standees_limit_and_los_use_the_register(loads: pl.DataFrame) -> None:
