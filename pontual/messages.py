@@ -200,6 +200,11 @@ MESSAGES: tuple[str, ...] = (
     N_("CSV scope,scope_id,year,grade of earlier years"),
     N_("compute and print only"),
     N_(
+        "with a year --period: each of its months first, then the year, in one run (the "
+        "same rows as one command per month then the year; months without matched trips are "
+        "left out)"
+    ),
+    N_(
         "Builds the reports of BG Anexo I XLII (semester), art. 62-VII (monthly) and the "
         "annual renewal dossier from the store, as PDF (pt-BR), XLSX (one sheet per "
         "table) and CSV (one file per table: ';' and decimal commas for pt-BR "

@@ -97,7 +97,10 @@ def test_polled_feed_adds_new_fixes_only_and_stops(store_path: Path, capsys) -> 
     assert "650 lidos, 0 aceitos, 650 duplicados, 0 em quarentena" in out
     assert len(server.requested_at) == 3  # stopped after --polls
     gaps = [b - a for a, b in zip(server.requested_at, server.requested_at[1:], strict=False)]
-    assert all(gap >= 0.25 for gap in gaps)  # paced by --interval-s
+    # paced by --interval-s (0.3 s from each try's start): the server sees a request after
+    # the connection's latency, which on a loaded machine varies by tens of ms between tries;
+    # without pacing the gaps would be a few ms
+    assert all(gap >= 0.15 for gap in gaps), gaps
     with Store.open(store_path, read_only=True) as store:
         assert store.count("vehicle_locations") == 750
         runs = store.query(
