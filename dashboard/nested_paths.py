@@ -38,21 +38,56 @@ def to_based_index(index_html: str, base_url: str) -> str:
     return index_html.replace("<head>", head, 1)
 
 
+# The front end's chart code comes in chunks loaded on a chart's first use; after a page opened
+# by its address, the first click to a page with a map or a chart waited for them (~0.4 s of a
+# 0.5 s budget on Linhas). The index imports them once the browser is idle (ADR 0108).
+WARM_CHUNKS = ("DeckGlJsonChart.", "ArrowVegaLiteChart.", "loadVegaEmbed.", "embed.")
+
+
+def to_warming_index(index_html: str, chunks: list[str]) -> str:
+    """Streamlit's `index.html` with a script that imports the front end's chart `chunks`
+    (their paths under the page's base) when the browser is first idle; a failed import
+    changes nothing (the chart loads it again on first use)."""
+    if not chunks:
+        return index_html
+    names = ", ".join(f'"./static/js/{c}"' for c in chunks)
+    script = (
+        '<script type="module">const warm = () => { for (const c of ['
+        + names
+        + "]) import(new URL(c, document.baseURI).href).catch(() => {}); };"
+        " (window.requestIdleCallback || ((f) => setTimeout(f, 1000)))(warm, { timeout: 3000 });"
+        "</script>"
+    )
+    return index_html.replace("</body>", script + "</body>", 1)
+
+
+def find_warm_chunks(directory: str | Path) -> list[str]:
+    """The file names of the chart chunks (`WARM_CHUNKS`) in Streamlit's static folder."""
+    folder = Path(directory) / "static" / "js"
+    return sorted(
+        f.name
+        for f in folder.glob("*.js")
+        if any(f.name.startswith(prefix) for prefix in WARM_CHUNKS)
+    )
+
+
 def _with_nested_paths(create: Any) -> Any:
     @functools.wraps(create)
     def create_handler(directory: str, base_url: str | None) -> StaticFiles:
         handler: StaticFiles = create(directory, base_url)
         index = Path(directory) / "index.html"
-        answer = functools.cache(
-            lambda: to_based_index(index.read_text(encoding="utf-8"), base_url or "")
+        warming = functools.cache(
+            lambda: to_warming_index(index.read_text(encoding="utf-8"), find_warm_chunks(directory))
         )
+        answer = functools.cache(lambda: to_based_index(warming(), base_url or ""))
         own = handler.get_response
 
         async def get_response(path: str, scope: Any) -> Response:
             response = await own(path, scope)
-            nested = "/" in path.replace("\\", "/").strip("/")
-            if nested and isinstance(response, FileResponse) and Path(response.path) == index:
-                return HTMLResponse(answer(), headers={"Cache-Control": "no-cache"})
+            if isinstance(response, FileResponse) and Path(response.path) == index:
+                nested = "/" in path.replace("\\", "/").strip("/")
+                html = answer() if nested else warming()
+                return HTMLResponse(html, headers={"Cache-Control": "no-cache"})
             return response
 
         handler.get_response = get_response  # type: ignore[method-assign]

@@ -25,3 +25,23 @@ def test_install_wraps_streamlits_static_handler_once() -> None:
     nested_paths.install()
     assert starlette_static_routes.create_streamlit_static_handler is wrapped
     assert getattr(wrapped, "_pontual_nested_paths", False)
+
+
+def test_the_index_imports_the_chart_chunks_when_idle() -> None:
+    # Streamlit's own chart chunks: a release that renames them fails here, not silently slower
+    import os
+
+    import streamlit
+
+    from dashboard.nested_paths import WARM_CHUNKS, find_warm_chunks, to_warming_index
+
+    static = os.path.join(os.path.dirname(streamlit.__file__), "static")
+    chunks = find_warm_chunks(static)
+    assert sorted({c.split(".")[0] + "." for c in chunks}) == sorted(WARM_CHUNKS)
+    page = INDEX + "\n  </head>\n  <body></body>\n</html>"
+    warmed = to_warming_index(page, chunks)
+    assert warmed.startswith(page.split("</body>")[0])
+    assert warmed.endswith("</script></body>\n</html>")
+    assert all(f'"./static/js/{c}"' in warmed for c in chunks)
+    assert "requestIdleCallback" in warmed and ".catch(() => {})" in warmed
+    assert to_warming_index(page, []) == page
