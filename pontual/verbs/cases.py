@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.texts import N_, gettext
+
 if TYPE_CHECKING:
     from cases.db import CaseDB
     from cases.roles import Account
@@ -29,7 +31,7 @@ def _date(text: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"esperava uma data AAAA-MM-DD, veio {text!r}") from exc
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from exc
 
 
 def _instant(text: str) -> datetime:
@@ -37,58 +39,63 @@ def _instant(text: str) -> datetime:
         return datetime.fromisoformat(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
-            f"esperava data e hora AAAA-MM-DDTHH:MM (hora local) ou com fuso, veio {text!r}"
+            "expected a date and time YYYY-MM-DDTHH:MM (local time) or with a time zone, "
+            f"got {text!r}"
         ) from exc
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cases", help="casos de infração: da sugestão à sanção (art. 63-73)")
+    p = sub.add_parser("cases", help="infraction cases: from suggestion to sanction (art. 63-73)")
     verbs = p.add_subparsers(dest="cases_verb", metavar="ATO")
     verbs.required = True
 
     def act(name: str, help_: str, *, reason_required: bool = True) -> argparse.ArgumentParser:
         a = verbs.add_parser(name, help=help_)
-        a.add_argument("case", help="número do caso (ou infraction_key da sugestão)")
-        a.add_argument("--by", required=True, help="conta que pratica o ato")
-        a.add_argument("--on", type=_date, help="data do ato (padrão: hoje, hora local)")
-        a.add_argument("--reason", required=reason_required, help="motivo / fundamentação")
-        a.add_argument("--attach", action="append", default=[], help="arquivo anexo (repetível)")
+        a.add_argument("case", help="case number (or the suggestion's infraction_key)")
+        a.add_argument("--by", required=True, help="account that performs the act")
+        a.add_argument("--on", type=_date, help="date of the act (default: today, local time)")
+        a.add_argument("--reason", required=reason_required, help="reason / grounds")
+        a.add_argument("--attach", action="append", default=[], help="attached file (repeatable)")
         a.set_defaults(func=run_act, act=name)
         return a
 
-    ls = verbs.add_parser("list", help="casos que a conta pode ver")
+    ls = verbs.add_parser("list", help="cases the account can see")
     ls.add_argument("--by", required=True)
-    ls.add_argument("--state", help="só os casos neste estado")
+    ls.add_argument("--state", help="only the cases in this state")
     ls.set_defaults(func=run_list)
-    show = verbs.add_parser("show", help="um caso, seus prazos e seus atos")
+    show = verbs.add_parser("show", help="one case, its deadlines and its acts")
     show.add_argument("case", type=int)
     show.add_argument("--by", required=True)
     show.set_defaults(func=run_show)
-    over = verbs.add_parser("overdue", help="casos com ato da administração atrasado")
+    over = verbs.add_parser("overdue", help="cases with an overdue act of the administration")
     over.add_argument("--by", required=True)
-    over.add_argument("--today", type=_date, help="data de referência (padrão: hoje)")
+    over.add_argument("--today", type=_date, help="reference date (default: today)")
     over.set_defaults(func=run_overdue)
 
-    lav = act("lavrar", "lavrar o auto de infração (fiscal; art. 68 §1)", reason_required=False)
-    lav.add_argument("--auto", dest="auto_number", help="número do auto")
-    lav.add_argument("--at", type=_instant, help="data e hora do fato (padrão: da sugestão)")
-    lav.add_argument("--stop", help="local: parada (stop_id)")
-    lav.add_argument("--lat", type=float, help="local: latitude WGS 84")
-    lav.add_argument("--lon", type=float, help="local: longitude WGS 84")
-    lav.add_argument("--plate", help="placa (padrão: do cadastro da frota)")
-    lav.add_argument("--article", help="dispositivo violado (padrão: o da sugestão)")
-    act("notificar", "auto remetido à operadora (fiscal; art. 68 §2)", reason_required=False)
-    act("defesa", "defesa escrita da operadora (art. 69)")
-    jul = act("julgar", "julgamento (autoridade; art. 69)")
+    lav = act(
+        "lavrar", "draw up the infraction notice (inspector; art. 68 §1)", reason_required=False
+    )
+    lav.add_argument("--auto", dest="auto_number", help="notice number")
+    lav.add_argument(
+        "--at", type=_instant, help="date and time of the fact (default: the suggestion's)"
+    )
+    lav.add_argument("--stop", help="place: stop (stop_id)")
+    lav.add_argument("--lat", type=float, help="place: latitude WGS 84")
+    lav.add_argument("--lon", type=float, help="place: longitude WGS 84")
+    lav.add_argument("--plate", help="plate (default: from the fleet register)")
+    lav.add_argument("--article", help="provision violated (default: the suggestion's)")
+    act("notificar", "notice sent to the operator (inspector; art. 68 §2)", reason_required=False)
+    act("defesa", "written defence of the operator (art. 69)")
+    jul = act("julgar", "judgement (authority; art. 69)")
     jul.add_argument("verdict", choices=("procedente", "improcedente"))
-    act("recurso", "recurso da operadora (art. 69-III)")
-    enc = act("encerrar", "encerrar o caso (após recurso: --appeal)")
-    enc.add_argument("--appeal", choices=("provido", "improvido"), help="decisão do recurso")
-    act("descartar", "descartar a sugestão, com o motivo")
-    hold = verbs.add_parser("hold", help="guarda legal das evidências do caso (planejamento)")
+    act("recurso", "appeal of the operator (art. 69-III)")
+    enc = act("encerrar", "close the case (after an appeal: --appeal)")
+    enc.add_argument("--appeal", choices=("provido", "improvido"), help="decision on the appeal")
+    act("descartar", "dismiss the suggestion, with the reason")
+    hold = verbs.add_parser("hold", help="legal hold of the case's evidence (planning)")
     hold.add_argument("case", type=int)
     hold.add_argument("--by", required=True)
-    hold.add_argument("--off", action="store_true", help="retirar a guarda")
+    hold.add_argument("--off", action="store_true", help="lift the hold")
     hold.add_argument("--reason", required=True)
     hold.set_defaults(func=run_hold)
 
@@ -191,7 +198,7 @@ def run_act(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             state = wf.descartar(case_id, by, on=on, reason=args.reason, attachments=attachments)
-    ctx.say(f"caso {case_id}: {state}")
+    ctx.say(gettext("case {case}: {state}", case=case_id, state=state))
     return 0
 
 
@@ -252,7 +259,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, bool):
-        return "sim" if value else "não"
+        return gettext("yes") if value else gettext("no")
     return str(value)
 
 
@@ -264,16 +271,16 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     with _session(ctx, args.by) as (db, by):
         cases = list_cases(db, by, state=args.state)
     table = Table(
-        "caso",
-        "estado",
-        "operadora",
-        "item",
-        "fato em",
-        "auto",
-        "julgamento",
-        "sanções",
-        "URM",
-        "autoridade competente",
+        gettext("case"),
+        gettext("state"),
+        gettext("operator"),
+        gettext("item"),
+        gettext("fact on"),
+        gettext("notice"),
+        gettext("judgement"),
+        gettext("sanctions"),
+        gettext("URM"),
+        gettext("competent authority"),
     )
     for r in cases.iter_rows(named=True):
         table.add_row(
@@ -306,37 +313,56 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
 
         tz = ctx.profile.general.timezone.value
         case["fact_at"] = f"{case['fact_at'].astimezone(ZoneInfo(tz)):%Y-%m-%d %H:%M} ({tz})"
-    say(f"[bold]caso {case['case_id']}[/] — {case['state']} — {case['infraction_key']}")
+    say(
+        "[bold]"
+        + gettext("case {case}", case=case["case_id"])
+        + f"[/] — {case['state']} — {case['infraction_key']}"
+    )
     for label, key in (
-        ("operadora", "operator_id"),
-        ("item", "item"),
-        ("descrição", "description"),
-        ("dispositivo", "article"),
-        ("fato", "fact"),
-        ("auto", "auto_number"),
-        ("placa", "vehicle_plate"),
-        ("local (parada)", "place_stop_id"),
-        ("data e hora", "fact_at"),
-        ("lavrado por", "lavrada_by"),
-        ("julgamento", "verdict"),
-        ("sanções", "sanctions"),
-        ("URM", "urm"),
-        ("reincidência (art. 65)", "is_repeat"),
-        ("autoridade competente (art. 64)", "sanction_authority"),
-        ("recurso", "appeal_outcome"),
-        ("motivo do descarte", "discard_reason"),
-        ("guarda legal", "is_legal_hold"),
-        ("evidências (SHA-256)", "evidence_sha256"),
+        (N_("operator"), "operator_id"),
+        (N_("item"), "item"),
+        (N_("description"), "description"),
+        (N_("provision"), "article"),
+        (N_("fact"), "fact"),
+        (N_("notice"), "auto_number"),
+        (N_("plate"), "vehicle_plate"),
+        (N_("place (stop)"), "place_stop_id"),
+        (N_("date and time"), "fact_at"),
+        (N_("drawn up by"), "lavrada_by"),
+        (N_("judgement"), "verdict"),
+        (N_("sanctions"), "sanctions"),
+        (N_("URM"), "urm"),
+        (N_("repeat offence (art. 65)"), "is_repeat"),
+        (N_("competent authority (art. 64)"), "sanction_authority"),
+        (N_("appeal"), "appeal_outcome"),
+        (N_("reason for dismissal"), "discard_reason"),
+        (N_("legal hold of the evidence"), "is_legal_hold"),
+        (N_("evidence (SHA-256)"), "evidence_sha256"),
     ):
         if case.get(key) not in (None, ""):
-            say(f"  {label}: {_cell(case[key])}", highlight=False, markup=False)
+            say(f"  {gettext(label)}: {_cell(case[key])}", highlight=False, markup=False)
     for label, due in wf.deadlines(case).items():
-        say(f"  prazo — {label}: {due}", highlight=False, markup=False)
-    say(f"  suspensões aplicadas em 24 meses (art. 72-I): {n_susp}", highlight=False)
+        say(
+            "  " + gettext("deadline — {label}: {due}", label=label, due=due),
+            highlight=False,
+            markup=False,
+        )
+    say(
+        "  " + gettext("suspensions applied in 24 months (art. 72-I): {n}", n=n_susp),
+        highlight=False,
+    )
     for e in case["events"]:
         say(
-            f"  {e['on_date']} {e['from_state']} → {e['to_state']} por {e['actor']} "
-            f"({e['role']}): {e['reason']}",
+            "  "
+            + gettext(
+                "{on} {before} → {after} by {actor} ({role}): {reason}",
+                on=e["on_date"],
+                before=e["from_state"],
+                after=e["to_state"],
+                actor=e["actor"],
+                role=e["role"],
+                reason=e["reason"],
+            ),
             highlight=False,
             markup=False,
         )
@@ -351,9 +377,16 @@ def run_overdue(args: argparse.Namespace, ctx: Context) -> int:
     with _session(ctx, args.by) as (db, by):
         late = Workflow(db, ctx.profile).overdue(by, args.today or _today(ctx))
     if late.height == 0:
-        ctx.say("nenhum caso atrasado")
+        ctx.say(gettext("no case overdue"))
         return 0
-    table = Table("caso", "estado", "operadora", "ato pendente", "prazo", "dias de atraso")
+    table = Table(
+        gettext("case"),
+        gettext("state"),
+        gettext("operator"),
+        gettext("pending act"),
+        gettext("deadline"),
+        gettext("days late"),
+    )
     for r in late.iter_rows(named=True):
         table.add_row(
             str(r["case_id"]),
@@ -372,5 +405,8 @@ def run_hold(args: argparse.Namespace, ctx: Context) -> int:
 
     with _session(ctx, args.by) as (db, by):
         Workflow(db, ctx.profile).hold(args.case, by, on=not args.off, reason=args.reason)
-    ctx.say(f"caso {args.case}: guarda legal {'retirada' if args.off else 'ativa'}")
+    if args.off:
+        ctx.say(gettext("case {case}: legal hold lifted", case=args.case))
+    else:
+        ctx.say(gettext("case {case}: legal hold on", case=args.case))
     return 0

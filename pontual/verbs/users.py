@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from core.texts import gettext
+
 if TYPE_CHECKING:
     from pontual.context import Context
 
@@ -18,26 +20,28 @@ ROLE_CHOICES = ("planejamento", "fiscal", "autoridade", "conselho", "operadora")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("users", help="contas locais (papéis: planejamento, fiscal, ...)")
+    p = sub.add_parser("users", help="local accounts (roles: planejamento, fiscal, ...)")
     verbs = p.add_subparsers(dest="users_verb", metavar="{add,list}")
     verbs.required = True
-    add = verbs.add_parser("add", help="criar uma conta (senha pelo prompt ou stdin)")
-    add.add_argument("name", help="nome da conta")
+    add = verbs.add_parser("add", help="create an account (password by prompt or stdin)")
+    add.add_argument("name", help="account name")
     add.add_argument("--role", required=True, choices=ROLE_CHOICES)
-    add.add_argument("--operator", help="operadora da conta (papel operadora)")
-    add.add_argument("--by", help="conta de planejamento que cria (exceto a primeira conta)")
-    add.add_argument("--password-stdin", action="store_true", help="ler a senha da entrada padrão")
+    add.add_argument("--operator", help="the account's operator (role operadora)")
+    add.add_argument("--by", help="planning account that creates it (except the first account)")
+    add.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
     add.add_argument(
         "--oidc",
         action="store_true",
-        help="conta sem senha, que entra só pelo provedor OpenID Connect (nome = e-mail)",
+        help="account without a password, that signs in only through the OpenID Connect provider (name = e-mail)",
     )
     add.set_defaults(func=run_add)
-    verbs.add_parser("list", help="listar as contas").set_defaults(func=run_list)
+    verbs.add_parser("list", help="list the accounts").set_defaults(func=run_list)
 
-    a = sub.add_parser("audit", help="registro de auditoria (papel planejamento)")
-    a.add_argument("--by", required=True, help="conta de planejamento que consulta")
-    a.add_argument("--limit", type=int, default=200, help="linhas mais recentes (padrão 200)")
+    a = sub.add_parser("audit", help="audit log (role planejamento)")
+    a.add_argument("--by", required=True, help="planning account that consults it")
+    a.add_argument("--limit", type=int, default=200, help="most recent lines (default 200)")
     a.set_defaults(func=run_audit)
 
 
@@ -54,8 +58,8 @@ def _read_password(from_stdin: bool) -> str:
             "no terminal to ask for the password",
             hint="use --password-stdin and send the password on stdin",
         )
-    first = getpass.getpass("senha: ")
-    if getpass.getpass("repita a senha: ") != first:
+    first = getpass.getpass(gettext("password: "))
+    if getpass.getpass(gettext("repeat the password: ")) != first:
         raise InputError("the passwords do not match")
     return first
 
@@ -74,8 +78,18 @@ def run_add(args: argparse.Namespace, ctx: Context) -> int:
             )
         password = None if args.oidc else _read_password(args.password_stdin)
         account = add_user(db, args.name, args.role, password, operator_id=args.operator, by=by)
-    extra = f" da operadora {account.operator_id}" if account.operator_id else ""
-    ctx.say(f"conta {account.name!r} criada: papel {account.role}{extra}")
+    if account.operator_id:
+        text = gettext(
+            "account {name} created: role {role} of operator {operator}",
+            name=repr(account.name),
+            role=account.role,
+            operator=account.operator_id,
+        )
+    else:
+        text = gettext(
+            "account {name} created: role {role}", name=repr(account.name), role=account.role
+        )
+    ctx.say(text)
     return 0
 
 
@@ -87,13 +101,19 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
 
     with CaseDB.open(ctx.settings.cases_db_url) as db:
         users = list_users(db)
-    table = Table("conta", "papel", "operadora", "ativa", "criada em (UTC)")
+    table = Table(
+        gettext("account"),
+        gettext("role"),
+        gettext("operator"),
+        gettext("active"),
+        gettext("created at (UTC)"),
+    )
     for row in users.iter_rows(named=True):
         table.add_row(
             row["name"],
             row["role"],
             row["operator_id"] or "",
-            "sim" if row["is_active"] else "não",
+            gettext("yes") if row["is_active"] else gettext("no"),
             f"{row['created_at']:%Y-%m-%d %H:%M}",
         )
     ctx.console.print(table)
@@ -112,7 +132,13 @@ def run_audit(args: argparse.Namespace, ctx: Context) -> int:
         raise ConfigError("--limit must be 1 or more")
     with CaseDB.open(ctx.settings.cases_db_url) as db:
         log = read_audit(db, get_account(db, args.by), limit=args.limit)
-    table = Table("quando (UTC)", "quem", "o quê", "alvo", "detalhe")
+    table = Table(
+        gettext("when (UTC)"),
+        gettext("who"),
+        gettext("what"),
+        gettext("target"),
+        gettext("detail"),
+    )
     for row in log.iter_rows(named=True):
         table.add_row(
             f"{row['at']:%Y-%m-%d %H:%M:%S}",

@@ -121,3 +121,25 @@ def test_help_sections_in_both_languages(
     assert out.startswith("usage: pontual gtfs load")
     assert "show this help message and exit" in out
     assert "last service day to schedule" in out
+
+
+def test_cases_help_and_messages_in_both_languages(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(LANG_ENV, raising=False)
+    with pytest.raises(SystemExit) as done:
+        main(["cases", "--help"])
+    assert done.value.code == 0
+    assert "casos com ato da administração atrasado" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["cases", "overdue", "--by", "x", "--today", "xx"])
+    assert "veio 'xx'" in capsys.readouterr().err
+    monkeypatch.setenv(LANG_ENV, "en")
+    with pytest.raises(SystemExit):
+        main(["cases", "--help"])
+    out = capsys.readouterr().out
+    assert "cases with an overdue act of the administration" in out
+    assert "casos com ato" not in out
+    with pytest.raises(SystemExit):
+        main(["cases", "overdue", "--by", "x", "--today", "xx"])
+    assert "expected a date YYYY-MM-DD, got 'xx'" in capsys.readouterr().err
