@@ -141,6 +141,7 @@ def test_a_failing_feed_url_is_retried_with_backoff_and_reported(store_path: Pat
     assert "nova tentativa em 1 s" in err and "nova tentativa em 2 s" in err
     gaps = [b - a for a, b in zip(server.requested_at, server.requested_at[1:], strict=False)]
     # doubling backoff (1 s, then 2 s), each wait counted from the failed try's start: a loaded
-    # machine shortens the measured gap by the time the try took
-    assert len(gaps) == 2 and 0.9 < gaps[0] < 1.8 and 1.5 < gaps[1] < 2.9
+    # machine shortens the measured gap by the time the try took (0.82 s seen at load 2 with
+    # the suite's two workers)
+    assert len(gaps) == 2 and 0.6 < gaps[0] < 1.8 and 1.5 < gaps[1] < 2.9, gaps
     assert gaps[1] > gaps[0] + 0.4
