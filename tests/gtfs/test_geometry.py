@@ -112,8 +112,10 @@ def test_to_metres_agrees_with_pyproj(epsg: int) -> None:
 
 
 def test_to_metres_refuses_other_crs() -> None:
+    import numpy as np
+
     with pytest.raises(ValueError, match="EPSG:4326"):
-        to_metres([0.0], [0.0], 4326)
+        to_metres(np.array([0.0]), np.array([0.0]), 4326)
 
 
 def test_u_turn_spur_stop_takes_the_first_leg_whatever_the_rounding() -> None:
