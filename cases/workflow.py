@@ -86,12 +86,12 @@ class Workflow(CaseDeadlines, CaseSanctions):
         evidence: tuple[str, str] | None = None,
     ) -> str:
         if not reason or not reason.strip():
-            raise CaseError("diga por quê (--reason)", hint="todo ato do caso registra o motivo")
+            raise CaseError("say why (--reason)", hint="every act of a case records its reason")
         today = datetime.now(ZoneInfo(self.profile.general.timezone.value)).date()
         if on > today:
             raise CaseError(
-                f"data do ato {on} no futuro (hoje é {today})",
-                hint="registre o ato na data em que foi praticado",
+                f"act date {on} in the future (today is {today})",
+                hint="record the act on the date it was done",
             )
         with self.db.begin() as conn:
             row = read_case_row(conn, case_id, lock=True)
@@ -100,11 +100,11 @@ class Workflow(CaseDeadlines, CaseSanctions):
             if target is None:
                 allowed = [a for (s, a) in TRANSITIONS if s == row.state]
                 raise CaseError(
-                    f"o caso {case_id} está '{row.state}': '{action}' não é permitido",
+                    f"case {case_id} is '{row.state}': '{action}' is not allowed",
                     hint=(
-                        "atos possíveis agora: " + ", ".join(allowed)
+                        "acts possible now: " + ", ".join(allowed)
                         if allowed
-                        else "o caso está encerrado"
+                        else "the case is closed"
                     ),
                 )
             last = conn.execute(
@@ -114,8 +114,8 @@ class Workflow(CaseDeadlines, CaseSanctions):
             ).scalar()
             if last is not None and on < last:
                 raise CaseError(
-                    f"data do ato {on} anterior ao último ato do caso ({last})",
-                    hint="os atos de um caso seguem a ordem do tempo",
+                    f"act date {on} before the case's last act ({last})",
+                    hint="the acts of a case follow the order of time",
                 )
             updates: dict[str, Any] = check(row, conn) or {}
             updates.update(state=target, row_version=row.row_version + 1, updated_at=now_utc())
@@ -126,8 +126,8 @@ class Workflow(CaseDeadlines, CaseSanctions):
             )
             if done.rowcount != 1:
                 raise CaseError(
-                    f"o caso {case_id} foi alterado por outra pessoa ao mesmo tempo",
-                    hint="consulte o caso e repita o ato",
+                    f"case {case_id} was changed by someone else at the same time",
+                    hint="look the case up and repeat the act",
                 )
             conn.execute(
                 CASE_EVENTS.insert().values(
@@ -192,18 +192,19 @@ class Workflow(CaseDeadlines, CaseSanctions):
                 missing.append("article")
             if auto.fact_at is not None and auto.fact_at.tzinfo is None:
                 raise CaseError(
-                    "data e hora do fato sem fuso horário", where=f"caso {case_id}, campo fact_at"
+                    "date and time of the fact without a time zone",
+                    where=f"case {case_id}, field fact_at",
                 )
             if missing:
                 raise CaseError(
-                    "faltam campos obrigatórios do auto de infração (art. 68 §1): "
+                    "required fields of the infraction notice missing (art. 68 §1): "
                     + "; ".join(AUTO_FIELDS[m] for m in missing),
-                    where=f"caso {case_id}",
+                    where=f"case {case_id}",
                 )
             if has_coords and not (
                 -90 <= (auto.place_lat or 0) <= 90 and -180 <= (auto.place_lon or 0) <= 180
             ):
-                raise CaseError("coordenadas fora do intervalo WGS 84", where=f"caso {case_id}")
+                raise CaseError("coordinates outside the WGS 84 range", where=f"case {case_id}")
             return {
                 "auto_number": auto.auto_number,
                 "place_stop_id": auto.place_stop_id,
@@ -220,8 +221,8 @@ class Workflow(CaseDeadlines, CaseSanctions):
             return self._act(case_id, LAVRAR, by, on, reason, attachments, check, evidence)
         except sa.exc.IntegrityError as exc:
             raise CaseError(
-                f"o número de auto {auto.auto_number!r} já foi usado em outro caso",
-                where=f"caso {case_id}",
+                f"notice number {auto.auto_number!r} already used in another case",
+                where=f"case {case_id}",
             ) from exc
 
     def notificar(
@@ -239,10 +240,10 @@ class Workflow(CaseDeadlines, CaseSanctions):
             due = self.auto_due(row.lavrada_on)
             if on > due:
                 raise CaseError(
-                    f"prazo de remessa do auto vencido em {due} (art. 68 §2: "
-                    f"{self.proc.auto_send_days.value} dias da lavratura em {row.lavrada_on})",
-                    where=f"caso {case_id}",
-                    hint="o auto remetido fora do prazo não vale: descarte o caso com o motivo",
+                    f"sending deadline of the notice passed on {due} (art. 68 §2: "
+                    f"{self.proc.auto_send_days.value} days from drawing up on {row.lavrada_on})",
+                    where=f"case {case_id}",
+                    hint="a notice sent past the deadline is void: discard the case with the reason",
                 )
             return {"notified_on": on}
 
@@ -263,10 +264,10 @@ class Workflow(CaseDeadlines, CaseSanctions):
             due = self.defence_due(row.notified_on)
             if on > due:
                 raise CaseError(
-                    f"defesa fora do prazo: venceu em {due} ({self.proc.defence_business_days.value}"
-                    f" dias úteis da ciência em {row.notified_on}, art. 69)",
-                    where=f"caso {case_id}",
-                    hint="o caso segue para julgamento sem defesa",
+                    f"defence past the deadline: it ended on {due} ({self.proc.defence_business_days.value}"
+                    f" business days from notice on {row.notified_on}, art. 69)",
+                    where=f"case {case_id}",
+                    hint="the case goes to judgement without a defence",
                 )
             return {"defence_on": on}
 
@@ -285,16 +286,16 @@ class Workflow(CaseDeadlines, CaseSanctions):
         """The authority's judgment. Procedente applies the sanctions of the item (art. 67),
         doubled on a judged repeat within the window (art. 65)."""
         if verdict not in (PROCEDENTE, IMPROCEDENTE):
-            raise CaseError(f"julgamento {verdict!r}: use procedente ou improcedente")
+            raise CaseError(f"verdict {verdict!r}: use procedente or improcedente")
 
         def check(row: Any, conn: Connection) -> dict[str, Any]:
             if row.state == NOTIFICADA:
                 due = self.defence_due(row.notified_on)
                 if on <= due:
                     raise CaseError(
-                        f"o prazo de defesa está aberto até {due} (art. 69, efeito suspensivo)",
-                        where=f"caso {case_id}",
-                        hint="julgue depois do prazo, ou depois da defesa apresentada",
+                        f"the defence deadline is open until {due} (art. 69, suspensive effect)",
+                        where=f"case {case_id}",
+                        hint="judge after the deadline, or after the defence is filed",
                     )
             out: dict[str, Any] = {"judged_on": on, "verdict": verdict}
             if verdict == PROCEDENTE:
@@ -330,14 +331,14 @@ class Workflow(CaseDeadlines, CaseSanctions):
         def check(row: Any, conn: Connection) -> dict[str, Any]:
             if row.verdict != PROCEDENTE:
                 raise CaseError(
-                    "só cabe recurso de julgamento procedente (art. 69-III)",
-                    where=f"caso {case_id}",
+                    "only a procedente verdict can be appealed (art. 69-III)",
+                    where=f"case {case_id}",
                 )
             due = self.appeal_due(row.judged_on)
             if on > due:
                 raise CaseError(
-                    f"recurso fora do prazo: venceu em {due} (art. 69-III)",
-                    where=f"caso {case_id}",
+                    f"appeal past the deadline: it ended on {due} (art. 69-III)",
+                    where=f"case {case_id}",
                 )
             return {"appeal_on": on}
 
@@ -361,18 +362,18 @@ class Workflow(CaseDeadlines, CaseSanctions):
             if row.state == EM_RECURSO:
                 if appeal_outcome not in (PROVIDO, IMPROVIDO):
                     raise CaseError(
-                        "decida o recurso: --appeal provido ou improvido",
-                        where=f"caso {case_id}",
+                        "decide the appeal: --appeal provido or improvido",
+                        where=f"case {case_id}",
                     )
                 out["appeal_outcome"] = appeal_outcome
                 if appeal_outcome == PROVIDO:
                     out.update(sanctions=None, urm=None, sanction_authority=None, is_repeat=False)
             elif appeal_outcome is not None:
-                raise CaseError("o caso não está em recurso", where=f"caso {case_id}")
+                raise CaseError("the case is not under appeal", where=f"case {case_id}")
             elif row.verdict == PROCEDENTE and on <= self.appeal_due(row.judged_on):
                 raise CaseError(
-                    f"o prazo de recurso está aberto até {self.appeal_due(row.judged_on)}",
-                    where=f"caso {case_id}",
+                    f"the appeal deadline is open until {self.appeal_due(row.judged_on)}",
+                    where=f"case {case_id}",
                 )
             return out
 

@@ -232,8 +232,8 @@ def _lavrar(
         evidence = build_evidence_package(store, case["infraction_key"], ctx.profile)
     if args.plate and plate and args.plate != plate:
         raise CaseError(
-            f"a placa {args.plate} não é a do veículo {case['vehicle_id']} no cadastro ({plate})",
-            where=f"caso {case_id}",
+            f"plate {args.plate} is not that of vehicle {case['vehicle_id']} in the register ({plate})",
+            where=f"case {case_id}",
         )
     fact_at = args.at or suggestion.get("occurred_at")
     if fact_at is not None and fact_at.tzinfo is None:

@@ -126,7 +126,7 @@ def test_a_case_through_every_state(case_db: CaseDB, people: dict[str, Account])
 def test_illegal_transition_is_refused_clearly(case_db: CaseDB, people: dict[str, Account]) -> None:
     wf = Workflow(case_db, PROFILE)
     cid = open_case(case_db, suggestion(), people["fiscal"])
-    with pytest.raises(CaseError, match="está 'sugerida': 'julgar' não é permitido") as err:
+    with pytest.raises(CaseError, match="is 'sugerida': 'julgar' is not allowed") as err:
         wf.julgar(cid, people["autoridade"], "procedente", on=date(2026, 3, 5), reason="x")
     assert "lavrar" in (err.value.hint or "")
     # nothing was recorded
@@ -134,9 +134,9 @@ def test_illegal_transition_is_refused_clearly(case_db: CaseDB, people: dict[str
         n = conn.execute(sa.select(sa.func.count()).select_from(CASE_EVENTS)).scalar()
     assert n == 0
     wf.descartar(cid, people["fiscal"], on=date(2026, 3, 5), reason="falso positivo")
-    with pytest.raises(CaseError, match="está 'descartada'") as err:
+    with pytest.raises(CaseError, match="is 'descartada'") as err:
         wf.lavrar(cid, people["fiscal"], auto(), on=date(2026, 3, 6))
-    assert err.value.hint == "o caso está encerrado"
+    assert err.value.hint == "the case is closed"
 
 
 def test_missing_art_68_field_is_refused(case_db: CaseDB, people: dict[str, Account]) -> None:
@@ -146,7 +146,7 @@ def test_missing_art_68_field_is_refused(case_db: CaseDB, people: dict[str, Acco
         wf.lavrar(
             cid, people["fiscal"], auto(vehicle_plate=None, place_stop_id=None), on=date(2026, 3, 5)
         )
-    assert err.value.where == f"caso {cid}"
+    assert err.value.where == f"case {cid}"
     with pytest.raises(CaseError, match=r"--at \(data e hora"):
         wf.lavrar(cid, people["fiscal"], auto(fact_at=None), on=date(2026, 3, 5))
     assert get_case(case_db, people["fiscal"], cid)["state"] == "sugerida"
@@ -162,7 +162,7 @@ def test_missing_art_68_field_is_refused(case_db: CaseDB, people: dict[str, Acco
 def test_defence_after_its_deadline_is_refused(case_db: CaseDB, people: dict[str, Account]) -> None:
     wf = Workflow(case_db, PROFILE)
     cid = lavrada_notificada(wf, case_db, people)
-    with pytest.raises(CaseError, match=r"defesa fora do prazo: venceu em 2026-03-31"):
+    with pytest.raises(CaseError, match=r"defence past the deadline: it ended on 2026-03-31"):
         wf.defesa(cid, people["operadora"], on=date(2026, 4, 1), reason="tarde")
     # on the last day it is accepted
     assert (
@@ -173,10 +173,10 @@ def test_defence_after_its_deadline_is_refused(case_db: CaseDB, people: dict[str
 def test_judgment_waits_for_the_defence_window(case_db: CaseDB, people: dict[str, Account]) -> None:
     wf = Workflow(case_db, PROFILE)
     cid = lavrada_notificada(wf, case_db, people)
-    with pytest.raises(CaseError, match="prazo de defesa está aberto até 2026-03-31"):
+    with pytest.raises(CaseError, match="defence deadline is open until 2026-03-31"):
         wf.julgar(cid, people["autoridade"], "procedente", on=date(2026, 3, 20), reason="x")
     wf.julgar(cid, people["autoridade"], "improcedente", on=date(2026, 4, 1), reason="revelia")
-    with pytest.raises(CaseError, match="só cabe recurso de julgamento procedente"):
+    with pytest.raises(CaseError, match="only a procedente verdict can be appealed"):
         wf.recurso(cid, people["operadora"], on=date(2026, 4, 2), reason="x")
 
 
@@ -184,7 +184,7 @@ def test_late_notification_is_refused(case_db: CaseDB, people: dict[str, Account
     wf = Workflow(case_db, PROFILE)
     cid = open_case(case_db, suggestion(), people["fiscal"])
     wf.lavrar(cid, people["fiscal"], auto(), on=date(2026, 3, 5))
-    with pytest.raises(CaseError, match=r"prazo de remessa do auto vencido em 2026-03-20"):
+    with pytest.raises(CaseError, match=r"sending deadline of the notice passed on 2026-03-20"):
         wf.notificar(cid, people["fiscal"], on=date(2026, 3, 21))
 
 
@@ -299,10 +299,10 @@ def test_acts_cannot_be_dated_in_the_future_or_before_the_last(
 ) -> None:
     wf = Workflow(case_db, PROFILE)
     cid = open_case(case_db, suggestion(), people["fiscal"])
-    with pytest.raises(CaseError, match="no futuro"):
+    with pytest.raises(CaseError, match="in the future"):
         wf.descartar(cid, people["fiscal"], on=date(2999, 1, 1), reason="x")
     wf.lavrar(cid, people["fiscal"], auto(), on=date(2026, 3, 5))
-    with pytest.raises(CaseError, match="anterior ao último ato do caso"):
+    with pytest.raises(CaseError, match="before the case's last act"):
         wf.notificar(cid, people["fiscal"], on=date(2026, 3, 4))
-    with pytest.raises(CaseError, match="diga por quê"):
+    with pytest.raises(CaseError, match="say why"):
         wf.descartar(cid, people["fiscal"], on=date(2026, 3, 6), reason=" ")
