@@ -40,7 +40,7 @@ def read_case_row(conn: Connection, case_id: int, *, lock: bool = False) -> Any:
         query = query.with_for_update()  # PostgreSQL row lock; SQLite already holds the db lock
     row = conn.execute(query).first()
     if row is None:
-        raise CaseError(f"caso {case_id} não existe", hint="veja `pontual cases list`")
+        raise CaseError(f"case {case_id} does not exist", hint="see `pontual cases list`")
     return row
 
 
@@ -74,7 +74,7 @@ def read_evidence(db: CaseDB, account: Account, case_id: int) -> tuple[str, str]
             )
         ).first()
     if got is None:
-        raise CaseError(f"o caso {case_id} não tem pacote de evidências (ainda não lavrado)")
+        raise CaseError(f"case {case_id} has no evidence package (not drawn up yet)")
     return str(got.package), str(got.sha256)
 
 
@@ -129,7 +129,7 @@ def list_cases(db: CaseDB, account: Account, *, state: str | None = None) -> pl.
         query = query.where(CASES.c.state.in_(VERDICT_STATES))
     if state is not None:
         if state not in STATES:
-            raise CaseError(f"estado desconhecido {state!r}", hint="estados: " + ", ".join(STATES))
+            raise CaseError(f"unknown state {state!r}", hint="states: " + ", ".join(STATES))
         query = query.where(CASES.c.state == state)
     with db.read() as conn:
         rows = conn.execute(query).all()

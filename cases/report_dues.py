@@ -55,8 +55,8 @@ def report_due_on(kind: str, period: Period, profile: Profile) -> tuple[date, st
     if kind == "monthly":
         if proc.monthly_report_business_days is None:
             raise CaseError(
-                f"o perfil {profile.id} não fixa o prazo do relatório mensal",
-                hint="acrescente procedure.monthly_report_business_days ao perfil",
+                f"profile {profile.id} sets no deadline for the monthly report",
+                hint="add procedure.monthly_report_business_days to the profile",
             )
         n = proc.monthly_report_business_days.value
         cal = BusinessCalendar.from_profile(profile)
@@ -66,15 +66,15 @@ def report_due_on(kind: str, period: Period, profile: Profile) -> tuple[date, st
     if kind == "semester":
         if proc.semester_report_months is None:
             raise CaseError(
-                f"o perfil {profile.id} não fixa o mês do relatório semestral",
-                hint="acrescente procedure.semester_report_months ao perfil",
+                f"profile {profile.id} sets no month for the semester report",
+                hint="add procedure.semester_report_months to the profile",
             )
         half = "1" if period.start.month <= 6 else "2"
         month = proc.semester_report_months.value[half]
         return _month_end(period.start.year, month), (
             f"até o fim de {month:02d}/{period.start.year} ({proc.semester_report_months.citation})"
         )
-    raise CaseError(f"relatório desconhecido {kind!r}", hint="relatórios: monthly, semester")
+    raise CaseError(f"unknown report {kind!r}", hint="reports: monthly, semester")
 
 
 def record_report_delivery(
@@ -82,7 +82,7 @@ def record_report_delivery(
 ) -> None:
     """Record (or correct) the day a report reached SEGIMU; audited as a profile-level act."""
     if kind not in REPORT_KINDS:
-        raise CaseError(f"relatório desconhecido {kind!r}", hint="relatórios: monthly, semester")
+        raise CaseError(f"unknown report {kind!r}", hint="reports: monthly, semester")
     with db.begin() as conn:
         conn.execute(
             REPORT_DELIVERIES.delete().where(

@@ -33,7 +33,7 @@ class CaseSanctions:
         for it in self.profile.infractions.items:
             if it.group == group and it.item == item:
                 return it
-        raise CaseError(f"item {group}-{item} não está no catálogo do perfil {self.profile.id}")
+        raise CaseError(f"item {group}-{item} is not in the catalogue of profile {self.profile.id}")
 
     def sanctions_for(self, group: str, item: str, *, is_repeat: bool) -> tuple[list[str], float]:
         """Sanctions by name (art. 63, 67) and the fine in URM of a procedente case."""

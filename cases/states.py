@@ -82,7 +82,7 @@ class Attachment:
     def of_file(cls, path: str | Path) -> Attachment:
         p = Path(path)
         if not p.is_file():
-            raise CaseError("anexo não encontrado", where=str(p))
+            raise CaseError("attachment not found", where=str(p))
         return cls(p.name, hashlib.sha256(p.read_bytes()).hexdigest())
 
 
