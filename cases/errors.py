@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from core.errors import PontualError
+from core.texts import N_, gettext
 
 
 class CaseError(PontualError):
@@ -16,3 +19,81 @@ class AccessDenied(PontualError):
 
 class AccountError(PontualError):
     """An unknown account, a wrong password, a bad role or operator."""
+
+
+MESSAGES: tuple[str, ...] = (
+    N_("case {case_id} does not exist"),
+    N_("see `pontual cases list`"),
+    N_("case {case_id} has no evidence package (not drawn up yet)"),
+    N_("unknown state {state}"),
+    N_("states: {states}"),
+    N_("profile {profile} sets no deadline for the monthly report"),
+    N_("add procedure.monthly_report_business_days to the profile"),
+    N_("profile {profile} sets no month for the semester report"),
+    N_("add procedure.semester_report_months to the profile"),
+    N_("unknown report {kind}"),
+    N_("reports: monthly, semester"),
+    N_("item {item} is not in the catalogue of profile {profile}"),
+    N_("attachment not found"),
+    N_("say why (--reason)"),
+    N_("every act of a case records its reason"),
+    N_("act date {on} in the future (today is {today})"),
+    N_("record the act on the date it was done"),
+    N_("case {case_id} is '{state}': '{action}' is not allowed"),
+    N_("acts possible now: {acts}"),
+    N_("the case is closed"),
+    N_("act date {on} before the case's last act ({last})"),
+    N_("the acts of a case follow the order of time"),
+    N_("case {case_id} was changed by someone else at the same time"),
+    N_("look the case up and repeat the act"),
+    N_("date and time of the fact without a time zone"),
+    N_("required fields of the infraction notice missing (art. 68 §1): {fields}"),
+    N_("coordinates outside the WGS 84 range"),
+    N_("notice number {number} already used in another case"),
+    N_(
+        "sending deadline of the notice passed on {due} (art. 68 §2: {days} days from drawing up on {drawn_on})"
+    ),
+    N_("a notice sent past the deadline is void: discard the case with the reason"),
+    N_(
+        "defence past the deadline: it ended on {due} ({days} business days from notice on {notified_on}, art. 69)"
+    ),
+    N_("the case goes to judgement without a defence"),
+    N_("verdict {verdict}: use procedente or improcedente"),
+    N_("the defence deadline is open until {due} (art. 69, suspensive effect)"),
+    N_("judge after the deadline, or after the defence is filed"),
+    N_("only a procedente verdict can be appealed (art. 69-III)"),
+    N_("appeal past the deadline: it ended on {due} (art. 69-III)"),
+    N_("decide the appeal: --appeal provido or improvido"),
+    N_("the case is not under appeal"),
+    N_("the appeal deadline is open until {due}"),
+    N_("plate {plate} is not that of vehicle {vehicle} in the register ({registered})"),
+)
+"""The English ids of this layer's refusals and hints (docs/adr/0093): the command line
+translates them with its own (`pontual.messages`), the dashboard with `said`."""
+
+
+def _local(text: str) -> str:
+    for msgid in MESSAGES:
+        if msgid == text:
+            return gettext(msgid)
+        parts = re.split(r"(\{[a-z_]+\})", msgid)
+        if len(parts) == 1:
+            continue
+        regex = "".join(
+            f"(?P<{p[1:-1]}>.+?)" if p.startswith("{") and p.endswith("}") else re.escape(p)
+            for p in parts
+        )
+        found = re.fullmatch(regex, text, re.DOTALL)
+        if found:
+            return gettext(msgid, **found.groupdict())
+    return text
+
+
+def said(exc: PontualError) -> str:
+    """A refusal of this layer as the dashboard shows it, in the chosen language: the text,
+    its place ("case 3, field fact_at") and its hint."""
+    text = _local(exc.what)
+    if exc.where:
+        where = re.sub(r"^case ", gettext("case") + " ", exc.where)
+        text += f" ({where.replace(', field ', ', ' + gettext('field') + ' ')})"
+    return text + (f" — {_local(exc.hint)}" if exc.hint else "")

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 import streamlit as st
 
+from cases.errors import said
 from cases.register import get_case, list_cases
 from cases.roles import DEFESA, ENCERRAR, JULGAR, LAVRAR, NOTIFICAR, RECURSO, may
 from cases.states import (
@@ -141,7 +142,7 @@ with st.form(f"case_{case_id}_{act}"):
             else:
                 done = getattr(wf, act)(case_id, who, on=on, reason=reason)
     except PontualError as exc:  # the workflow's own error, as the CLI says it
-        st.error(str(exc) + (f" — {exc.hint}" if exc.hint else ""))
+        st.error(said(exc))
         done = ""
 if done:
     st.success(_("Case {id}: {done}.", id=case_id, done=done))
