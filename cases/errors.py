@@ -22,6 +22,15 @@ class AccountError(PontualError):
 
 
 MESSAGES: tuple[str, ...] = (
+    N_("unknown digest method {method}"),
+    N_("verify with the Pontual version that recorded it"),
+    N_("verifying only the lake needs the lake's path"),
+    N_(
+        "the raw data of {day} were archived to the lake: the evidence package would lack the fact's pings and transactions"
+    ),
+    N_("draw up the cases of a period before archiving it (docs/retention.md)"),
+    N_("suggestion {key} is not in the store"),
+    N_("see the suggestions with `pontual indices` or in the dashboard"),
     N_("case {case_id} does not exist"),
     N_("see `pontual cases list`"),
     N_("case {case_id} has no evidence package (not drawn up yet)"),
@@ -94,6 +103,6 @@ def said(exc: PontualError) -> str:
     its place ("case 3, field fact_at") and its hint."""
     text = _local(exc.what)
     if exc.where:
-        where = re.sub(r"^case ", gettext("case") + " ", exc.where)
+        where = re.sub(r"^(case|suggestion) ", lambda m: gettext(m[1]) + " ", exc.where)
         text += f" ({where.replace(', field ', ', ' + gettext('field') + ' ')})"
     return text + (f" — {_local(exc.hint)}" if exc.hint else "")

@@ -173,9 +173,9 @@ def _digest_columns(row: dict[str, Any]) -> list[str]:
     method, _, cols = row["digest_method"].partition(":")
     if method != DIGEST_METHOD:
         raise CaseError(
-            f"método de digest desconhecido {method!r}",
+            f"unknown digest method {method!r}",
             where=f"raw_day_digests {row['service_date']} {row['table_name']}",
-            hint="verifique com a versão do Pontual que o registrou",
+            hint="verify with the Pontual version that recorded it",
         )
     return cols.split(",")
 
@@ -200,7 +200,7 @@ def verify_day_digests(
     the lake recorded at archival. `lake_only`: `store` is the lake itself (`open_lake`, its
     exported raw_day_digests) and every day is digested from its partitions in `lake`."""
     if lake_only and lake is None:
-        raise CaseError("verificar só o lago pede o caminho do lago")
+        raise CaseError("verifying only the lake needs the lake's path")
     recorded = store.query(
         "SELECT d.service_date, d.table_name, d.n_rows, d.sha256, d.digest_method, d.time_zone, "
         "a.lake_path, a.pruned_at FROM raw_day_digests d LEFT JOIN archived_days a "
@@ -356,10 +356,10 @@ def build_evidence_package(store: Store, infraction_key: str, profile: Profile) 
     ][0]
     if archived:  # the package must hold the raw pings and taps: they left the store
         raise CaseError(
-            f"os dados brutos de {day} foram arquivados no lago: o pacote de evidências ficaria "
-            "sem os pings e as transações do fato",
-            where=f"sugestão {infraction_key}",
-            hint="lavre os casos de um período antes de arquivá-lo (docs/retention.md)",
+            f"the raw data of {day} were archived to the lake: the evidence package would lack "
+            "the fact's pings and transactions",
+            where=f"suggestion {infraction_key}",
+            hint="draw up the cases of a period before archiving it (docs/retention.md)",
         )
     trip_ids = [t for t in (sug["trip_ids"] or "").split(",") if t]
     # the outcome of each scheduled trip of the fact (a suppressed trip has no run: its outcome
@@ -460,8 +460,8 @@ def read_suggestion(store: Store, infraction_key: str) -> dict[str, Any]:
     )
     if found.height == 0:
         raise CaseError(
-            f"sugestão {infraction_key!r} não está no armazenamento",
-            hint="veja as sugestões com `pontual indices` ou no painel",
+            f"suggestion {infraction_key!r} is not in the store",
+            hint="see the suggestions with `pontual indices` or in the dashboard",
         )
     return found.row(0, named=True)
 

@@ -980,6 +980,7 @@ _WHERE_WORDS = (
     N_("user"),
     N_("command line"),
     N_("case"),
+    N_("suggestion"),
 )
 _WHERE_PART = re.compile(
     r"(^|, )("

@@ -311,5 +311,5 @@ def test_no_evidence_package_is_built_on_an_archived_day(filled: Path, tmp_path:
         text, _ = build_evidence_package(store, "B-IV|O1|2026-03-02|V12", PROFILE)
         assert '"pings":[{' in text
         archive_days(store, tmp_path / "lake", PROFILE, MAR3)
-        with pytest.raises(CaseError, match="2026-03-02 foram arquivados no lago"):
+        with pytest.raises(CaseError, match="2026-03-02 were archived to the lake"):
             build_evidence_package(store, "B-IV|O1|2026-03-02|V12", PROFILE)
