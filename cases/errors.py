@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from core.errors import PontualError
-from core.texts import N_, gettext
+from core.texts import N_, compile_templates, gettext, match_template
 
 
 class CaseError(PontualError):
@@ -81,21 +82,17 @@ MESSAGES: tuple[str, ...] = (
 translates them with its own (`pontual.messages`), the dashboard with `said`."""
 
 
+@cache
+def _templates() -> list[tuple[re.Pattern[str], str]]:
+    return compile_templates(MESSAGES)
+
+
 def _local(text: str) -> str:
-    for msgid in MESSAGES:
-        if msgid == text:
-            return gettext(msgid)
-        parts = re.split(r"(\{[a-z_]+\})", msgid)
-        if len(parts) == 1:
-            continue
-        regex = "".join(
-            f"(?P<{p[1:-1]}>.+?)" if p.startswith("{") and p.endswith("}") else re.escape(p)
-            for p in parts
-        )
-        found = re.fullmatch(regex, text, re.DOTALL)
-        if found:
-            return gettext(msgid, **found.groupdict())
-    return text
+    """A refusal's English text in the chosen language (its fields as they are)."""
+    if text in MESSAGES:
+        return gettext(text)
+    matched = match_template(text, _templates())
+    return text if matched is None else gettext(matched[0], **matched[1])
 
 
 def said(exc: PontualError) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from gettext import c2py
@@ -151,6 +151,46 @@ def ngettext(singular: str, plural: str, count: int, /, **fields: object) -> str
         if forms is not None:
             text = forms[min(found.plural_index(n), len(forms) - 1)]
     return text.format(**fields)
+
+
+def compile_templates(
+    msgids: Iterable[str],
+) -> list[tuple[re.Pattern[str], str]]:
+    """The catalogue ids with ``{fields}`` as patterns matching the texts made from them, the
+    most specific first: more literal text, then fewer fields ("'{value}' is not defined in
+    {what}" before "'{value}' is not {expected}"). A field used twice matches the same text."""
+    ranked = []
+    for msgid in msgids:
+        parts = re.split(r"(\{[a-z_]+\})", msgid)
+        fields = [p for p in parts if p.startswith("{") and p.endswith("}")]
+        if not fields:
+            continue  # an id without fields is matched exactly
+        named: set[str] = set()
+        regex = ""
+        for p in parts:
+            if p not in fields:
+                regex += re.escape(p)
+            elif p in named:
+                regex += f"(?P={p[1:-1]})"
+            else:
+                named.add(p)
+                regex += f"(?P<{p[1:-1]}>.+?)"
+        literal = sum(len(p) for p in parts if p not in fields)
+        ranked.append((-literal, len(named), re.compile(f"^{regex}$", re.DOTALL), msgid))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [(pattern, msgid) for _, _, pattern, msgid in ranked]
+
+
+def match_template(
+    text: str, templates: list[tuple[re.Pattern[str], str]]
+) -> tuple[str, dict[str, str]] | None:
+    """The first of `templates` (`compile_templates`) that `text` was made from, and the
+    values of its fields; None when none matches."""
+    for pattern, msgid in templates:
+        found = pattern.match(text)
+        if found:
+            return msgid, found.groupdict()
+    return None
 
 
 def N_(msgid: str) -> str:

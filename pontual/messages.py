@@ -18,7 +18,16 @@ import re
 from functools import cache
 
 from cases.errors import MESSAGES as CASE_MESSAGES
-from core.texts import DEFAULT_LANG, LANG_ENV, N_, catalogue, gettext, language
+from core.texts import (
+    DEFAULT_LANG,
+    LANG_ENV,
+    N_,
+    catalogue,
+    compile_templates,
+    gettext,
+    language,
+    match_template,
+)
 
 __all__ = [
     "DEFAULT_LANG",
@@ -1000,28 +1009,8 @@ def translate_where(text: str) -> str:
 
 @cache
 def _patterns() -> list[tuple[re.Pattern[str], str]]:
-    """The templates as patterns, the most specific first: more literal text, then fewer
-    fields ("'{value}' is not defined in {what}" before "'{value}' is not {expected}")."""
-    ranked = []
-    for msgid in MESSAGES:
-        parts = re.split(r"(\{[a-z_]+\})", msgid)
-        fields = [p for p in parts if p.startswith("{") and p.endswith("}")]
-        if not fields:
-            continue  # matched exactly by `translate`
-        named: set[str] = set()
-        regex = ""
-        for p in parts:
-            if p not in fields:
-                regex += re.escape(p)
-            elif p in named:
-                regex += f"(?P={p[1:-1]})"  # the same field again: the same text
-            else:
-                named.add(p)
-                regex += f"(?P<{p[1:-1]}>.+?)"
-        literal = sum(len(p) for p in parts if p not in fields)
-        ranked.append((-literal, len(named), re.compile(f"^{regex}$", re.DOTALL), msgid))
-    ranked.sort(key=lambda r: (r[0], r[1]))
-    return [(pattern, msgid) for _, _, pattern, msgid in ranked]
+    """The catalogue's templates as patterns, the most specific first (`compile_templates`)."""
+    return compile_templates(MESSAGES)
 
 
 def translate(text: str) -> str:
@@ -1031,12 +1020,11 @@ def translate(text: str) -> str:
         return text
     if text in _ids():
         return gettext(text)
-    for pattern, msgid in _patterns():
-        found = pattern.match(text)
-        if found:
-            fields = {k: _translate_field(k, v) for k, v in found.groupdict().items()}
-            return gettext(msgid, **fields)
-    return text
+    matched = match_template(text, _patterns())
+    if matched is None:
+        return text
+    msgid, found = matched
+    return gettext(msgid, **{k: _translate_field(k, v) for k, v in found.items()})
 
 
 # A field named for a quantity by its unit (`{dist_m}`, `{max_km}`, `{size_mib}`) holding a
