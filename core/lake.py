@@ -384,16 +384,7 @@ def write_day_partitions(
     keys = partition_columns(decl)
     if "service_date" not in keys:
         raise StoreError(f"table {name} has no service day to partition by", where=str(lake))
-    folder = Path(lake) / name
-    folder.mkdir(parents=True, exist_ok=True)
-    schema = folder / SCHEMA_FILE
-    if not schema.exists():
-        tmp_schema = folder / f".tmp-{uuid.uuid4().hex}.json"
-        tmp_schema.write_text(
-            json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        os.replace(tmp_schema, schema)
+    folder = _table_folder(lake, decl)
     day_dir = folder / f"service_date={service_date.isoformat()}"
     rows = frame.select(decl.column_names)
     if "operator_id" in keys:
@@ -419,14 +410,10 @@ def write_day_partitions(
     return len(parts)
 
 
-def write_table_file(lake: str | Path, name: str, frame: pl.DataFrame) -> int:
-    """Replace a table without a service day (indicators, annual_grades,
-    suggested_infractions) in the lake with `frame` (conformed to the table), whole: written
-    under a temporary name and renamed into place. Returns the rows written."""
-    decl = table(name)
-    if "service_date" in partition_columns(decl):
-        raise StoreError(f"table {name} is partitioned by service day", where=str(lake))
-    folder = Path(lake) / name
+def _table_folder(lake: str | Path, decl: Table) -> Path:
+    """The table's folder in the lake, made with its schema document beside the data the first
+    time (written under a temporary name and renamed into place)."""
+    folder = Path(lake) / decl.name
     folder.mkdir(parents=True, exist_ok=True)
     schema = folder / SCHEMA_FILE
     if not schema.exists():
@@ -436,6 +423,17 @@ def write_table_file(lake: str | Path, name: str, frame: pl.DataFrame) -> int:
             encoding="utf-8",
         )
         os.replace(tmp_schema, schema)
+    return folder
+
+
+def write_table_file(lake: str | Path, name: str, frame: pl.DataFrame) -> int:
+    """Replace a table without a service day (indicators, annual_grades,
+    suggested_infractions) in the lake with `frame` (conformed to the table), whole: written
+    under a temporary name and renamed into place. Returns the rows written."""
+    decl = table(name)
+    if "service_date" in partition_columns(decl):
+        raise StoreError(f"table {name} is partitioned by service day", where=str(lake))
+    folder = _table_folder(lake, decl)
     tmp = folder / f".tmp-{uuid.uuid4().hex}.parquet"
     frame.select(decl.column_names).write_parquet(tmp, compression="zstd")
     os.replace(tmp, folder / PART_FILE)
