@@ -144,6 +144,10 @@ def test_a_file_broken_past_its_first_chunk_leaves_nothing_of_this_run(
     path.write_text("vehicle_id,event_at,lat,lon\n" + broken)
     assert main([*store, "ingest", "avl", str(path), "--chunk-rows", "1"]) == 2
     err = " ".join(capsys.readouterr().err.split())
-    assert "cannot read as CSV" in err and "records read before it were taken back" in err
+    assert "cannot read as CSV" in err
+    # Polars' batched reader parses ahead in its own thread: on a loaded machine the broken line
+    # may surface before the first chunk is handed over (nothing written, nothing to take back);
+    # otherwise the chunks written are taken back. Either way the store holds nothing of it.
+    assert "records read before it were taken back" in err or "records read" not in err
     counts = _stored_rows(store_path)
     assert (counts["vehicle_locations"], counts["quarantine"], counts["ingest_runs"]) == (2, 0, 1)
