@@ -157,11 +157,18 @@ def build_plan(folders: list[Path], first: date, last: date) -> list[tuple[str, 
         plan.append(("ingest avl", ["ingest", "avl", str(folder / "avl.parquet")]))
         plan.append(("ingest fares", ["ingest", "fares", str(folder / "fares.csv")]))
     plan.append(("match", ["match", "--from", str(first), "--to", str(last)]))
-    plan.append(("crowding", ["crowding", "--from", str(first), "--to", str(last)]))
-    extra = ["--costs", str(head / "cost_per_km.csv"), "--population", str(head / "population.csv")]
     months = sorted(
         {(first + timedelta(d)).strftime("%Y-%m") for d in range((last - first).days + 1)}
     )
+    # Crowding a month at a time, as a city closes each month: its origin-destination shares
+    # are pooled over the range a command is given, and one command over a whole year holds
+    # every tap of it at once (ADR 0103).
+    for month in months:
+        lo = max(first, date.fromisoformat(month + "-01"))
+        nxt = (date.fromisoformat(month + "-01") + timedelta(days=32)).replace(day=1)
+        hi = min(last, nxt - timedelta(days=1))
+        plan.append(("crowding", ["crowding", "--from", str(lo), "--to", str(hi)]))
+    extra = ["--costs", str(head / "cost_per_km.csv"), "--population", str(head / "population.csv")]
     for month in months:
         plan.append(("indices", ["indices", "--period", month, "--format", "csv", *extra]))
     # the year's indices and dossier over the days there are (all 365 in the full run)
@@ -263,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
             stage.cpu_s += cpu
             stage.peak_gb = max(stage.peak_gb, peak)
             stage.commands += 1
+            print(
+                f"  [{time.strftime('%H:%M:%S')}] {name}: {' '.join(command[:2])} "
+                f"{wall:.1f} s wall, {cpu:.1f} s cpu, {peak:.2f} GB",
+                flush=True,
+            )
         total = sum(s.seconds for s in stages.values())
         days = args.days
         print(
