@@ -28,6 +28,8 @@ from dashboard import auth_ui, state
 from dashboard.format import format_column, to_integer
 from dashboard.labels import label_states
 
+# The acts the page offers (discarding and legal holds stay with `pontual cases`). A comment,
+# not a docstring: Streamlit's magic draws a bare string of a page script on the page.
 ACT_LABELS = {
     LAVRAR: _("Draw up the infraction notice"),
     NOTIFICAR: _("Record the operator's notification"),
@@ -36,7 +38,6 @@ ACT_LABELS = {
     RECURSO: _("Lodge an appeal"),
     ENCERRAR: _("Close the case"),
 }
-"""The acts the page offers (discarding and legal holds stay with `pontual cases`)."""
 
 st.title(_("Cases"))
 who = state.account()
