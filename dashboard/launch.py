@@ -24,12 +24,12 @@ import contextlib
 import gc
 import importlib
 import logging
+import math
 import os
 import sys
 import threading
 import time
 import urllib.request
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -82,13 +82,12 @@ PRELOAD = (
 PREWARM_ENV = "PONTUAL_DASHBOARD_PREWARM"
 """'0' turns the warm-up session off (`prewarm`), at start and at each new snapshot."""
 SNAPSHOT_POLL_ENV = "PONTUAL_DASHBOARD_SNAPSHOT_POLL_S"
-"""Seconds between two looks at the snapshot (`keep_warm`), instead of `SNAPSHOT_POLL_S`."""
+"""Seconds between two looks at the snapshot (`keep_warm`) instead of `SNAPSHOT_POLL_S` (a
+value that is no positive finite number is ignored)."""
 SNAPSHOT_POLL_S = 10.0
 """How often the warm-up thread looks whether a new snapshot was published: one `stat` of the
 snapshot's file (a lake: of its folders). A publication is warmed between one and two of these
 after it ends (`keep_warm`); a visitor who comes sooner reads it, as without the warm-up."""
-WARMED_KEPT = 16
-"""How many of the snapshot times it warmed `keep_warm` keeps to return (tests read them)."""
 VISITOR_POLL_S = 0.1
 """How often the warm-up looks whether a visitor's run has ended before its next page."""
 
@@ -103,24 +102,20 @@ def run() -> None:
     nested_paths.install()  # `/a/b` reaches the app's pt-BR "not found" page
     warm()
     if os.environ.get(PREWARM_ENV, "1") != "0":
-        poll_s = float(os.environ.get(SNAPSHOT_POLL_ENV) or SNAPSHOT_POLL_S)
-        threading.Thread(
-            target=keep_warm, args=(sys.argv, poll_s), name="prewarm", daemon=True
-        ).start()
+        threading.Thread(target=keep_warm, args=(sys.argv,), name="prewarm", daemon=True).start()
     main(prog_name="streamlit")
 
 
-def keep_warm(argv: Sequence[str], poll_s: float, rounds: int | None = None) -> list[float]:
+def keep_warm(argv: Sequence[str]) -> None:
     """Warm the server of command line `argv` once it answers (`prewarm`), then again each
-    time a new snapshot is published: the pages' reads are cached under the snapshot's
-    modification time (`dashboard.state`), so after a publication every page's first view
-    would read again. Looks every `poll_s` seconds (`rounds` looks, then returns; None: for
-    the process' life) and warms a snapshot once: when its time differs from the one last
-    warmed and has not moved since the look before (a lake's partitions are written one by
-    one: its time settles when the job ends). The time is read before the warm-up, so a
-    publication during one is warmed by the next (its pages already read are cache hits).
-    The warm-up waits for visitors' runs before each page, as at start (ADR 0108).
-    Returns the snapshot times it warmed, in order (the last `WARMED_KEPT`; 0.0: none yet)."""
+    time a new snapshot is published, for the process' life: the pages' reads are cached under
+    the snapshot's modification time (`dashboard.state`), so after a publication every page's
+    first view would read again. Looks every `SNAPSHOT_POLL_S` seconds and warms a snapshot
+    once: when its time differs from the one last warmed and has not moved since the look
+    before (a lake's partitions are written one by one: its time settles when the job ends).
+    The time is read before the warm-up, so a publication during one is warmed by the next
+    (its pages already read are cache hits). The warm-up waits for visitors' runs before each
+    page, as at start (ADR 0108)."""
     from core.settings import Settings
 
     try:
@@ -128,22 +123,29 @@ def keep_warm(argv: Sequence[str], poll_s: float, rounds: int | None = None) -> 
         source = str(settings.lake_path or settings.store_path)
     except PontualError:  # the pages report a bad setting; warm once, watch nothing
         prewarm(argv)
-        return []
-    warmed: deque[float] = deque(maxlen=WARMED_KEPT)
+        return
+    poll_s = _poll_seconds()
+    warmed: float | None = None
     seen: float | None = None
-    looks = 0
-    while rounds is None or looks < rounds:
-        looks += 1
+    while True:
         try:
-            mtime = read_snapshot_mtime(source)
+            now = read_snapshot_mtime(source)
         except OSError:  # a lake folder replaced while listed: look again next time
-            mtime = seen if seen is not None else 0.0
-        if not warmed or (mtime != warmed[-1] and mtime == seen):
+            now = seen if seen is not None else 0.0
+        if warmed is None or (now != warmed and now == seen):
             prewarm(argv)
-            warmed.append(mtime)
-        seen = mtime
+            warmed = now
+        seen = now
         time.sleep(poll_s)
-    return list(warmed)
+
+
+def _poll_seconds() -> float:
+    """`SNAPSHOT_POLL_ENV`'s seconds when it holds a positive number, else `SNAPSHOT_POLL_S`."""
+    try:
+        seconds = float(os.environ.get(SNAPSHOT_POLL_ENV) or SNAPSHOT_POLL_S)
+    except ValueError:
+        return SNAPSHOT_POLL_S
+    return seconds if 0 < seconds < math.inf else SNAPSHOT_POLL_S
 
 
 def _option(argv: Sequence[str], name: str, default: str) -> str:

@@ -13,10 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 
 from core.store import Store
 from core.texts import gettext
-from dashboard.launch import PREWARM_ENV, SNAPSHOT_POLL_ENV, prewarm
+from dashboard.launch import (
+    PREWARM_ENV,
+    SNAPSHOT_POLL_ENV,
+    SNAPSHOT_POLL_S,
+    _poll_seconds,
+    prewarm,
+)
 from dashboard.pages import PAGES
 from dashboard.queries.snapshot import read_snapshot_mtime
 from dashboard.server import (
@@ -153,3 +160,15 @@ def test_a_new_snapshot_is_warmed_once_before_anyone_asks(tmp_path: Path) -> Non
         process.terminate()
         process.wait(timeout=10)
     assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("0.5", 0.5), ("", SNAPSHOT_POLL_S), ("0", SNAPSHOT_POLL_S), ("-1", SNAPSHOT_POLL_S),
+     ("dez", SNAPSHOT_POLL_S), ("inf", SNAPSHOT_POLL_S), ("nan", SNAPSHOT_POLL_S)],
+)  # fmt: skip
+def test_the_snapshot_poll_takes_a_positive_number_of_seconds(
+    monkeypatch: pytest.MonkeyPatch, value: str, seconds: float
+) -> None:
+    monkeypatch.setenv(SNAPSHOT_POLL_ENV, value)
+    assert _poll_seconds() == seconds
