@@ -136,6 +136,7 @@ def test_each_role_sees_its_pages_and_is_refused_the_others(
         if name in ("ana", "op2"):
             if name == "op2":
                 state = browser.click_page("frota", "Frota", timeout_s=TIMEOUT_S)
+            wait_for_text(browser, "Veículos cadastrados")  # drawn after the title, loaded
             text = _main_text(browser).split("\n")
             vehicles[name] = text[text.index("Veículos cadastrados") + 2]
     # an operadora's queries return its 2 vehicles, not the register's 4
