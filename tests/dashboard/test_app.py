@@ -397,3 +397,49 @@ def _auto(number: str) -> Auto:
         place_stop_id="S1",
         vehicle_plate="IAB1C23",
     )
+
+
+BUNCHING_TRUTH_SQL = """
+WITH v AS (
+  SELECT v.service_date, s.direction_id, v.stop_id,
+    coalesce(v.departure_at, v.arrival_at) AS left_at,
+    to_timestamp(floor(epoch(s.planned_start_at) / 3600) * 3600) AS hour_at
+  FROM stop_visits v JOIN trip_outcomes s ON s.service_date = v.service_date
+    AND s.trip_id = v.trip_id AND s.vehicle_id = v.vehicle_id AND s.run_index = v.run_index
+  WHERE s.route_id = ? AND coalesce(v.departure_at, v.arrival_at) IS NOT NULL
+), h AS (
+  SELECT *, epoch(left_at) - epoch(lag(left_at) OVER (
+    PARTITION BY service_date, direction_id, stop_id ORDER BY left_at)) AS headway_s
+  FROM v
+)
+SELECT count(*) FILTER (WHERE h.headway_s < ? * o.planned_headway_mean_s) AS n_bunched,
+  count(*) AS n_judged
+FROM h JOIN headway_observations o ON o.service_date = h.service_date AND o.route_id = ?
+  AND o.direction_id = h.direction_id AND o.hour_at = h.hour_at
+WHERE h.headway_s IS NOT NULL
+"""
+"""Bunching by its definition, written again in SQL (a window over each stop): the ground
+truth the Linhas page is checked against."""
+
+
+def test_lines_page_shows_bunching_on_the_simulated_trunk(
+    pipeline_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T10, the simulated city's frequent trunk (7-10 min), runs bunched now and then: the
+    page's share of bunched stop headways and its table of hours equal the SQL count."""
+    at = _app(pipeline_store, monkeypatch)
+    at.selectbox(key="f_route").set_value("T10").run()
+    at.switch_page("pages/lines.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="lines_route").value == "T10"
+    with open_snapshot(pipeline_store) as store:
+        profile_id = store.query("SELECT any_value(profile_id) FROM headway_observations").item()
+        ratio = load_profile(profile_id).trips.bunching_headway_max_ratio.value
+        n_bunched, n_judged = store.query(BUNCHING_TRUTH_SQL, ["T10", ratio, "T10"]).row(0)
+    assert 0 < n_bunched < n_judged / 5  # some, not most
+    assert _metrics(at)["Intervalos em comboio nas paradas"][0] == to_percent(n_bunched / n_judged)
+    hours = next(
+        pl.from_pandas(d.value) for d in at.dataframe if "Intervalos em comboio" in d.value.columns
+    )
+    assert hours["Intervalos em comboio"].cast(pl.Int64).sum() == n_bunched
+    assert "▼" in " ".join(c.value for c in at.caption)
