@@ -765,6 +765,22 @@ MESSAGES: tuple[str, ...] = (
     N_("penalty"),
     N_("URM 1st"),
     N_("URM repeat"),
+    # -- dashboard/auth.py (`pontual dashboard` refuses before starting) -------------------
+    N_("PONTUAL_DASHBOARD_AUTH={mode} is not a dashboard authentication mode"),
+    N_("use one of: {modes}"),
+    N_("PONTUAL_DASHBOARD_AUTH=oidc needs the provider's settings"),
+    N_(
+        "set PONTUAL_DASHBOARD_SECRETS to a Streamlit secrets file with an [auth] section "
+        "(see deploy/README.md)"
+    ),
+    N_(
+        "the dashboard without authentication cannot listen on {address}: anyone on the "
+        "network would see infractions, plates and cases"
+    ),
+    N_(
+        "create an account (`pontual users add NAME --role planejamento`) or set "
+        "PONTUAL_DASHBOARD_AUTH=oidc; for the public page use `pontual dashboard --public`"
+    ),
     # -- verbs' errors first written in pt-BR, now English ids ---------------------------------
     N_("--speed must be 0 or more"),
     N_("e.g. --speed 10"),
@@ -777,8 +793,6 @@ MESSAGES: tuple[str, ...] = (
     N_("no terminal to ask for the password"),
     N_("use --password-stdin and send the password on stdin"),
     N_("the passwords do not match"),
-    N_("accounts exist already: say who creates this one with --by"),
-    N_("a planning account (see `pontual users list`)"),
     N_("--limit must be 1 or more"),
     N_("the demo does not write the simulated city into {store} without --into-store"),
     N_("run `pontual demo` without --store (it uses {store}) or add --into-store"),
@@ -1037,6 +1051,8 @@ _ISSUE = re.compile(r"^(?P<where>[^:;]+?): (?P<message>.+)$", re.DOTALL)
 def _translate_field(name: str, value: str) -> str:
     if name == "issues":
         return "; ".join(translate_issue(part) for part in value.split("; "))
+    if name == "fields":  # a list of catalogue texts (`cases.errors.AUTO_FIELDS`)
+        return "; ".join(translate(part) for part in value.split("; "))
     number = _NUMBER.fullmatch(value)
     if number and _QUANTITY_FIELD.search(name):
         from core.pt_br import to_number

@@ -343,7 +343,7 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
             say(f"  {gettext(label)}: {_cell(case[key])}", highlight=False, markup=False)
     for label, due in wf.deadlines(case).items():
         say(
-            "  " + gettext("deadline — {label}: {due}", label=label, due=due),
+            "  " + gettext("deadline — {label}: {due}", label=gettext(label), due=due),
             highlight=False,
             markup=False,
         )
@@ -392,7 +392,7 @@ def run_overdue(args: argparse.Namespace, ctx: Context) -> int:
             str(r["case_id"]),
             r["state"],
             r["operator_id"],
-            r["pending"],
+            gettext(r["pending"]),
             str(r["due_on"]),
             str(r["days_late"]),
         )

@@ -81,12 +81,12 @@ def test_cases_of_the_period_by_state_with_deadlines(
     assert cases["state"].to_list() == ["sugerida", "lavrada", "notificada", "julgada"]
     assert rows[sugerida]["due_on"] is None and not rows[sugerida]["is_overdue"]
     # the auto lavrado on 5 Mar had to reach the operator by 20 Mar (15 days): 12 days late
-    assert rows[lavrada]["pending"] == "notificar a operadora (art. 68 §2)"
+    assert rows[lavrada]["pending"] == "notify the operator (art. 68 §2)"
     assert (rows[lavrada]["due_on"], rows[lavrada]["days_late"]) == (date(2026, 3, 20), 12)
     # notified 10 Mar: defence by 31 Mar (15 business days), not late on 1 Apr... by a day
     assert (rows[notificada]["due_on"], rows[notificada]["days_late"]) == (date(2026, 3, 31), 1)
     # judged procedente 30 Mar: appeal by 22 Apr (Good Friday and Tiradentes skipped)
-    assert rows[julgada]["pending"] == "recurso da operadora (art. 69-III)"
+    assert rows[julgada]["pending"] == "the operator's appeal (art. 69-III)"
     assert (rows[julgada]["due_on"], rows[julgada]["is_overdue"]) == (date(2026, 4, 22), False)
     by_state = {r["state"]: r for r in count_cases_by_state(cases).iter_rows(named=True)}
     assert len(by_state) == 8  # every state listed
