@@ -113,6 +113,17 @@ MESSAGES: tuple[str, ...] = (
     N_("ask an account of the competent role (see `pontual users list`)"),
     N_("the account {name} (operadora) reads only tables with a column operator_id"),
     N_("this table cannot be limited to the operator's data"),
+    # the procedure's calendar and the case database (cases.calendar, cases.db)
+    N_("profile {profile} defines no infraction procedure ([procedure])"),
+    N_("add the [procedure] section to the profile (deadlines, state, municipal holidays)"),
+    N_("the case database is at schema version {current}, newer than this Pontual ({latest})"),
+    N_("upgrade Pontual"),
+    N_("cannot use the case database URL: {text}"),
+    N_("e.g. sqlite:///data/pontual.cases.sqlite or postgresql+psycopg://user@host/db"),
+    N_("the case database refused the write: {text}"),
+    N_("try again; if it persists, check that the database is reachable"),
+    N_("cannot open the case database: {text}"),
+    N_("check PONTUAL_CASES_DB and that the server is running"),
     # an identity provider's person without an account (dashboard.auth, shown at sign-in)
     N_("{name} signed in through the identity provider but has no Pontual account"),
     N_("`pontual users add {name} --role ROLE --oidc`"),

@@ -65,10 +65,10 @@ class Context:
 
             if not read_only:
                 raise ConfigError(
-                    "este comando escreve no armazenamento; com --lake só se lê o lago",
+                    "this command writes the store; with --lake the lake is only read",
                     where=f"--lake {self.settings.lake_path}",
-                    hint="rode-o sem --lake (sobre o arquivo) e exporte com `pontual export "
-                    "parquet`, ou use `pontual match --engine spark` para escrever o lago",
+                    hint="run it without --lake (on the file) and export with `pontual export "
+                    "parquet`, or use `pontual match --engine spark` to write the lake",
                 )
             lake = open_lake(self.settings.lake_path)
             try:
