@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from core.settings import Settings
+from pontual.messages import gettext
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -84,8 +85,12 @@ class Context:
             if not (read_only and held and snapshot_path(path).exists()):
                 raise
             self.err.print(
-                f"{path} está aberto para escrita por outro processo; lendo o snapshot "
-                f"publicado ({snapshot_path(path)})"
+                gettext(
+                    "{path} is open for writing by another process; reading the published "
+                    "snapshot ({snapshot})",
+                    path=path,
+                    snapshot=snapshot_path(path),
+                )
             )
             store = open_snapshot(path)
         try:

@@ -85,6 +85,8 @@ MESSAGES: tuple[str, ...] = (
     N_("show tracebacks"),
     N_("create or migrate the store and the card-hashing key"),
     N_("list regulation profiles or show one with its sources"),
+    N_("check the digests of the raw data per day and of the cases' evidence"),
+    N_("only check (do not record the digest of new days; opens the store read-only)"),
     N_("simulate a city's bus operation with its ground truth (GTFS, AVL, fares, registers)"),
     N_("validate and load GTFS feeds; materialise scheduled trips"),
     N_("load AVL pings, fare taps, the fleet register, incidents, surveys, inspections"),

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             where="command line, field --lake",
             hint="add --engine spark",
         )
-    summary = Table("dia", *DERIVED_TABLES)
+    summary = Table(gettext("day"), *DERIVED_TABLES)
     with ctx.store() as store:
         from core.lake import check_not_archived
 
