@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from cases.db import CaseDB
 from cases.register import open_case
 from cases.report_dues import read_report_dues, record_report_delivery, report_due_on
@@ -14,6 +16,7 @@ from cases.reporting import count_cases_by_state, read_period_cases
 from cases.roles import Account
 from cases.workflow import Workflow
 from core.periods import parse_period
+from core.texts import LANG_ENV
 from tests.cases.test_workflow import PROFILE, auto, suggestion
 
 
@@ -26,7 +29,7 @@ def test_report_due_days_hand_checked() -> None:
     assert report_due_on("semester", parse_period("2026-S2"), PROFILE)[0] == date(2026, 12, 31)
 
 
-def test_late_reports_are_flagged(case_db: CaseDB) -> None:
+def test_late_reports_are_flagged(case_db: CaseDB, monkeypatch: pytest.MonkeyPatch) -> None:
     record_report_delivery(case_db, "monthly", "2026-03", date(2026, 5, 18), "ana", "ab" * 32)
     record_report_delivery(case_db, "monthly", "2026-01", date(2026, 2, 20), "ana")
     dues = read_report_dues(
@@ -48,6 +51,13 @@ def test_late_reports_are_flagged(case_db: CaseDB) -> None:
     record_report_delivery(case_db, "monthly", "2026-03", date(2026, 5, 14), "ana")
     again = read_report_dues(case_db, "monthly", ["2026-03"], PROFILE, date(2026, 6, 1))
     assert again["status"].to_list() == ["entregue no prazo"]
+    monkeypatch.setenv(LANG_ENV, "en")  # shown, never stored: in the chosen language
+    again = read_report_dues(case_db, "monthly", ["2026-03"], PROFILE, date(2026, 6, 1))
+    assert again.select("report", "status").row(0) == (
+        "Monthly management report",
+        "delivered on time",
+    )
+    assert again["basis"].item().startswith("30 working days after the end of the month (")
 
 
 def test_cases_of_the_period_by_state_with_deadlines(
