@@ -145,5 +145,5 @@ with st.form(f"case_{case_id}_{act}"):
         st.error(said(exc))
         done = ""
 if done:
-    st.success(_("Case {id}: {done}.", id=case_id, done=done))
+    st.success(_("Case {id}: {done}.", id=case_id, done=to_state_label(done)))
     st.rerun()

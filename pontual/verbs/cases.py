@@ -198,7 +198,7 @@ def run_act(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             state = wf.descartar(case_id, by, on=on, reason=args.reason, attachments=attachments)
-    ctx.say(gettext("case {case}: {state}", case=case_id, state=state))
+    ctx.say(gettext("case {case}: {state}", case=case_id, state=_state(state)))
     return 0
 
 
@@ -253,6 +253,13 @@ def _lavrar(
     )
 
 
+def _state(code: str) -> str:
+    """A case state as shown (the law's word in pt-BR, `cases.states.STATE_LABELS`)."""
+    from cases.states import to_state_label  # heavy imports when the verb runs
+
+    return to_state_label(code)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -285,7 +292,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     for r in cases.iter_rows(named=True):
         table.add_row(
             str(r["case_id"]),
-            r["state"],
+            _state(r["state"]),
             r["operator_id"],
             f"{r['group']}-{r['item']}",
             _cell(r["occurred_on"]),
@@ -316,7 +323,7 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
     say(
         "[bold]"
         + gettext("case {case}", case=case["case_id"])
-        + f"[/] — {case['state']} — {case['infraction_key']}"
+        + f"[/] — {_state(case['state'])} — {case['infraction_key']}"
     )
     for label, key in (
         (N_("operator"), "operator_id"),
@@ -357,8 +364,8 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
             + gettext(
                 "{on} {before} → {after} by {actor} ({role}): {reason}",
                 on=e["on_date"],
-                before=e["from_state"],
-                after=e["to_state"],
+                before=_state(e["from_state"]),
+                after=_state(e["to_state"]),
                 actor=e["actor"],
                 role=e["role"],
                 reason=e["reason"],
@@ -390,7 +397,7 @@ def run_overdue(args: argparse.Namespace, ctx: Context) -> int:
     for r in late.iter_rows(named=True):
         table.add_row(
             str(r["case_id"]),
-            r["state"],
+            _state(r["state"]),
             r["operator_id"],
             gettext(r["pending"]),
             str(r["due_on"]),

@@ -166,6 +166,7 @@ def test_a_case_from_the_command_line(cli: Cli) -> None:
     cli.mp.setenv("PONTUAL_LANG", "en")  # labels and refusals from their English ids
     code, out, _ = cli("cases", "show", "1", "--by", "fabio")
     assert "deadline — sending of the notice (art. 68 §2): 2026-03-20" in out
+    assert "— notice drawn up —" in out  # the state, stored as 'lavrada'
     code, out, _ = cli("cases", "overdue", "--by", "ana", "--today", "2026-03-23")
     assert code == 0 and "notify (art. 68 §2)" in out
     cli.mp.delenv("PONTUAL_LANG")
