@@ -62,6 +62,24 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 
 SANCTIONS = ("advertência", "multa", "afastamento", "recolhimento", "suspensão", "cassação")
 
+SANCTION_LABELS = Labels(
+    {
+        "advertência": N_("warning (sanction)"),
+        "multa": N_("fine"),
+        "afastamento": N_("removal of the employee"),
+        "recolhimento": N_("withdrawal of the vehicle"),
+        "suspensão": N_("suspension"),
+        "cassação": N_("revocation"),
+    }
+)
+"""How a sanction is shown (pt-BR: the law's words); a case stores the sanctions themselves,
+joined by ", " (`SANCTIONS`)."""
+
+
+def to_sanctions_label(sanctions: str) -> str:
+    """A case's stored sanctions ("multa, suspensão") as shown (unknown ones as stored)."""
+    return ", ".join(SANCTION_LABELS.get(s, s) for s in sanctions.split(", "))
+
 
 @dataclass(frozen=True)
 class Attachment:

@@ -260,6 +260,13 @@ def _state(code: str) -> str:
     return to_state_label(code)
 
 
+def _sanctions(stored: str) -> str:
+    """A case's sanctions as shown (`cases.states.SANCTION_LABELS`)."""
+    from cases.states import to_sanctions_label
+
+    return to_sanctions_label(stored)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -298,7 +305,7 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
             _cell(r["occurred_on"]),
             _cell(r["auto_number"]),
             _cell(r["verdict"]),
-            _cell(r["sanctions"]),
+            _cell(r["sanctions"] and _sanctions(r["sanctions"])),
             _cell(r["urm"]),
             _cell(r["sanction_authority"]),
         )
@@ -347,7 +354,8 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
         (N_("evidence (SHA-256)"), "evidence_sha256"),
     ):
         if case.get(key) not in (None, ""):
-            say(f"  {gettext(label)}: {_cell(case[key])}", highlight=False, markup=False)
+            value = _sanctions(case[key]) if key == "sanctions" else case[key]
+            say(f"  {gettext(label)}: {_cell(value)}", highlight=False, markup=False)
     for label, due in wf.deadlines(case).items():
         say(
             "  " + gettext("deadline — {label}: {due}", label=gettext(label), due=due),

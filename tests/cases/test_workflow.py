@@ -13,7 +13,7 @@ from cases.db import AUDIT_LOG, CASE_EVENTS, CaseDB
 from cases.errors import AccessDenied, CaseError, said
 from cases.register import get_case, list_cases, open_case
 from cases.roles import Account
-from cases.states import Auto
+from cases.states import Auto, to_sanctions_label
 from cases.workflow import Workflow
 from core.profile import load_profile
 from core.texts import LANG_ENV
@@ -273,7 +273,7 @@ def test_improcedente_and_reversed_cases_do_not_make_repeats(
 
 
 def test_sanctions_by_name_and_suspension_count(
-    case_db: CaseDB, people: dict[str, Account]
+    case_db: CaseDB, people: dict[str, Account], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wf = Workflow(case_db, PROFILE)
     boss = people["autoridade"]
@@ -291,6 +291,11 @@ def test_sanctions_by_name_and_suspension_count(
     wf.julgar(ids[0], boss, "procedente", on=date(2026, 4, 1), reason="r")
     case = get_case(case_db, boss, ids[0])
     assert case["sanctions"] == "multa, suspensão"
+    # stored as the law's words; shown in the chosen language
+    assert to_sanctions_label(case["sanctions"]) == "multa, suspensão"
+    monkeypatch.setenv(LANG_ENV, "en")
+    assert to_sanctions_label(case["sanctions"]) == "fine, suspension"
+    monkeypatch.delenv(LANG_ENV)
     assert case["sanction_authority"] == "Agente de Fiscalização do Município; Prefeito Municipal"
     assert wf.count_suspensions("O1", date(2026, 4, 30)) == 1
     wf.julgar(ids[1], boss, "procedente", on=date(2026, 4, 2), reason="r")
