@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 import streamlit as st
 
+from cases.deadlines import PENDING_ACTS
 from cases.workflow import Workflow
 from core.periods import parse_period
 from core.texts import gettext as _
@@ -70,7 +71,9 @@ else:
                 overdue["operator_id"].alias(_("Operator")),
                 format_column(overdue["n_overdue"], "integer").alias(_("Overdue cases")),
                 overdue["oldest_case_id"].alias(_("Oldest case")),
-                overdue["oldest_pending"].alias(_("Act awaited")),
+                overdue["oldest_pending"]
+                .replace({act: _(act) for act in PENDING_ACTS})
+                .alias(_("Act awaited")),
                 format_column(overdue["oldest_due_on"], "date").alias(_("Due on")),
                 format_column(overdue["oldest_days_late"], "integer").alias(_("Days late")),
             ]
