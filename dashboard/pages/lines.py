@@ -158,10 +158,8 @@ if trips.height:
         },
     )
 
-bunching_max = state.profile().trips.bunching_headway_max_ratio
-bunching: pl.DataFrame = state.load(
-    q.read_bunching, start, end, route_id, float(bunching_max.value)
-)
+bunching_max = state.profile().trips.bunching_max_ratio
+bunching: pl.DataFrame = state.load(q.read_bunching, start, end, route_id, bunching_max)
 if bunching.height and f.direction is not None:
     bunching = bunching.filter(pl.col("direction_id") == f.direction)
 
@@ -251,8 +249,12 @@ else:
         "A vehicle is bunched when it leaves a stop less than {share} of the scheduled "
         "headway after the previous one of the line ({basis}); ▼ on the chart: the share "
         "of bunched stop headways in that hour.",
-        share=to_percent(bunching_max.value, 0),
-        basis=labels.to_citation(bunching_max),
+        share=to_percent(bunching_max, 0),
+        basis=(
+            labels.to_citation(bunching_cited)
+            if (bunching_cited := state.profile().trips.bunching_headway_max_ratio)
+            else _("default, to be fixed by decree")
+        ),
     )
     if by_hour.is_empty():
         st.caption(limit + " " + _("No stop visits judged in this period."))

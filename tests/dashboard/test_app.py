@@ -434,7 +434,7 @@ def test_lines_page_shows_bunching_on_the_simulated_trunk(
     assert at.selectbox(key="lines_route").value == "T10"
     with open_snapshot(pipeline_store) as store:
         profile_id = store.query("SELECT any_value(profile_id) FROM headway_observations").item()
-        ratio = load_profile(profile_id).trips.bunching_headway_max_ratio.value
+        ratio = load_profile(profile_id).trips.bunching_max_ratio
         n_bunched, n_judged = store.query(BUNCHING_TRUTH_SQL, ["T10", ratio, "T10"]).row(0)
     assert 0 < n_bunched < n_judged / 5  # some, not most
     assert _metrics(at)["Intervalos em comboio nas paradas"][0] == to_percent(n_bunched / n_judged)
