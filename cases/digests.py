@@ -23,7 +23,9 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime
 
 import duckdb
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from core import __version__
 from core.periods import local_bounds, range_period
@@ -36,11 +38,27 @@ DIGEST_METHOD = "duckdb-text-v1"
 
 def _day_sql(name: str, columns: list[str], *, bounded: bool = True) -> str:
     """The day's rows as their canonical text lines, in digest order: each row's cells as text
-    (NULL as chr(0)) joined by chr(31), rows ordered by every column."""
+    (NULL as chr(0)) joined by chr(31), rows ordered by every column; each line ends with its
+    newline (`compute_day_digest` hashes every byte but the last line's newline)."""
     cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in columns)
     order = ", ".join(f'"{c}"' for c in columns)
     where = " WHERE event_at >= ? AND event_at < ?" if bounded else ""
-    return f'SELECT concat_ws(chr(31), {cells}) AS line FROM "{name}"{where} ORDER BY {order}'
+    return (
+        f"SELECT concat_ws(chr(31), {cells}) || chr(10) AS line "
+        f'FROM "{name}"{where} ORDER BY {order}'
+    )
+
+
+def _text_bytes(array: pa.Array) -> memoryview:
+    """The UTF-8 bytes of a string array's values, back to back (its data buffer between its
+    first and last offsets: no copy)."""
+    if array.type not in (pa.string(), pa.large_string()):
+        array = array.cast(pa.large_string())  # a string view's values are not contiguous
+    width = np.int32 if array.type == pa.string() else np.int64
+    offsets = np.frombuffer(array.buffers()[1], dtype=width)
+    first, last = offsets[array.offset], offsets[array.offset + len(array)]
+    data = array.buffers()[2]
+    return memoryview(data)[first:last] if data is not None else memoryview(b"")
 
 
 def compute_day_digest(
@@ -58,15 +76,27 @@ def compute_day_digest(
     `compute_lake_day_digest`), so a row filed under the day with an instant outside it
     changes the digest too.
 
-    DuckDB orders the lines (a parallel sort) and Python's hashlib hashes them: the same bytes,
-    so the same digest, as DuckDB's own `sha256(string_agg(... ORDER BY ...))`, which sorted
-    inside one aggregate and hashed several times slower (a year of dossier inputs is ~730
-    day-tables)."""
+    DuckDB orders the lines (a parallel sort) and writes each one's newline; hashlib hashes
+    the Arrow batches' text buffers as they come, holding back the last byte (the final
+    newline, which the joined text never had): the same bytes, so the same digest, as joining
+    the lines in Python (a third less CPU: no joined copy, no re-encoding) or DuckDB's own
+    `sha256(string_agg(... ORDER BY ...))` (several times slower)."""
     cols = columns if columns is not None else table(name).column_names
     start, end = local_bounds(range_period(day, day), tz)
-    lines = store.query(_day_sql(name, cols, bounded=not whole), [] if whole else [start, end])
-    text = lines.get_column("line").str.join("\n").item() if lines.height else ""
-    return lines.height, hashlib.sha256(text.encode("utf-8")).hexdigest(), cols
+    sql = _day_sql(name, cols, bounded=not whole)
+    reader = store.con.sql(sql, params=None if whole else [start, end]).to_arrow_reader()
+    digest = hashlib.sha256()
+    n_rows = 0
+    held = b""  # the last newline seen: hashed only when more text follows it
+    for batch in reader:
+        if batch.num_rows == 0:
+            continue
+        text = _text_bytes(batch.column(0))
+        digest.update(held)
+        digest.update(text[:-1])
+        held = bytes(text[-1:])
+        n_rows += batch.num_rows
+    return n_rows, digest.hexdigest(), cols
 
 
 FINGERPRINT_METHOD = "duckdb-hash-sum-v1"
