@@ -181,7 +181,13 @@ def _day_runs(days: Iterable[date]) -> list[tuple[date, date]]:
 
 
 def compute_raw_day_digests(
-    store: Store, name: str, start: date, end: date, tz: str
+    store: Store,
+    name: str,
+    start: date,
+    end: date,
+    tz: str,
+    *,
+    known: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The current digest (`compute_day_digest`, the table's current columns) of each day of
     raw table `name` from `start` to `end` (inclusive) that has rows (CURRENT_SCHEMA).
@@ -190,7 +196,9 @@ def compute_raw_day_digests(
     both hash sums, time zone, digest columns and DuckDB version equal its row in
     `raw_day_fingerprints` reuses that row's SHA-256, any other day is hashed in full. A row
     written behind Pontual's back moves the day's fingerprint, so the day is hashed again
-    (ADR 0113: what only `pontual verify` catches is a change crafted to keep both sums)."""
+    (ADR 0113: what only `pontual verify` catches is a change crafted to keep both sums).
+    `known` (service_date, n_rows, sha256): days just hashed in full with the current columns
+    (by `pontual verify`), taken as they are and not marked reused."""
     method = f"{DIGEST_METHOD}:{','.join(table(name).column_names)}"
     prints = compute_day_fingerprints(store, name, start, end, tz)
     keys = ["service_date", "n_rows", "row_hash_sum_a", "row_hash_sum_b"]
@@ -203,14 +211,30 @@ def compute_raw_day_digests(
         ).with_columns(pl.col("service_date").cast(pl.Date))
     else:
         cached = pl.DataFrame(schema={**{k: CURRENT_SCHEMA[k] for k in keys}, "sha256": pl.String})
+    if known is not None:
+        known = known.select(
+            pl.col("service_date").cast(pl.Date), pl.col("n_rows").cast(pl.Int64), "sha256"
+        )
+        cached = pl.concat(
+            [
+                prints.join(known, on=["service_date", "n_rows"]).with_columns(
+                    pl.lit(False).alias("is_reused")
+                ),
+                cached.join(known, on="service_date", how="anti").with_columns(
+                    pl.lit(True).alias("is_reused")
+                ),
+            ]
+        )
+    else:
+        cached = cached.with_columns(pl.lit(True).alias("is_reused"))
     joined = prints.join(cached, on=keys, how="left")
     rows = []
-    for day, n, a, b, sha in joined.select(*keys, "sha256").iter_rows():
-        if sha is None:  # one query per day hashed: bounded memory
+    for day, n, a, b, sha, reused in joined.select(*keys, "sha256", "is_reused").iter_rows():
+        if sha is not None:
+            rows.append((day, name, n, sha, method, a, b, reused))
+        else:  # one query per day hashed: bounded memory
             n, sha, _ = compute_day_digest(store, name, day, tz)
             rows.append((day, name, n, sha, method, a, b, False))
-        else:
-            rows.append((day, name, n, sha, method, a, b, True))
     return pl.DataFrame(rows, schema=CURRENT_SCHEMA, orient="row")
 
 
@@ -220,11 +244,14 @@ def record_day_fingerprints(
     *,
     days: Iterable[date] | None = None,
     tables: Iterable[str] = RAW_TABLES,
+    known: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Bring `raw_day_fingerprints` up to date for `days` (every day with rows when None) of
     each raw table in `tables`: each day is fingerprinted, hashed again only when its
-    fingerprint moved, and the rows of the days hashed again are written. Returns the current
-    digest of every such day (CURRENT_SCHEMA), reused or not."""
+    fingerprint moved, and the rows of the days hashed again are written. `known`: as in
+    `compute_raw_day_digests` (one table). Returns the current digest of every such day
+    (CURRENT_SCHEMA), reused or not."""
+    wanted = [] if days is None else sorted(set(days))
     parts = []
     for name in tables:
         if days is None:
@@ -235,9 +262,9 @@ def record_day_fingerprints(
             ).row(0)
             runs = [] if span[0] is None else [(span[0], span[1])]
         else:
-            runs = _day_runs(days)
+            runs = _day_runs(wanted)
         for first, last in runs:
-            got = compute_raw_day_digests(store, name, first, last, tz)
+            got = compute_raw_day_digests(store, name, first, last, tz, known=known)
             parts.append(got)
             new = got.filter(~pl.col("is_reused"))
             if new.height:

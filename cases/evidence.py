@@ -37,6 +37,7 @@ import sqlalchemy as sa
 
 from cases.db import CASES, CaseDB
 from cases.digests import (
+    CURRENT_SCHEMA,
     DIGEST_METHOD,
     RAW_TABLES,
     compute_day_digest,
@@ -49,6 +50,7 @@ from core.lake import open_lake_day
 from core.periods import local_bounds, range_period
 from core.profile import Profile
 from core.register import to_register_latest
+from core.schema import table
 from core.store import Store
 
 DIGEST_SCHEMA = {
@@ -218,6 +220,38 @@ def verify_day_digests(
             (day, name, r["n_rows"], n_now, r["sha256"], digest, problem is None, location, problem)
         )
     return pl.DataFrame(rows, schema=VERIFY_SCHEMA, orient="row")
+
+
+def record_verified_fingerprints(store: Store, verified: pl.DataFrame) -> pl.DataFrame:
+    """After `verify_day_digests` on a writable store: `raw_day_fingerprints` of every store
+    day it checked, from the digest it has just recomputed in full (for a day recorded with
+    the table's current columns; any other day through `record_day_fingerprints`). A report
+    then reuses what verify proved, and a row of that table edited behind Pontual's back is
+    overwritten. Returns the rows brought up to date (CURRENT_SCHEMA)."""
+    recorded = store.query(
+        "SELECT service_date, table_name, digest_method, time_zone FROM raw_day_digests"
+    ).with_columns(pl.col("service_date").cast(pl.Date))
+    checked = verified.filter(pl.col("location") == "store").join(
+        recorded, on=["service_date", "table_name"]
+    )
+    parts = []
+    for (name, tz), group in checked.group_by("table_name", "time_zone"):
+        method = f"{DIGEST_METHOD}:{','.join(table(str(name)).column_names)}"
+        known = group.filter(pl.col("digest_method") == method).select(
+            "service_date",
+            pl.col("n_rows_now").alias("n_rows"),
+            pl.col("sha256_now").alias("sha256"),
+        )
+        parts.append(
+            record_day_fingerprints(
+                store,
+                str(tz),
+                days=group["service_date"].to_list(),
+                tables=(str(name),),
+                known=known,
+            )
+        )
+    return pl.concat(parts) if parts else pl.DataFrame(schema=CURRENT_SCHEMA)
 
 
 def compute_period_day_digests(store: Store, start: date, end: date, tz: str) -> pl.DataFrame:

@@ -177,3 +177,34 @@ def test_a_store_without_the_table_hashes_every_day(filled: Path) -> None:
         got = compute_raw_day_digests(store, "vehicle_locations", *MARCH, TZ)
         assert _period(store) == _full(store)
     assert not got["is_reused"].any()
+
+
+def test_verify_writes_the_digests_it_recomputed_over_an_edited_one(filled: Path) -> None:
+    """A row of raw_day_fingerprints edited by direct SQL to a false digest whose fingerprint
+    still holds (what no report could notice) is overwritten by `pontual verify`'s full
+    recomputation; so is a day changed behind Pontual's back."""
+    from cases.evidence import record_verified_fingerprints, verify_day_digests
+
+    with Store.open(filled) as store:
+        record_day_digests(store, PROFILE)
+        store.con.execute(
+            "UPDATE raw_day_fingerprints SET sha256 = repeat('0', 64) WHERE service_date = ? "
+            "AND table_name = 'vehicle_locations'",
+            [MAR2],
+        )
+        fooled = _period(store)
+        store.con.execute(
+            "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE event_at = '2026-03-03 11:00Z'"
+        )
+        report = verify_day_digests(store)
+        written = record_verified_fingerprints(store, report)
+        after = compute_raw_day_digests(store, "vehicle_locations", *MARCH, TZ)
+        truth = _full(store)
+    assert ("vehicle_locations", MAR2, 5, "0" * 64) in fooled
+    assert report.filter(~pl.col("is_ok"))["service_date"].to_list() == [MAR3]
+    assert sorted(written.select("table_name", "service_date", "n_rows", "sha256").rows()) == truth
+    assert after["is_reused"].all()
+    assert sorted(
+        ("vehicle_locations", d, n, h)
+        for d, n, h in after.select("service_date", "n_rows", "sha256").iter_rows()
+    ) == [t for t in truth if t[0] == "vehicle_locations"]
