@@ -7,8 +7,8 @@ package digest, and names each day or case that changed, each archived day whose
 partition is missing, and each day under a case's legal hold whose raw data is in neither
 (exit 2). With --lake and no store file, the lake is verified alone against the digests
 exported beside its partitions. Unless --no-record, the digests recomputed in full become the
-current ones reports reuse (`raw_day_fingerprints`, ADR 0113). Heavy imports live inside `run` (verbs are imported at
-start-up).
+current ones reports reuse (`raw_day_fingerprints`, ADR 0113). Heavy imports live inside `run`
+(verbs are imported at start-up).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "verify", help="conferir os digests dos dados brutos por dia e das evidências dos casos"
+        "verify", help="check the digests of the raw data per day and of the cases' evidence"
     )
     p.add_argument(
         "--no-record",
         action="store_true",
-        help="só conferir (não registrar o digest de dias novos; abre o armazenamento só para leitura)",
+        help="only check (do not record the digest of new days; opens the store read-only)",
     )
     p.set_defaults(func=run)
 
