@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -44,6 +45,10 @@ _INSERT_BATCH_ROWS = 122_880
 # A table of at least this many rows is published as one file per month (ADR 0104); a smaller
 # one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
 PART_MIN_ROWS = 10_000
+# A table with no month to split by (the GTFS tables) of at least this many rows is published
+# as one file of its own, written again only when its rows' digest moved (ADR 0114); a
+# smaller one is copied into the catalogue.
+WHOLE_MIN_ROWS = 5_000
 SNAPSHOT_MODE_ENV = "PONTUAL_SNAPSHOT"
 """How the readers' snapshot is published: "copy" (the default: the whole file copied and
 renamed into place) or "months" (ADR 0104: big tables as month files, only changed months
@@ -65,6 +70,8 @@ def snapshot_mode() -> str:
 
 # The catalogue's table of the month files (not a store table: only snapshots have it).
 _PARTS_TABLE = "_snapshot_parts"
+# The "month" of the file holding a whole table that has no month (ADR 0114).
+_WHOLE = "all"
 # Times a reader re-reads the catalogue when a month file it names was just replaced.
 _OPEN_RETRIES = 5
 
@@ -586,13 +593,17 @@ class Store:
 
     # -- snapshot for readers --------------------------------------------------------------
     def publish_snapshot(
-        self, *, part_min_rows: int = PART_MIN_ROWS, mode: str | None = None
+        self,
+        *,
+        part_min_rows: int = PART_MIN_ROWS,
+        whole_min_rows: int = WHOLE_MIN_ROWS,
+        mode: str | None = None,
     ) -> Path:
         """Checkpoint and publish a consistent read-only snapshot for the dashboard and the
         reports: a whole copy (`mode` "copy", the default of `snapshot_mode`) or month files
         (`_publish_months`, ADR 0104)."""
         if (mode or snapshot_mode()) == "months":
-            return self._publish_months(part_min_rows)
+            return self._publish_months(part_min_rows, whole_min_rows)
         self._require_writable()
         self._run("CHECKPOINT")
         target = snapshot_path(self.path)
@@ -604,14 +615,17 @@ class Store:
         os.replace(tmp, target)
         return target
 
-    def _publish_months(self, part_min_rows: int) -> Path:
+    def _publish_months(self, part_min_rows: int, whole_min_rows: int) -> Path:
         """Publish the snapshot writing again only what changed since the last one (ADR 0104).
 
         A table of `part_min_rows` rows or more is held as one DuckDB file per month of its
         service date (or of its key instant) under `snapshot_parts_dir`; a month's file is
         written again when this store wrote rows of that month (`_note_changed`, journaled
         across processes), when its row count moved (a write that did not go through
-        `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). Every smaller table is copied into the
+        `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). A
+        table with no month of `whole_min_rows` rows or more (the GTFS tables) is one file
+        of its own, written again when the digest of its rows moved (ADR 0114). Every smaller
+        table is copied into the
         catalogue, a new file moved into place with an atomic rename: a reader sees the
         previous snapshot or the new one, never a mix (the month files it names are never
         rewritten, only replaced by new files under new names).
@@ -631,7 +645,7 @@ class Store:
             for line in pending.read_text(encoding="utf-8").splitlines():
                 name, _, month = line.partition("\t")
                 changed.add((name, month))
-        published = _read_published_parts(target, parts_dir)
+        published = _read_published_parts(self, target, parts_dir)
         db = self._run("SELECT current_database()")[0][0]
         tables = self._run(
             "SELECT table_name, estimated_size FROM duckdb_tables() "
@@ -663,25 +677,38 @@ class Store:
             for name, estimated in tables:
                 signature = ",".join(f"{c} {t}" for c, t in columns[name])
                 column = _part_column(name, [c for c, _ in columns[name]])
+                least = whole_min_rows if column is None else part_min_rows
+                if name == SCHEMA_VERSION.name:  # read by `open_snapshot` before any attach
+                    least = sys.maxsize
                 n_rows = int(estimated or 0)
-                if column is not None and n_rows >= part_min_rows:
+                if n_rows >= least:
                     n_rows = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
-                if column is None or n_rows < part_min_rows:
+                if n_rows < least:
                     self._run(
                         f'CREATE TABLE _snapshot_new.main."{name}" AS '
                         f'SELECT * FROM "{db}".main."{name}"'
                     )
                     continue
-                months, dirty = self._changed_months(
-                    name, column, dict(columns[name])[column], signature, published, changed
-                )
+                if column is None:
+                    # its signature also holds the digest of its rows
+                    signature, months, dirty = self._changed_whole(
+                        name, columns[name], signature, published
+                    )
+                else:
+                    months, dirty = self._changed_months(
+                        name, column, dict(columns[name])[column], signature, published, changed
+                    )
                 branches = []
                 for m in sorted(months):
                     alias = f"_snap_{name}_{m.replace('-', '_')}"
                     old = published.get((name, m))
                     if m in dirty or old is None:
                         file = f"{name}.{m}.{token}.duckdb"
-                        where, params = _month_filter(column, dict(columns[name])[column], m)
+                        where, params = (
+                            ("TRUE", [])
+                            if column is None
+                            else _month_filter(column, dict(columns[name])[column], m)
+                        )
                         _write_part(self, db, name, where, params, parts_dir / file, group)
                     else:
                         file = old[0]
@@ -750,6 +777,27 @@ class Store:
                 views = failed
         finally:
             self._run(f'USE "{db}"')
+
+    def _changed_whole(
+        self,
+        name: str,
+        columns: list[tuple[str, str]],
+        signature: str,
+        published: dict[tuple[str, str], tuple[str, int, str]],
+    ) -> tuple[str, dict[str, int], set[str]]:
+        """Table `name`, which has no month, as one part: its signature (the columns', then
+        the digest of its rows), its rows (`_WHOLE` -> count), and that part if its file must
+        be written again, when the signature or the count differs from the published one.
+
+        The digest is the sum of a 64-bit hash of each row (an order-free digest of the rows
+        as a multiset): any write moves it, an UPDATE that keeps the row count included. It
+        costs a scan, a tenth of writing the table again (ADR 0114)."""
+        row = ", ".join(f'"{c}"' for c, _ in columns)
+        n, digest = self._run(f'SELECT count(*), sum(hash({row})) FROM "{name}"')[0]
+        whole = f"{signature};rows {digest}"
+        old = published.get((name, _WHOLE))
+        fresh = old is not None and old[1:] == (int(n), whole)
+        return whole, {_WHOLE: int(n)}, set() if fresh else {_WHOLE}
 
     def _changed_months(
         self,
@@ -821,28 +869,32 @@ def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
 
 
 def _read_published_parts(
-    target: Path, parts_dir: Path
+    store: Store, target: Path, parts_dir: Path
 ) -> dict[tuple[str, str], tuple[str, int, str]]:
-    """(table, month) -> (file, rows, column signature) of the published snapshot's month
-    files that still exist; empty when there is none (a first publication, or a snapshot of
-    before ADR 0104: a plain copy)."""
+    """(table, month) -> (file, rows, signature) of the published snapshot's month files
+    that still exist; empty when there is none (a first publication, or a snapshot of before
+    ADR 0104: a plain copy). The catalogue is attached read-only to the store's connection
+    for the look-up (a fifth of the cost of a connection of its own)."""
     if not target.exists():
         return {}
     try:
-        con = duckdb.connect(str(target.resolve()), read_only=True)
+        store._run(f"ATTACH {_quote(str(target.resolve()))} AS _snapshot_old (READ_ONLY)")
     except duckdb.Error:
         return {}  # damaged or unreadable: everything is written again
     try:
-        found = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [_PARTS_TABLE]
-        ).fetchall()[0][0]
+        found = store._run(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = '_snapshot_old' "
+            "AND schema_name = 'main' AND table_name = ?",
+            [_PARTS_TABLE],
+        )[0][0]
         if not found:
             return {}
-        rows = con.execute(
-            f"SELECT table_name, month, file, n_rows, signature FROM {_PARTS_TABLE}"
-        ).fetchall()
+        rows = store._run(
+            "SELECT table_name, month, file, n_rows, signature "
+            f"FROM _snapshot_old.main.{_PARTS_TABLE}"
+        )
     finally:
-        con.close()
+        store._run("DETACH _snapshot_old")
     return {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
 
 

@@ -178,6 +178,53 @@ def test_small_tables_are_copied_and_a_table_that_grows_is_parted(store_path: Pa
     assert_same_rows(store_path)
 
 
+def routes(n: int) -> pl.DataFrame:
+    """`n` routes of one feed (a table with no month: published whole, ADR 0114)."""
+    return pl.DataFrame(
+        {
+            "feed_id": ["f1"] * n,
+            "route_id": [f"R{i}" for i in range(n)],
+            "agency_id": ["A"] * n,
+            "route_short_name": [str(i) for i in range(n)],
+            "route_long_name": [f"Linha {i}" for i in range(n)],
+            "route_type": [3] * n,
+            "route_color": ["FF0000"] * n,
+            "route_text_color": ["FFFFFF"] * n,
+        }
+    )
+
+
+def test_a_table_without_month_is_one_file_written_again_when_its_rows_change(
+    store_path: Path,
+) -> None:
+    def publish(whole_min_rows: int = 3) -> str | None:
+        with Store.open(store_path) as store:
+            store.publish_snapshot(part_min_rows=PART_ALL, whole_min_rows=whole_min_rows)
+        assert_same_rows(store_path)
+        return part_files(store_path).get("gtfs_routes.all")
+
+    with Store.open(store_path) as store:
+        store.append("gtfs_routes", routes(3))
+    first = publish()
+    assert first is not None
+    with Store.open(store_path) as store:  # another table written: the routes keep their file
+        store.append("vehicle_locations", pings(date(2026, 1, 30)))
+    assert publish() == first
+    with Store.open(store_path) as store:
+        # an UPDATE that keeps the row count, outside append/replace: the rows' digest moved
+        sql = "UPDATE gtfs_routes SET route_color = '00FF00' WHERE route_id = 'R1'"
+        store.con.execute(sql).fetchall()
+    second = publish()
+    assert second not in (None, first)
+    with open_snapshot(store_path) as snap:
+        assert snap.read("gtfs_routes", "route_id = 'R1'")["route_color"][0] == "00FF00"
+    with Store.open(store_path) as store:
+        assert store.append("gtfs_routes", routes(4)).n_inserted == 1
+    assert publish() not in (None, first, second)
+    # under the threshold: copied into the catalogue, and its file removed
+    assert publish(whole_min_rows=5) is None
+
+
 def test_month_files_are_as_private_as_the_snapshot(store_path: Path) -> None:
     def mode(p: Path) -> int:
         return stat.S_IMODE(p.stat().st_mode)
