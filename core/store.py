@@ -696,7 +696,13 @@ class Store:
                     )
                 else:
                     months, dirty = self._changed_months(
-                        name, column, dict(columns[name])[column], signature, published, changed
+                        name,
+                        column,
+                        dict(columns[name])[column],
+                        signature,
+                        published,
+                        changed,
+                        n_rows,
                     )
                 branches = []
                 for m in sorted(months):
@@ -807,9 +813,10 @@ class Store:
         signature: str,
         published: dict[tuple[str, str], tuple[str, int, str]],
         changed: set[tuple[str, str]],
+        total: int,
     ) -> tuple[dict[str, int], set[str]]:
-        """The months of table `name` now (month -> rows) and those whose file must be
-        written again.
+        """The months of table `name` (of `total` rows) now (month -> rows) and those whose
+        file must be written again.
 
         Usually cheap: the months this store wrote are counted (a range each, zone maps skip
         the rest) and, with the published counts of the others, must add up to the table's
@@ -819,7 +826,6 @@ class Store:
         """
         before = {m: rec for (t, m), rec in published.items() if t == name}
         tracked = {m for t, m in changed if t == name}
-        total = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
         if before and all(rec[2] == signature for rec in before.values()):
             months = {m: rec[1] for m, rec in before.items() if m not in tracked}
             for m in tracked:
