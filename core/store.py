@@ -72,6 +72,8 @@ def snapshot_mode() -> str:
 _PARTS_TABLE = "_snapshot_parts"
 # The "month" of the file holding a whole table that has no month (ADR 0114).
 _WHOLE = "all"
+# The catalogue's table of the signatures of the tables copied into it (ADR 0114).
+_COPIED_TABLE = "_snapshot_copied"
 # Times a reader re-reads the catalogue when a month file it names was just replaced.
 _OPEN_RETRIES = 5
 
@@ -625,10 +627,11 @@ class Store:
         `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). A
         table with no month of `whole_min_rows` rows or more (the GTFS tables) is one file
         of its own, written again when the digest of its rows moved (ADR 0114). Every smaller
-        table is copied into the
-        catalogue, a new file moved into place with an atomic rename: a reader sees the
-        previous snapshot or the new one, never a mix (the month files it names are never
-        rewritten, only replaced by new files under new names).
+        table is copied into the catalogue, a new file moved into place with an atomic
+        rename: a reader sees the previous snapshot or the new one, never a mix (the month
+        files it names are never rewritten, only replaced by new files under new names). The
+        new catalogue starts as a copy of the previous one, whose copied tables are kept
+        when the digest of their rows did not move (ADR 0114).
         """
         self._require_writable()
         self._run("CHECKPOINT")
@@ -645,7 +648,7 @@ class Store:
             for line in pending.read_text(encoding="utf-8").splitlines():
                 name, _, month = line.partition("\t")
                 changed.add((name, month))
-        published = _read_published_parts(self, target, parts_dir)
+        published, copied_before = _read_published(self, target, parts_dir)
         db = self._run("SELECT current_database()")[0][0]
         tables = self._run(
             "SELECT table_name, estimated_size FROM duckdb_tables() "
@@ -671,9 +674,10 @@ class Store:
         tmp = catalogue_dir / target.name
         attached: list[str] = []
         rows: list[tuple[str, str, str, str, int, str]] = []
+        copied: list[str] = []  # tables copied whole into the catalogue
+        viewed: dict[str, str] = {}  # parted table -> the SQL of its view over its files
+        same_views: set[str] = set()  # parted tables whose last catalogue's view is the same
         try:
-            self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
-            attached.append("_snapshot_new")
             for name, estimated in tables:
                 signature = ",".join(f"{c} {t}" for c, t in columns[name])
                 column = _part_column(name, [c for c, _ in columns[name]])
@@ -684,10 +688,7 @@ class Store:
                 if n_rows >= least:
                     n_rows = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
                 if n_rows < least:
-                    self._run(
-                        f'CREATE TABLE _snapshot_new.main."{name}" AS '
-                        f'SELECT * FROM "{db}".main."{name}"'
-                    )
+                    copied.append(name)
                     continue
                 if column is None:
                     # its signature also holds the digest of its rows
@@ -722,19 +723,20 @@ class Store:
                     attached.append(alias)
                     rows.append((alias, name, m, file, months[m], signature))
                     branches.append(f'SELECT * FROM {alias}.main."{name}"')
-                self._run(
-                    f'CREATE VIEW _snapshot_new.main."{name}" AS ' + " UNION ALL ".join(branches)
+                viewed[name] = " UNION ALL ".join(branches)
+                before = {(m, _columns_of(r[2])) for (t, m), r in published.items() if t == name}
+                if before == {(m, _columns_of(signature)) for m in months}:
+                    same_views.add(name)  # same months and columns: the last view reads them
+            signatures = self._copied_signatures(copied, columns)
+            if copied_before is not None:
+                shutil.copyfile(target.resolve(), tmp)
+            self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
+            attached.append("_snapshot_new")
+            with self.transaction():  # one commit of the catalogue's changes
+                self._fill_catalogue(
+                    db, copied, signatures, copied_before or {}, viewed, same_views, rows
                 )
             self._copy_views(db)
-            self._run(
-                f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
-                "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
-            )
-            if rows:
-                self.con.executemany(
-                    f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
             self._run("CHECKPOINT _snapshot_new")
         finally:
             for alias in reversed(attached):
@@ -757,6 +759,80 @@ class Store:
             else:
                 path.unlink(missing_ok=True)
         return target
+
+    def _copied_signatures(
+        self, names: list[str], columns: dict[str, list[tuple[str, str]]]
+    ) -> dict[str, str]:
+        """Table -> its columns and the digest of its rows (as `_changed_whole`), for the
+        tables copied whole into the catalogue: one query, a scan of each small table."""
+        if not names:
+            return {}
+        selects = []
+        for name in names:
+            row = ", ".join(f'"{c}"' for c, _ in columns[name])
+            selects.append(
+                f'SELECT {_quote(name)} AS t, count(*) AS n, sum(hash({row})) AS h FROM "{name}"'
+            )
+        found = {t: f"rows {n} {h}" for t, n, h in self._run(" UNION ALL ".join(selects))}
+        return {n: ",".join(f"{c} {t}" for c, t in columns[n]) + ";" + found[n] for n in names}
+
+    def _fill_catalogue(
+        self,
+        db: str,
+        copied: list[str],
+        signatures: dict[str, str],
+        copied_before: dict[str, str],
+        viewed: dict[str, str],
+        same_views: set[str],
+        rows: list[tuple[str, str, str, str, int, str]],
+    ) -> None:
+        """Make the attached `_snapshot_new` (empty, or the previous catalogue's copy, whose
+        copied tables had `copied_before` signatures) the new catalogue: the small tables
+        copied (kept when their signature did not move), a view per parted table (kept when
+        in `same_views`: the same months, read through the same aliases, the same
+        columns), the list of the part files and the signatures of the copied tables. The
+        store's own views are dropped here and made again after (`_copy_views`)."""
+        there = dict(
+            self._run(
+                "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE database_name = "
+                "'_snapshot_new' AND schema_name = 'main' UNION ALL SELECT view_name, 'VIEW' "
+                "FROM duckdb_views() WHERE database_name = '_snapshot_new' "
+                "AND schema_name = 'main' AND NOT internal"
+            )
+        )
+        kept = {
+            n for n in copied if there.get(n) == "TABLE" and copied_before.get(n) == signatures[n]
+        }
+        kept |= {n for n in same_views if there.get(n) == "VIEW"}
+        for name, kind in there.items():
+            if name not in kept:
+                self._run(f'DROP {kind} _snapshot_new.main."{name}"')
+        for name in copied:
+            if name not in kept:
+                self._run(
+                    f'CREATE TABLE _snapshot_new.main."{name}" AS '
+                    f'SELECT * FROM "{db}".main."{name}"'
+                )
+        for name, sql in viewed.items():
+            if name not in kept:
+                self._run(f'CREATE VIEW _snapshot_new.main."{name}" AS {sql}')
+        self._run(
+            f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
+            "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
+        )
+        if rows:
+            self.con.executemany(
+                f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?)", rows
+            )
+        self._run(
+            f"CREATE TABLE _snapshot_new.main.{_COPIED_TABLE} (table_name VARCHAR, "
+            "signature VARCHAR)"
+        )
+        if copied:
+            self.con.executemany(
+                f"INSERT INTO _snapshot_new.main.{_COPIED_TABLE} VALUES (?, ?)",
+                [(n, signatures[n]) for n in copied],
+            )
 
     def _copy_views(self, db: str) -> None:
         """Create the store's views (e.g. `scheduled_trips`, ADR 0102) in the new catalogue,
@@ -863,6 +939,11 @@ def _write_part(
     os.chmod(path, 0o600 | group)
 
 
+def _columns_of(signature: str) -> str:
+    """The columns part of a part's signature (a whole table's also holds its rows' digest)."""
+    return signature.rsplit(";rows ", 1)[0]
+
+
 def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
     """WHERE clause (and parameters) of the rows of `month` ('YYYY-MM' or 'none') by
     `column` (of DuckDB type `dtype`): a range, so that zone maps skip other months."""
@@ -874,34 +955,47 @@ def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
     return where, [f"{month}-01", end]
 
 
-def _read_published_parts(
+def _read_published(
     store: Store, target: Path, parts_dir: Path
-) -> dict[tuple[str, str], tuple[str, int, str]]:
-    """(table, month) -> (file, rows, signature) of the published snapshot's month files
-    that still exist; empty when there is none (a first publication, or a snapshot of before
-    ADR 0104: a plain copy). The catalogue is attached read-only to the store's connection
-    for the look-up (a fifth of the cost of a connection of its own)."""
+) -> tuple[dict[tuple[str, str], tuple[str, int, str]], dict[str, str] | None]:
+    """What the published snapshot holds: (table, month) -> (file, rows, signature) of its
+    part files that still exist, and table -> signature of the tables copied into its
+    catalogue (None when the catalogue is not one to start the next from: none, one of
+    before ADR 0114, a plain copy of before ADR 0104). The catalogue is attached read-only
+    to the store's connection for the look-up (a fifth of the cost of a connection of its
+    own)."""
     if not target.exists():
-        return {}
+        return {}, None
     try:
         store._run(f"ATTACH {_quote(str(target.resolve()))} AS _snapshot_old (READ_ONLY)")
     except duckdb.Error:
-        return {}  # damaged or unreadable: everything is written again
+        return {}, None  # damaged or unreadable: everything is written again
     try:
-        found = store._run(
-            "SELECT count(*) FROM duckdb_tables() WHERE database_name = '_snapshot_old' "
-            "AND schema_name = 'main' AND table_name = ?",
-            [_PARTS_TABLE],
-        )[0][0]
-        if not found:
-            return {}
+        found = {
+            r[0]
+            for r in store._run(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = '_snapshot_old' "
+                "AND schema_name = 'main' AND table_name IN (?, ?)",
+                [_PARTS_TABLE, _COPIED_TABLE],
+            )
+        }
+        if _PARTS_TABLE not in found:
+            return {}, None
         rows = store._run(
             "SELECT table_name, month, file, n_rows, signature "
             f"FROM _snapshot_old.main.{_PARTS_TABLE}"
         )
+        copied = (
+            dict(
+                store._run(f"SELECT table_name, signature FROM _snapshot_old.main.{_COPIED_TABLE}")
+            )
+            if _COPIED_TABLE in found
+            else None
+        )
     finally:
         store._run("DETACH _snapshot_old")
-    return {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
+    parts = {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
+    return parts, copied
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:

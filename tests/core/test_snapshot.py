@@ -66,10 +66,11 @@ def replace_day(store: Store, day: date, n_pings: int) -> None:
 
 
 def every_table(store: Store) -> dict[str, pl.DataFrame]:
-    """Every store table's rows in one order (the snapshot's own catalogue table aside)."""
+    """Every store table's rows in one order (the snapshot's own catalogue tables aside)."""
     names = store.query(
         "SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() "
-        "AND schema_name = 'main' AND table_name <> '_snapshot_parts' GROUP BY table_name"
+        "AND schema_name = 'main' AND table_name NOT IN ('_snapshot_parts', '_snapshot_copied') "
+        "GROUP BY table_name"
     )["table_name"]
     return {n: store.query(f'SELECT * FROM "{n}" ORDER BY ALL') for n in sorted(names)}
 
@@ -223,6 +224,30 @@ def test_a_table_without_month_is_one_file_written_again_when_its_rows_change(
     assert publish() not in (None, first, second)
     # under the threshold: copied into the catalogue, and its file removed
     assert publish(whole_min_rows=5) is None
+
+
+def test_each_catalogue_starts_from_the_last_and_copies_what_changed(store_path: Path) -> None:
+    """Small tables are copied into the catalogue; a new catalogue starts as a copy of the last
+    one and copies again the tables whose rows moved, an UPDATE included (ADR 0114)."""
+    sizes = []
+    for i in range(12):
+        with Store.open(store_path) as store:
+            if i == 0:
+                store.append("gtfs_routes", routes(3))
+                store.append("vehicle_locations", pings(date(2026, 1, 30)))
+            elif i % 3 == 0:  # the same row count, other values
+                sql = f"UPDATE gtfs_routes SET route_color = '{i:06d}' WHERE route_id = 'R1'"
+                store.con.execute(sql).fetchall()
+            elif i % 3 == 1:  # a month file replaced, the same months
+                replace_day(store, date(2026, 1, 30), 40 + i)
+            store.publish_snapshot(part_min_rows=4, whole_min_rows=1_000)
+        assert_same_rows(store_path)
+        sizes.append(snapshot_path(store_path).resolve().stat().st_size)
+    with open_snapshot(store_path) as snap:
+        assert snap.read("gtfs_routes", "route_id = 'R1'")["route_color"][0] == "000009"
+        assert snap.read("avl_coverage")["n_pings"].to_list() == [50, 51]
+    assert "gtfs_routes.all" not in part_files(store_path)  # copied, under 1 000 rows
+    assert max(sizes[4:]) <= max(sizes[:4])  # freed blocks are used again: no growth
 
 
 def test_month_files_are_as_private_as_the_snapshot(store_path: Path) -> None:
