@@ -63,7 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _say_counts(ctx: Context, name: str, counts: IngestCounts) -> None:
-    """The per-file summary line (hidden by --quiet)."""
+    """The per-file summary line (hidden by --quiet: then not even worded, which would read
+    the message catalogue)."""
+    if ctx.settings.quiet:
+        return
     ctx.say(
         gettext(
             "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
