@@ -254,6 +254,17 @@ def compute_boardings(
     placed). Row order follows `event_at`.
     """
     windows = build_stop_windows(stop_visits, include_last=False, options=options)
+    return place_taps(taps, windows, timezone=timezone)
+
+
+def place_taps(taps: pl.DataFrame, windows: pl.DataFrame, *, timezone: str) -> pl.DataFrame:
+    """`compute_boardings` on the boarding windows of the stop visits (`build_stop_windows`
+    with `include_last=False`).
+
+    Each tap's placement is its own (an as-of join on its vehicle's windows): the taps of a
+    period placed a slice at a time on the windows of all its visits are placed as all at
+    once.
+    """
     events = taps.select(
         "transaction_id",
         pl.col("event_at").cast(UTC_INSTANT),

@@ -443,6 +443,13 @@ class VisitCounts:
     od_count: np.ndarray
     """riders of each `od_pair`"""
 
+    @classmethod
+    def none(cls, load_visits: LoadVisits) -> VisitCounts:
+        """No tap on any visit."""
+        zeros = np.zeros(load_visits.keys.size, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(zeros, zeros, zeros, empty, empty)
+
     def add(self, other: VisitCounts) -> VisitCounts:
         """The counts of both (of taps of other days: each tap is counted once)."""
         pair, inverse = np.unique(np.r_[self.od_pair, other.od_pair], return_inverse=True)
