@@ -34,6 +34,7 @@ from analytics.crowding.boardings import (
     compute_boardings,
     match_to_trace,
     place_taps,
+    windows_between,
 )
 from analytics.crowding.loads import (
     DEFAULT_LOAD_OPTIONS,
@@ -453,6 +454,7 @@ def compute_crowding_by_day(
     tz = profile.general.timezone.value
     visits = period.stop_visits
     windows = build_stop_windows(visits, include_last=False, options=options.boarding)
+    vehicles = windows["vehicle_id"].unique()
     load_visits = build_load_visits(visits, period.trips)
     # a service day's taps are all read once its runs' boarding windows are over and its
     # local date is past: a placed tap lies in a window of its day, an unplaced one on it
@@ -471,15 +473,15 @@ def compute_crowding_by_day(
     bounds = _tap_slices(period, tz)
     for lo, hi in pairwise(bounds):
         taps = read_taps(lo, hi)
-        placed = place_taps(taps, windows, timezone=tz)
+        placed = place_taps(taps, windows_between(windows, lo, hi), timezone=tz, vehicles=vehicles)
         del taps
+        if set(placed["service_date"].unique().to_list()) & done:
+            raise AssertionError("a tap of a service day already chained: a bug in the slices")
         held = placed if held is None else pl.concat([held, placed], how="vertical")
         del placed
-        days = held["service_date"].unique().sort().to_list()
-        if set(days) & done:
-            raise AssertionError("a tap of a service day already chained: a bug in the slices")
         is_last = hi >= period.taps_to
-        ready = [d for d in days if is_last or complete_at(d) <= hi]
+        days = held["service_date"].unique().sort().to_list()
+        ready = [d for d in days if d not in done and (is_last or complete_at(d) <= hi)]
         for day in ready:
             placements = _chain_day(held, day, visits, period.stops, options)
             counts = counts.add(count_visit_taps(placements, load_visits))

@@ -26,7 +26,7 @@ from pontual.verbs.arguments import (
 )
 
 if TYPE_CHECKING:
-    from analytics.crowding.job import CrowdingResult
+    from analytics.crowding.job import CrowdingRun
 
 # Line-hours listed in the "worst" table.
 MAX_SHOWN = 10
@@ -94,7 +94,7 @@ def _run_spark(args: argparse.Namespace, ctx: Context, start: date, end: date, l
 
 def print_result(
     ctx: Context,
-    result: CrowdingResult,
+    result: CrowdingRun,
     limit_per_m2: float,
     elapsed_s: float,
     timezone: str = "America/Sao_Paulo",
@@ -110,18 +110,23 @@ def print_result(
     from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
     from core.pt_br import to_date, to_number, to_percent
 
-    taps = result.tap_placements
-    n = taps.height
-    placed = taps.filter(pl.col("placement") == "placed")
+    counts = result.tap_counts
+    n = int(counts["n"].sum())
+    placed = counts.filter(pl.col("placement") == "placed")
+    n_placed = int(placed["n"].sum())
     ctx.say(
         f"{to_number(n, 0)} validações em {to_number(elapsed_s)} s; "
-        f"{to_number(placed.height, 0)} embarques localizados "
-        f"({to_percent(placed.height / n if n else 0)})"
+        f"{to_number(n_placed, 0)} embarques localizados "
+        f"({to_percent(n_placed / n if n else 0)})"
     )
-    if n > placed.height:
+    if n > n_placed:
         why = Table("validações não localizadas", "n", "motivo")
-        counts = taps.filter(pl.col("placement") != "placed").group_by("placement").len()
-        for code, count in counts.sort("len", descending=True).iter_rows():
+        unplaced = (
+            counts.filter(pl.col("placement") != "placed")
+            .group_by("placement")
+            .agg(pl.col("n").sum().alias("len"))
+        )
+        for code, count in unplaced.sort("len", descending=True).iter_rows():
             why.add_row(code, to_number(count, 0), UNPLACED_REASONS.get(code, ""))
         ctx.console.print(why)
     if result.trace_placements is not None:
@@ -130,19 +135,20 @@ def print_result(
             "sem viagem reconhecida, no rastro GPS do veículo: "
             + "; ".join(f"{c} {n} ({TRACE_REASONS.get(c, '')})" for c, n in trace.iter_rows())
         )
-    if placed.height:
-        methods = placed.group_by("alighting_method").len().sort("len", descending=True)
+    if n_placed:
+        methods = (
+            placed.group_by("alighting_method")
+            .agg(pl.col("n").sum().alias("len"))
+            .sort("len", descending=True)
+        )
         ctx.say(
             "desembarques: "
-            + ", ".join(
-                f"{m} {c} ({100 * c / placed.height:.1f} %)" for m, c in methods.iter_rows()
-            )
+            + ", ".join(f"{m} {c} ({100 * c / n_placed:.1f} %)" for m, c in methods.iter_rows())
         )
         unlinked = (
             placed.filter(pl.col("alighting_method") == "unlinked")
-            .with_columns(pl.col("reason").str.split(":").list.first())
             .group_by("reason")
-            .len()
+            .agg(pl.col("n").sum().alias("len"))
         )
         if unlinked.height and not ctx.settings.quiet:
             codes = {v: k for k, v in UNLINKED_REASONS.items()}
