@@ -609,9 +609,21 @@ def run_crowding(
     tallies: list[pl.DataFrame] = []
     traces: list[pl.DataFrame] = []
     kept: dict[str, list[pl.DataFrame]] = {"trip_crowding": [], "crowding_summary": []}
+    pending: dict[str, list[pl.DataFrame]] = {name: [] for name in CROWDING_TABLES}
+
+    def flush(name: str) -> None:
+        if pending[name]:
+            rows = pl.concat(pending[name])
+            pending[name].clear()
+            written[name] += store.append(name, rows).n_inserted
 
     def write(name: str, day: date, frame: pl.DataFrame) -> None:
-        written[name] += store.append(name, table(name).conform(frame, fill=fill)).n_inserted
+        # the days' rows go to the store in batches of at least `_WRITE_ROWS`: DuckDB writes
+        # a transaction's full row groups to the file as they come, but keeps in memory
+        # those of small appends until the commit
+        pending[name].append(table(name).conform(frame, fill=fill))
+        if sum(f.height for f in pending[name]) >= _WRITE_ROWS:
+            flush(name)
         if name == "tap_placements":
             tallies.append(count_placements(frame))
             trace = read_trace_placements(store, frame, options)
@@ -627,6 +639,8 @@ def run_crowding(
         for name in CROWDING_TABLES:
             store.replace(name, table(name).empty(), "service_date BETWEEN ? AND ?", [start, end])
         compute_crowding_by_day(period, read_taps, write, profile, options)
+        for name in CROWDING_TABLES:
+            flush(name)
     tap_counts = (
         pl.concat(tallies)
         .group_by("placement", "alighting_method", "reason")
@@ -649,6 +663,10 @@ def run_crowding(
         trace_placements=pl.concat(traces) if traces else None,
         written=written,
     )
+
+
+_WRITE_ROWS = 500_000
+"""rows of a crowding table written at a time by `run_crowding` (bounds its memory only)"""
 
 
 def count_placements(tap_placements: pl.DataFrame) -> pl.DataFrame:
