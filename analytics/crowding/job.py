@@ -4,7 +4,9 @@
 alighting inference (`analytics.crowding.alightings`), load profiles (`analytics.crowding.loads`) — and adds the
 line × direction × hour summary. `run_crowding` reads a service-date range from the store and
 replaces those days' rows of `tap_placements`, `trip_loads`, `trip_crowding` and
-`crowding_summary`.
+`crowding_summary`, a day at a time (`compute_crowding_by_day`: the same rows as
+`compute_crowding` over the whole range, in memory for the range's stop visits and about a
+day of taps; ADR 0103).
 
 Extra trips follow the TCQSM maximum-load-point method: the hour's passengers through its
 busiest segment, divided by a run's capacity at the limit (seats + limit × standing area), is
@@ -393,27 +395,6 @@ def read_crowding_inputs(
         stops=period.stops,
         passenger_counts=period.passenger_counts,
     )
-
-
-def write_crowding(
-    store: Store, result: CrowdingResult, profile: Profile, start: date, end: date
-) -> dict[str, int]:
-    """Replace the rows of service days `start`..`end` in the four crowding tables, in one
-    transaction; returns the rows written per table."""
-    fill: dict[str, object] = {"pontual_version": __version__, "profile_id": profile.id}
-    frames = {
-        "tap_placements": result.tap_placements,
-        "trip_loads": result.trip_loads,
-        "trip_crowding": result.trip_crowding,
-        "crowding_summary": result.crowding_summary,
-    }
-    written = {}
-    in_range = pl.col("service_date").is_between(start, end)
-    with store.transaction():
-        for name, frame in frames.items():
-            rows = table(name).conform(frame.filter(in_range), fill=fill)
-            written[name] = store.replace(name, rows, "service_date BETWEEN ? AND ?", [start, end])
-    return written
 
 
 DayWriter = Callable[[str, date, pl.DataFrame], None]
