@@ -437,17 +437,20 @@ class Store:
         """Raise when the rows of `view` repeat a key of `decl`, among themselves or with a
         stored row (a table whose key has no index, `Table.is_key_checked`).
 
-        One grouping of the batch's keys and the stored keys of the batch's service days
-        (zone maps skip the rest; after `replace`'s delete there are none): a table whose key
-        has no service date reads every stored key (the smaller derived tables, and
-        `tap_placements`' ids).
+        One grouping of the batch's keys and the stored keys of the batch's service days, or
+        of its instants for a key with `event_at` (`tap_placements`) (zone maps skip the rest;
+        after `replace`'s delete there are none): a table whose key has neither reads every
+        stored key (the smaller derived tables).
         """
         keys = ", ".join(f'"{k}"' for k in decl.primary_key)
         bound = ""
-        if "service_date" in decl.primary_key:
+        # a key with a date or an instant: a repeated key has the batch's, so only the stored
+        # rows within the batch's range of it are read (zone maps skip the rest)
+        when = next((k for k in ("service_date", "event_at") if k in decl.primary_key), None)
+        if when is not None:
             bound = (
-                f' WHERE "service_date" BETWEEN (SELECT min("service_date") FROM {view}) '
-                f'AND (SELECT max("service_date") FROM {view})'
+                f' WHERE "{when}" BETWEEN (SELECT min("{when}") FROM {view}) '
+                f'AND (SELECT max("{when}") FROM {view})'
             )
         repeated = self._run(
             f"SELECT {keys}, count(*) FROM (SELECT {keys} FROM {view} UNION ALL "

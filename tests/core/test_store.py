@@ -425,7 +425,20 @@ def test_a_repeated_key_in_a_derived_write_raises_and_writes_nothing(store_path:
         assert "vehicle_id=1004" in err.value.what and err.value.hint is not None
         with pytest.raises(StoreError, match="have the same key"):  # a stored row has it
             store.append("avl_coverage", _coverage(day, ["1005", "1003"]))
-        with pytest.raises(StoreError, match="have the same key"):  # a key without a date
+        # tap ids repeat (ADR 0040): the same id at another instant is another tap
+        at = datetime(2026, 3, 2, 12, tzinfo=UTC)
+        taps = pl.DataFrame(
+            {
+                "transaction_id": ["T0", "T0"],
+                "service_date": [day, day + timedelta(days=7)],
+                "event_at": [at, at + timedelta(days=7)],
+                "placement": ["no_vehicle"] * 2,
+                "pontual_version": ["test"] * 2,
+                "profile_id": ["bento-goncalves-2021"] * 2,
+            }
+        )
+        assert store.append("tap_placements", taps).n_inserted == 2
+        with pytest.raises(StoreError, match="have the same key"):  # one tap on two days
             store.append(
                 "tap_placements",
                 pl.DataFrame(
@@ -440,7 +453,7 @@ def test_a_repeated_key_in_a_derived_write_raises_and_writes_nothing(store_path:
                 ),
             )
         rows = store.query("SELECT vehicle_id FROM avl_coverage ORDER BY 1")["vehicle_id"]
-        assert store.count("tap_placements") == 0
+        assert store.count("tap_placements") == 2
     assert rows.to_list() == ["1001", "1003"]
 
 
