@@ -117,31 +117,34 @@ border-radius:8px;background:#0b5394;color:#fff}a{color:#0b5394}.stops a{display
 text-decoration:none;color:inherit;flex:1}
 """
 
-# The countdown: the seconds each arrival had to go when the page (or the last reading of the
-# API) was made, less the seconds since; the texts come from the page (data-*), never from here.
+# The countdown: the seconds each arrival had to go at the feed's clock of the page (or of the
+# last reading of the API that moved it), less the seconds since; each row keeps what it shows
+# in data-left. The texts come from the page (data-texts), never from here.
 SCRIPT = """
 (function(){
   var root=document.getElementById('arrivals');if(!root)return;
   var t=JSON.parse(root.getAttribute('data-texts')),api=root.getAttribute('data-api');
-  var t0=Date.now();
+  var at=root.getAttribute('data-at'),t0=Date.now();
   function keyOf(list){return list.map(function(a){return a.trip_id+'|'+a.status}).join(',')}
   function tick(){
-    var gone=(Date.now()-t0)/1000;
+    var gone=Math.floor((Date.now()-t0)/1000);
     root.querySelectorAll('li[data-s]').forEach(function(li){
       var left=Number(li.getAttribute('data-s'))-gone,eta=li.querySelector('.eta');
+      li.setAttribute('data-left',left);
       if(li.classList.contains('cancelled'))return;
       eta.textContent=left<t.arriving_s?t.arriving:t.in_min.replace('{n}',Math.floor(left/60));
     });
   }
   function read(){
     fetch(api,{cache:'no-store'}).then(function(r){return r.json()}).then(function(body){
+      if(body.generated_at===at)return;
       if(keyOf(body.arrivals)!==root.getAttribute('data-key')){location.reload();return}
-      body.arrivals.forEach(function(a,i){
-        var li=root.querySelectorAll('li[data-s]')[i];if(li)li.setAttribute('data-s',a.seconds)});
-      t0=Date.now();tick();
+      var rows=root.querySelectorAll('li[data-s]');
+      body.arrivals.forEach(function(a,i){if(rows[i])rows[i].setAttribute('data-s',a.seconds)});
+      at=body.generated_at;t0=Date.now();tick();
     }).catch(function(){});
   }
-  setInterval(tick,1000);setInterval(read,REFRESH_MS);
+  tick();setInterval(tick,1000);setInterval(read,REFRESH_MS);
 })();
 """
 
@@ -202,7 +205,8 @@ def to_stop_page(body: dict[str, Any], timezone: str, api_path: str) -> str:
     reads it again."""
     arrivals: list[dict[str, Any]] = body["arrivals"]
     name = str(body.get("stop_name") or body["stop_id"])
-    sub = escape(_("Stop {code}", code=body.get("stop_code") or body["stop_id"]))
+    code = body.get("stop_code")
+    sub = escape(_("Stop {code}", code=code) if code else _("Next buses"))
     clock = _clock(body["generated_at"], timezone)
     rows = "".join(_arrival_row(a, timezone) for a in arrivals)
     none = escape(_("No bus expected at this stop for now."))
@@ -215,6 +219,7 @@ def to_stop_page(body: dict[str, Any], timezone: str, api_path: str) -> str:
     content = (
         f"<header><h1>{escape(name)}</h1><p>{sub}</p></header><main>"
         f'<div id="arrivals" data-api="{escape(api_path)}" data-key="{key}" '
+        f'data-at="{escape(str(body["generated_at"]))}" '
         f'data-texts="{data_texts}">{listing}</div>'
         f'<p class="note">{as_of} <a href="/paradas">{other}</a></p></main>'
     )
