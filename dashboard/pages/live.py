@@ -201,6 +201,7 @@ if live is not None:
                 url=base_url,
             )
         )
+        _stop_arrivals_section(base_url, tz)  # a cancelled trip still has its arrivals
         st.stop()
     st.pydeck_chart(maps.build_live_deck(shown, routes, basemap), height=520)
     st.caption(legend)

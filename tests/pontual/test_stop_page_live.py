@@ -2,7 +2,8 @@
 Mosquitto into `pontual serve`; the JSON API and the HTML page `/paradas/<stop_id>` give the
 same next arrival, and a headless Chromium at a phone's viewport shows it in pt-BR, counting
 down, without English words (the dashboard's deny-list) and without a horizontal scroll; a
-screenshot is saved under test-output/passenger/."""
+screenshot is saved under test-output/passenger/. The dashboard's Ao vivo page on that server
+shows the busiest stop's arrivals and links to its passenger page."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ import pytest
 
 from core.pt_br import to_time_of_day
 from dashboard.browser import Browser
+from dashboard.server import start_server, wait_until_ready
 from tests.analytics.live.simulated import LIVE_DAY, SimulatedStore, build_simulated_store
+from tests.dashboard.conftest import dashboard_store  # noqa: F401 (a fixture used below)
 from tests.dashboard.test_browser import _require_chromium, check_pt_br
 from tests.mosquitto import LISTENER_USER, Broker, Publisher, free_port, require_mosquitto
 from tests.pontual.test_serve import SLICES, _busiest_next_stop, _wait_health, _wait_version
@@ -38,12 +41,14 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> SimulatedStore:
     return build_simulated_store(tmp_path_factory.mktemp("stop-page"))
 
 
-@pytest.fixture
-def served(simulated: SimulatedStore, tmp_path: Path) -> Iterator[tuple[str, str]]:
+@pytest.fixture(scope="module")
+def served(
+    simulated: SimulatedStore, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
     """`pontual serve` fed with the morning's first 40 minutes; (its URL, the busiest stop)."""
     require_mosquitto()
     _require_chromium()
-    with Broker(tmp_path / "broker", operators=("O1", "O2")) as broker:
+    with Broker(tmp_path_factory.mktemp("broker"), operators=("O1", "O2")) as broker:
         http_port = free_port()
         env = {**os.environ, "PONTUAL_MQTT_PASSWORD": broker.passwords[LISTENER_USER]}
         proc = subprocess.Popen(
@@ -141,3 +146,49 @@ LEFT_JS = (
     "JSON.stringify([...document.querySelectorAll('#arrivals li[data-left]')]"
     ".map(li => Number(li.getAttribute('data-left'))))"
 )
+
+
+def test_the_live_page_shows_a_stops_arrivals_and_links_to_its_page(
+    served: tuple[str, str],
+    dashboard_store: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    base, _stop_id = served
+    with httpx.Client(base_url=base, timeout=10.0) as client:
+        stops = client.get("/api/stops").json()["stops"]
+    busiest = max(stops, key=lambda s: s["n_arrivals"])  # the first of the most served
+    port = free_port()
+    process = start_server(
+        dashboard_store,
+        port,
+        "127.0.0.1",
+        log=tmp_path / "streamlit.log",
+        env={"PONTUAL_LIVE_URL": base},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_ready(url, 60, process)
+        with Browser(height=2400) as browser:
+            state = browser.open(f"{url}/ao-vivo", timeout_s=60)
+            assert not state["exceptions"] and not state["errors"], state
+            deadline = time.monotonic() + 30
+            tables = "document.querySelectorAll('[data-testid=stDataFrame]').length"
+            while browser.evaluate(tables) < 2:  # the vehicles, then the stop's arrivals
+                assert time.monotonic() < deadline, "no arrivals table on the Ao vivo page"
+                time.sleep(0.2)
+            browser.screenshot(SCREENSHOTS / "ao-vivo.png")
+            text = check_pt_br(browser, "ao-vivo")
+            assert "Próximas chegadas a uma parada" in text, text[-1500:]
+            cells = browser.evaluate(
+                "[...document.querySelectorAll('[data-testid=stDataFrame]')][1]"
+                ".querySelectorAll('table td').length"
+            )
+            assert cells >= 7, cells  # at least one arrival's row
+            link = browser.evaluate(
+                "[...document.querySelectorAll('a')].map(a => a.href)"
+                ".find(h => h.includes('/paradas/'))"
+            )
+            assert link == f"{base}/paradas/{busiest['stop_id']}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
