@@ -232,7 +232,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     ) as live:
         ctx.say(
             f"ao vivo: {day:%d/%m/%Y} desde {args.live_from:%H:%M}, {args.live_speed:g}× o "
-            f"tempo real; feed GTFS-RT em {live.feed_url} (registros em {live.folder})"
+            f"tempo real; feed GTFS-RT em {live.feed_url}, chegadas por parada para o celular "
+            f"em {live.feed_url}/paradas (registros em {live.folder})"
         )
         os.environ["PONTUAL_LIVE_URL"] = live.feed_url  # the dashboard's "Ao vivo" page
         return main(dashboard)
