@@ -160,6 +160,8 @@ class TripRules(Section):
     late_departure_s: Annotated[Seconds, Spec("s", 0, 3600)]
     partial_trip_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
     frequent_headway_max_s: Annotated[Seconds, Spec("s", 60, 3600)]
+    # a stop headway below this share of the planned one is bunching (frequent lines)
+    bunching_headway_max_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
     breakdown_stop_min_s: Annotated[Seconds, Spec("s", 60, 7200)]
     # outcomes an approved incident excuses (BG art. 57 §1: delays only); absent = ["late"]
     justified_outcomes: Annotated[Cited[list[str]], Spec("list")] | None = None
