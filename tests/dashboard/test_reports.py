@@ -764,3 +764,41 @@ def test_dossier_input_hash_is_the_same_after_the_raw_days_are_archived(
     entries = after.tables["entradas"].frame
     raw = entries.filter(pl.col("input").str.starts_with("raw:"))
     assert raw.height == 2 and (raw["n_rows"] > 0).all()
+
+
+def test_a_cell_taller_than_a_page_is_cut_and_the_pdf_still_builds(tmp_path: Path) -> None:
+    """ReportLab splits a table between rows, never inside one: a January annex row listing
+    thousands of ping ids was 611 pt tall on a 507 pt frame and the whole dossier failed
+    (LayoutError). Such a cell is cut at a separator, ends in an ellipsis and a note says the
+    XLSX and CSV carry it whole; short cells are untouched."""
+    from dashboard.reports.model import Col, Headline, ReportData, ReportTable, Section
+    from dashboard.reports.render_pdf import to_pdf
+
+    ids = ",".join(f"{i}-{i + 3}" for i in range(0, 120_000, 7))  # ~100 k characters
+    frame = pl.DataFrame(
+        {"service_date": [date(2025, 1, 2)] * 3, "pings": [ids, "10-42", "7"], "n": [1, 2, 3]}
+    )
+    table = ReportTable(
+        "anexo",
+        "Anexo",
+        frame,
+        (
+            Col("service_date", "Data", "date"),
+            Col("pings", "Pings", "code"),
+            Col("n", "N", "integer"),
+        ),
+    )
+    report = ReportData(
+        kind="annual",
+        title="Teste",
+        subtitle="",
+        file_stem="teste",
+        headlines=(Headline("Linhas", 3, "integer"),),
+        sections=(Section("Anexo", tables=("anexo",)),),
+        tables={"anexo": table},
+    )
+    path = to_pdf(report, tmp_path / "teste.pdf")
+    text = pdf_text(path)
+    assert "10-42" in text
+    assert "1 célula(s) longa(s) demais para uma página terminam em …" in text
+    assert "119994-119997" not in text  # the tail of the long cell is cut
