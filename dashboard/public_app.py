@@ -22,6 +22,7 @@ from dashboard.labels import label_indicators
 from dashboard.not_found import asked_unknown_path, build_not_found, home_pages, page_at
 from dashboard.queries import public as q
 from dashboard.queries.snapshot import open_source, read_snapshot_mtime
+from dashboard.table_download import show_table
 
 SCOPE_LABELS = Labels({"system": N_("System"), "operator": N_("Operator"), "line": N_("Line")})
 
@@ -70,7 +71,7 @@ def render_public() -> None:
         periods = indicators["period"].unique().sort(descending=True).to_list()
         period = st.selectbox(_("Month"), periods, format_func=to_period)
         shown = indicators.filter(pl.col("period") == period)
-        st.dataframe(
+        show_table(
             shown.select(
                 pl.col("scope")
                 .replace_strict(SCOPE_LABELS, default=pl.col("scope"))
@@ -86,6 +87,7 @@ def render_public() -> None:
                     dtype=pl.String,
                 ),
             ),
+            name="icv-mensal",
             hide_index=True,
             width="stretch",
         )
@@ -95,7 +97,7 @@ def render_public() -> None:
     if crowding.is_empty():
         st.info(_("No crowding measure published."))
     else:
-        st.dataframe(
+        show_table(
             crowding.select(
                 pl.col("route_id").alias(_("Line")),
                 pl.format("{}h", pl.col("hour")).alias(_("Hour")),
@@ -105,6 +107,7 @@ def render_public() -> None:
                     _("Mean peak (passengers)")
                 ),
             ),
+            name="lotacao-por-linha-e-hora",
             hide_index=True,
             width="stretch",
         )
@@ -114,7 +117,7 @@ def render_public() -> None:
     if grades.is_empty():
         st.info(_("No annual grade published."))
     else:
-        st.dataframe(
+        show_table(
             grades.select(
                 pl.col("year").cast(pl.String).alias(_("Year")),
                 pl.col("scope")
@@ -128,6 +131,7 @@ def render_public() -> None:
                 .otherwise(pl.lit("—"))
                 .alias(_("Status")),
             ),
+            name="notas-anuais",
             hide_index=True,
             width="stretch",
         )

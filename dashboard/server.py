@@ -55,6 +55,12 @@ def build_command(
         # planners need no "Deploy" button or developer menu
         "--client.toolbarMode",
         "viewer",
+        # no "Download as CSV" in the tables' own toolbar (both apps): it wrote ','-separated
+        # English numbers and bypassed the download audit; each table has its own pt-BR,
+        # audited "Baixar CSV" button (`dashboard.table_download`). Also turns off copying
+        # cells of a read-only table to the clipboard.
+        "--client.disableDataExport",
+        "true",
     ]
 
 

@@ -220,6 +220,27 @@ def file_download(path: str | Path) -> Callable[[], bytes]:
     return partial(_file_bytes, Path(path), account())
 
 
+def _audit_table(who: Account, period: str, file_name: str) -> None:
+    _audit_download(who, file_name, f"tabela do painel, período {period}")
+
+
+def show_table(frame: pl.DataFrame, *, name: str, **kwargs: Any) -> None:
+    """A page's table with its "Baixar CSV" button (`dashboard.table_download.show_table`),
+    the file named `<name>-<period>.csv` after the period chosen in the filters; each download
+    is audited like a report's: who, which file, the period (all taken now: the button's
+    callable runs outside the page run)."""
+    from dashboard import table_download
+
+    current = st.session_state.get("filters")
+    period = current.period if isinstance(current, Filters) else ""
+    table_download.show_table(
+        frame,
+        name=f"{name}-{period}" if period else name,
+        on_download=partial(_audit_table, account(), period or "—"),
+        **kwargs,
+    )
+
+
 def require_snapshot() -> None:
     """Stop the page with an explanation when no snapshot has been published yet."""
     path = source_path()

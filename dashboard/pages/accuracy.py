@@ -94,7 +94,7 @@ for dimension in q.DIMENSIONS:
             ),
             width="stretch",
         )
-    st.dataframe(
+    state.show_table(
         part.select(
             pl.col("key").alias(key_label),
             pl.col("n_predictions").alias(_("Predictions")),
@@ -106,6 +106,7 @@ for dimension in q.DIMENSIONS:
             pl.col("timetable_p90_s").round(0).alias(_("Timetable: P90 (s)")),
             (pl.col("gain_vs_timetable") * 100).round(1).alias(_("Gain (%)")),
         ),
+        name=f"precisao-{dimension}",
         hide_index=True,
         width="stretch",
     )

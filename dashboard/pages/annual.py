@@ -73,8 +73,9 @@ else:
             )
         ],
     )
-    st.dataframe(
+    state.show_table(
         shown.rename(names),
+        name="notas-anuais",
         hide_index=True,
         width="stretch",
     )
@@ -118,7 +119,7 @@ else:
             criteria.select("verdict_title", "outcome").unique(maintain_order=True).iter_rows()
         ):
             st.write(f"{title}: **{outcome}**")
-        st.dataframe(
+        state.show_table(
             criteria.select(
                 pl.col("verdict_title").alias(_("Verdict")),
                 pl.col("criterion").alias(_("Criterion")),
@@ -130,6 +131,7 @@ else:
                 format_yes_no(pl.col("decides")).alias(_("Decides alone")),
                 pl.col("note").alias(_("Remark")),
             ),
+            name=f"criterios-{r['scope']}-{r['scope_id']}-{r['year']}",
             hide_index=True,
             width="stretch",
         )
@@ -160,7 +162,7 @@ else:
             continue
         st.markdown(f"**{who} {r['scope_id']} ({r['year']})**")
         if not sheet.is_empty():
-            st.dataframe(
+            state.show_table(
                 sheet.select(
                     pl.col("item").alias(_("Item")),
                     format_column(sheet["value"], "number").alias(_("Value")),
@@ -168,6 +170,7 @@ else:
                     pl.col("detail").alias(_("Months")),
                     pl.col("article").alias(_("Legal basis")),
                 ),
+                name=f"planilha-tarifaria-{r['scope']}-{r['scope_id']}-{r['year']}",
                 hide_index=True,
                 width="stretch",
             )

@@ -45,7 +45,7 @@ st.caption(
 if log.is_empty():
     st.info(_("No entry in the audit log."))
     st.stop()
-st.dataframe(
+state.show_table(
     log.select(
         format_column(log["at"], "local", tz).alias(_("When")),
         pl.col("actor").alias(_("Who")),
@@ -53,6 +53,7 @@ st.dataframe(
         pl.col("target").fill_null("—").alias(_("Target")),
         pl.col("detail").fill_null("—").alias(_("Detail")),
     ),
+    name="auditoria",
     hide_index=True,
     width="stretch",
 )

@@ -58,7 +58,7 @@ by_state = dict(zip(counts["state"].to_list(), counts["len"].to_list(), strict=T
 cols = st.columns(4)
 for i, name in enumerate(s for s in STATES if s in by_state):
     cols[i % 4].metric(to_state_label(name), to_integer(by_state[name]))
-st.dataframe(
+state.show_table(
     cases.select(
         pl.col("case_id").alias(_("Case")),
         label_states(cases["state"]).alias(_("State")),
@@ -72,6 +72,7 @@ st.dataframe(
         .fill_null("—")
         .alias(_("Sanction")),
     ),
+    name="casos",
     hide_index=True,
     width="stretch",
 )

@@ -145,7 +145,7 @@ else:
         _("Extra trips"),
         _("Larger vehicle"),
     )
-    st.dataframe(shown, hide_index=True, width="stretch")
+    state.show_table(shown, name="viagens-extras", hide_index=True, width="stretch")
     if actions["n_actions"][0] > actions.height:
         st.caption(
             _(
@@ -214,7 +214,7 @@ st.caption(
         ),
     )
 )
-st.dataframe(
+state.show_table(
     loads.select(
         pl.col("stop_sequence").alias(_("Order")),
         pl.coalesce("stop_name", "stop_id").alias(_("Stop")),
@@ -225,6 +225,7 @@ st.dataframe(
         format_yes_no(pl.col("is_over_limit")).alias(_("Over the limit")),
         pl.col("los").alias(_("Level of service (TCQSM)")),
     ),
+    name="perfil-de-carga",
     hide_index=True,
     width="stretch",
 )

@@ -35,7 +35,7 @@ c3.metric(_("Over the maximum age"), to_integer(register["is_over_age"].sum()))
 c4.metric(_("Overdue inspections"), to_integer((register["inspection_status"] == "vencida").sum()))
 
 st.subheader(_("Register, age and inspections"))
-st.dataframe(
+state.show_table(
     register.select(
         pl.col("vehicle_id").alias(_("Vehicle")),
         pl.col("plate").alias(_("Plate")),
@@ -59,6 +59,7 @@ st.dataframe(
         )
         .alias(_("Inspection status")),
     ),
+    name="frota-cadastro",
     hide_index=True,
     width="stretch",
 )
@@ -120,7 +121,7 @@ else:
             _("Complies every day")
         ),
     )
-    st.dataframe(shown, hide_index=True, width="stretch")
+    state.show_table(shown, name="frota-reserva", hide_index=True, width="stretch")
     ratio = profile.fleet.reserve_min_ratio
     small_below = profile.fleet.reserve_small_fleet_below.value
     small_min = profile.fleet.reserve_small_fleet_min.value

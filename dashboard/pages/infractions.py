@@ -67,6 +67,10 @@ shown = shown.with_columns(
     format_yes_no(pl.col("is_repeat")),
 )
 config = {"evidência": st.column_config.LinkColumn(_("Trip"), display_text=_("open trip"))}
-st.dataframe(
-    shown.rename(names, strict=False), hide_index=True, width="stretch", column_config=config
+state.show_table(
+    shown.rename(names, strict=False),
+    name="infracoes-sugeridas",
+    hide_index=True,
+    width="stretch",
+    column_config=config,
 )

@@ -43,7 +43,7 @@ period_counts: pl.DataFrame = state.load(
 )
 ranking = q.build_line_ranking(period_counts)
 if ranking.height:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 ranking["route_id"].alias(_("Line")),
@@ -57,6 +57,7 @@ if ranking.height:
                 format_column(ranking["evaluated_share"], "percent").alias(_("With data")),
             ]
         ),
+        name="linhas-cumprimento",
         hide_index=True,
         width="stretch",
     )
@@ -110,10 +111,11 @@ else:
     named = {"route_id": _("Line"), "n_programmed": _("Scheduled")}
     named.update({f"n_{k}": v.capitalize() for k, v in q.OUTCOME_LABELS.items()})
     named["n_justified"] = _("Justified")
-    st.dataframe(
+    state.show_table(
         counts.with_columns(
             format_column(counts[c], "integer") for c in counts.columns if c != "route_id"
         ).rename(named),
+        name="viagens-do-dia",
         hide_index=True,
         width="stretch",
     )
@@ -147,8 +149,9 @@ if trips.height:
     )
     if outcome_filter:
         shown = shown.filter(pl.col(_("Outcome")).is_in(outcome_filter))
-    st.dataframe(
+    state.show_table(
         shown,
+        name="viagens-da-linha",
         hide_index=True,
         width="stretch",
         column_config={
@@ -277,7 +280,7 @@ else:
             ["bunched_share", "hour_at"], descending=[True, False]
         )
         if worst.height:
-            st.dataframe(
+            state.show_table(
                 pl.DataFrame(
                     [
                         format_column(worst["hour_at"], "local", tz).alias(_("Hour")),
@@ -289,6 +292,7 @@ else:
                         format_column(worst["bunched_share"], "percent").alias(_("Bunched share")),
                     ]
                 ),
+                name="intervalos-agrupados",
                 hide_index=True,
                 width="stretch",
             )

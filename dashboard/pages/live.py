@@ -206,7 +206,7 @@ if live is not None:
     st.pydeck_chart(maps.build_live_deck(shown, routes, basemap), height=520)
     st.caption(legend)
     occupancy = pl.col("occupancy_status").replace_strict(maps.to_occupancy_labels(), default="—")
-    st.dataframe(
+    state.show_table(
         shown.select(
             pl.col("vehicle_id").alias(_("Vehicle")),
             pl.col("line").fill_null("—").alias(_("Line")),
@@ -216,6 +216,7 @@ if live is not None:
             format_column(shown["occupancy_percentage"], "integer").alias(_("Occupancy (%)")),
             format_column(shown["timestamp_at"], "clock", tz).alias(_("Position at")),
         ),
+        name="ao-vivo-veiculos",
         hide_index=True,
         width="stretch",
     )
@@ -261,7 +262,7 @@ st.caption(
 )
 st.pydeck_chart(maps.build_live_deck(stored, routes, basemap), height=520)
 st.caption(legend)
-st.dataframe(
+state.show_table(
     stored.select(
         pl.col("vehicle_id").alias(_("Vehicle")),
         format_column(stored["event_at"], "local", tz).alias(_("Last position")),
@@ -269,6 +270,7 @@ st.dataframe(
             _("Reported occupancy") if colour_by == "occupancy" else _("Status")
         ),
     ),
+    name="posicoes-armazenadas",
     hide_index=True,
     width="stretch",
 )

@@ -230,4 +230,6 @@ if not indicators.is_empty():
         ]
     ).sort(_("Indicator"))
     # Every row visible without scrolling inside the table (35 px a row, plus the header).
-    st.dataframe(shown, hide_index=True, width="stretch", height=38 + 35 * shown.height)
+    state.show_table(
+        shown, name="indicadores", hide_index=True, width="stretch", height=38 + 35 * shown.height
+    )

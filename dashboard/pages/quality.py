@@ -51,7 +51,7 @@ st.subheader(_("GPS coverage by day and operator"))
 if days.is_empty():
     state.empty_notice(_("GPS coverage"), "pontual match")
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 format_column(days["service_date"], "date").alias(_("Day")),
@@ -65,6 +65,7 @@ else:
                 format_column(days["outage_s"] / 60, "integer").alias(_("Minutes of outage")),
             ]
         ),
+        name="cobertura-gps",
         hide_index=True,
         width="stretch",
     )
@@ -73,7 +74,7 @@ st.subheader(_("Operators' feed outages (BG art. 25)"))
 if outages.is_empty():
     st.info(_("No feed outage in the period."), icon=":material/check_circle:")
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 format_column(outages["service_date"], "date").alias(_("Day")),
@@ -86,6 +87,7 @@ else:
                 ),
             ]
         ),
+        name="falhas-do-feed",
         hide_index=True,
         width="stretch",
     )
@@ -94,7 +96,7 @@ st.subheader(_("Silent vehicles"))
 if silent.is_empty():
     st.info(_("Every registered vehicle sent GPS on every day of the period."))
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 silent["vehicle_id"].alias(_("Vehicle")),
@@ -104,6 +106,7 @@ else:
                 format_column(silent["last_ping_at"], "local", tz).alias(_("Last record")),
             ]
         ),
+        name="veiculos-silenciosos",
         hide_index=True,
         width="stretch",
     )
@@ -124,7 +127,7 @@ st.caption(
 if loads.is_empty():
     st.info(_("No load above the physical capacity in the period."))
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 format_column(loads["service_date"], "date").alias(_("Day")),
@@ -141,6 +144,7 @@ else:
                 .alias(_("Count source")),
             ]
         ),
+        name="lotacoes-impossiveis",
         hide_index=True,
         width="stretch",
     )
@@ -150,7 +154,7 @@ rejected: pl.DataFrame = state.load(q.read_quarantine_summary)
 if rejected.is_empty():
     st.info(_("No record in quarantine."), icon=":material/check_circle:")
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 rejected["target_table"].alias(_("Target table")),
@@ -161,6 +165,7 @@ else:
                 format_column(rejected["last_at"], "local", tz).alias(_("Latest")),
             ]
         ),
+        name="registros-rejeitados",
         hide_index=True,
         width="stretch",
     )

@@ -44,7 +44,7 @@ risk = q.build_risk(series, grades, float(grade_min["D"]))
 if risk.is_empty():
     st.info(_("No operator at risk by the criteria below."), icon=":material/check_circle:")
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 risk["operator_id"].alias(_("Operator")),
@@ -55,6 +55,7 @@ else:
                 risk["reasons"].alias(_("Why")),
             ]
         ),
+        name="operadoras-em-risco",
         hide_index=True,
         width="stretch",
     )
@@ -65,7 +66,7 @@ st.markdown(_("**Cases past their deadline**"))
 if overdue.is_empty():
     st.caption(_("No case past its deadline among the cases this account may read."))
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 overdue["operator_id"].alias(_("Operator")),
@@ -78,6 +79,7 @@ else:
                 format_column(overdue["oldest_days_late"], "integer").alias(_("Days late")),
             ]
         ),
+        name="casos-vencidos",
         hide_index=True,
         width="stretch",
     )
@@ -148,7 +150,9 @@ for indicator, title, fmt, _bands in panels:
     if indicator in side.columns:
         kind = "percent" if fmt.endswith("%") else "number"
         columns.append(format_column(side[indicator], kind).alias(title))
-st.dataframe(pl.DataFrame(columns), hide_index=True, width="stretch")
+state.show_table(
+    pl.DataFrame(columns), name="operadoras-lado-a-lado", hide_index=True, width="stretch"
+)
 st.caption(
     _(
         "Grades: A ≥ {a}, B ≥ {b}, C ≥ {c}, D ≥ {d} points (annual score).",

@@ -193,7 +193,7 @@ else:
             format_yes_no(stops["is_interpolated"]).alias(_("Interpolated")),
         ]
     )
-    st.dataframe(shown, hide_index=True, width="stretch")
+    state.show_table(shown, name="viagem-paradas", hide_index=True, width="stretch")
     run_stops = stops.filter(pl.col("delay_s").is_not_null()).with_columns(
         (pl.col("delay_s") / 60.0).alias("delay_min")
     )
@@ -204,7 +204,7 @@ st.subheader(_("GPS records of the run (evidence, BG art. 77)"))
 if pings.is_empty():
     st.info(_("No GPS record supports this trip."))
 else:
-    st.dataframe(
+    state.show_table(
         pl.DataFrame(
             [
                 pings["ping_id"].alias(_("Record")),
@@ -215,6 +215,7 @@ else:
                 pings["event_code"].fill_null("—").alias(_("Event")),
             ]
         ),
+        name="viagem-registros-gps",
         hide_index=True,
         width="stretch",
     )

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,9 +23,24 @@ BRAZILIAN_DATE = "%d/%m/%Y"
 
 
 def _labelled(table: ReportTable) -> pl.DataFrame:
-    """The table's data with its pt-BR labels as headers; booleans as sim/não."""
-    data = table.data.with_columns(format_yes_no(pl.col(pl.Boolean), None))
-    return data.rename({c.name: c.label for c in table.columns})
+    """The table's data with its pt-BR labels as headers."""
+    return table.data.rename({c.name: c.label for c in table.columns})
+
+
+def to_brazilian_csv(frame: pl.DataFrame) -> bytes:
+    """`frame` as CSV bytes for a pt-BR spreadsheet (see the module docstring): ';', ','
+    decimals, dd/mm/aaaa dates, booleans as sim/não, UTF-8 with a byte-order mark; the headers
+    are the frame's column names. The one writer of the reports' CSV files and the dashboard's
+    table downloads (`dashboard.table_download`)."""
+    out = io.BytesIO()
+    frame.with_columns(format_yes_no(pl.col(pl.Boolean), None)).write_csv(
+        out, separator=";", decimal_comma=True, include_bom=True, date_format=BRAZILIAN_DATE
+    )
+    return out.getvalue()
+
+
+def _write_brazilian(frame: pl.DataFrame, path: Path) -> None:
+    path.write_bytes(to_brazilian_csv(frame))
 
 
 def _write_tables(
@@ -46,9 +62,7 @@ def to_csv(report: ReportData, folder: str | Path) -> list[Path]:
     return _write_tables(
         report,
         folder,
-        lambda table, path: _labelled(table).write_csv(
-            path, separator=";", decimal_comma=True, include_bom=True, date_format=BRAZILIAN_DATE
-        ),
+        lambda table, path: _write_brazilian(_labelled(table), path),
     )
 
 
