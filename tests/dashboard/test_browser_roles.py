@@ -177,13 +177,16 @@ def test_the_board_downloads_a_dossier_and_it_is_audited(
     state = _login(browser, url, "carla")
     assert state["title"] == "Avaliação anual", state
     assert not state["exceptions"], state
-    # the download buttons come last on a long page: wait for them, as a user would
+    # the report buttons come last on a long page: wait for them, as a user would (the
+    # tables' "Baixar CSV" buttons come first: click a report's PDF)
     clicked, deadline = False, time.monotonic() + TIMEOUT_S
     while not clicked and time.monotonic() < deadline:
         clicked = bool(
             browser.evaluate(
-                "(() => { const b = document.querySelector('[data-testid=stDownloadButton] "
-                "button'); if (b) { b.click(); return true; } return false; })()"
+                "(() => { const b = Array.from(document.querySelectorAll("
+                "'[data-testid=stDownloadButton] button')).find("
+                "(e) => e.innerText.includes('PDF')); "
+                "if (b) { b.click(); return true; } return false; })()"
             )
         )
         if not clicked:
@@ -193,7 +196,11 @@ def test_the_board_downloads_a_dossier_and_it_is_audited(
     downloads: list[tuple[str, str, str | None]] = []
     while not downloads and time.monotonic() < deadline:
         time.sleep(0.5)
-        downloads = [row for row in _audit(db_url) if row[1] == "dossier_download"]
+        downloads = [
+            row
+            for row in _audit(db_url)
+            if row[1] == "dossier_download" and (row[2] or "").endswith(".pdf")
+        ]
     assert downloads and downloads[0][0] == "carla", downloads
 
 
