@@ -451,10 +451,10 @@ def compute_index_results(
     # who owns a vehicle for the period's scopes: its owner at the end (its latest version)
     owners = to_register_latest(inputs.vehicles)
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, owners)
-    coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
     # stoppages see the trips that could not be judged too: they break a stretch (no data is
     # no stoppage)
     every_trip = attach_scopes(inputs.outcomes, scopes)
+    coverage = compute_data_coverage(every_trip)
     inputs = replace(inputs, outcomes=split_evaluated(inputs.outcomes))
     flags = attach_scopes(
         compute_trip_flags(inputs.outcomes, profile.trips.excused_outcomes), scopes

@@ -212,9 +212,11 @@ def compute_tap_counts(
     names_route = [*route_ids, None]
     out = []
     for lo, hi in bounds:
-        rows = np.flatnonzero((t >= lo) & (t < hi))
-        if window_us is None or rows.shape[0] == 0:
-            inferred = np.zeros(rows.shape[0], dtype=np.int64)
+        inside = (t >= lo) & (t < hi)
+        # the period holding every tap (a year after its months) takes them as they are
+        rows: slice | np.ndarray = slice(None) if inside.all() else np.flatnonzero(inside)
+        if window_us is None or not inside.any():
+            inferred = np.zeros(int(inside.sum()), dtype=np.int64)
         else:
             start = compute_journey_starts(
                 card[rows],
