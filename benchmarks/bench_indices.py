@@ -110,8 +110,10 @@ def _shifted_select(con: duckdb.DuckDBPyConnection, table: str, days: int, k: in
 def replicate_year(store: Path, first: date, days: int, last: date, tz: str) -> dict[str, int]:
     """Copy the `days` days from `first` forward, `days` days at a time, until `last`; the
     copies overwrite nothing the stretch holds. Rows per table after."""
-    con = duckdb.connect(str(store), config={"enable_progress_bar": False})
+    # DuckDB 2 refuses enable_progress_bar in the connect config: a session setting
+    con = duckdb.connect(str(store))
     try:
+        con.execute("SET enable_progress_bar = false")
         end = first + timedelta(days=days - 1)
         # a source longer than the stretch (January's 31 days) keeps its own later days
         held = con.execute("SELECT max(service_date) FROM trip_outcomes").fetchall()[0][0]
