@@ -205,35 +205,43 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
         hashed = store.query(
             "SELECT v, hash(v) AS h FROM (SELECT unnest(?::VARCHAR[]) AS v) ORDER BY h", [known]
         )
-        if hashed["h"].n_unique() != hashed.height:  # never seen: 64-bit hashes of a few names
+        # never seen: 64-bit hashes of a few names clashing, or one being 0 (unknown below)
+        if hashed["h"].n_unique() != hashed.height or (hashed["h"] == 0).any():
             raise InputError(
                 f"two values of fare_transactions' {name} share a hash",
                 where="fare_transactions",
                 hint="report it: the indices cannot tell those taps apart",
             )
         keys[name] = hashed
-    columns = (
-        "coalesce(hash(card_hash), 0) AS card, card_hash IS NOT NULL AS has_card, "
-        "epoch_us(event_at) AS at_us, coalesce(hash(route_id), 0) AS route, "
-        "route_id IS NOT NULL AS has_route, coalesce(hash(vehicle_id), 0) AS vehicle, "
-        "vehicle_id IS NOT NULL AS has_vehicle, hash(fare_class) AS fare, amount"
+    # 0 stands for an unknown card, line or vehicle (no card hashes to 0 but with the
+    # probability of two cards clashing; lines and vehicles were checked above)
+    known = "CASE WHEN {0} IS NULL THEN 0::UBIGINT ELSE hash({0}) END AS {1}"  # hash(NULL) is not
+    columns = ", ".join(
+        (
+            known.format("card_hash", "card"),
+            "epoch_us(event_at) AS at_us",
+            known.format("route_id", "route"),
+            known.format("vehicle_id", "vehicle"),
+            "hash(fare_class) AS fare, amount",
+        )
     )
     codes = store.query(f"SELECT {columns} FROM fare_transactions WHERE {where}", bounds)
     order = np.lexsort((codes["at_us"].to_numpy(), codes["card"].to_numpy()))
     arrays = {c: codes[c].to_numpy()[order] for c in codes.columns}
     del codes, order
     card, t = arrays["card"], arrays["at_us"]
-    tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1]) & arrays["has_card"][1:]
+    tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1]) & (card[1:] != 0)
     if tie.any():
         # each card's taps of one instant in transaction id order (ADR 0110): read again
         in_tie = np.concatenate(([False], tie)) | np.concatenate((tie, [False]))
         rows = np.flatnonzero(in_tie)
         tied = pl.DataFrame({"card": card[rows], "at_us": t[rows]}).unique()
+        instants = pl.Series(np.unique(t[rows])).cast(pl.Datetime("us", "UTC"))
         again = (
             store.query(
                 f"SELECT {columns}, transaction_id FROM fare_transactions WHERE {where} "
-                "AND epoch_us(event_at) IN (SELECT unnest(?::BIGINT[]))",
-                [*bounds, np.unique(t[rows]).tolist()],
+                "AND event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))",
+                [*bounds, instants.to_list()],
             )
             .join(tied, on=["card", "at_us"], how="semi")
             .sort("card", "at_us", "transaction_id", nulls_last=True, maintain_order=True)
@@ -246,6 +254,8 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
             )
         for c, values in arrays.items():
             values[rows] = again[c].to_numpy()
+    for name in ("card", "route", "vehicle"):
+        arrays[f"has_{name}"] = arrays[name] != 0
     for name, key in (("route", "r"), ("fare", "f")):
         # the index of each hash among the sorted distinct ones (an unknown line: any)
         found = np.searchsorted(keys[key]["h"].to_numpy(), arrays[name])

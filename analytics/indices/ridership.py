@@ -87,12 +87,16 @@ def compute_journey_starts(
     vehicle: np.ndarray | None,
     has_vehicle: np.ndarray | None,
     window_us: int,
+    period: np.ndarray | None = None,
 ) -> np.ndarray:
     """Whether each tap starts a journey (else it is an integration), the taps given in
     journey order: by card, then time, equal instants by transaction id. Card, line and
     vehicle are any codes equal exactly when the values are (`has_*`: the value is known);
-    `vehicle` None: the taps name no vehicle. The rounds of `compute_integration_chains`."""
+    `vehicle` None: the taps name no vehicle; `period` (optional): a journey never links two
+    taps of different periods. The rounds of `compute_integration_chains`."""
     link = (card[1:] == card[:-1]) & has_card[1:] & has_card[:-1]
+    if period is not None:
+        link &= period[1:] == period[:-1]
     link &= has_route[1:] & has_route[:-1] & (route[1:] != route[:-1])
     if vehicle is not None and has_vehicle is not None:
         link &= ~(has_vehicle[1:] & has_vehicle[:-1]) | (vehicle[1:] != vehicle[:-1])
@@ -113,6 +117,20 @@ def compute_journey_starts(
         stretch = np.cumsum(start_in)
         rows = rows[np.isin(stretch, stretch[past])]
     return start
+
+
+def _disjoint_layers(bounds: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """The periods (first, end) grouped so that none of a group overlaps another, in order
+    of their first instants (a year's months, then the year)."""
+    layers: list[list[int]] = []
+    for i in sorted(range(len(bounds)), key=lambda i: bounds[i]):
+        for layer in layers:
+            if bounds[layer[-1]][1] <= bounds[i][0]:
+                layer.append(i)
+                break
+        else:
+            layers.append([i])
+    return layers
 
 
 def _order_equal_times(
@@ -206,17 +224,22 @@ def compute_tap_counts(
     has_vehicle = codes["has_vehicle"].to_numpy()
     fare = codes["fare"].to_numpy().astype(np.int64)
     n_routes, n_fares = len(route_ids) + 1, len(fare_classes)
+    n_keys = n_routes * n_fares * 2
     # one number per (line or none, class); an inferred integration adds the last bit
     key = (np.where(has_route, route, n_routes - 1) * n_fares + fare) * 2
     recorded = np.array([c == INTEGRATION_CLASS for c in fare_classes], dtype=np.bool_)
     names_route = [*route_ids, None]
-    out = []
-    for lo, hi in bounds:
-        inside = (t >= lo) & (t < hi)
-        # the period holding every tap (a year after its months) takes them as they are
+    counts: dict[int, np.ndarray] = {}
+    for layer in _disjoint_layers(bounds):
+        # the periods of a layer do not overlap (a year's months): one pass chains them all,
+        # a journey never crossing from one to the next, as each on its own taps
+        edges = np.array([x for i in layer for x in bounds[i]], dtype=np.int64)
+        slot = np.searchsorted(edges, t, side="right")
+        inside = slot % 2 == 1  # after a period's first instant, before its end
         rows: slice | np.ndarray = slice(None) if inside.all() else np.flatnonzero(inside)
-        if window_us is None or not inside.any():
-            inferred = np.zeros(int(inside.sum()), dtype=np.int64)
+        label = slot[rows] // 2  # the period's place in the layer
+        if window_us is None or label.shape[0] == 0:
+            inferred = np.zeros(label.shape[0], dtype=np.int64)
         else:
             start = compute_journey_starts(
                 card[rows],
@@ -227,9 +250,15 @@ def compute_tap_counts(
                 vehicle[rows],
                 has_vehicle[rows],
                 window_us,
+                label,
             )
             inferred = (~start).astype(np.int64)
-        n = np.bincount(key[rows] + inferred, minlength=n_routes * n_fares * 2)
+        n = np.bincount(label * n_keys + key[rows] + inferred, minlength=len(layer) * n_keys)
+        for place, i in enumerate(layer):
+            counts[i] = n[place * n_keys : (place + 1) * n_keys]
+    out = []
+    for i in range(len(bounds)):
+        n = counts[i]
         found = np.flatnonzero(n)
         pair, is_inferred = found // 2, (found % 2).astype(np.bool_)
         f = pair % n_fares
@@ -237,7 +266,7 @@ def compute_tap_counts(
             pl.DataFrame(
                 {
                     "route_id": [names_route[r] for r in (pair // n_fares).tolist()],
-                    "fare_class": [fare_classes[i] for i in f.tolist()],
+                    "fare_class": [fare_classes[j] for j in f.tolist()],
                     "is_integration": is_inferred | recorded[f],
                     "n_taps": n[found],
                 },
