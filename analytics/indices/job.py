@@ -213,15 +213,16 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
                 hint="report it: the indices cannot tell those taps apart",
             )
         keys[name] = hashed
-    # 0 stands for an unknown card, line or vehicle (no card hashes to 0 but with the
-    # probability of two cards clashing; lines and vehicles were checked above)
-    known = "CASE WHEN {0} IS NULL THEN 0::UBIGINT ELSE hash({0}) END AS {1}"  # hash(NULL) is not
+    # 0 stands for an unknown card, line or vehicle (DuckDB's hash(NULL) is a number like any
+    # other); no card hashes to 0 but with the probability of two cards clashing, and lines
+    # and vehicles were checked above
+    hashed_or_0 = "CASE WHEN {0} IS NULL THEN 0::UBIGINT ELSE hash({0}) END AS {1}"
     columns = ", ".join(
         (
-            known.format("card_hash", "card"),
+            hashed_or_0.format("card_hash", "card"),
             "epoch_us(event_at) AS at_us",
-            known.format("route_id", "route"),
-            known.format("vehicle_id", "vehicle"),
+            hashed_or_0.format("route_id", "route"),
+            hashed_or_0.format("vehicle_id", "vehicle"),
             "hash(fare_class) AS fare, amount",
         )
     )
