@@ -103,7 +103,9 @@ def compute_journey_starts(
     # a start for sure: no link, or past the window after the previous tap (the journey's
     # start is no later than that tap)
     start = np.concatenate(([True], ~link | (t[1:] - t[:-1] > window_us)))
-    rows = np.arange(t.shape[0])  # the rows still in play: whole stretches, in order
+    # the rows in play: whole stretches of two taps or more, in order (a stretch of one tap
+    # is a start and nothing else: most taps)
+    rows = np.flatnonzero(~start | np.concatenate((~start[1:], [False])))
     while rows.shape[0]:
         t_in, start_in = t[rows], start[rows]
         # each row's journey start: the last start at or before it (the first row is a start)
