@@ -165,13 +165,15 @@ DAY_TABLES = {
 @dataclass(frozen=True)
 class TapCodes:
     """The taps of a span as `read_tap_codes` gives them: `codes` (compute_tap_counts' frame,
-    plus amount), the lines and fare classes its route and fare index, and the vehicles'
-    hashes (v, h)."""
+    in journey order), `charges` (at_us, fare, vehicle, amount: in the store's order, for the
+    fare check), the lines, fare classes and vehicles their indices point to (a vehicle's
+    index is its place in `vehicle_ids` plus one, 0 when unknown)."""
 
     codes: pl.DataFrame
+    charges: pl.DataFrame
     route_ids: list[str]
     fare_classes: list[str]
-    vehicle_hashes: pl.DataFrame
+    vehicle_ids: list[str]
 
 
 @dataclass(frozen=True)
@@ -227,10 +229,20 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
         )
     )
     codes = store.query(f"SELECT {columns} FROM fare_transactions WHERE {where}", bounds)
-    order = np.lexsort((codes["at_us"].to_numpy(), codes["card"].to_numpy()))
-    arrays = {c: codes[c].to_numpy()[order] for c in codes.columns}
-    del codes, order
-    card, t = arrays["card"], arrays["at_us"]
+    card, t, packed = _pack_tap_codes(codes, keys)
+    charges = pl.DataFrame(
+        {
+            "at_us": t,
+            "fare": (packed >> 48).astype(np.uint32),
+            "vehicle": ((packed >> 24) & _LOW24).astype(np.uint32),
+            "amount": codes["amount"],
+        }
+    )
+    del codes
+    # journey order: three arrays moved, not six (line, vehicle and class in one number)
+    order = np.lexsort((t, card))
+    card, t, packed = card[order], t[order], packed[order]
+    del order
     tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1]) & (card[1:] != 0)
     if tie.any():
         # each card's taps of one instant in transaction id order (ADR 0110): read again
@@ -253,17 +265,67 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
                 where="fare_transactions",
                 hint="run the indices again",
             )
-        for c, values in arrays.items():
-            values[rows] = again[c].to_numpy()
-    for name in ("card", "route", "vehicle"):
-        arrays[f"has_{name}"] = arrays[name] != 0
-    for name, key in (("route", "r"), ("fare", "f")):
-        # the index of each hash among the sorted distinct ones (an unknown line: any)
-        found = np.searchsorted(keys[key]["h"].to_numpy(), arrays[name])
-        arrays[name] = np.minimum(found, max(keys[key].height - 1, 0)).astype(np.uint32)
-    return TapCodes(
-        pl.DataFrame(arrays), keys["r"]["v"].to_list(), keys["f"]["v"].to_list(), keys["v"]
+        card[rows], t[rows], packed[rows] = _pack_tap_codes(again, keys)
+    route = packed & _LOW24
+    vehicle = (packed >> 24) & _LOW24
+    frame = pl.DataFrame(
+        {
+            "card": card,
+            "has_card": card != 0,
+            "at_us": t,
+            "route": (np.maximum(route, 1) - 1).astype(np.uint32),
+            "has_route": route != 0,
+            "vehicle": vehicle,
+            "has_vehicle": vehicle != 0,
+            "fare": (packed >> 48).astype(np.uint32),
+        }
     )
+    return TapCodes(
+        frame,
+        charges,
+        keys["r"]["v"].to_list(),
+        keys["f"]["v"].to_list(),
+        keys["v"]["v"].to_list(),
+    )
+
+
+_LOW24 = np.uint64((1 << 24) - 1)
+
+
+def _index_of(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """The place of each of `hashes` in `keys` (distinct 64-bit hashes; each of `hashes` is
+    one of them, or anything where the caller masks it): a table indexed by a few bits of the
+    hash that tell the keys apart (a hash is uniform: 4 bits more than the keys need do, for
+    a few hundred lines or vehicles), one lookup per tap instead of a binary search."""
+    if keys.shape[0] == 0:
+        return np.zeros(hashes.shape[0], dtype=np.uint64)
+    need = max(int(keys.shape[0] - 1).bit_length(), 1)
+    for bits in range(need + 4, 25):
+        mask = np.uint64((1 << bits) - 1)
+        for shift in range(0, 64 - bits + 1, 8):
+            slots = (keys >> np.uint64(shift)) & mask
+            if np.unique(slots).shape[0] == keys.shape[0]:
+                table = np.zeros(1 << bits, dtype=np.uint64)
+                table[slots] = np.arange(keys.shape[0], dtype=np.uint64)
+                return table[(hashes >> np.uint64(shift)) & mask]
+    return np.searchsorted(keys, hashes).astype(np.uint64)  # thousands of keys: search
+
+
+def _pack_tap_codes(
+    codes: pl.DataFrame, keys: dict[str, pl.DataFrame]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """card, at_us and one number per tap holding its line (bits 0-23: index + 1, 0 when
+    unknown), vehicle (bits 24-47, alike) and fare class (bits 48-63: index), from the hashes
+    `read_tap_codes` reads and the sorted distinct hashes of each (`keys`)."""
+    out = []
+    for name, key in (("route", "r"), ("vehicle", "v"), ("fare", "f")):
+        hashes = codes[name].to_numpy()
+        if keys[key].height >= 1 << 24:
+            raise InputError(f"more than 16 million distinct {name}s in the taps")
+        place = _index_of(keys[key]["h"].to_numpy(), hashes)
+        out.append(place if name == "fare" else np.where(hashes != 0, place + 1, 0))
+    packed = out[0] | (out[1] << np.uint64(24)) | (out[2] << np.uint64(48))
+    return codes["card"].to_numpy(), codes["at_us"].to_numpy(), packed.astype(np.uint64)
 
 
 def read_fare_suspects(
@@ -280,32 +342,26 @@ def read_fare_suspects(
     the codes already read; a year holds few, and none where every tap is charged right."""
     floors = to_suspect_floors(profile)
     schema = {c: table("fare_transactions").column(c).dtype for c in TAP_COLUMNS}
-    codes = taps.codes
-    if floors is None or codes.height == 0:
+    charges = taps.charges
+    if floors is None or charges.height == 0:
         return pl.DataFrame(schema=schema)
     by_class, other = floors
-    fare = codes["fare"].to_numpy()
+    fare = charges["fare"].to_numpy()
     floor = np.array([by_class.get(c, other) for c in taps.fare_classes], dtype=np.float64)
     benefit = np.array([c in BENEFIT_CLASSES for c in taps.fare_classes], dtype=np.bool_)
-    selective = taps.vehicle_hashes.filter(
-        pl.col("v").is_in(
-            vehicles.filter(pl.col("service_class") == "selective")["vehicle_id"].implode()
-        )
-    )["h"].to_numpy()
-    amount = codes["amount"].fill_null(-np.inf).to_numpy()
+    chosen = set(vehicles.filter(pl.col("service_class") == "selective")["vehicle_id"])
+    selective = [i + 1 for i, v in enumerate(taps.vehicle_ids) if v in chosen]
+    amount = charges["amount"].fill_null(-np.inf).to_numpy()
     suspect = amount * 100.0 >= floor[fare]
-    if selective.shape[0]:
-        suspect |= (
-            benefit[fare]
-            & codes["has_vehicle"].to_numpy()
-            & np.isin(codes["vehicle"].to_numpy(), selective)
-        )
+    if selective:
+        suspect |= benefit[fare] & np.isin(charges["vehicle"].to_numpy(), selective)
     if not suspect.any():
         return pl.DataFrame(schema=schema)
+    instants = pl.Series(np.unique(charges["at_us"].to_numpy()[suspect]))
     return store.read(
         "fare_transactions",
-        "event_at >= ? AND event_at < ? AND epoch_us(event_at) IN (SELECT unnest(?::BIGINT[]))",
-        [start_at, end_at, np.unique(codes["at_us"].to_numpy()[suspect]).tolist()],
+        "event_at >= ? AND event_at < ? AND event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))",
+        [start_at, end_at, instants.cast(pl.Datetime("us", "UTC")).to_list()],
         columns=TAP_COLUMNS,
     )
 
