@@ -64,10 +64,11 @@ def to_local_naive(frame: pl.DataFrame, columns: list[str], timezone: str) -> pl
 
 
 def _locale(chart: C) -> C:
-    # Vega reads the number / time locale from the chart's usermeta embed options.
-    return chart.properties(
-        usermeta={"embedOptions": {"formatLocale": PT_BR_NUMBER, "timeFormatLocale": PT_BR_TIME}}
-    )
+    """The chart with the pt-BR number and time locale in its spec's own configuration
+    (`config.locale`, which Vega reads when it parses the spec). Not the `usermeta` embed
+    options: Streamlit (1.6x) keeps only the theme, renderer and padding of those, and the
+    axes read "0.5" (issue 20)."""
+    return chart.configure(locale=alt.Locale(number=PT_BR_NUMBER, time=PT_BR_TIME))
 
 
 OUTCOME_COLOURS = {
@@ -342,7 +343,9 @@ def build_fleet_availability(
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{date_col}:T", title=_("Day"), axis=alt.Axis(format="%d/%m")),
+            x=alt.X(
+                f"{date_col}:T", title=_("Day"), axis=alt.Axis(format="%d/%m", tickCount="day")
+            ),
             y=alt.Y("value:Q", title=_("Vehicles")),
             color=alt.Color("variable:N", title=_("Fleet")),
         )

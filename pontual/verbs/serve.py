@@ -162,7 +162,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         # the previous days' logs are scored once they are matched (the next day's start)
         for day in find_days_to_score(store, service_date):
             n = run_accuracy_day(store, day, profile.id)
-            ctx.say(f"precisão das previsões de {day} avaliada ({n} grupos)")
+            ctx.say(
+                gettext("accuracy of the predictions of {day} scored ({n} groups)", day=day, n=n)
+            )
         engine = LiveEngine(reference, profile)
         # GTFS-RT `uncertainty`: the median error per horizon of the latest scored day
         engine.uncertainty = read_uncertainty(store, service_date)
@@ -277,17 +279,23 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def describe_history(service_date: date, reference: LiveReference) -> str:
-    """What the engine learned from past stop visits, in one pt-BR line; on a first day
-    (nothing learned) it says that the timetable's running times and layovers are used."""
-    head = f"motor ao vivo de {service_date}: {reference.trips.height} viagens; "
+    """What the engine learned from past stop visits, in one line (the chosen language); on a
+    first day (nothing learned) it says that the timetable's running times and layovers are
+    used."""
     if reference.n_segments_learned == 0 and reference.n_terminals_learned == 0:
-        return head + (
-            "sem histórico de passagens (stop_visits): previsões com os tempos de percurso "
-            "e as folgas do quadro de horários"
+        return gettext(
+            "live engine of {day}: {n} trips; no history of stop visits (stop_visits): "
+            "predictions with the timetable's running times and layovers",
+            day=service_date,
+            n=reference.trips.height,
         )
-    return head + (
-        f"aprendidos do histórico {reference.n_segments_learned} trechos-hora de percurso e "
-        f"as folgas de {reference.n_terminals_learned} terminais"
+    return gettext(
+        "live engine of {day}: {n} trips; learned from history {n_segments} segment-hours of "
+        "running time and the layovers of {n_terminals} terminals",
+        day=service_date,
+        n=reference.trips.height,
+        n_segments=reference.n_segments_learned,
+        n_terminals=reference.n_terminals_learned,
     )
 
 

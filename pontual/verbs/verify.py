@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "verify", help="conferir os digests dos dados brutos por dia e das evidências dos casos"
+        "verify", help="check the digests of the raw data per day and of the cases' evidence"
     )
     p.add_argument(
         "--no-record",
         action="store_true",
-        help="só conferir (não registrar o digest de dias novos; abre o armazenamento só para leitura)",
+        help="only check (do not record the digest of new days; opens the store read-only)",
     )
     p.set_defaults(func=run)
 

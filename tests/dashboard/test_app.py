@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import polars as pl
 import pytest
@@ -125,6 +126,30 @@ def test_trip_page_opened_from_an_evidence_link(
     assert f"Registro {pings['Registro'][1]} às " in " ".join(c.value for c in at.caption)
 
 
+def test_the_drill_down_reaches_a_ping_from_a_kpi(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20's drill-down, each step by the link the page itself offers: the trip
+    fulfilment KPI of Visão geral -> its lines -> the line's trips -> a trip's page -> the pings
+    behind its verdict."""
+    at = _app(dashboard_store, monkeypatch)
+    # each KPI is drawn with its link under it (both lists in the page's order)
+    kpi = [m.label for m in at.metric].index("Cumprimento de viagens")
+    link = at.get("page_link")[kpi].proto
+    assert (link.label, link.page) == ("O que explica: Viagens por linha", "linhas")
+    at.switch_page(next(p for p, _t, url, _i in PAGES if url == link.page)).run()
+    assert at.title[0].value == "Linhas"
+    trip_link = pl.from_pandas(at.dataframe[2].value)["Viagem"][0]
+    page, query = trip_link.split("?")
+    for key, value in parse_qsl(query):
+        at.query_params[key] = value
+    at.switch_page(next(p for p, _t, url, _i in PAGES if url == page)).run()
+    assert at.title[0].value == "Viagem"
+    assert at.selectbox(key="trip_id").value == "L1-0700"
+    pings = pl.from_pandas(at.dataframe[1].value)
+    assert pings.height > 1 and pings.columns[:2] == ["Registro", "Hora"]
+
+
 def test_fleet_page_applies_the_age_and_reserve_rules(
     dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +172,7 @@ def test_annual_page_flags_the_cassacao_watch(
     assert "OP2" in at.warning[0].value  # E for 3 consecutive years
     grades = pl.from_pandas(at.dataframe[0].value)
     assert grades["Conceito"].to_list() == ["B", "E"]
+    assert grades["Alerta de cassação"].to_list() == ["não", "sim"]  # text, not a checkbox
     # each operator's verdict criteria, as `profiles show` and the dossier list them
     criteria = [pl.from_pandas(d.value) for d in at.dataframe if "Critério" in d.value.columns]
     assert len(criteria) == 2  # OP1, OP2
