@@ -185,6 +185,9 @@ class TapInputs:
     suspects: pl.DataFrame
 
 
+COLUMN_OF = {"r": "route_id", "v": "vehicle_id", "f": "fare_class"}
+
+
 def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCodes:
     """The taps between two instants as `compute_tap_counts` reads them (codes in journey
     order), with the lines and fare classes their indices point to.
@@ -210,7 +213,7 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
         # never seen: 64-bit hashes of a few names clashing, or one being 0 (unknown below)
         if hashed["h"].n_unique() != hashed.height or (hashed["h"] == 0).any():
             raise InputError(
-                f"two values of fare_transactions' {name} share a hash",
+                f"two values of the taps' {COLUMN_OF[name]} share a 64-bit hash",
                 where="fare_transactions",
                 hint="report it: the indices cannot tell those taps apart",
             )
@@ -261,7 +264,7 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
         )
         if again.height != rows.shape[0]:
             raise InputError(
-                "fare_transactions changed while the indices read them",
+                "the taps changed while the indices read them",
                 where="fare_transactions",
                 hint="run the indices again",
             )
@@ -321,7 +324,10 @@ def _pack_tap_codes(
     for name, key in (("route", "r"), ("vehicle", "v"), ("fare", "f")):
         hashes = codes[name].to_numpy()
         if keys[key].height >= 1 << 24:
-            raise InputError(f"more than 16 million distinct {name}s in the taps")
+            raise InputError(
+                f"more than 16 million distinct values of the taps' {name}",
+                where="fare_transactions",
+            )
         place = _index_of(keys[key]["h"].to_numpy(), hashes)
         out.append(place if name == "fare" else np.where(hashes != 0, place + 1, 0))
     packed = out[0] | (out[1] << np.uint64(24)) | (out[2] << np.uint64(48))
