@@ -33,8 +33,8 @@ tap as text, `cases.evidence.compute_period_day_digests`): most of January's 48 
 Then (ADR 0110 addendum: the taps read once per run as hashed codes, each period chained from
 one order, ridership from counts, the year's days read once), the same `--months` command on
 the same quarter, base and new interleaved, 3 runs each (load 15-28): 28.3 / 28.8 / 30.2 s of
-CPU before, 10.8 / 11.4 / 11.9 s after (median 0.40x), 10.6 s with the last changes; peak
-4.8 GB before, 1.4-1.5 GB after; every table equal (up to the last bits of the parallel sums
+CPU before, 10.8 / 11.4 / 11.9 s after (median 0.40x), 10.4 s with the last changes; peak
+4.8 GB before, 1.4-1.6 GB after; every table equal (up to the last bits of the parallel sums
 that differ between two runs of the base itself). About 6 s of it do not grow with the period
 (interpreter and imports, the store and its publication, the population's nearest stops), so
 a year scaled from the quarter (NOT measured) is about 6 + 4 x 4.6 = 24-31 s of CPU (the upper
