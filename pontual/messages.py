@@ -648,7 +648,8 @@ MESSAGES: tuple[str, ...] = (
     N_("live refresh failed: {error}"),
     N_(
         "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, "
-        "alerts.pb, /api/stops/<id>/arrivals, /health); listening on {topics}"
+        "alerts.pb, /api/stops/<id>/arrivals, /health) and the passengers' stop page "
+        "http://{host}:{port}/paradas; listening on {topics}"
     ),
     N_(
         "stopped: {n_messages} messages, {n_accepted} accepted, {n_duplicate} duplicate, "

@@ -27,7 +27,7 @@ from pontual.verbs.arguments import (
 )
 
 if TYPE_CHECKING:
-    from analytics.crowding.job import CrowdingResult
+    from analytics.crowding.job import CrowdingRun
 
 # Line-hours listed in the "worst" table.
 MAX_SHOWN = 10
@@ -95,7 +95,7 @@ def _run_spark(args: argparse.Namespace, ctx: Context, start: date, end: date, l
 
 def print_result(
     ctx: Context,
-    result: CrowdingResult,
+    result: CrowdingRun,
     limit_per_m2: float,
     elapsed_s: float,
     timezone: str = "America/Sao_Paulo",
@@ -111,22 +111,27 @@ def print_result(
     from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
     from core.pt_br import to_date, to_number, to_percent
 
-    taps = result.tap_placements
-    n = taps.height
-    placed = taps.filter(pl.col("placement") == "placed")
+    counts = result.tap_counts
+    n = int(counts["n"].sum())
+    placed = counts.filter(pl.col("placement") == "placed")
+    n_placed = int(placed["n"].sum())
     ctx.say(
         gettext(
             "{n} taps in {seconds} s; {placed} boardings placed ({share})",
             n=to_number(n, 0),
             seconds=to_number(elapsed_s),
-            placed=to_number(placed.height, 0),
-            share=to_percent(placed.height / n if n else 0),
+            placed=to_number(n_placed, 0),
+            share=to_percent(n_placed / n if n else 0),
         )
     )
-    if n > placed.height:
+    if n > n_placed:
         why = Table(gettext("taps not placed"), "n", gettext("reason"))
-        counts = taps.filter(pl.col("placement") != "placed").group_by("placement").len()
-        for code, count in counts.sort("len", descending=True).iter_rows():
+        unplaced = (
+            counts.filter(pl.col("placement") != "placed")
+            .group_by("placement")
+            .agg(pl.col("n").sum().alias("len"))
+        )
+        for code, count in unplaced.sort("len", descending=True).iter_rows():
             why.add_row(code, to_number(count, 0), UNPLACED_REASONS.get(code, ""))
         ctx.console.print(why)
     if result.trace_placements is not None:
@@ -139,21 +144,24 @@ def print_result(
                 ),
             )
         )
-    if placed.height:
-        methods = placed.group_by("alighting_method").len().sort("len", descending=True)
+    if n_placed:
+        methods = (
+            placed.group_by("alighting_method")
+            .agg(pl.col("n").sum().alias("len"))
+            .sort("len", descending=True)
+        )
         ctx.say(
             gettext(
                 "alightings: {methods}",
                 methods=", ".join(
-                    f"{m} {c} ({100 * c / placed.height:.1f} %)" for m, c in methods.iter_rows()
+                    f"{m} {c} ({100 * c / n_placed:.1f} %)" for m, c in methods.iter_rows()
                 ),
             )
         )
         unlinked = (
             placed.filter(pl.col("alighting_method") == "unlinked")
-            .with_columns(pl.col("reason").str.split(":").list.first())
             .group_by("reason")
-            .len()
+            .agg(pl.col("n").sum().alias("len"))
         )
         if unlinked.height and not ctx.settings.quiet:
             codes = {v: k for k, v in UNLINKED_REASONS.items()}

@@ -254,8 +254,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     ) as live:
         ctx.say(
             gettext(
-                "live: {day} from {start}, {speed}× real time; GTFS-RT feed at {url} (logs in "
-                "{folder})",
+                "live: {day} from {start}, {speed}× real time; GTFS-RT feed at {url}, a stop's "
+                "arrivals for a phone at {url}/paradas (logs in {folder})",
                 day=f"{day:%d/%m/%Y}",
                 start=f"{args.live_from:%H:%M}",
                 speed=f"{args.live_speed:g}",

@@ -143,6 +143,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from ingest.mqtt_batches import make_batch_writer
     from ingest.mqtt_options import build_listener_options
     from pontual.feed_server import FeedCache, build_app
+    from pontual.stop_page import build_passenger_names
 
     options = build_listener_options(
         **broker_values(args),
@@ -166,6 +167,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 gettext("accuracy of the predictions of {day} scored ({n} groups)", day=day, n=n)
             )
         engine = LiveEngine(reference, profile)
+        # what the passenger's stop page reads besides ids: stop codes, line numbers, headsigns
+        feed_ids = sorted(set(reference.trips["feed_id"].drop_nulls().to_list()))
+        where = f"feed_id IN ({', '.join('?' * len(feed_ids))})" if feed_ids else "false"
+        names = build_passenger_names(
+            store.read("gtfs_stops", where, feed_ids).unique("stop_id", keep="last"),
+            store.read("gtfs_routes", where, feed_ids).unique("route_id", keep="last"),
+            store.read("gtfs_trips", where, feed_ids),
+        )
         # GTFS-RT `uncertainty`: the median error per horizon of the latest scored day
         engine.uncertainty = read_uncertainty(store, service_date)
         cache = FeedCache(engine)
@@ -213,7 +222,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
         consumer.connect()
         config = uvicorn.Config(
-            build_app(engine, cache=cache, cors_origins=tuple(args.cors_origin or ("*",))),
+            build_app(
+                engine,
+                cache=cache,
+                cors_origins=tuple(args.cors_origin or ("*",)),
+                names=names,
+                timezone=profile.general.timezone.value,
+            ),
             host=args.http_host,
             port=args.http_port,
             log_level="warning",
@@ -239,7 +254,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.say(
             gettext(
                 "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, "
-                "alerts.pb, /api/stops/<id>/arrivals, /health); listening on {topics}",
+                "alerts.pb, /api/stops/<id>/arrivals, /health) and the passengers' stop page "
+                "http://{host}:{port}/paradas; listening on {topics}",
                 host=args.http_host,
                 port=args.http_port,
                 topics=", ".join(options.topics()),
