@@ -138,7 +138,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from analytics.indices.coverage import read_population
     from analytics.indices.grades import read_grade_history
-    from analytics.indices.job import read_cost_per_km, run_indices
+    from analytics.indices.job import read_cost_per_km, run_indices_each
     from core.periods import months_in
 
     period = resolve_period(args)
@@ -178,25 +178,25 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 from core.lake import check_not_archived
 
                 check_not_archived(store, period.start, period.end)  # ADR 0099
-            runs = []
-            for each in [*months_in(period), period] if args.months else [period]:
-                # month by month in order, as separate commands would: each month's repeats
-                # read the suggestions the months before it wrote; a month without matched
-                # trips is left out (its own command would stop there)
-                if each is not period and not has_outcomes(store, each):
-                    continue
-                runs.append(
-                    run_indices(
-                        store,
-                        profile,
-                        each,
-                        cost_per_km=args.cost_per_km,
-                        costs=costs,
-                        population=population,
-                        grade_history=history,
-                        write=not args.no_write,
-                    )
-                )
+            # month by month in order, then the year, as separate commands would (each
+            # month's repeats read the suggestions the months before it wrote), reading the
+            # year's taps and days once; a month without matched trips is left out (its own
+            # command would stop there)
+            periods = (
+                [*(m for m in months_in(period) if has_outcomes(store, m)), period]
+                if args.months
+                else [period]
+            )
+            runs = run_indices_each(
+                store,
+                profile,
+                periods,
+                cost_per_km=args.cost_per_km,
+                costs=costs,
+                population=population,
+                grade_history=history,
+                write=not args.no_write,
+            )
             results = runs[-1]
     if args.months and len(runs) > 1 and args.format != "table":
         shown = pl.concat([select_rows(r.indicators, args) for r in runs], how="vertical_relaxed")
