@@ -138,6 +138,7 @@ def test_the_live_demo_moves_buses_and_ends_cleanly(tmp_path: Path) -> None:
         assert any(first[v] != last[v] for v in first.keys() & last.keys())
         assert _processes_mentioning(str(tmp_path))  # broker, serve, replays, Streamlit
         # the passengers' stop page is on the same server, and the demo says where
+        assert feed is not None, "".join(lines)[-3000:]
         assert any(f"{feed}/paradas" in line for line in lines), "".join(lines)[-3000:]
         with urllib.request.urlopen(feed + "/api/stops", timeout=5) as r:
             stops = json.load(r)["stops"]
