@@ -8,7 +8,8 @@ exports its raw tables to a lake, then times:
   start-up apart;
 and prints the wall-time ratio (target <= 1.5x), the peak resident memory of the Spark Python
 workers (summed over the worker processes, sampled every 0.2 s from /proc), the shuffle volume
-(the batches' Arrow IPC cells), the cost per (day, batch) partition, the timed run's stages
+(the pings, and the batches' Arrow IPC cells, from the event log of the last run), the cost
+per (day, batch) partition, the timed run's stages
 from Spark's event log (wall, the tasks' run time, shuffle written) and the Python workers'
 step times (`PONTUAL_SPARK_TIMINGS`), to say where the
 engine's time goes. Every derived table is checked equal between the engines after the
@@ -29,6 +30,9 @@ JIT warms (7.7, 6.2, 5.4 CPU-s), and reach 2.7-3.1 s / 4.8-5.2 CPU-s after about
 
 Both engines' CPU seconds are counted over the process tree (the driver, Spark's JVM and its
 Python workers); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.
+
+The large day of issue 19 is ``--vehicles 7000`` (about 11 M pings, 76 batches; simulating and
+ingesting it once takes about 30 minutes on the loaded 2 cores, reused from ``--data``).
 
 Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]
 [--rounds N]``.
@@ -159,8 +163,10 @@ def main() -> None:
     profile = load_profile("bento-goncalves-2021")
     lake = data / "lake"
     with Store.open(store_path, read_only=True) as store:
-        raw = [t.name for t in lake_tables() if t.name not in DERIVED_TABLES]
-        export_lake(store, lake, TZ, names=raw)
+        if not (data / "exported").exists():  # the large day's export takes minutes
+            raw = [t.name for t in lake_tables() if t.name not in DERIVED_TABLES]
+            export_lake(store, lake, TZ, names=raw)
+            (data / "exported").touch()
         n_pings = store.count("vehicle_locations")
 
     def run_local() -> None:
@@ -214,7 +220,9 @@ def main() -> None:
     local_s, local_cpu = (statistics.median(r[i] for r in local_runs) for i in (0, 1))
     spark_s, spark_cpu = (statistics.median(r[i] for r in spark_runs) for i in (0, 1))
 
-    shuffle_mb = _shuffle_estimate_mb(store_path)
+    stages = read_stages(events, started_ms, ended_ms)
+    shuffled = [st["shuffle_mb"] for _, st in sorted(stages.items()) if st["shuffle_mb"] > 0]
+    pings_mb, cells_mb = (shuffled[0], shuffled[-1]) if len(shuffled) > 1 else (0.0, 0.0)
     print(
         f"{args.vehicles} vehicles, {n_pings} pings, {n_batches} batch(es) of <= "
         f"{args.batch_pings} pings; cpu count {os.cpu_count()}\n"
@@ -227,12 +235,13 @@ def main() -> None:
         f"{spark_s / local_s:.2f}x the local engine's wall (target <= 1.5x), "
         f"{spark_cpu / local_cpu:.2f}x its CPU\n"
         f"  of which planning on the driver (DuckDB over the lake): {plan_s:.2f} s\n"
-        f"per (day, batch) partition: {spark_s / n_batches:.2f} s; "
-        f"shuffle between the stages ~{shuffle_mb:.1f} MB (runs, track, stands as Arrow IPC)\n"
+        f"per (day, batch) partition: {spark_s / n_batches:.2f} s, "
+        f"{spark_cpu / n_batches:.2f} CPU-s; shuffled (last run, event log): the pings "
+        f"{pings_mb:.1f} MB, the batches' frames as Arrow IPC {cells_mb:.1f} MB\n"
         f"peak memory of the Spark Python workers (last run): {sampler.peak_mb:.0f} MB"
     )
     print("the last Spark run:")
-    print(describe_stages(events, started_ms, ended_ms))
+    print(describe_stages(stages, started_ms, ended_ms))
     print(describe_worker_steps(timings))
 
     with Store.open(store_path, read_only=True) as file, open_lake(lake) as parquet:
@@ -254,9 +263,9 @@ def _runs(runs: list[tuple[float, float]]) -> str:
     return ", ".join(f"{wall:.2f} s/{cpu:.2f} CPU-s" for wall, cpu in runs)
 
 
-def describe_stages(events: Path, since_ms: float, until_ms: float) -> str:
-    """Per Spark stage of the timed run (from the event log): tasks, wall time, the tasks'
-    summed run time, shuffle written; and the run's time outside every stage (the driver)."""
+def read_stages(events: Path, since_ms: float, until_ms: float) -> dict[int, dict[str, Any]]:
+    """The Spark stages submitted between `since_ms` and `until_ms` (the event log): name,
+    tasks, wall, the tasks' summed run time, shuffle written (MB), by stage id."""
     stages: dict[int, dict[str, Any]] = {}
     logs = [p for p in events.rglob("*") if p.is_file() and p.name.startswith(("events", "local"))]
     for log in logs:
@@ -283,6 +292,12 @@ def describe_stages(events: Path, since_ms: float, until_ms: float) -> str:
                 stage["run_s"] += metrics.get("Executor Run Time", 0) / 1000
                 written = (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written")
                 stage["shuffle_mb"] += (written or 0) / 1e6
+    return stages
+
+
+def describe_stages(stages: dict[int, dict[str, Any]], since_ms: float, until_ms: float) -> str:
+    """Per Spark stage of the timed run (`read_stages`): tasks, wall time, the tasks' summed
+    run time, shuffle written; and the run's time outside every stage (the driver)."""
     lines = ["stages of the timed run (event log): id, tasks, wall s, tasks' run s, shuffle MB"]
     busy: list[tuple[float, float]] = []
     for sid in sorted(stages):
@@ -318,28 +333,6 @@ def describe_worker_steps(timings: Path) -> str:
     for step, values in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
         lines.append(f"  {step:20s} {len(values):3d} {sum(values):7.2f} {max(values):7.2f}")
     return "\n".join(lines)
-
-
-def _shuffle_estimate_mb(store_path: Path) -> float:
-    """The size of the stage-1 cells of the day: its runs, track and stands as lz4 Arrow IPC
-    (the track is the bulk: one row per referenced fix)."""
-    from analytics.engines.spark import to_ipc
-    from analytics.matching.batches import match_vehicles
-    from analytics.matching.day import read_day
-    from analytics.matching.network import build_network
-    from analytics.matching.options import MatchOptions
-    from core.profile import load_profile
-    from core.store import Store
-
-    with Store.open(store_path, read_only=True) as store:
-        schedule, pings, _ = read_day(store, DAY)
-    options = MatchOptions()
-    network = build_network(
-        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-    )
-    min_s = float(load_profile("bento-goncalves-2021").trips.breakdown_stop_min_s.value)
-    frames = match_vehicles(pings, network, options, min_s, schedule.crs_epsg)
-    return sum(len(to_ipc(f)) for f in frames) / 1e6
 
 
 if __name__ == "__main__":
