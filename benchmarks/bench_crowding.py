@@ -15,7 +15,9 @@ simulation out. Targets (issue 21): >= 500 k taps/s on the default day; the São
 Session 28 (ADR 0103; fresh processes, load average 4-6 on 2 cores): the default day 1.9 s of
 CPU, about 520 k taps per CPU-second (2.3 s before); the São Paulo day (9.7 M taps) 22 s of
 CPU, 20 s wall, peak 4.5 GiB (the placements alone are 1.2 GB). CPU seconds grow with the
-machine's load: compare versions back to back.
+machine's load: compare versions back to back. Session 29: the default day peaks at 0.89-1.00
+GiB (the issue's 2 GB holds there); a range of days is computed a day at a time by
+`pontual crowding` (ADR 0103), not timed here.
 """
 
 from __future__ import annotations

@@ -25,11 +25,20 @@ pays the catalogue, not a copy of the whole year's file; `bench_year` measures p
 Measured 2026-12-01 on the shared 2-core machine (one-minute load 14-23), `--months 3` on a
 quarter copied forward from the simulated January (283 k trips, 6.8 M taps, 33 M pings): one
 command per month 6.3-6.5 s of CPU each, the quarter as a year 16.1 s, 35.4 s in all; in one
-`--months` command 28.6 s (0.81x). Scaled linearly to 12 months (NOT measured) about 114 s of
-CPU in one command: 3.8x the 30 s target. Before (ADR 0110) January alone took 50 s of CPU to
+`--months` command 28.6 s (0.81x). Before (ADR 0110) January alone took 50 s of CPU to
 compute and its integration chains grew with the square of the period, so a year was out of
 reach. The annual dossiers' time is the input hash of every raw day (SHA-256 of each ping and
 tap as text, `cases.evidence.compute_period_day_digests`): most of January's 48 s of CPU.
+
+Then (ADR 0110 addendum: the taps read once per run as hashed codes, each period chained from
+one order, ridership from counts, the year's days read once), the same `--months` command on
+the same quarter, base and new interleaved, 3 runs each (load 15-28): 28.3 / 28.8 / 30.2 s of
+CPU before, 10.8 / 11.4 / 11.9 s after (median 0.40x), 10.4 s with the last changes; peak
+4.8 GB before, 1.4-1.6 GB after; every table equal (up to the last bits of the parallel sums
+that differ between two runs of the base itself). A whole year (the quarter's store copied
+forward to 31 December by `replicate_year`: 1.15 M trips, 27.5 M taps, 136 M pings), measured
+with `--no-write` (no writes nor publication, about 1 s on the quarter): 33.2 s of CPU, peak
+5.9 GB, 56 s wall at load 7-11: 1.1x the 30 s target.
 """
 
 from __future__ import annotations
@@ -110,8 +119,10 @@ def _shifted_select(con: duckdb.DuckDBPyConnection, table: str, days: int, k: in
 def replicate_year(store: Path, first: date, days: int, last: date, tz: str) -> dict[str, int]:
     """Copy the `days` days from `first` forward, `days` days at a time, until `last`; the
     copies overwrite nothing the stretch holds. Rows per table after."""
-    con = duckdb.connect(str(store), config={"enable_progress_bar": False})
+    # DuckDB 2 refuses enable_progress_bar in the connect config: a session setting
+    con = duckdb.connect(str(store))
     try:
+        con.execute("SET enable_progress_bar = false")
         end = first + timedelta(days=days - 1)
         # a source longer than the stretch (January's 31 days) keeps its own later days
         held = con.execute("SELECT max(service_date) FROM trip_outcomes").fetchall()[0][0]

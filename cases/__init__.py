@@ -11,9 +11,13 @@
   the suspension count
 - `evidence`: the evidence package of a case and the digests of raw days (`pontual verify`),
   in the store or, for archived days, in the lake
+- `digests`: a raw day's digest (SHA-256, `duckdb-text-v1`), and its reuse while the day's
+  fingerprint holds (`raw_day_fingerprints`, ADR 0113; `pontual ingest` writes it for the days
+  it touched)
 - `archive`: raw days moved from the store into the lake (`archived_days`), their deletion past
   the retention without legal hold (`pontual lake archive|prune`, docs/adr/0099)
 
 Layer: between dashboard and analytics (reads the analytic store, never writes derived tables;
-writes `raw_day_digests` and `archived_days`, and deletes the raw days it archives).
+writes `raw_day_digests`, `raw_day_fingerprints` and `archived_days`, and deletes the raw days
+it archives).
 """

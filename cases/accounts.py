@@ -40,23 +40,23 @@ def add_user(
     user name the provider gives, `dashboard.auth`)."""
     if role not in ROLES or role == "public":
         raise AccountError(
-            f"papel desconhecido {role!r}",
-            hint="papéis: " + ", ".join(r for r in ROLES if r != "public"),
+            f"unknown role {role!r}",
+            hint="roles: " + ", ".join(r for r in ROLES if r != "public"),
         )
     if role == "operadora" and not operator_id:
-        raise AccountError("uma conta operadora precisa de --operator", hint="ex.: --operator O1")
+        raise AccountError("an operadora account needs --operator", hint="e.g. --operator O1")
     if role != "operadora" and operator_id:
-        raise AccountError("--operator só vale para contas do papel operadora")
+        raise AccountError("--operator is only for accounts of the role operadora")
     if not name or not name.strip() or len(name) > 100:
-        raise AccountError("nome de conta vazio ou longo demais (máx. 100 caracteres)")
+        raise AccountError("account name empty or too long (at most 100 characters)")
     if password is not None and len(password) < MIN_PASSWORD_CHARS:
-        raise AccountError(f"senha curta demais: use ao menos {MIN_PASSWORD_CHARS} caracteres")
+        raise AccountError(f"password too short: use at least {MIN_PASSWORD_CHARS} characters")
     if by is not None:
         authorize(by, MANAGE_USERS)
     try:
         _insert_account(db, name, role, password, operator_id, by)
     except sa.exc.IntegrityError as exc:  # created by someone else at the same moment
-        raise AccountError(f"a conta {name!r} já existe") from exc
+        raise AccountError(f"the account {name!r} already exists") from exc
     return Account(name, role, operator_id)
 
 
@@ -71,18 +71,18 @@ def _insert_account(
     with db.begin() as conn:
         exists = conn.execute(sa.select(ACCOUNTS.c.name).where(ACCOUNTS.c.name == name)).first()
         if exists:
-            raise AccountError(f"a conta {name!r} já existe")
+            raise AccountError(f"the account {name!r} already exists")
         if by is None:
             n = conn.execute(sa.select(sa.func.count()).select_from(ACCOUNTS)).scalar()
             if n:
                 raise AccountError(
-                    "já existem contas: diga quem cria esta com --by",
-                    hint="uma conta de planejamento (veja `pontual users list`)",
+                    "accounts exist already: say who creates this one with --by",
+                    hint="a planning account (see `pontual users list`)",
                 )
             if role != "planejamento":
                 raise AccountError(
-                    "a primeira conta deve ser de planejamento (é quem cria as demais)",
-                    hint="pontual users add NOME --role planejamento",
+                    "the first account must be of the role planejamento (it creates the others)",
+                    hint="pontual users add NAME --role planejamento",
                 )
         conn.execute(
             ACCOUNTS.insert().values(
@@ -109,7 +109,7 @@ def get_account(db: CaseDB, name: str) -> Account:
         ).first()
     if row is None:
         raise AccountError(
-            f"conta desconhecida {name!r}", hint="crie-a com `pontual users add NOME --role PAPEL`"
+            f"unknown account {name!r}", hint="create it with `pontual users add NAME --role ROLE`"
         )
     return Account(row.name, row.role, row.operator_id)
 
@@ -135,7 +135,7 @@ def authenticate(db: CaseDB, name: str, password: str) -> Account:
             )
     if not ok or row is None:
         # one message for an unknown name and a wrong password: no account enumeration
-        raise AccountError("nome ou senha incorretos")
+        raise AccountError("wrong name or password")
     return Account(row.name, row.role, row.operator_id)
 
 

@@ -21,8 +21,9 @@ def procedure_of(profile: Profile) -> Procedure:
     """The profile's procedure section (ProfileError when the profile has none)."""
     if profile.procedure is None:
         raise ProfileError(
-            f"o perfil {profile.id} não define o procedimento de infrações ([procedure])",
-            hint="acrescente a seção [procedure] ao perfil (prazos, estado, feriados municipais)",
+            f"profile {profile.id} defines no infraction procedure ([procedure])",
+            hint="add the [procedure] section to the profile (deadlines, state, municipal "
+            "holidays)",
         )
     return profile.procedure
 

@@ -20,6 +20,21 @@ from cases.register import list_cases
 from cases.roles import Account
 from cases.states import EM_DEFESA, LAVRADA, PROCEDENTE
 from core.profile import Procedure
+from core.texts import N_
+
+SENDING_DEADLINE = N_("sending of the notice (art. 68 §2)")
+DEFENCE_DEADLINE = N_("defence (art. 69)")
+JUDGMENT_DEADLINE = N_("inquiries and judgement (art. 69-I)")
+APPEAL_DEADLINE = N_("appeal (art. 69-III)")
+DEADLINE_LABELS = (SENDING_DEADLINE, DEFENCE_DEADLINE, JUDGMENT_DEADLINE, APPEAL_DEADLINE)
+"""The deadlines of a case (`CaseDeadlines.deadlines`' keys): English ids, shown with
+`gettext` (pt-BR: "remessa do auto (art. 68 §2)", ...)."""
+
+NOTIFY_ACT = N_("notify (art. 68 §2)")
+JUDGE_ACT = N_("judge (art. 69-I)")
+PENDING_ACTS = (NOTIFY_ACT, JUDGE_ACT)
+"""The late acts `CaseDeadlines.overdue` names (its `pending` column): English ids, shown with
+`gettext`."""
 
 
 class CaseDeadlines:
@@ -42,21 +57,23 @@ class CaseDeadlines:
         return self.calendar.add_business_days(judged_on, self.proc.appeal_business_days.value)
 
     def deadlines(self, case: Mapping[str, Any]) -> dict[str, date]:
-        """Due dates that apply to a case so far: auto, defesa, julgamento, recurso."""
+        """Due dates that apply to a case so far (auto, defesa, julgamento, recurso), by their
+        English label (`DEADLINE_LABELS`: catalogue ids, translated where shown)."""
         out: dict[str, date] = {}
         if case.get("lavrada_on"):
-            out["remessa do auto (art. 68 §2)"] = self.auto_due(case["lavrada_on"])
+            out[SENDING_DEADLINE] = self.auto_due(case["lavrada_on"])
         if case.get("notified_on"):
-            out["defesa (art. 69)"] = self.defence_due(case["notified_on"])
+            out[DEFENCE_DEADLINE] = self.defence_due(case["notified_on"])
         if case.get("defence_on"):
-            out["diligências e julgamento (art. 69-I)"] = self.judgment_due(case["defence_on"])
+            out[JUDGMENT_DEADLINE] = self.judgment_due(case["defence_on"])
         if case.get("judged_on") and case.get("verdict") == PROCEDENTE:
-            out["recurso (art. 69-III)"] = self.appeal_due(case["judged_on"])
+            out[APPEAL_DEADLINE] = self.appeal_due(case["judged_on"])
         return out
 
     def overdue(self, account: Account, today: date) -> pl.DataFrame:
-        """Cases whose next act is late: case_id, state, operator_id, pending (the act due),
-        due_on, days_late (calendar days after due_on)."""
+        """Cases whose next act is late: case_id, state, operator_id, pending (the act due: an
+        English catalogue id of `PENDING_ACTS`, translated where shown), due_on, days_late
+        (calendar days after due_on)."""
         cases = list_cases(self.db, account)
         with self.db.read() as conn:
             rows = conn.execute(
@@ -76,9 +93,9 @@ class CaseDeadlines:
             r
         ) in rows:  # open cases awaiting an act of the administration: a handful, not a hot path
             if r.state == LAVRADA:
-                pending, due = "notificar (art. 68 §2)", self.auto_due(r.lavrada_on)
+                pending, due = NOTIFY_ACT, self.auto_due(r.lavrada_on)
             else:
-                pending, due = "julgar (art. 69-I)", self.judgment_due(r.defence_on)
+                pending, due = JUDGE_ACT, self.judgment_due(r.defence_on)
             if today > due:
                 out.append((r.case_id, r.state, r.operator_id, pending, due, (today - due).days))
         return pl.DataFrame(

@@ -6,7 +6,7 @@ import re
 from functools import cache
 
 from core.errors import PontualError
-from core.texts import N_, compile_templates, gettext, match_template
+from core.texts import N_, compile_templates, gettext, language, match_template
 
 
 class CaseError(PontualError):
@@ -21,6 +21,19 @@ class AccessDenied(PontualError):
 class AccountError(PontualError):
     """An unknown account, a wrong password, a bad role or operator."""
 
+
+AUTO_FIELDS: dict[str, str] = {
+    "auto_number": N_("--auto (notice number)"),
+    "operator_id": N_("operator (I)"),
+    "vehicle_plate": N_("--plate (fleet number or plate, II)"),
+    "place": N_("--stop or --lat/--lon (place, III)"),
+    "fact_at": N_("--at (date and time, III)"),
+    "article": N_("--article (legal provision violated, IV)"),
+    "lavrada_by": N_("--by (signing authority, V)"),
+}
+"""The fields of an auto (art. 68 §1), by the name the command line's option gives them: the
+English ids that the refusal "required fields ... missing: {fields}" lists, joined by "; "
+(each translated in turn where the refusal is shown)."""
 
 MESSAGES: tuple[str, ...] = (
     N_("unknown digest method {method}"),
@@ -77,6 +90,43 @@ MESSAGES: tuple[str, ...] = (
     N_("the case is not under appeal"),
     N_("the appeal deadline is open until {due}"),
     N_("plate {plate} is not that of vehicle {vehicle} in the register ({registered})"),
+    *AUTO_FIELDS.values(),
+    # accounts and roles (cases.accounts, cases.roles): the dashboard's sign-in says them too
+    N_("unknown role {role}"),
+    N_("roles: {roles}"),
+    N_("an operadora account needs --operator"),
+    N_("e.g. --operator O1"),
+    N_("--operator is only for accounts of the role operadora"),
+    N_("account name empty or too long (at most 100 characters)"),
+    N_("password too short: use at least {n} characters"),
+    N_("the account {name} already exists"),
+    N_("accounts exist already: say who creates this one with --by"),
+    N_("a planning account (see `pontual users list`)"),
+    N_("the first account must be of the role planejamento (it creates the others)"),
+    N_("pontual users add NAME --role planejamento"),
+    N_("unknown account {name}"),
+    N_("create it with `pontual users add NAME --role ROLE`"),
+    N_("wrong name or password"),
+    N_("the account {name} (operator {own}) has no access to data of operator {operator}"),
+    N_("an operator sees and answers only its own cases"),
+    N_("the account {name} ({role}) may not do '{action}'"),
+    N_("ask an account of the competent role (see `pontual users list`)"),
+    N_("the account {name} (operadora) reads only tables with a column operator_id"),
+    N_("this table cannot be limited to the operator's data"),
+    # the procedure's calendar and the case database (cases.calendar, cases.db)
+    N_("profile {profile} defines no infraction procedure ([procedure])"),
+    N_("add the [procedure] section to the profile (deadlines, state, municipal holidays)"),
+    N_("the case database is at schema version {current}, newer than this Pontual ({latest})"),
+    N_("upgrade Pontual"),
+    N_("cannot use the case database URL: {text}"),
+    N_("e.g. sqlite:///data/pontual.cases.sqlite or postgresql+psycopg://user@host/db"),
+    N_("the case database refused the write: {text}"),
+    N_("try again; if it persists, check that the database is reachable"),
+    N_("cannot open the case database: {text}"),
+    N_("check PONTUAL_CASES_DB and that the server is running"),
+    # an identity provider's person without an account (dashboard.auth, shown at sign-in)
+    N_("{name} signed in through the identity provider but has no Pontual account"),
+    N_("`pontual users add {name} --role ROLE --oidc`"),
 )
 """The English ids of this layer's refusals and hints (docs/adr/0093): the command line
 translates them with its own (`pontual.messages`), the dashboard with `said`."""
@@ -87,19 +137,28 @@ def _templates() -> list[tuple[re.Pattern[str], str]]:
     return compile_templates(MESSAGES)
 
 
-def _local(text: str) -> str:
-    """A refusal's English text in the chosen language (its fields as they are)."""
+def to_local_text(text: str) -> str:
+    """A refusal's or hint's English text in the chosen language, its fields translated in
+    turn when they are texts of this layer (a list of them, "a; b", item by item), else kept
+    as they are; a text no id matches is shown as it is."""
+    if language() == "en":
+        return text
     if text in MESSAGES:
         return gettext(text)
     matched = match_template(text, _templates())
-    return text if matched is None else gettext(matched[0], **matched[1])
+    if matched is None:
+        return text
+    msgid, fields = matched
+    return gettext(
+        msgid, **{k: "; ".join(map(to_local_text, v.split("; "))) for k, v in fields.items()}
+    )
 
 
 def said(exc: PontualError) -> str:
     """A refusal of this layer as the dashboard shows it, in the chosen language: the text,
     its place ("case 3, field fact_at") and its hint."""
-    text = _local(exc.what)
+    text = to_local_text(exc.what)
     if exc.where:
         where = re.sub(r"^(case|suggestion) ", lambda m: gettext(m[1]) + " ", exc.where)
         text += f" ({where.replace(', field ', ', ' + gettext('field') + ' ')})"
-    return text + (f" — {_local(exc.hint)}" if exc.hint else "")
+    return text + (f" — {to_local_text(exc.hint)}" if exc.hint else "")

@@ -11,11 +11,15 @@
 - A day archived to the lake (`cases.archive`, `archived_days`) is digested from its lake
   partition with the same function (`compute_lake_day_digest`): the digest depends on the rows,
   never on where they are stored.
+- `compute_period_day_digests`: the current digest of each raw day of a period, for a
+  report's input hash: reused from `raw_day_fingerprints` while the day's fingerprint holds
+  (`cases.digests`, ADR 0113); `verify_day_digests` never reuses, it recomputes every SHA-256.
 
-A day's digest is SHA-256 over its rows ordered by every recorded column, each row written as
-its columns cast to text by DuckDB (UTC session), joined by U+001F, nulls as U+0000, rows
-joined by newlines. The columns are recorded in `digest_method`, so a column added to the
-table later does not change the digest of a day already recorded.
+A day's digest (`cases.digests.compute_day_digest`) is SHA-256 over its rows ordered by every
+recorded column, each row written as its columns cast to text by DuckDB (UTC session), joined
+by U+001F, nulls as U+0000, rows joined by newlines. The columns are recorded in
+`digest_method`, so a column added to the table later does not change the digest of a day
+already recorded.
 """
 
 from __future__ import annotations
@@ -32,6 +36,14 @@ import polars as pl
 import sqlalchemy as sa
 
 from cases.db import CASES, CaseDB
+from cases.digests import (
+    CURRENT_SCHEMA,
+    DIGEST_METHOD,
+    RAW_TABLES,
+    compute_day_digest,
+    compute_raw_day_digests,
+    record_day_fingerprints,
+)
 from cases.errors import CaseError
 from core import __version__
 from core.lake import open_lake_day
@@ -41,9 +53,6 @@ from core.register import to_register_latest
 from core.schema import table
 from core.store import Store
 
-RAW_TABLES = ("vehicle_locations", "fare_transactions")
-DIGEST_METHOD = "duckdb-text-v1"
-
 DIGEST_SCHEMA = {
     "service_date": pl.Date,
     "table_name": pl.String,
@@ -51,41 +60,6 @@ DIGEST_SCHEMA = {
     "sha256": pl.String,
     "digest_method": pl.String,
 }
-
-
-def _day_sql(name: str, columns: list[str], *, bounded: bool = True) -> str:
-    """The day's rows as their canonical text lines, in digest order: each row's cells as text
-    (NULL as chr(0)) joined by chr(31), rows ordered by every column."""
-    cells = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), chr(0))' for c in columns)
-    order = ", ".join(f'"{c}"' for c in columns)
-    where = " WHERE event_at >= ? AND event_at < ?" if bounded else ""
-    return f'SELECT concat_ws(chr(31), {cells}) AS line FROM "{name}"{where} ORDER BY {order}'
-
-
-def compute_day_digest(
-    store: Store,
-    name: str,
-    day: date,
-    tz: str,
-    columns: list[str] | None = None,
-    *,
-    whole: bool = False,
-) -> tuple[int, str, list[str]]:
-    """(n_rows, sha256, columns) of table `name`'s rows of the local service day `day`: the
-    SHA-256 of the day's canonical lines (`_day_sql`) joined by newlines (method
-    `DIGEST_METHOD`). `whole`: every row of the relation (a lake day's partition,
-    `compute_lake_day_digest`), so a row filed under the day with an instant outside it
-    changes the digest too.
-
-    DuckDB orders the lines (a parallel sort) and Python's hashlib hashes them: the same bytes,
-    so the same digest, as DuckDB's own `sha256(string_agg(... ORDER BY ...))`, which sorted
-    inside one aggregate and hashed several times slower (a year of dossier inputs is ~730
-    day-tables)."""
-    cols = columns if columns is not None else table(name).column_names
-    start, end = local_bounds(range_period(day, day), tz)
-    lines = store.query(_day_sql(name, cols, bounded=not whole), [] if whole else [start, end])
-    text = lines.get_column("line").str.join("\n").item() if lines.height else ""
-    return lines.height, hashlib.sha256(text.encode("utf-8")).hexdigest(), cols
 
 
 def compute_lake_day_digest(
@@ -120,18 +94,26 @@ def record_day_digests(
 ) -> pl.DataFrame:
     """Digest the raw days not digested yet (all present days, or only `days`); the rows
     recorded (DIGEST_SCHEMA). A day already digested is never re-recorded: its first digest is
-    the reference that `verify_day_digests` checks."""
+    the reference that `verify_day_digests` checks. A day's current digest is taken from
+    `raw_day_fingerprints` while its fingerprint holds (`record_day_fingerprints`, which
+    brings that table up to date for the days digested here)."""
     tz = profile.general.timezone.value
     present = raw_days(store, tz)
     if days is not None:
         present = present.filter(pl.col("service_date").is_in(list(days)))
     done = store.query("SELECT table_name, service_date FROM raw_day_digests")
     todo = present.join(done, on=["table_name", "service_date"], how="anti")
-    rows = []
-    for name, day in todo.select("table_name", "service_date").iter_rows():  # one query a day
-        n, digest, cols = compute_day_digest(store, name, day, tz)
-        rows.append((day, name, n, digest, f"{DIGEST_METHOD}:{','.join(cols)}"))
-    out = pl.DataFrame(rows, schema=DIGEST_SCHEMA, orient="row")
+    parts = []
+    for name in RAW_TABLES:
+        wanted = todo.filter(pl.col("table_name") == name)["service_date"].to_list()
+        if wanted:
+            got = record_day_fingerprints(store, tz, days=wanted, tables=(name,))
+            parts.append(got.select(*DIGEST_SCHEMA))
+    out = (
+        pl.concat(parts).sort("table_name", "service_date")
+        if parts
+        else pl.DataFrame(schema=DIGEST_SCHEMA)
+    )
     if out.height:
         store.append(
             "raw_day_digests",
@@ -240,35 +222,49 @@ def verify_day_digests(
     return pl.DataFrame(rows, schema=VERIFY_SCHEMA, orient="row")
 
 
+def record_verified_fingerprints(store: Store, verified: pl.DataFrame) -> pl.DataFrame:
+    """After `verify_day_digests` on a writable store: `raw_day_fingerprints` of every store
+    day it checked, from the digest it has just recomputed in full (for a day recorded with
+    the table's current columns; any other day through `record_day_fingerprints`). A report
+    then reuses what verify proved, and a row of that table edited behind Pontual's back is
+    overwritten. Returns the rows brought up to date (CURRENT_SCHEMA)."""
+    recorded = store.query(
+        "SELECT service_date, table_name, digest_method, time_zone FROM raw_day_digests"
+    ).with_columns(pl.col("service_date").cast(pl.Date))
+    checked = verified.filter(pl.col("location") == "store").join(
+        recorded, on=["service_date", "table_name"]
+    )
+    parts = []
+    for (name, tz), group in checked.group_by("table_name", "time_zone"):
+        method = f"{DIGEST_METHOD}:{','.join(table(str(name)).column_names)}"
+        known = group.filter(pl.col("digest_method") == method).select(
+            "service_date",
+            pl.col("n_rows_now").alias("n_rows"),
+            pl.col("sha256_now").alias("sha256"),
+        )
+        parts.append(
+            record_day_fingerprints(
+                store,
+                str(tz),
+                days=group["service_date"].to_list(),
+                tables=(str(name),),
+                known=known,
+            )
+        )
+    return pl.concat(parts) if parts else pl.DataFrame(schema=CURRENT_SCHEMA)
+
+
 def compute_period_day_digests(store: Store, start: date, end: date, tz: str) -> pl.DataFrame:
     """The digest of each raw day from `start` to `end` (inclusive) as the store holds it *now*
     (recomputed, not the recorded reference; for a day archived to the lake, whose rows left
     the store, its recorded digest): table_name, service_date, n_rows, sha256,
     is_recorded (a reference digest exists) and is_as_recorded (it equals the reference; null
-    when none). `compute_day_digest` with the table's current columns, one query per day: a
-    day's rows are ordered and hashed at once, so a year is hashed a day at a time."""
-    lo, _ = local_bounds(range_period(start, start), tz)
-    _, hi = local_bounds(range_period(end, end), tz)
-    rows = []
-    for name in RAW_TABLES:
-        days = store.query(
-            f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
-            "WHERE event_at >= ? AND event_at < ? ORDER BY d",
-            [tz, lo, hi],
-        )["d"]
-        for day in days.to_list():  # one query per day: bounded memory
-            n, digest, _ = compute_day_digest(store, name, day, tz)
-            rows.append((name, day, n, digest))
-    now = pl.DataFrame(
-        rows,
-        schema={
-            "table_name": pl.String,
-            "service_date": pl.Date,
-            "n_rows": pl.Int64,
-            "sha256": pl.String,
-        },
-        orient="row",
-    )
+    when none). `compute_raw_day_digests`: the digest with the table's current columns, reused
+    from `raw_day_fingerprints` for a day whose fingerprint is unchanged, else hashed in full
+    (one query per day: a day's rows are ordered and hashed at once)."""
+    now = pl.concat(
+        [compute_raw_day_digests(store, name, start, end, tz) for name in RAW_TABLES]
+    ).select("table_name", "service_date", "n_rows", "sha256")
     # archived days are out of the store: their recorded digest stands for their rows (it was
     # checked equal on the lake when they left; `pontual verify` re-checks it there)
     archived = store.query(

@@ -27,8 +27,15 @@ from cases.db import REPORT_DELIVERIES, CaseDB, now_utc
 from cases.errors import CaseError
 from core.periods import Period, parse_period
 from core.profile import Profile
+from core.texts import N_, Labels, gettext
 
-REPORT_KINDS = {"monthly": "Relatório gerencial mensal", "semester": "Relatório semestral"}
+REPORT_KINDS = Labels(
+    {"monthly": N_("Monthly management report"), "semester": N_("Semester report")}
+)
+"""Each kind of report by its name (in the chosen language).
+
+The report names, statuses and bases of `read_report_dues` are shown, never stored: they come
+from the catalogue where they are made (docs/adr/0106)."""
 
 DUES_SCHEMA = pl.Schema(
     {
@@ -60,8 +67,10 @@ def report_due_on(kind: str, period: Period, profile: Profile) -> tuple[date, st
             )
         n = proc.monthly_report_business_days.value
         cal = BusinessCalendar.from_profile(profile)
-        return cal.add_business_days(period.end, n), (
-            f"{n} dias úteis após o fim do mês ({proc.monthly_report_business_days.citation})"
+        return cal.add_business_days(period.end, n), gettext(
+            "{n} working days after the end of the month ({citation})",
+            n=n,
+            citation=proc.monthly_report_business_days.citation,
         )
     if kind == "semester":
         if proc.semester_report_months is None:
@@ -71,8 +80,10 @@ def report_due_on(kind: str, period: Period, profile: Profile) -> tuple[date, st
             )
         half = "1" if period.start.month <= 6 else "2"
         month = proc.semester_report_months.value[half]
-        return _month_end(period.start.year, month), (
-            f"até o fim de {month:02d}/{period.start.year} ({proc.semester_report_months.citation})"
+        return _month_end(period.start.year, month), gettext(
+            "by the end of {month} ({citation})",
+            month=f"{month:02d}/{period.start.year}",
+            citation=proc.semester_report_months.citation,
         )
     raise CaseError(f"unknown report {kind!r}", hint="reports: monthly, semester")
 
@@ -107,8 +118,9 @@ def read_report_dues(
 ) -> pl.DataFrame:
     """One row per report of `kind` for each period label (DUES_SCHEMA): report (its name),
     due_on, delivered_on (null when not recorded), days_late (calendar days after due_on:
-    delivery or today; 0 when on time), is_late, status ('entregue no prazo', 'entregue com
-    atraso', 'atrasado — não entregue', 'no prazo — não entregue'), basis (the article).
+    delivery or today; 0 when on time), is_late, status (pt-BR 'entregue no prazo', 'entregue
+    com atraso', 'atrasado — não entregue', 'no prazo — não entregue'), basis (the article);
+    the texts in the chosen language.
     Without a case database nothing is recorded as delivered."""
     delivered: dict[str, date] = {}
     if db is not None:
@@ -126,8 +138,8 @@ def read_report_dues(
         until = got if got is not None else today
         late = max(0, (until - due).days)
         if got is not None:
-            status = "entregue com atraso" if late else "entregue no prazo"
+            status = gettext("delivered late") if late else gettext("delivered on time")
         else:
-            status = "atrasado — não entregue" if late else "no prazo — não entregue"
+            status = gettext("late — not delivered") if late else gettext("on time — not delivered")
         out.append((kind, label, REPORT_KINDS[kind], due, got, late, late > 0, status, basis))
     return pl.DataFrame(out, schema=DUES_SCHEMA, orient="row")

@@ -15,6 +15,7 @@ import polars as pl
 import sqlalchemy as sa
 
 from cases.db import CASES, CaseDB
+from cases.deadlines import JUDGE_ACT
 from cases.states import (
     EM_DEFESA,
     EM_RECURSO,
@@ -27,6 +28,7 @@ from cases.states import (
 )
 from cases.workflow import Workflow
 from core.profile import Profile
+from core.texts import N_
 
 CASE_REPORT_SCHEMA = pl.Schema(
     {
@@ -48,23 +50,37 @@ STATE_COUNT_SCHEMA = pl.Schema(
 )
 
 
+PENDING_LABELS = (
+    N_("notify the operator (art. 68 §2)"),
+    N_("the operator's defence (art. 69)"),
+    JUDGE_ACT,
+    N_("the operator's appeal (art. 69-III)"),
+    N_("close (the pending act)"),
+    N_("draw up or dismiss"),
+    N_("judge the appeal"),
+)
+"""The acts a case of a report waits for (`read_period_cases`' `pending` column): English ids,
+shown with `gettext` (`dashboard.reports.cases_part`)."""
+(_NOTIFY, _DEFENCE, _JUDGE, _APPEAL, _CLOSE, _DRAW_UP, _JUDGE_APPEAL) = PENDING_LABELS
+
+
 def _pending(wf: Workflow, case: dict[str, Any]) -> tuple[str | None, date | None]:
     """The act a case waits for and its due day (None when the law sets none)."""
     state = case["state"]
     if state == LAVRADA:
-        return "notificar a operadora (art. 68 §2)", wf.auto_due(case["lavrada_on"])
+        return _NOTIFY, wf.auto_due(case["lavrada_on"])
     if state == NOTIFICADA:
-        return "defesa da operadora (art. 69)", wf.defence_due(case["notified_on"])
+        return _DEFENCE, wf.defence_due(case["notified_on"])
     if state == EM_DEFESA:
-        return "julgar (art. 69-I)", wf.judgment_due(case["defence_on"])
+        return _JUDGE, wf.judgment_due(case["defence_on"])
     if state == JULGADA and case.get("verdict") == PROCEDENTE:
-        return "recurso da operadora (art. 69-III)", wf.appeal_due(case["judged_on"])
+        return _APPEAL, wf.appeal_due(case["judged_on"])
     if state == JULGADA:
-        return "encerrar", None
+        return _CLOSE, None
     if state == SUGERIDA:
-        return "lavrar ou descartar", None
+        return _DRAW_UP, None
     if state == EM_RECURSO:
-        return "julgar o recurso", None
+        return _JUDGE_APPEAL, None
     return None, None  # encerrada, descartada
 
 
@@ -72,7 +88,8 @@ def read_period_cases(
     db: CaseDB, profile: Profile, start: date, end: date, today: date
 ) -> pl.DataFrame:
     """Cases whose fact occurred from `start` to `end` (CASE_REPORT_SCHEMA), ordered by state
-    (in the workflow's order) and case: pending (the act awaited), due_on, days_late (calendar
+    (in the workflow's order) and case: pending (the act awaited, an English id of
+    `PENDING_LABELS`), due_on, days_late (calendar
     days past due_on at `today`, 0 when not late), is_overdue. A case waiting for the
     operator (defence, appeal) past its day is overdue for the operator: the authority may go
     on without it."""

@@ -103,14 +103,14 @@ def authorize(account: Account, action: str, *, operator_id: str | None = None) 
         return
     if action in PERMISSIONS.get(account.role, frozenset()):
         raise AccessDenied(
-            f"a conta {account.name!r} (operadora {account.operator_id}) não tem acesso a dados "
-            f"da operadora {operator_id!r}",
-            hint="uma operadora vê e responde apenas os seus próprios casos",
+            f"the account {account.name!r} (operator {account.operator_id}) has no access to "
+            f"data of operator {operator_id!r}",
+            hint="an operator sees and answers only its own cases",
         )
     raise AccessDenied(
-        f"a conta {account.name!r} ({ROLE_LABELS.get(account.role, account.role)}) não pode "
-        f"fazer '{action}'",
-        hint="peça a uma conta com o papel competente (veja `pontual users list`)",
+        f"the account {account.name!r} ({ROLE_LABELS.get(account.role, account.role)}) may not "
+        f"do '{action}'",
+        hint="ask an account of the competent role (see `pontual users list`)",
     )
 
 
@@ -139,7 +139,7 @@ def scope_sql(account: Account, action: str, columns: Sequence[str]) -> tuple[st
         return "", []
     if "operator_id" not in columns:
         raise AccessDenied(
-            f"a conta {account.name!r} (operadora) só lê tabelas com a coluna operator_id",
-            hint="esta tabela não pode ser limitada aos dados da operadora",
+            f"the account {account.name!r} (operadora) reads only tables with a column operator_id",
+            hint="this table cannot be limited to the operator's data",
         )
     return '"operator_id" = ?', [scope]

@@ -1,5 +1,6 @@
 """The vocabulary of a case: states, verdicts, the transitions between states, sanction names,
-the fields of an auto (art. 68 §1) and the attachments of an act.
+the attachments of an act (the fields of an auto, art. 68 §1, are `cases.errors.AUTO_FIELDS`,
+beside the refusal that names them).
 
 Reads nothing; holds the constants and small value types the register, the workflow, the
 deadlines and the sanctions share.
@@ -61,16 +62,23 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 
 SANCTIONS = ("advertência", "multa", "afastamento", "recolhimento", "suspensão", "cassação")
 
-# art. 68 §1 fields of the auto, by the name the CLI option gives them
-AUTO_FIELDS = {
-    "auto_number": "--auto (número do auto)",
-    "operator_id": "empresa (I)",
-    "vehicle_plate": "--plate (prefixo ou placa, II)",
-    "place": "--stop ou --lat/--lon (local, III)",
-    "fact_at": "--at (data e hora, III)",
-    "article": "--article (dispositivo legal violado, IV)",
-    "lavrada_by": "--by (autoridade que assina, V)",
-}
+SANCTION_LABELS = Labels(
+    {
+        "advertência": N_("warning (sanction)"),
+        "multa": N_("fine"),
+        "afastamento": N_("removal of the employee"),
+        "recolhimento": N_("withdrawal of the vehicle"),
+        "suspensão": N_("suspension"),
+        "cassação": N_("revocation"),
+    }
+)
+"""How a sanction is shown (pt-BR: the law's words); a case stores the sanctions themselves,
+joined by ", " (`SANCTIONS`)."""
+
+
+def to_sanctions_label(sanctions: str) -> str:
+    """A case's stored sanctions ("multa, suspensão") as shown (unknown ones as stored)."""
+    return ", ".join(SANCTION_LABELS.get(s, s) for s in sanctions.split(", "))
 
 
 @dataclass(frozen=True)

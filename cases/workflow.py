@@ -33,7 +33,7 @@ from cases.audit import record_audit
 from cases.calendar import BusinessCalendar, procedure_of
 from cases.db import CASE_EVENTS, CASE_EVIDENCE, CASES, CaseDB, now_utc
 from cases.deadlines import CaseDeadlines
-from cases.errors import CaseError
+from cases.errors import AUTO_FIELDS, CaseError
 from cases.register import read_case_row
 from cases.roles import (
     DEFESA,
@@ -49,7 +49,6 @@ from cases.roles import (
 )
 from cases.sanctions import CaseSanctions
 from cases.states import (
-    AUTO_FIELDS,
     EM_RECURSO,
     IMPROCEDENTE,
     IMPROVIDO,

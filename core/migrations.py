@@ -2,7 +2,7 @@
 
 Migrations 1, 5 (data coverage and evidence), 6 (the fares key), 7 (the key fingerprint) and
 10 (the fleet register's history), 11, 12 (archived raw days), 13 (the compact frequency
-trips) and 14 (derived tables without key indexes) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+trips), 14 (derived tables without key indexes) and 15 (raw day fingerprints) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
 versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -241,6 +241,16 @@ MIGRATIONS += (
             "fleet_days",
             "live_prediction_accuracy",
         ),
+    ),
+)
+
+# Migration 15: the current digest of each raw day with a fingerprint of its rows, so a report
+# reuses the digest of an unchanged day instead of hashing it again (issue #21, ADR 0113).
+MIGRATIONS += (
+    Migration(
+        15,
+        "raw_day_fingerprints: current raw day digests reused while the day's fingerprint holds",
+        ("raw_day_fingerprints",),
     ),
 )
 

@@ -148,6 +148,11 @@ class Section(BaseModel):
 Seconds = Cited[int]
 Ratio = Cited[float]
 
+BUNCHING_HEADWAY_MAX_RATIO_DEFAULT = 0.25
+"""Default, to be fixed by decree: TCRP practice (a bus passing a stop less than a quarter of
+the planned headway after the previous one runs bunched); what a profile without
+`trips.bunching_headway_max_ratio` uses."""
+
 
 class General(Section):
     timezone: Annotated[Cited[str], Spec("iana")]
@@ -160,9 +165,19 @@ class TripRules(Section):
     late_departure_s: Annotated[Seconds, Spec("s", 0, 3600)]
     partial_trip_min_ratio: Annotated[Ratio, Spec("ratio", 0, 1)]
     frequent_headway_max_s: Annotated[Seconds, Spec("s", 60, 3600)]
+    # a stop headway below this share of the planned one is bunching (frequent lines);
+    # absent = BUNCHING_HEADWAY_MAX_RATIO_DEFAULT (profiles written before it still load)
+    bunching_headway_max_ratio: Annotated[Ratio, Spec("ratio", 0, 1)] | None = None
     breakdown_stop_min_s: Annotated[Seconds, Spec("s", 60, 7200)]
     # outcomes an approved incident excuses (BG art. 57 §1: delays only); absent = ["late"]
     justified_outcomes: Annotated[Cited[list[str]], Spec("list")] | None = None
+
+    @property
+    def bunching_max_ratio(self) -> float:
+        """The bunching threshold (share of the planned headway) in force."""
+        if self.bunching_headway_max_ratio is None:
+            return BUNCHING_HEADWAY_MAX_RATIO_DEFAULT
+        return float(self.bunching_headway_max_ratio.value)
 
     @property
     def excused_outcomes(self) -> tuple[str, ...]:

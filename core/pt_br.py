@@ -13,9 +13,10 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from functools import cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from babel import Locale
-from babel.dates import format_date
+from babel.dates import format_date, format_time
 from babel.numbers import NumberPattern, format_decimal, parse_pattern
 
 from core.texts import N_, Labels
@@ -101,3 +102,8 @@ YES_NO = Labels({True: N_("yes"), False: N_("no")})
 def to_yes_no(value: bool | None, missing: str = MISSING) -> str:
     """True -> 'sim', False -> 'não' (pt-BR; `core.texts`), None -> `missing`."""
     return missing if value is None else YES_NO[bool(value)]
+
+
+def to_time_of_day(value: datetime, timezone: str) -> str:
+    """A UTC instant as the clock time HH:MM in `timezone` (IANA), e.g. '14:05'."""
+    return format_time(value.astimezone(ZoneInfo(timezone)), "HH:mm", locale=_locale())

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -44,6 +45,10 @@ _INSERT_BATCH_ROWS = 122_880
 # A table of at least this many rows is published as one file per month (ADR 0104); a smaller
 # one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
 PART_MIN_ROWS = 10_000
+# A table with no month to split by (the GTFS tables) of at least this many rows is published
+# as one file of its own, written again only when its rows' digest moved (ADR 0114); a
+# smaller one is copied into the catalogue.
+WHOLE_MIN_ROWS = 5_000
 SNAPSHOT_MODE_ENV = "PONTUAL_SNAPSHOT"
 """How the readers' snapshot is published: "copy" (the default: the whole file copied and
 renamed into place) or "months" (ADR 0104: big tables as month files, only changed months
@@ -65,6 +70,10 @@ def snapshot_mode() -> str:
 
 # The catalogue's table of the month files (not a store table: only snapshots have it).
 _PARTS_TABLE = "_snapshot_parts"
+# The "month" of the file holding a whole table that has no month (ADR 0114).
+_WHOLE = "all"
+# The catalogue's table of the signatures of the tables copied into it (ADR 0114).
+_COPIED_TABLE = "_snapshot_copied"
 # Times a reader re-reads the catalogue when a month file it names was just replaced.
 _OPEN_RETRIES = 5
 
@@ -428,17 +437,20 @@ class Store:
         """Raise when the rows of `view` repeat a key of `decl`, among themselves or with a
         stored row (a table whose key has no index, `Table.is_key_checked`).
 
-        One grouping of the batch's keys and the stored keys of the batch's service days
-        (zone maps skip the rest; after `replace`'s delete there are none): a table whose key
-        has no service date reads every stored key (the smaller derived tables, and
-        `tap_placements`' ids).
+        One grouping of the batch's keys and the stored keys of the batch's service days, or
+        of its instants for a key with `event_at` (`tap_placements`) (zone maps skip the rest;
+        after `replace`'s delete there are none): a table whose key has neither reads every
+        stored key (the smaller derived tables).
         """
         keys = ", ".join(f'"{k}"' for k in decl.primary_key)
         bound = ""
-        if "service_date" in decl.primary_key:
+        # a key with a date or an instant: a repeated key has the batch's, so only the stored
+        # rows within the batch's range of it are read (zone maps skip the rest)
+        when = next((k for k in ("service_date", "event_at") if k in decl.primary_key), None)
+        if when is not None:
             bound = (
-                f' WHERE "service_date" BETWEEN (SELECT min("service_date") FROM {view}) '
-                f'AND (SELECT max("service_date") FROM {view})'
+                f' WHERE "{when}" BETWEEN (SELECT min("{when}") FROM {view}) '
+                f'AND (SELECT max("{when}") FROM {view})'
             )
         repeated = self._run(
             f"SELECT {keys}, count(*) FROM (SELECT {keys} FROM {view} UNION ALL "
@@ -586,13 +598,17 @@ class Store:
 
     # -- snapshot for readers --------------------------------------------------------------
     def publish_snapshot(
-        self, *, part_min_rows: int = PART_MIN_ROWS, mode: str | None = None
+        self,
+        *,
+        part_min_rows: int = PART_MIN_ROWS,
+        whole_min_rows: int = WHOLE_MIN_ROWS,
+        mode: str | None = None,
     ) -> Path:
         """Checkpoint and publish a consistent read-only snapshot for the dashboard and the
         reports: a whole copy (`mode` "copy", the default of `snapshot_mode`) or month files
         (`_publish_months`, ADR 0104)."""
         if (mode or snapshot_mode()) == "months":
-            return self._publish_months(part_min_rows)
+            return self._publish_months(part_min_rows, whole_min_rows)
         self._require_writable()
         self._run("CHECKPOINT")
         target = snapshot_path(self.path)
@@ -604,17 +620,21 @@ class Store:
         os.replace(tmp, target)
         return target
 
-    def _publish_months(self, part_min_rows: int) -> Path:
+    def _publish_months(self, part_min_rows: int, whole_min_rows: int) -> Path:
         """Publish the snapshot writing again only what changed since the last one (ADR 0104).
 
         A table of `part_min_rows` rows or more is held as one DuckDB file per month of its
         service date (or of its key instant) under `snapshot_parts_dir`; a month's file is
         written again when this store wrote rows of that month (`_note_changed`, journaled
         across processes), when its row count moved (a write that did not go through
-        `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). Every smaller table is copied into the
-        catalogue, a new file moved into place with an atomic rename: a reader sees the
-        previous snapshot or the new one, never a mix (the month files it names are never
-        rewritten, only replaced by new files under new names).
+        `append`/`replace`, such as a plain DELETE) or its columns changed (a migration). A
+        table with no month of `whole_min_rows` rows or more (the GTFS tables) is one file
+        of its own, written again when the digest of its rows moved (ADR 0114). Every smaller
+        table is copied into the catalogue, a new file moved into place with an atomic
+        rename: a reader sees the previous snapshot or the new one, never a mix (the month
+        files it names are never rewritten, only replaced by new files under new names). The
+        new catalogue starts as a copy of the previous one, whose copied tables are kept
+        when the digest of their rows did not move (ADR 0114).
         """
         self._require_writable()
         self._run("CHECKPOINT")
@@ -631,7 +651,7 @@ class Store:
             for line in pending.read_text(encoding="utf-8").splitlines():
                 name, _, month = line.partition("\t")
                 changed.add((name, month))
-        published = _read_published_parts(target, parts_dir)
+        published, copied_before = _read_published(self, target, parts_dir)
         db = self._run("SELECT current_database()")[0][0]
         tables = self._run(
             "SELECT table_name, estimated_size FROM duckdb_tables() "
@@ -657,31 +677,48 @@ class Store:
         tmp = catalogue_dir / target.name
         attached: list[str] = []
         rows: list[tuple[str, str, str, str, int, str]] = []
+        copied: list[str] = []  # tables copied whole into the catalogue
+        viewed: dict[str, str] = {}  # parted table -> the SQL of its view over its files
+        same_views: set[str] = set()  # parted tables whose last catalogue's view is the same
         try:
-            self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
-            attached.append("_snapshot_new")
             for name, estimated in tables:
                 signature = ",".join(f"{c} {t}" for c, t in columns[name])
                 column = _part_column(name, [c for c, _ in columns[name]])
+                least = whole_min_rows if column is None else part_min_rows
+                if name == SCHEMA_VERSION.name:  # read by `open_snapshot` before any attach
+                    least = sys.maxsize
                 n_rows = int(estimated or 0)
-                if column is not None and n_rows >= part_min_rows:
+                if n_rows >= least:
                     n_rows = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
-                if column is None or n_rows < part_min_rows:
-                    self._run(
-                        f'CREATE TABLE _snapshot_new.main."{name}" AS '
-                        f'SELECT * FROM "{db}".main."{name}"'
-                    )
+                if n_rows < least:
+                    copied.append(name)
                     continue
-                months, dirty = self._changed_months(
-                    name, column, dict(columns[name])[column], signature, published, changed
-                )
+                if column is None:
+                    # its signature also holds the digest of its rows
+                    signature, months, dirty = self._changed_whole(
+                        name, columns[name], signature, published
+                    )
+                else:
+                    months, dirty = self._changed_months(
+                        name,
+                        column,
+                        dict(columns[name])[column],
+                        signature,
+                        published,
+                        changed,
+                        n_rows,
+                    )
                 branches = []
                 for m in sorted(months):
                     alias = f"_snap_{name}_{m.replace('-', '_')}"
                     old = published.get((name, m))
                     if m in dirty or old is None:
                         file = f"{name}.{m}.{token}.duckdb"
-                        where, params = _month_filter(column, dict(columns[name])[column], m)
+                        where, params = (
+                            ("TRUE", [])
+                            if column is None
+                            else _month_filter(column, dict(columns[name])[column], m)
+                        )
                         _write_part(self, db, name, where, params, parts_dir / file, group)
                     else:
                         file = old[0]
@@ -689,19 +726,20 @@ class Store:
                     attached.append(alias)
                     rows.append((alias, name, m, file, months[m], signature))
                     branches.append(f'SELECT * FROM {alias}.main."{name}"')
-                self._run(
-                    f'CREATE VIEW _snapshot_new.main."{name}" AS ' + " UNION ALL ".join(branches)
+                viewed[name] = " UNION ALL ".join(branches)
+                before = {(m, _columns_of(r[2])) for (t, m), r in published.items() if t == name}
+                if before == {(m, _columns_of(signature)) for m in months}:
+                    same_views.add(name)  # same months and columns: the last view reads them
+            signatures = self._copied_signatures(copied, columns)
+            if copied_before is not None:
+                shutil.copyfile(target.resolve(), tmp)
+            self._run(f"ATTACH {_quote(str(tmp))} AS _snapshot_new")
+            attached.append("_snapshot_new")
+            with self.transaction():  # one commit of the catalogue's changes
+                self._fill_catalogue(
+                    db, copied, signatures, copied_before or {}, viewed, same_views, rows
                 )
             self._copy_views(db)
-            self._run(
-                f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
-                "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
-            )
-            if rows:
-                self.con.executemany(
-                    f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
             self._run("CHECKPOINT _snapshot_new")
         finally:
             for alias in reversed(attached):
@@ -724,6 +762,80 @@ class Store:
             else:
                 path.unlink(missing_ok=True)
         return target
+
+    def _copied_signatures(
+        self, names: list[str], columns: dict[str, list[tuple[str, str]]]
+    ) -> dict[str, str]:
+        """Table -> its columns and the digest of its rows (as `_changed_whole`), for the
+        tables copied whole into the catalogue: one query, a scan of each small table."""
+        if not names:
+            return {}
+        selects = []
+        for name in names:
+            row = ", ".join(f'"{c}"' for c, _ in columns[name])
+            selects.append(
+                f'SELECT {_quote(name)} AS t, count(*) AS n, sum(hash({row})) AS h FROM "{name}"'
+            )
+        found = {t: f"rows {n} {h}" for t, n, h in self._run(" UNION ALL ".join(selects))}
+        return {n: ",".join(f"{c} {t}" for c, t in columns[n]) + ";" + found[n] for n in names}
+
+    def _fill_catalogue(
+        self,
+        db: str,
+        copied: list[str],
+        signatures: dict[str, str],
+        copied_before: dict[str, str],
+        viewed: dict[str, str],
+        same_views: set[str],
+        rows: list[tuple[str, str, str, str, int, str]],
+    ) -> None:
+        """Make the attached `_snapshot_new` (empty, or the previous catalogue's copy, whose
+        copied tables had `copied_before` signatures) the new catalogue: the small tables
+        copied (kept when their signature did not move), a view per parted table (kept when
+        in `same_views`: the same months, read through the same aliases, the same
+        columns), the list of the part files and the signatures of the copied tables. The
+        store's own views are dropped here and made again after (`_copy_views`)."""
+        there = dict(
+            self._run(
+                "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE database_name = "
+                "'_snapshot_new' AND schema_name = 'main' UNION ALL SELECT view_name, 'VIEW' "
+                "FROM duckdb_views() WHERE database_name = '_snapshot_new' "
+                "AND schema_name = 'main' AND NOT internal"
+            )
+        )
+        kept = {
+            n for n in copied if there.get(n) == "TABLE" and copied_before.get(n) == signatures[n]
+        }
+        kept |= {n for n in same_views if there.get(n) == "VIEW"}
+        for name, kind in there.items():
+            if name not in kept:
+                self._run(f'DROP {kind} _snapshot_new.main."{name}"')
+        for name in copied:
+            if name not in kept:
+                self._run(
+                    f'CREATE TABLE _snapshot_new.main."{name}" AS '
+                    f'SELECT * FROM "{db}".main."{name}"'
+                )
+        for name, sql in viewed.items():
+            if name not in kept:
+                self._run(f'CREATE VIEW _snapshot_new.main."{name}" AS {sql}')
+        self._run(
+            f"CREATE TABLE _snapshot_new.main.{_PARTS_TABLE} (alias VARCHAR, table_name "
+            "VARCHAR, month VARCHAR, file VARCHAR, n_rows BIGINT, signature VARCHAR)"
+        )
+        if rows:
+            self.con.executemany(
+                f"INSERT INTO _snapshot_new.main.{_PARTS_TABLE} VALUES (?, ?, ?, ?, ?, ?)", rows
+            )
+        self._run(
+            f"CREATE TABLE _snapshot_new.main.{_COPIED_TABLE} (table_name VARCHAR, "
+            "signature VARCHAR)"
+        )
+        if copied:
+            self.con.executemany(
+                f"INSERT INTO _snapshot_new.main.{_COPIED_TABLE} VALUES (?, ?)",
+                [(n, signatures[n]) for n in copied],
+            )
 
     def _copy_views(self, db: str) -> None:
         """Create the store's views (e.g. `scheduled_trips`, ADR 0102) in the new catalogue,
@@ -751,6 +863,27 @@ class Store:
         finally:
             self._run(f'USE "{db}"')
 
+    def _changed_whole(
+        self,
+        name: str,
+        columns: list[tuple[str, str]],
+        signature: str,
+        published: dict[tuple[str, str], tuple[str, int, str]],
+    ) -> tuple[str, dict[str, int], set[str]]:
+        """Table `name`, which has no month, as one part: its signature (the columns', then
+        the digest of its rows), its rows (`_WHOLE` -> count), and that part if its file must
+        be written again, when the signature or the count differs from the published one.
+
+        The digest is the sum of a 64-bit hash of each row (an order-free digest of the rows
+        as a multiset): any write moves it, an UPDATE that keeps the row count included. It
+        costs a scan, a tenth of writing the table again (ADR 0114)."""
+        row = ", ".join(f'"{c}"' for c, _ in columns)
+        n, digest = self._run(f'SELECT count(*), sum(hash({row})) FROM "{name}"')[0]
+        whole = f"{signature};rows {digest}"
+        old = published.get((name, _WHOLE))
+        fresh = old is not None and old[1:] == (int(n), whole)
+        return whole, {_WHOLE: int(n)}, set() if fresh else {_WHOLE}
+
     def _changed_months(
         self,
         name: str,
@@ -759,9 +892,10 @@ class Store:
         signature: str,
         published: dict[tuple[str, str], tuple[str, int, str]],
         changed: set[tuple[str, str]],
+        total: int,
     ) -> tuple[dict[str, int], set[str]]:
-        """The months of table `name` now (month -> rows) and those whose file must be
-        written again.
+        """The months of table `name` (of `total` rows) now (month -> rows) and those whose
+        file must be written again.
 
         Usually cheap: the months this store wrote are counted (a range each, zone maps skip
         the rest) and, with the published counts of the others, must add up to the table's
@@ -771,7 +905,6 @@ class Store:
         """
         before = {m: rec for (t, m), rec in published.items() if t == name}
         tracked = {m for t, m in changed if t == name}
-        total = int(self._run(f'SELECT count(*) FROM "{name}"')[0][0])
         if before and all(rec[2] == signature for rec in before.values()):
             months = {m: rec[1] for m, rec in before.items() if m not in tracked}
             for m in tracked:
@@ -809,6 +942,11 @@ def _write_part(
     os.chmod(path, 0o600 | group)
 
 
+def _columns_of(signature: str) -> str:
+    """The columns part of a part's signature (a whole table's also holds its rows' digest)."""
+    return signature.rsplit(";rows ", 1)[0]
+
+
 def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
     """WHERE clause (and parameters) of the rows of `month` ('YYYY-MM' or 'none') by
     `column` (of DuckDB type `dtype`): a range, so that zone maps skip other months."""
@@ -820,30 +958,47 @@ def _month_filter(column: str, dtype: str, month: str) -> tuple[str, list[Any]]:
     return where, [f"{month}-01", end]
 
 
-def _read_published_parts(
-    target: Path, parts_dir: Path
-) -> dict[tuple[str, str], tuple[str, int, str]]:
-    """(table, month) -> (file, rows, column signature) of the published snapshot's month
-    files that still exist; empty when there is none (a first publication, or a snapshot of
-    before ADR 0104: a plain copy)."""
+def _read_published(
+    store: Store, target: Path, parts_dir: Path
+) -> tuple[dict[tuple[str, str], tuple[str, int, str]], dict[str, str] | None]:
+    """What the published snapshot holds: (table, month) -> (file, rows, signature) of its
+    part files that still exist, and table -> signature of the tables copied into its
+    catalogue (None when the catalogue is not one to start the next from: none, one of
+    before ADR 0114, a plain copy of before ADR 0104). The catalogue is attached read-only
+    to the store's connection for the look-up (a fifth of the cost of a connection of its
+    own)."""
     if not target.exists():
-        return {}
+        return {}, None
     try:
-        con = duckdb.connect(str(target.resolve()), read_only=True)
+        store._run(f"ATTACH {_quote(str(target.resolve()))} AS _snapshot_old (READ_ONLY)")
     except duckdb.Error:
-        return {}  # damaged or unreadable: everything is written again
+        return {}, None  # damaged or unreadable: everything is written again
     try:
-        found = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [_PARTS_TABLE]
-        ).fetchall()[0][0]
-        if not found:
-            return {}
-        rows = con.execute(
-            f"SELECT table_name, month, file, n_rows, signature FROM {_PARTS_TABLE}"
-        ).fetchall()
+        found = {
+            r[0]
+            for r in store._run(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = '_snapshot_old' "
+                "AND schema_name = 'main' AND table_name IN (?, ?)",
+                [_PARTS_TABLE, _COPIED_TABLE],
+            )
+        }
+        if _PARTS_TABLE not in found:
+            return {}, None
+        rows = store._run(
+            "SELECT table_name, month, file, n_rows, signature "
+            f"FROM _snapshot_old.main.{_PARTS_TABLE}"
+        )
+        copied = (
+            dict(
+                store._run(f"SELECT table_name, signature FROM _snapshot_old.main.{_COPIED_TABLE}")
+            )
+            if _COPIED_TABLE in found
+            else None
+        )
     finally:
-        con.close()
-    return {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
+        store._run("DETACH _snapshot_old")
+    parts = {(t, m): (f, int(n), sig) for t, m, f, n, sig in rows if (parts_dir / f).exists()}
+    return parts, copied
 
 
 def _open_error(path: Path, exc: duckdb.Error) -> StoreError:

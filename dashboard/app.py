@@ -5,7 +5,8 @@ the store's published snapshot (never the store file, never its write lock). Bef
 else the session's account is known (`dashboard.auth_ui`: a login form, OpenID Connect, or no
 login on the loopback): only the pages its role may open are registered; any other page's URL
 answers a refusal, and a path that is no page at all a pt-BR notice (never Streamlit's English
-"Page not found" dialog; the first run of a fresh server is no exception, `dashboard.launch`).
+"Page not found" dialog; the first run of a fresh server is no exception, `dashboard.launch`;
+nor the first page's own address, `/visao-geral`, served beside the root: `home_pages`).
 The sidebar filters (period, operator/lot, line, direction) are rendered
 here, before the page, so they are the same on every page.
 """
@@ -19,7 +20,7 @@ import streamlit as st
 from core.texts import gettext as _
 from dashboard import auth_ui, state
 from dashboard.auth import EXTRA_PAGES, pages_for
-from dashboard.not_found import asked_unknown_path, build_not_found, page_at
+from dashboard.not_found import asked_unknown_path, build_not_found, home_pages, page_at
 from dashboard.pages import PAGES
 
 
@@ -37,7 +38,7 @@ if account is None:
     # Every page's URL shows the login form (then, logged in, the same URL opens that page or
     # its refusal); st.navigation is always called, or Streamlit would list pages/ itself.
     st.navigation(
-        [st.Page(auth_ui.build_login("visao-geral"), title=_("Log in"), url_path="entrar")]
+        home_pages(auth_ui.build_login("visao-geral"), _("Log in"), "entrar")
         + [
             st.Page(auth_ui.build_login(url), title=_(title), url_path=url, visibility="hidden")
             for _path, title, url, _icon in (*PAGES, *EXTRA_PAGES)
@@ -48,12 +49,22 @@ if account is None:
     st.stop()
 allowed = pages_for(account)
 allowed_urls = {url for _p, _t, url, _i in allowed}
-default_url = allowed[0][2] if allowed else None
-navigation = st.navigation(
-    [
-        st.Page(path, title=_(title), url_path=url, icon=icon, default=(url == default_url))
-        for path, title, url, icon in allowed
+# The role's first page at the root and at its own address (`home_pages`), and at the login's
+# address too: a bookmark of /entrar, once logged in, opens the home page.
+home: list[st.Page] = []
+if allowed:
+    first_path, first_title, first_url, first_icon = allowed[0]
+    home = [
+        *home_pages(first_path, _(first_title), first_url, icon=first_icon),
+        st.Page(first_path, title=_(first_title), url_path="entrar", visibility="hidden"),
     ]
+navigation = st.navigation(
+    home[:1]
+    + [
+        st.Page(path, title=_(title), url_path=url, icon=icon)
+        for path, title, url, icon in allowed[1:]
+    ]
+    + home[1:]
     + [
         st.Page(
             auth_ui.build_refusal(account, _(title), url),

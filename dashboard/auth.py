@@ -106,10 +106,10 @@ def check_exposure(address: str, mode: str) -> None:
     """Refuse (exit 2) to serve an unauthenticated dashboard beyond this machine."""
     if mode == "none" and not is_loopback(address):
         raise ConfigError(
-            f"o painel sem autenticação não pode escutar em {address}: qualquer pessoa na rede "
-            "veria infrações, placas e casos",
-            hint="crie uma conta (`pontual users add NOME --role planejamento`) ou configure "
-            f"{AUTH_ENV}=oidc; para a página pública use `pontual dashboard --public`",
+            f"the dashboard without authentication cannot listen on {address}: anyone on the "
+            "network would see infractions, plates and cases",
+            hint="create an account (`pontual users add NAME --role planejamento`) or set "
+            f"{AUTH_ENV}=oidc; for the public page use `pontual dashboard --public`",
         )
 
 
@@ -156,6 +156,6 @@ def account_for_identity(db: CaseDB, identity: OidcIdentity) -> Account:
         return get_account(db, identity.name)
     except AccountError as exc:
         raise AccountError(
-            f"{identity.name} entrou pelo provedor de identidade, mas não tem conta no Pontual",
-            hint=f"`pontual users add {identity.name} --role PAPEL --oidc`",
+            f"{identity.name} signed in through the identity provider but has no Pontual account",
+            hint=f"`pontual users add {identity.name} --role ROLE --oidc`",
         ) from exc

@@ -15,7 +15,7 @@ import streamlit as st
 from cases.accounts import authenticate, record_login
 from cases.audit import audit
 from cases.db import CaseDB
-from cases.errors import AccountError
+from cases.errors import AccountError, said, to_local_text
 from cases.roles import ROLE_LABELS, Account
 from core.settings import Settings
 from core.texts import gettext as _
@@ -69,8 +69,9 @@ def current_account() -> Account | None:
             record_login(db, account, f"OpenID Connect ({identity.claim})")
     except AccountError as exc:
         st.title(_("No access to the dashboard"))
-        st.error(str(exc))
-        st.caption(_("Ask the planning team: {hint}", hint=exc.hint) if exc.hint else "")
+        st.error(to_local_text(exc.what))
+        if exc.hint:
+            st.caption(_("Ask the planning team: {hint}", hint=to_local_text(exc.hint)))
         st.button(_("Log out"), on_click=st.logout, key="oidc_logout")
         st.stop()
     st.session_state[ACCOUNT_KEY] = account
@@ -101,7 +102,7 @@ def render_login() -> None:
         with case_db() as db:
             account = authenticate(db, name.strip(), password)
     except AccountError as exc:
-        st.error(str(exc))
+        st.error(said(exc))
         return
     st.session_state[ACCOUNT_KEY] = account
     st.rerun()

@@ -64,10 +64,11 @@ def to_local_naive(frame: pl.DataFrame, columns: list[str], timezone: str) -> pl
 
 
 def _locale(chart: C) -> C:
-    # Vega reads the number / time locale from the chart's usermeta embed options.
-    return chart.properties(
-        usermeta={"embedOptions": {"formatLocale": PT_BR_NUMBER, "timeFormatLocale": PT_BR_TIME}}
-    )
+    """The chart with the pt-BR number and time locale in its spec's own configuration
+    (`config.locale`, which Vega reads when it parses the spec). Not the `usermeta` embed
+    options: Streamlit (1.6x) keeps only the theme, renderer and padding of those, and the
+    axes read "0.5" (issue 20)."""
+    return chart.configure(locale=alt.Locale(number=PT_BR_NUMBER, time=PT_BR_TIME))
 
 
 OUTCOME_COLOURS = {
@@ -209,16 +210,22 @@ def build_delay_histogram(delays: pl.DataFrame, bin_min: float = 1.0) -> alt.Cha
     return _locale(chart)
 
 
-def build_headway_chart(headways: pl.DataFrame, timezone: str) -> alt.Chart:
-    """Excess waiting time per hour (EWT = AWT - SWT, minutes) of a frequent line."""
+def build_headway_chart(
+    headways: pl.DataFrame, timezone: str, bunching: pl.DataFrame | None = None
+) -> alt.Chart | alt.LayerChart:
+    """Excess waiting time per hour (EWT = AWT - SWT, minutes) of a frequent line; with
+    `bunching` (`compute_bunching_by_hour`: `hour_at`, `direction_id`, `n_headways`,
+    `n_bunched`, `bunched_share`), each hour with bunched stop headways marked by a red
+    triangle at its bunched share (right axis)."""
     frame = to_local_naive(headways, ["hour_at"], timezone).with_columns(
         (pl.col("excess_wait_s") / 60).alias("ewt_min")
     )
+    x = alt.X("hour_at:T", title=_("Hour"), axis=alt.Axis(format="%d/%m %H:%M"))
     chart = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("hour_at:T", title=_("Hour"), axis=alt.Axis(format="%d/%m %H:%M")),
+            x=x,
             y=alt.Y("ewt_min:Q", title=_("Excess wait EWT (min)")),
             color=alt.Color("direction_id:N", title=_("Direction")),
             tooltip=[
@@ -228,7 +235,34 @@ def build_headway_chart(headways: pl.DataFrame, timezone: str) -> alt.Chart:
         )
         .properties(height=260)
     )
-    return _locale(chart)
+    events = (
+        bunching.filter(pl.col("n_bunched") > 0)
+        if bunching is not None and bunching.height
+        else pl.DataFrame()
+    )
+    if events.is_empty():
+        return _locale(chart)
+    marks = (
+        alt.Chart(to_local_naive(events, ["hour_at"], timezone))
+        .mark_point(shape="triangle-down", size=90, filled=True, color="#d62728")
+        .encode(
+            x=x,
+            y=alt.Y(
+                "bunched_share:Q",
+                title=_("Bunched stop headways"),
+                axis=alt.Axis(format=".0%", orient="right", titleColor="#d62728"),
+            ),
+            tooltip=[
+                alt.Tooltip("hour_at:T", title=_("Hour"), format="%d/%m/%Y %H:%M"),
+                alt.Tooltip("direction_id:N", title=_("Direction")),
+                alt.Tooltip("n_bunched:Q", title=_("Bunched headways"), format=",d"),
+                alt.Tooltip("n_headways:Q", title=_("Stop headways judged"), format=",d"),
+                alt.Tooltip("bunched_share:Q", title=_("Bunched share"), format=".1%"),
+            ],
+        )
+    )
+    layered = alt.LayerChart(layer=[chart, marks]).resolve_scale(y="independent")
+    return _locale(layered.properties(height=260))
 
 
 def build_stop_delays(stops: pl.DataFrame) -> alt.Chart:
@@ -342,7 +376,9 @@ def build_fleet_availability(
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
-            x=alt.X(f"{date_col}:T", title=_("Day"), axis=alt.Axis(format="%d/%m")),
+            x=alt.X(
+                f"{date_col}:T", title=_("Day"), axis=alt.Axis(format="%d/%m", tickCount="day")
+            ),
             y=alt.Y("value:Q", title=_("Vehicles")),
             color=alt.Color("variable:N", title=_("Fleet")),
         )

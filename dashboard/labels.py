@@ -69,6 +69,13 @@ def label_states(states: pl.Series) -> pl.Series:
     return states.replace_strict(dict(STATE_LABELS), default=states, return_dtype=pl.String)
 
 
+def label_texts(texts: pl.Series) -> pl.Series:
+    """A column of catalogue ids (English texts marked where they are made, e.g.
+    `cases.reporting.PENDING_LABELS`) in the chosen language; nulls stay null."""
+    ids = texts.drop_nulls().unique().to_list()
+    return texts.replace_strict({t: gettext(t) for t in ids}, default=texts, return_dtype=pl.String)
+
+
 SOURCE_PHRASES = (
     N_("default, to be fixed by decree"),
     N_("BG has no coverage rule"),

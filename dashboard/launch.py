@@ -24,6 +24,7 @@ import contextlib
 import gc
 import importlib
 import logging
+import math
 import os
 import sys
 import threading
@@ -43,6 +44,7 @@ from websockets.typing import Subprotocol
 from core.errors import PontualError
 from core.profile import load_profile
 from dashboard import nested_paths
+from dashboard.queries.snapshot import read_snapshot_mtime
 
 PRELOAD = (
     "polars",
@@ -78,22 +80,72 @@ PRELOAD = (
 """Imported before the server starts (none of them makes a Streamlit cache)."""
 
 PREWARM_ENV = "PONTUAL_DASHBOARD_PREWARM"
-"""'0' turns the warm-up session off (`prewarm`)."""
+"""'0' turns the warm-up session off (`prewarm`), at start and at each new snapshot."""
+SNAPSHOT_POLL_ENV = "PONTUAL_DASHBOARD_SNAPSHOT_POLL_S"
+"""Seconds between two looks at the snapshot (`keep_warm`) instead of `SNAPSHOT_POLL_S` (a
+value that is no positive finite number is ignored)."""
+SNAPSHOT_POLL_S = 10.0
+"""How often the warm-up thread looks whether a new snapshot was published: one `stat` of the
+snapshot's file (a lake: of its folders). A publication is warmed between one and two of these
+after it ends (`keep_warm`); a visitor who comes sooner reads it, as without the warm-up."""
 VISITOR_POLL_S = 0.1
 """How often the warm-up looks whether a visitor's run has ended before its next page."""
 
 
 def run() -> None:
     """Streamlit's `main`, its page-folder discovery off (it reads `sys.argv` itself), the
-    process warmed (`warm`) and, once the server answers, every page run once (`prewarm`)."""
+    process warmed (`warm`) and, once the server answers, every page run once (`prewarm`),
+    and again after each new snapshot (`keep_warm`)."""
     # A class attribute read once per process; `st.navigation` sets the same value on its
     # first call. Checked by tests/dashboard/test_browser_links.py on a fresh server.
     PagesManager.uses_pages_directory = False
     nested_paths.install()  # `/a/b` reaches the app's pt-BR "not found" page
     warm()
     if os.environ.get(PREWARM_ENV, "1") != "0":
-        threading.Thread(target=prewarm, args=(sys.argv,), name="prewarm", daemon=True).start()
+        threading.Thread(target=keep_warm, args=(sys.argv,), name="prewarm", daemon=True).start()
     main(prog_name="streamlit")
+
+
+def keep_warm(argv: Sequence[str]) -> None:
+    """Warm the server of command line `argv` once it answers (`prewarm`), then again each
+    time a new snapshot is published, for the process' life: the pages' reads are cached under
+    the snapshot's modification time (`dashboard.state`), so after a publication every page's
+    first view would read again. Looks every `SNAPSHOT_POLL_S` seconds and warms a snapshot
+    once: when its time differs from the one last warmed and has not moved since the look
+    before (a lake's partitions are written one by one: its time settles when the job ends).
+    The time is read before the warm-up, so a publication during one is warmed by the next
+    (its pages already read are cache hits). The warm-up waits for visitors' runs before each
+    page, as at start (ADR 0108)."""
+    from core.settings import Settings
+
+    try:
+        settings = Settings.resolve()
+        source = str(settings.lake_path or settings.store_path)
+    except PontualError:  # the pages report a bad setting; warm once, watch nothing
+        prewarm(argv)
+        return
+    poll_s = _poll_seconds()
+    warmed: float | None = None
+    seen: float | None = None
+    while True:
+        try:
+            now = read_snapshot_mtime(source)
+        except OSError:  # a lake folder replaced while listed: look again next time
+            now = seen if seen is not None else 0.0
+        if warmed is None or (now != warmed and now == seen):
+            prewarm(argv)
+            warmed = now
+        seen = now
+        time.sleep(poll_s)
+
+
+def _poll_seconds() -> float:
+    """`SNAPSHOT_POLL_ENV`'s seconds when it holds a positive number, else `SNAPSHOT_POLL_S`."""
+    try:
+        seconds = float(os.environ.get(SNAPSHOT_POLL_ENV) or SNAPSHOT_POLL_S)
+    except ValueError:
+        return SNAPSHOT_POLL_S
+    return seconds if 0 < seconds < math.inf else SNAPSHOT_POLL_S
 
 
 def _option(argv: Sequence[str], name: str, default: str) -> str:

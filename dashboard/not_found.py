@@ -1,12 +1,14 @@
 """The pt-BR "page not found" page of both apps (`dashboard/app.py`, `dashboard/public_app.py`)
 for an address that names none of their pages, one segment or nested (`/a/b`, which reaches the
 app through `dashboard.nested_paths`): never Streamlit's English "Page not found" dialog, which
-it draws when `st.navigation` has no page for the asked name (issue 20)."""
+it draws when `st.navigation` has no page for the asked name (issue 20). And the default page's
+own address (`/transparencia`, `/visao-geral`), which Streamlit gives no page (`home_pages`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -34,6 +36,28 @@ def page_at(page: Callable[[], None], title: str, path: str) -> st.Page:
     made = st.Page(page, title=title, url_path=path.replace("/", "-"), visibility="hidden")
     made._url_path = path  # the attribute `url_path` reads; no public way to nest it
     return made
+
+
+def home_pages(
+    page: str | Callable[[], None], title: str, path: str, **kwargs: Any
+) -> list[st.Page]:
+    """The default page of an app, served at the root, and the same page (script or callable)
+    at its own address `path`, hidden from the menu.
+
+    Streamlit serves its default page at the root only: the page's `url_path` becomes ''
+    once it is the default (`st.Page.url_path`), so `/path` matches no page and the front end
+    draws its English "Page not found" dialog over the default page (issue 20). A second page
+    cannot simply claim `path` while the default page was made with it, for a page's identity
+    is the hash of the `url_path` it was made with (two pages with one path are refused); so
+    the default page is made with the root's own path, '', and the page at `path` is a hidden
+    second page of the same source. It keeps the address, with no redirect (a redirect to the
+    root would push a history entry the back button returns to, and redirects again). Both
+    share every cache; `st.page_link` to the script opens the first registered, the root.
+    `kwargs`: `st.Page`'s other arguments (the icon)."""
+    return [
+        st.Page(page, title=title, url_path="", default=True, **kwargs),
+        st.Page(page, title=title, url_path=path, visibility="hidden", **kwargs),
+    ]
 
 
 def build_not_found(

@@ -19,7 +19,7 @@ from core.texts import N_, Labels
 from core.texts import gettext as _
 from dashboard.format import format_column, to_indicator_value, to_period
 from dashboard.labels import label_indicators
-from dashboard.not_found import asked_unknown_path, build_not_found, page_at
+from dashboard.not_found import asked_unknown_path, build_not_found, home_pages, page_at
 from dashboard.queries import public as q
 from dashboard.queries.snapshot import open_source, read_snapshot_mtime
 
@@ -134,13 +134,14 @@ def render_public() -> None:
 
 
 # st.navigation with this one page: without it Streamlit would list and serve the scripts of
-# dashboard/pages/ (the planners' pages) beside this app. Any other address gets the pt-BR
-# "page not found" page (never Streamlit's English dialog), linking to this one.
-home = st.Page(render_public, title=_("Transparency"), url_path="transparencia", default=True)
-unknown = asked_unknown_path(("transparencia",))  # a default page's own path stays Streamlit's
+# dashboard/pages/ (the planners' pages) beside this app. The page is served at the root and at
+# its own address, /transparencia (`home_pages`); any other address gets the pt-BR "page not
+# found" page (never Streamlit's English dialog), linking to this one.
+home, own_address = home_pages(render_public, _("Transparency"), "transparencia")
+unknown = asked_unknown_path((own_address.url_path,))
 notice = _("The address “/{path}” is not a page of the transparency panel.")
 st.navigation(
-    [home]
+    [home, own_address]
     + (
         [
             page_at(

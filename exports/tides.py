@@ -293,7 +293,9 @@ def build_tides_tables(
                     ELSE 'Smart card or ticket' END AS fare_media_id,
                f.fare_class AS rider_category, false AS fare_capped, f.card_hash AS token_id
         FROM fare_transactions f
-        LEFT JOIN tap_placements t USING (transaction_id)
+        -- transaction ids repeat across days and operators (ADR 0040): a tap is its id and instant
+        LEFT JOIN tap_placements t
+          ON t.transaction_id = f.transaction_id AND t.event_at = f.event_at
         WHERE {local_day_sql("f.event_at", timezone)} BETWEEN ? AND ?
         ORDER BY f.event_at, f.transaction_id
         """,

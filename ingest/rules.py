@@ -23,7 +23,6 @@ import polars as pl
 from core.schema import UTC_INSTANT, Column, table
 from core.store import Store
 from core.tables.observed import FARE_CLASSES
-from gtfs.geography import compute_robust_extent
 from ingest.cards import compute_card_hashes, mask_card_numbers
 from ingest.checks import Check, JudgedBatch, compute_failing, compute_rejections
 from ingest.options import IngestOptions
@@ -75,6 +74,9 @@ def read_network_context(store: Store) -> NetworkContext:
     The box is the loaded stops' robust extent (`gtfs.geography.compute_robust_extent`), not
     their min/max: one stop with latitude and longitude swapped would stretch a min/max box
     across a continent and let every ping in."""
+    # pings and taps only: a register's ingest (a small command) does not import gtfs
+    from gtfs.geography import compute_robust_extent
+
     stops = store.query(
         "SELECT DISTINCT stop_lat, stop_lon FROM gtfs_stops "
         "WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from core.settings import Settings
+from pontual.messages import gettext
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,10 +66,10 @@ class Context:
 
             if not read_only:
                 raise ConfigError(
-                    "este comando escreve no armazenamento; com --lake só se lê o lago",
+                    "this command writes the store; with --lake the lake is only read",
                     where=f"--lake {self.settings.lake_path}",
-                    hint="rode-o sem --lake (sobre o arquivo) e exporte com `pontual export "
-                    "parquet`, ou use `pontual match --engine spark` para escrever o lago",
+                    hint="run it without --lake (on the file) and export with `pontual export "
+                    "parquet`, or use `pontual match --engine spark` to write the lake",
                 )
             lake = open_lake(self.settings.lake_path)
             try:
@@ -84,8 +85,12 @@ class Context:
             if not (read_only and held and snapshot_path(path).exists()):
                 raise
             self.err.print(
-                f"{path} está aberto para escrita por outro processo; lendo o snapshot "
-                f"publicado ({snapshot_path(path)})"
+                gettext(
+                    "{path} is open for writing by another process; reading the published "
+                    "snapshot ({snapshot})",
+                    path=path,
+                    snapshot=snapshot_path(path),
+                )
             )
             store = open_snapshot(path)
         try:

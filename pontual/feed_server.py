@@ -2,7 +2,10 @@
 
 Routes: `/gtfs-rt/vehicle-positions.pb`, `/gtfs-rt/trip-updates.pb`, `/gtfs-rt/alerts.pb`
 (FULL_DATASET protobuf; `?format=json` gives the same message as JSON), `/api/stops/{stop_id}/
-arrivals` (the next arrivals at a stop, for a stop display), `/health`. Each feed is encoded
+arrivals` (the next arrivals at a stop, for a stop display), `/api/stops?q=` (the stops, or
+those a search finds, each with its number of predicted arrivals to come),
+`/paradas/{stop_id}` and `/paradas?q=` (the passenger's HTML stop page and stop search:
+`pontual.stop_page`), `/health`. Each feed is encoded
 once per engine update and cached; responses carry ETag and Last-Modified (a matching
 If-None-Match gets 304) and CORS headers, so apps poll cheaply.
 """
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from email.utils import format_datetime
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import polars as pl
 from google.protobuf import json_format
@@ -25,7 +29,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from analytics.live.engine import LiveView
@@ -35,8 +39,18 @@ from analytics.live.feeds import (
     build_vehicle_position_frame,
 )
 from gtfs.realtime import build_trip_updates, build_vehicle_positions, encode_feed
+from pontual.stop_page import (
+    PassengerNames,
+    build_passenger_names,
+    build_stop_search,
+    to_stop_page,
+    to_stop_search_page,
+    to_unknown_stop_page,
+)
 
 PROTOBUF = "application/x-protobuf"
+STOP_PAGE_ROWS = 12
+"""The arrivals a passenger's stop page lists (a phone's screen and a bit)."""
 
 
 class FeedReference(Protocol):
@@ -149,13 +163,20 @@ BUILDERS: dict[str, Callable[[LiveView], Any]] = {
 
 
 def build_stop_arrivals(
-    view: LiveView, stop_times: pl.DataFrame, stop_id: str, limit: int
+    view: LiveView,
+    stop_times: pl.DataFrame,
+    stop_id: str,
+    limit: int,
+    trip_names: pl.DataFrame | None = None,
 ) -> list[dict[str, Any]]:
     """The next arrivals at a stop, soonest first (a stop display's rows).
 
-    Each row: trip_id (GTFS), route_id, vehicle_id, planned_arrival / predicted_arrival (ISO
-    8601 UTC), delay_s (+ late), minutes (until the predicted arrival, from the feed's clock),
-    occupancy_status, status ('previsto' or 'cancelado').
+    Each row: trip_id (GTFS), route_id, route_short_name (the line's public number; the
+    route_id where `trip_names`, `PassengerNames.trips`, does not name it), headsign (null when
+    unknown), vehicle_id, planned_arrival / predicted_arrival (ISO 8601 UTC), delay_s (+ late),
+    seconds and minutes (until the predicted arrival, or the planned one of a cancelled trip,
+    from the feed's clock; minutes rounded down), occupancy_status, status ('previsto' or
+    'cancelado').
     """
     pred = (
         view.predictions.filter(pl.col("stop_id") == stop_id)
@@ -197,15 +218,27 @@ def build_stop_arrivals(
             .dt.to_string("%Y-%m-%dT%H:%M:%SZ")
         )
 
+    if trip_names is None:
+        trip_names = pl.DataFrame(
+            schema={"trip_id": pl.String, "route_short_name": pl.String, "trip_headsign": pl.String}
+        )
     out = (
         rows.join(view.descriptors.select("trip_id", "feed_trip_id", "route_id"), on="trip_id")
         .with_columns(pl.coalesce("predicted_s", "planned_arrival_s").alias("_at"))
         .filter(pl.col("_at") >= view.clock_s - 60)
         .sort("_at")
         .head(limit)
+        .join(
+            trip_names.rename({"trip_id": "feed_trip_id"}),
+            on="feed_trip_id",
+            how="left",
+            maintain_order="left",
+        )
         .select(
             pl.col("feed_trip_id").alias("trip_id"),
             "route_id",
+            pl.col("route_short_name").fill_null(pl.col("route_id")),
+            pl.col("trip_headsign").alias("headsign"),
             "vehicle_id",
             iso("planned_arrival_s").alias("planned_arrival"),
             iso("predicted_s").alias("predicted_arrival"),
@@ -213,6 +246,7 @@ def build_stop_arrivals(
             .round()
             .cast(pl.Int32)
             .alias("delay_s"),
+            (pl.col("_at") - view.clock_s).round().cast(pl.Int32).alias("seconds"),
             ((pl.col("_at") - view.clock_s) / 60).floor().cast(pl.Int32).alias("minutes"),
             "occupancy_status",
             "status",
@@ -222,10 +256,20 @@ def build_stop_arrivals(
 
 
 def build_app(
-    engine: FeedSource, *, cache: FeedCache | None = None, cors_origins: tuple[str, ...] = ("*",)
+    engine: FeedSource,
+    *,
+    cache: FeedCache | None = None,
+    cors_origins: tuple[str, ...] = ("*",),
+    names: PassengerNames | None = None,
+    timezone: str = "UTC",
 ) -> Starlette:
-    """The Starlette application serving `engine`'s live view (feeds encoded through `cache`)."""
+    """The Starlette application serving `engine`'s live view (feeds encoded through `cache`).
+
+    `names`: the stops' codes and the lines' numbers and headsigns a passenger reads (by
+    default the reference's stop names, lines as route_id); `timezone`: the profile's zone,
+    of the clock times on the passenger page."""
     cache = cache or FeedCache(engine)
+    names = names or build_passenger_names(engine.reference.stops)
     known_stops = set(engine.reference.stops["stop_id"].to_list())
     started = time.time()
 
@@ -241,6 +285,22 @@ def build_app(
 
         return endpoint
 
+    def stop_arrivals(stop_id: str, limit: int) -> dict[str, Any]:
+        view = engine.view
+        stop = names.stops.filter(pl.col("stop_id") == stop_id)
+        if stop.is_empty():
+            stop = engine.reference.stops.filter(pl.col("stop_id") == stop_id)
+        row = stop.row(0, named=True)
+        return {
+            "stop_id": stop_id,
+            "stop_name": row["stop_name"],
+            "stop_code": row.get("stop_code"),
+            "generated_at": datetime.fromtimestamp(view.clock_s, UTC).isoformat(),
+            "arrivals": build_stop_arrivals(
+                view, engine.reference.stop_times, stop_id, limit, names.trips
+            ),
+        }
+
     def arrivals(request: Request) -> Response:
         stop_id = request.path_params["stop_id"]
         if stop_id not in known_stops:
@@ -252,15 +312,38 @@ def build_app(
             limit = max(1, min(int(request.query_params.get("limit", "10")), 100))
         except ValueError:
             limit = 10
+        return JSONResponse(stop_arrivals(stop_id, limit), headers={"Cache-Control": "no-cache"})
+
+    def stops(request: Request) -> Response:
+        query = request.query_params.get("q", "")
+        found = names.stops if not query.strip() else build_stop_search(names.stops, query)
         view = engine.view
-        stop = engine.reference.stops.filter(pl.col("stop_id") == stop_id).row(0, named=True)
-        body = {
-            "stop_id": stop_id,
-            "stop_name": stop["stop_name"],
-            "generated_at": datetime.fromtimestamp(view.clock_s, UTC).isoformat(),
-            "arrivals": build_stop_arrivals(view, engine.reference.stop_times, stop_id, limit),
-        }
-        return JSONResponse(body, headers={"Cache-Control": "no-cache"})
+        coming = (
+            view.predictions.filter(pl.col("predicted_s") >= view.clock_s)
+            .unique(["trip_id", "stop_sequence"])
+            .group_by("stop_id")
+            .agg(pl.len().cast(pl.Int64).alias("n_arrivals"))
+        )
+        body = (
+            found.filter(pl.col("stop_id").is_in(known_stops))
+            .select("stop_id", "stop_code", "stop_name")
+            .join(coming, on="stop_id", how="left", maintain_order="left")
+            .with_columns(pl.col("n_arrivals").fill_null(0))
+        )
+        return JSONResponse({"stops": body.to_dicts()}, headers={"Cache-Control": "no-cache"})
+
+    def stop_page(request: Request) -> Response:
+        stop_id = request.path_params["stop_id"]
+        if stop_id not in known_stops:
+            return HTMLResponse(to_unknown_stop_page(stop_id), status_code=404)
+        api = f"/api/stops/{quote(stop_id, safe='')}/arrivals?limit={STOP_PAGE_ROWS}"
+        page = to_stop_page(stop_arrivals(stop_id, STOP_PAGE_ROWS), timezone, api)
+        return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
+
+    def stop_search_page(request: Request) -> Response:
+        query = request.query_params.get("q", "")[:100]
+        found = build_stop_search(names.stops, query).filter(pl.col("stop_id").is_in(known_stops))
+        return HTMLResponse(to_stop_search_page(query, found))
 
     def health(_request: Request) -> Response:
         view = engine.view
@@ -286,6 +369,9 @@ def build_app(
     ]
     routes += [
         Route("/api/stops/{stop_id}/arrivals", arrivals, methods=["GET"]),
+        Route("/api/stops", stops, methods=["GET"]),
+        Route("/paradas", stop_search_page, methods=["GET"]),
+        Route("/paradas/{stop_id}", stop_page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
     ]
     middleware = [

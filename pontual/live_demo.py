@@ -102,9 +102,9 @@ def wait_http(url: str, timeout_s: float, process: subprocess.Popen[bytes]) -> N
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise ConfigError(
-                f"o servidor ao vivo encerrou com código {process.returncode} antes de responder",
+                f"the live server exited with code {process.returncode} before answering",
                 where=url,
-                hint="rode `pontual serve` sozinho com --debug para ver o motivo",
+                hint="run `pontual serve` alone with --debug to see why",
             )
         try:
             with urllib.request.urlopen(url, timeout=1) as response:
@@ -114,9 +114,9 @@ def wait_http(url: str, timeout_s: float, process: subprocess.Popen[bytes]) -> N
             pass
         time.sleep(0.5)
     raise ConfigError(
-        f"o servidor ao vivo não respondeu em {timeout_s:.0f} s",
+        f"the live server did not answer within {timeout_s:.0f} s",
         where=url,
-        hint="rode `pontual serve` sozinho com --debug para ver o motivo",
+        hint="run `pontual serve` alone with --debug to see why",
     )
 
 
@@ -129,7 +129,7 @@ def wait_port(port: int, timeout_s: float) -> None:
                 return
         except OSError:
             time.sleep(0.05)
-    raise ConfigError(f"o broker MQTT não abriu a porta {port} em {timeout_s:.0f} s")
+    raise ConfigError(f"the MQTT broker did not open port {port} within {timeout_s:.0f} s")
 
 
 def stop_process(process: subprocess.Popen[bytes] | None) -> None:
@@ -199,8 +199,8 @@ class LiveDemo:
         binary = mosquitto_binary()
         if binary is None or shutil.which("mosquitto_passwd") is None:
             raise ConfigError(
-                "o Mosquitto não está instalado: a parte ao vivo da demonstração precisa dele",
-                hint="make sysdeps (ou apt-get install mosquitto mosquitto-clients), ou "
+                "Mosquitto is not installed: the live part of the demo needs it",
+                hint="make sysdeps (or apt-get install mosquitto mosquitto-clients), or "
                 "pontual demo --no-live",
             )
         files = write_replay_files(

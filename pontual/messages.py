@@ -85,6 +85,8 @@ MESSAGES: tuple[str, ...] = (
     N_("show tracebacks"),
     N_("create or migrate the store and the card-hashing key"),
     N_("list regulation profiles or show one with its sources"),
+    N_("check the digests of the raw data per day and of the cases' evidence"),
+    N_("only check (do not record the digest of new days; opens the store read-only)"),
     N_("simulate a city's bus operation with its ground truth (GTFS, AVL, fares, registers)"),
     N_("validate and load GTFS feeds; materialise scheduled trips"),
     N_("load AVL pings, fare taps, the fleet register, incidents, surveys, inspections"),
@@ -601,6 +603,11 @@ MESSAGES: tuple[str, ...] = (
     N_("invalid month {month}: expected YYYY-MM"),
     N_("e.g. --month 2026-03"),
     N_("unknown scope {scope}: expected operator or lot"),
+    N_("two values of the taps' {column} share a 64-bit hash"),
+    N_("report it: the indices cannot tell those taps apart"),
+    N_("the taps changed while the indices read them"),
+    N_("run the indices again"),
+    N_("more than 16 million distinct values of the taps' {column}"),
     N_("no indices of {scope} {scope_id} in {year} in the store"),
     N_("run `pontual indices --period {year}` (and each month) first"),
     N_("cannot read the cost-per-km CSV: {text}"),
@@ -641,7 +648,8 @@ MESSAGES: tuple[str, ...] = (
     N_("live refresh failed: {error}"),
     N_(
         "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, "
-        "alerts.pb, /api/stops/<id>/arrivals, /health); listening on {topics}"
+        "alerts.pb, /api/stops/<id>/arrivals, /health) and the passengers' stop page "
+        "http://{host}:{port}/paradas; listening on {topics}"
     ),
     N_(
         "stopped: {n_messages} messages, {n_accepted} accepted, {n_duplicate} duplicate, "
@@ -765,6 +773,71 @@ MESSAGES: tuple[str, ...] = (
     N_("penalty"),
     N_("URM 1st"),
     N_("URM repeat"),
+    # -- errors found uncatalogued by tests/pontual/test_errors_catalogued.py ----------------
+    # core/lake.py, core/schema.py, core/settings.py, core/store.py
+    N_("table {name} has no service day to partition by"),
+    N_("table {name} is partitioned by service day"),
+    N_("frame for table {name} lacks required column {column}"),
+    N_("frame for table {name} has nulls in required columns {columns}"),
+    N_("this is a bug in the job that built the frame"),
+    N_("--lake is empty"),
+    N_("give the lake folder's path"),
+    N_("unknown snapshot mode {mode}"),
+    N_("copy (the default) or months"),
+    N_("{n} rows for table {name} have the same key ({key})"),
+    N_(
+        "this is a bug in the job that wrote them: a derived table's rows are written once "
+        "per key, replacing their partition (Store.replace)"
+    ),
+    # analytics/ (indices' input files, matching's batches), exports/validate.py
+    N_("header line: lat,lon,people,area (area is urban or rural)"),
+    N_("header line: scope,scope_id,year,grade (e.g. operator,O1,2024,E)"),
+    N_("invalid {field} {value} in the grade history: {expected}"),
+    N_("expected a year like 2024"),
+    N_("expected a grade A, B, C, D or E"),
+    N_("header line: operator_id,month,cost_per_km (e.g. O1,2026-03,8.15)"),
+    N_("pings without x_m/y_m and no CRS to project their lat/lon to"),
+    N_("pass crs_epsg (the feed's metric CRS, feed_versions.crs_epsg)"),
+    N_("validating a TIDES export needs the 'frictionless' package"),
+    N_("pip install 'pontual[tides]'"),
+    # dashboard/server.py (`pontual dashboard`, `pontual demo`)
+    N_("the dashboard did not answer at {url} within {timeout_s} s"),
+    N_("the dashboard process exited with status {status}"),
+    N_("run `pontual dashboard` in a terminal to see Streamlit's messages"),
+    # pontual/context.py, live_demo.py, verbs/indices.py, verbs/match.py (the last three were
+    # written in pt-BR: their pt-BR texts are the old ones)
+    N_("this command writes the store; with --lake the lake is only read"),
+    N_(
+        "run it without --lake (on the file) and export with `pontual export parquet`, or use "
+        "`pontual match --engine spark` to write the lake"
+    ),
+    N_("the live server exited with code {code} before answering"),
+    N_("the live server did not answer within {timeout_s} s"),
+    N_("run `pontual serve` alone with --debug to see why"),
+    N_("the MQTT broker did not open port {port} within {timeout_s} s"),
+    N_("Mosquitto is not installed: the live part of the demo needs it"),
+    N_("make sysdeps (or apt-get install mosquitto mosquitto-clients), or pontual demo --no-live"),
+    N_("--months goes with a year period"),
+    N_("e.g. --period 2026 --months"),
+    N_("--months reads the store file, not a lake"),
+    N_("run one `pontual indices --period YYYY-MM` per month over the lake"),
+    N_("--batch-pings must be at least 1"),
+    # -- dashboard/auth.py (`pontual dashboard` refuses before starting) -------------------
+    N_("PONTUAL_DASHBOARD_AUTH={mode} is not a dashboard authentication mode"),
+    N_("use one of: {modes}"),
+    N_("PONTUAL_DASHBOARD_AUTH=oidc needs the provider's settings"),
+    N_(
+        "set PONTUAL_DASHBOARD_SECRETS to a Streamlit secrets file with an [auth] section "
+        "(see deploy/README.md)"
+    ),
+    N_(
+        "the dashboard without authentication cannot listen on {address}: anyone on the "
+        "network would see infractions, plates and cases"
+    ),
+    N_(
+        "create an account (`pontual users add NAME --role planejamento`) or set "
+        "PONTUAL_DASHBOARD_AUTH=oidc; for the public page use `pontual dashboard --public`"
+    ),
     # -- verbs' errors first written in pt-BR, now English ids ---------------------------------
     N_("--speed must be 0 or more"),
     N_("e.g. --speed 10"),
@@ -777,8 +850,6 @@ MESSAGES: tuple[str, ...] = (
     N_("no terminal to ask for the password"),
     N_("use --password-stdin and send the password on stdin"),
     N_("the passwords do not match"),
-    N_("accounts exist already: say who creates this one with --by"),
-    N_("a planning account (see `pontual users list`)"),
     N_("--limit must be 1 or more"),
     N_("the demo does not write the simulated city into {store} without --into-store"),
     N_("run `pontual demo` without --store (it uses {store}) or add --into-store"),
@@ -1037,6 +1108,8 @@ _ISSUE = re.compile(r"^(?P<where>[^:;]+?): (?P<message>.+)$", re.DOTALL)
 def _translate_field(name: str, value: str) -> str:
     if name == "issues":
         return "; ".join(translate_issue(part) for part in value.split("; "))
+    if name == "fields":  # a list of catalogue texts (`cases.errors.AUTO_FIELDS`)
+        return "; ".join(translate(part) for part in value.split("; "))
     number = _NUMBER.fullmatch(value)
     if number and _QUANTITY_FIELD.search(name):
         from core.pt_br import to_number

@@ -3,8 +3,8 @@
 Reads (store): `fare_transactions` (taps), `stop_visits`, `trips_performed`, `scheduled_trips`,
 `gtfs_stop_times`, `gtfs_stops`, `vehicles` (seats, standing area), `passenger_counts` (APC).
 Writes (store): `tap_placements`, `trip_loads`, `trip_crowding`, `crowding_summary` of the days.
-Entry points: `job.run_crowding` (store in, store out), `job.compute_crowding` (frames in,
-frames out).
+Entry points: `job.run_crowding` (store in, store out, a day at a time), `job.compute_crowding`
+(frames in, frames out), `job.compute_crowding_by_day` (the same rows, the taps read by slice).
 
 Flow: `boardings` (each tap placed at a stop visit of the vehicle's run) -> `alightings`
 (trip chaining: where the card's next boarding says it got off) -> `loads` (load and

@@ -11,6 +11,7 @@ kept and explained, not dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
@@ -206,6 +207,20 @@ def build_stop_windows(
     return w.collect()
 
 
+def windows_between(windows: pl.DataFrame, start: datetime, end: datetime) -> pl.DataFrame:
+    """The windows of `build_stop_windows` (sorted by start) that overlap [start, end).
+
+    An event in [start, end) is placed on them as on all the windows: the window that holds
+    it overlaps; and without one, the latest window of its vehicle begun before it (the one
+    the as-of join finds) is over by then either way, since one vehicle's windows never
+    overlap.
+    """
+    starts = windows["window_start_at"]
+    bounds = pl.Series([start, end]).cast(starts.dtype)
+    n = int(starts.search_sorted(bounds[1:], side="left")[0])
+    return windows.head(n).filter(pl.col("window_end_at") > bounds[0])
+
+
 def match_to_windows(events: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     """As-of join of events (`vehicle_id`, `event_at`) onto `build_stop_windows` output.
 
@@ -254,6 +269,24 @@ def compute_boardings(
     placed). Row order follows `event_at`.
     """
     windows = build_stop_windows(stop_visits, include_last=False, options=options)
+    return place_taps(taps, windows, timezone=timezone)
+
+
+def place_taps(
+    taps: pl.DataFrame,
+    windows: pl.DataFrame,
+    *,
+    timezone: str,
+    vehicles: pl.Series | None = None,
+) -> pl.DataFrame:
+    """`compute_boardings` on the boarding windows of the stop visits (`build_stop_windows`
+    with `include_last=False`).
+
+    Each tap's placement is its own (an as-of join on its vehicle's windows): the taps of a
+    period placed a slice at a time are placed as all at once, on the windows of all its
+    visits or on those that overlap the slice (`windows_between`), with `vehicles` those
+    of all the windows (which tell a vehicle without trips from a tap outside its trips).
+    """
     events = taps.select(
         "transaction_id",
         pl.col("event_at").cast(UTC_INSTANT),
@@ -263,7 +296,7 @@ def compute_boardings(
         else pl.lit(None, pl.String()).alias("card_hash"),
     )
     placed = match_to_windows(events, windows)
-    known = windows["vehicle_id"].unique()
+    known = windows["vehicle_id"].unique() if vehicles is None else vehicles
     placement = (
         pl.when(pl.col("is_placed"))
         .then(pl.lit("placed"))

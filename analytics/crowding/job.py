@@ -4,7 +4,9 @@
 alighting inference (`analytics.crowding.alightings`), load profiles (`analytics.crowding.loads`) — and adds the
 line × direction × hour summary. `run_crowding` reads a service-date range from the store and
 replaces those days' rows of `tap_placements`, `trip_loads`, `trip_crowding` and
-`crowding_summary`.
+`crowding_summary`, a day at a time (`compute_crowding_by_day`: the same rows as
+`compute_crowding` over the whole range, in memory for the range's stop visits and about a
+day of taps; ADR 0103).
 
 Extra trips follow the TCQSM maximum-load-point method: the hour's passengers through its
 busiest segment, divided by a run's capacity at the limit (seats + limit × standing area), is
@@ -14,8 +16,10 @@ vehicles whenever the limit is exceeded on more than the profile's share of trip
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 import polars as pl
@@ -28,15 +32,22 @@ from analytics.crowding.alightings import (
 from analytics.crowding.boardings import (
     DEFAULT_BOARDING_OPTIONS,
     BoardingOptions,
+    build_stop_windows,
     compute_boardings,
     match_to_trace,
+    place_taps,
+    windows_between,
 )
 from analytics.crowding.loads import (
     DEFAULT_LOAD_OPTIONS,
     LoadOptions,
+    VisitCounts,
+    build_load_visits,
     compute_apc_counts,
     compute_loads,
+    compute_loads_from_counts,
     compute_trip_crowding,
+    count_visit_taps,
 )
 from core import __version__
 from core.profile import Profile
@@ -272,6 +283,93 @@ def _local_midnight(day: date, timezone: str) -> datetime:
     return datetime.combine(day, time(0), ZoneInfo(timezone))
 
 
+def crowding_tap_window(
+    stop_visits: pl.DataFrame,
+    start: date,
+    end: date,
+    timezone: str,
+    options: CrowdingOptions = DEFAULT_CROWDING_OPTIONS,
+) -> tuple[datetime, datetime]:
+    """The instants [from, to) of the taps the service days `start`..`end` need: from
+    `start`'s local midnight less the terminal boarding lead to the later of `end + 1`'s
+    midnight and the last arrival of `end`'s runs (`stop_visits`: those of the days)."""
+    lo = _local_midnight(start, timezone) - timedelta(seconds=options.boarding.terminal_boarding_s)
+    hi = _local_midnight(end + timedelta(days=1), timezone)
+    last = (
+        stop_visits.filter(pl.col("service_date") <= end).select(pl.col("arrival_at").max()).item()
+    )
+    if last is not None and last > hi:
+        hi = last
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class CrowdingPeriod:
+    """What the crowding of service days `start`..`end` reads but the taps, which are read
+    a slice at a time (`compute_crowding_by_day`): the stop visits and trips of the days and
+    the day before, register, stops, APC counts, and the instants [`taps_from`, `taps_to`)
+    of the taps the days need (`crowding_tap_window`)."""
+
+    start: date
+    end: date
+    stop_visits: pl.DataFrame
+    trips: pl.DataFrame
+    vehicles: pl.DataFrame
+    stops: pl.DataFrame
+    taps_from: datetime
+    taps_to: datetime
+    passenger_counts: pl.DataFrame | None = None
+
+
+def read_crowding_period(
+    store: Store,
+    profile: Profile,
+    start: date,
+    end: date,
+    options: CrowdingOptions = DEFAULT_CROWDING_OPTIONS,
+) -> CrowdingPeriod:
+    """Read what the service days `start`..`end` need but their taps (`read_crowding_inputs`
+    reads the same, taps included)."""
+    tz = profile.general.timezone.value
+    first = start - timedelta(days=1)
+    visits = store.read(
+        "stop_visits", "service_date BETWEEN ? AND ?", [first, end], columns=VISIT_COLUMNS
+    )
+    trips = store.query(
+        "SELECT service_date, trip_id, route_id, direction_id FROM scheduled_trips "
+        "WHERE service_date BETWEEN ? AND ?",
+        [first, end],
+    )
+    lo, hi = crowding_tap_window(visits, start, end, tz, options)
+    counts = store.read("passenger_counts", "event_at >= ? AND event_at < ?", [lo, hi])
+    stops = store.query(
+        "SELECT s.stop_id, s.stop_x_m, s.stop_y_m FROM gtfs_stops s "
+        "JOIN feed_versions f USING (feed_id) "
+        "WHERE s.stop_x_m IS NOT NULL ORDER BY f.loaded_at"
+    ).unique("stop_id", keep="last", maintain_order=True)
+    return CrowdingPeriod(
+        start=start,
+        end=end,
+        stop_visits=visits,
+        trips=trips,
+        vehicles=to_register_latest(read_register(store, start, end)),
+        stops=stops,
+        taps_from=lo,
+        taps_to=hi,
+        passenger_counts=counts,
+    )
+
+
+def read_period_taps(store: Store, taps_from: datetime, taps_to: datetime) -> pl.DataFrame:
+    """The columns of `fare_transactions` the crowding reads, of the taps in [from, to)."""
+    return store.read(
+        "fare_transactions",
+        "event_at >= ? AND event_at < ?",
+        [taps_from, taps_to],
+        columns=TAP_COLUMNS,
+    )
+
+
 def read_crowding_inputs(
     store: Store,
     profile: Profile,
@@ -286,60 +384,190 @@ def read_crowding_inputs(
     midnight, less the terminal boarding lead, to the later of `end + 1`'s midnight and the
     last arrival of `end`'s runs.
     """
-    tz = profile.general.timezone.value
-    first = start - timedelta(days=1)
-    visits = store.read(
-        "stop_visits", "service_date BETWEEN ? AND ?", [first, end], columns=VISIT_COLUMNS
-    )
-    trips = store.query(
-        "SELECT service_date, trip_id, route_id, direction_id FROM scheduled_trips "
-        "WHERE service_date BETWEEN ? AND ?",
-        [first, end],
-    )
-    lo = _local_midnight(start, tz) - timedelta(seconds=options.boarding.terminal_boarding_s)
-    hi = _local_midnight(end + timedelta(days=1), tz)
-    last = visits.filter(pl.col("service_date") <= end).select(pl.col("arrival_at").max()).item()
-    if last is not None and last > hi:
-        hi = last
+    period = read_crowding_period(store, profile, start, end, options)
     # only the columns the crowding reads (a month of a big city's taps is gigabytes)
-    taps = store.read(
-        "fare_transactions", "event_at >= ? AND event_at < ?", [lo, hi], columns=TAP_COLUMNS
-    )
-    counts = store.read("passenger_counts", "event_at >= ? AND event_at < ?", [lo, hi])
-    stops = store.query(
-        "SELECT s.stop_id, s.stop_x_m, s.stop_y_m FROM gtfs_stops s "
-        "JOIN feed_versions f USING (feed_id) "
-        "WHERE s.stop_x_m IS NOT NULL ORDER BY f.loaded_at"
-    ).unique("stop_id", keep="last", maintain_order=True)
+    taps = read_period_taps(store, period.taps_from, period.taps_to)
     return CrowdingInputs(
         taps=taps,
-        stop_visits=visits,
-        trips=trips,
-        vehicles=to_register_latest(read_register(store, start, end)),
-        stops=stops,
-        passenger_counts=counts,
+        stop_visits=period.stop_visits,
+        trips=period.trips,
+        vehicles=period.vehicles,
+        stops=period.stops,
+        passenger_counts=period.passenger_counts,
     )
 
 
-def write_crowding(
-    store: Store, result: CrowdingResult, profile: Profile, start: date, end: date
-) -> dict[str, int]:
-    """Replace the rows of service days `start`..`end` in the four crowding tables, in one
-    transaction; returns the rows written per table."""
-    fill: dict[str, object] = {"pontual_version": __version__, "profile_id": profile.id}
-    frames = {
-        "tap_placements": result.tap_placements,
-        "trip_loads": result.trip_loads,
-        "trip_crowding": result.trip_crowding,
-        "crowding_summary": result.crowding_summary,
-    }
-    written = {}
-    in_range = pl.col("service_date").is_between(start, end)
-    with store.transaction():
-        for name, frame in frames.items():
-            rows = table(name).conform(frame.filter(in_range), fill=fill)
-            written[name] = store.replace(name, rows, "service_date BETWEEN ? AND ?", [start, end])
-    return written
+DayWriter = Callable[[str, date, pl.DataFrame], None]
+"""Takes (crowding table, service day, that day's rows of it): `compute_crowding_by_day`
+hands each day's rows of each table over once, `tap_placements` (with the route) in date
+order as the days' taps are all read, then the other three in date order."""
+
+
+def compute_crowding_by_day(
+    period: CrowdingPeriod,
+    read_taps: Callable[[datetime, datetime], pl.DataFrame],
+    write: DayWriter,
+    profile: Profile,
+    options: CrowdingOptions = DEFAULT_CROWDING_OPTIONS,
+) -> None:
+    """The crowding of the service days `period.start`..`period.end`, with the results of
+    `compute_crowding` on all their inputs at once, in memory for about a day of taps plus
+    the period's stop visits (ADR 0103).
+
+    `read_taps(from, to)`: the taps (`fare_transactions`: transaction_id, event_at,
+    vehicle_id, card_hash) in [from, to), called for consecutive slices of
+    [`period.taps_from`, `period.taps_to`). `write`: takes each day's rows (`DayWriter`).
+
+    Three passes over the same method:
+    1. the taps are placed a slice at a time on the boarding windows of all the period's
+       visits (a tap's placement is its own);
+    2. once every tap a service day can hold is read (its runs' windows and its local date
+       are over), its taps are chained and their alightings inferred, with those of other
+       days' taps of its time span (which part a card's legs in the one-go chaining as
+       here); its rows of `tap_placements` are handed over, and only its integer counts on
+       the visits are kept (`count_visit_taps`);
+    3. the load profiles, runs and hourly summary of each day from the counts of all the
+       days (the unlinked boarders' pooled tiers are over the whole period, as at once).
+    The day before `start` (its night runs' taps after `start`'s midnight) and the day after
+    `end` (unplaced taps before its runs) are chained and counted as in the one-go
+    computation, not handed over.
+    """
+    tz = profile.general.timezone.value
+    visits = period.stop_visits
+    windows = build_stop_windows(visits, include_last=False, options=options.boarding)
+    vehicles = windows["vehicle_id"].unique()
+    load_visits = build_load_visits(visits, period.trips)
+    # a service day's taps are all read once its runs' boarding windows are over and its
+    # local date is past: a placed tap lies in a window of its day, an unplaced one on it
+    windows_end = dict(
+        windows.group_by("service_date").agg(pl.col("window_end_at").max()).iter_rows()
+    )
+
+    def complete_at(day: date) -> datetime:
+        midnight = _local_midnight(day + timedelta(days=1), tz)
+        last = windows_end.get(day)
+        return midnight if last is None or last < midnight else last
+
+    counts = VisitCounts.none(load_visits)
+    done: set[date] = set()
+    held: pl.DataFrame | None = None  # placed taps of days not all read, and their context
+    bounds = _tap_slices(period, tz)
+    for lo, hi in pairwise(bounds):
+        taps = read_taps(lo, hi)
+        placed = place_taps(taps, windows_between(windows, lo, hi), timezone=tz, vehicles=vehicles)
+        del taps
+        if set(placed["service_date"].unique().to_list()) & done:
+            raise AssertionError("a tap of a service day already chained: a bug in the slices")
+        held = placed if held is None else pl.concat([held, placed], how="vertical")
+        del placed
+        is_last = hi >= period.taps_to
+        days = held["service_date"].unique().sort().to_list()
+        ready = [d for d in days if d not in done and (is_last or complete_at(d) <= hi)]
+        for day in ready:
+            placements = _chain_day(held, day, visits, period.stops, options)
+            counts = counts.add(count_visit_taps(placements, load_visits))
+            if period.start <= day <= period.end:
+                write("tap_placements", day, to_routed_placements(placements, period.trips))
+            del placements
+            done.add(day)
+        if ready:
+            # keep the chained days' taps that a day still open may need as its context
+            waiting = held.filter(~pl.col("service_date").is_in(list(done)))
+            since = waiting["event_at"].min() if waiting.height else None
+            keep = ~pl.col("service_date").is_in(list(done))
+            if since is not None:
+                keep = keep | (pl.col("event_at") >= since)
+            held = held.filter(keep)
+            del waiting
+    del held
+    apc = None
+    if period.passenger_counts is not None and period.passenger_counts.height:
+        apc = compute_apc_counts(period.passenger_counts, visits, options.boarding)
+    day = period.start
+    while day <= period.end:
+        loads = compute_loads_from_counts(
+            load_visits,
+            counts,
+            period.vehicles,
+            profile,
+            apc_counts=apc,
+            options=options.load,
+            service_date=day,
+        )
+        trips = compute_trip_crowding(loads)
+        summary = compute_crowding_summary(trips, loads, profile)
+        write("trip_loads", day, loads)
+        write("trip_crowding", day, trips)
+        write("crowding_summary", day, summary)
+        day += timedelta(days=1)
+
+
+_TAP_SLICE = timedelta(hours=6)
+"""taps read and placed at a time by `compute_crowding_by_day` (bounds its memory, not its
+results): a service day is chained within a slice of its runs' end"""
+
+
+def _tap_slices(period: CrowdingPeriod, timezone: str) -> list[datetime]:
+    """Bounds of consecutive slices of [`taps_from`, `taps_to`): every `_TAP_SLICE` from
+    `start`'s local midnight."""
+    bounds = [period.taps_from]
+    at = _local_midnight(period.start, timezone) + _TAP_SLICE
+    while at < period.taps_to:
+        if at > bounds[-1]:
+            bounds.append(at)
+        at += _TAP_SLICE
+    bounds.append(period.taps_to)
+    return bounds
+
+
+def _chain_day(
+    held: pl.DataFrame,
+    day: date,
+    stop_visits: pl.DataFrame,
+    stops: pl.DataFrame,
+    options: CrowdingOptions,
+) -> pl.DataFrame:
+    """`compute_alightings` of the taps of service day `day` among the placed taps `held`.
+
+    In the chaining of all the taps at once, a card's taps of other service days within the
+    day's time span sit between its taps of the day (in card and time order) and part its
+    legs (a tap on another run ends a leg): those taps are chained with the day's, and their
+    own rows dropped after.
+    """
+    on_day = pl.col("service_date") == day
+    span = held.filter(on_day).select(
+        pl.col("event_at").min().alias("lo"), pl.col("event_at").max().alias("hi")
+    )
+    lo, hi = span.row(0)
+    context = (
+        ~on_day
+        & (pl.col("placement") == "placed")
+        & pl.col("card_hash").is_not_null()
+        & pl.col("event_at").is_between(lo, hi)
+    )
+    taps = held.filter(on_day | context)
+    placements = compute_alightings(
+        taps, stop_visits.filter(pl.col("service_date") == day), stops, options.alighting
+    )
+    n_day = int(taps.select(on_day.sum()).item())
+    return placements if n_day == taps.height else placements.filter(on_day)
+
+
+@dataclass(frozen=True)
+class CrowdingRun:
+    """What `run_crowding` wrote for its service days, for the command's report: the taps'
+    counts rather than the taps (a month of them would be gigabytes)."""
+
+    tap_counts: pl.DataFrame
+    """taps by `placement`, `alighting_method` and `reason` (its text before any ':'), in
+    `n`"""
+    trip_crowding: pl.DataFrame
+    crowding_summary: pl.DataFrame
+    trace_placements: pl.DataFrame | None
+    """taps whose vehicle ran no recognised trip, located on its GPS trace
+    (`read_trace_placements`); None when every vehicle had runs"""
+    written: dict[str, int]
+    """rows written per table"""
 
 
 def run_crowding(
@@ -348,22 +576,91 @@ def run_crowding(
     start: date,
     end: date,
     options: CrowdingOptions = DEFAULT_CROWDING_OPTIONS,
-) -> CrowdingResult:
-    """Read, compute and write the crowding tables for service days `start`..`end`.
+) -> CrowdingRun:
+    """Read, compute and write the crowding tables for service days `start`..`end`, replacing
+    their rows in one transaction.
 
-    Returns the result restricted to those days.
+    A day at a time (`compute_crowding_by_day`): the same rows as `compute_crowding` of
+    `read_crowding_inputs` over the whole range, in memory for about a day of taps plus the
+    range's stop visits.
     """
-    inputs = read_crowding_inputs(store, profile, start, end, options)
-    result = compute_crowding(inputs, profile, options)
-    write_crowding(store, result, profile, start, end)
-    in_range = pl.col("service_date").is_between(start, end)
-    taps = result.tap_placements.filter(in_range)
-    return CrowdingResult(
-        taps,
-        result.trip_loads.filter(in_range),
-        result.trip_crowding.filter(in_range),
-        result.crowding_summary.filter(in_range),
-        read_trace_placements(store, taps, options),
+    period = read_crowding_period(store, profile, start, end, options)
+    fill: dict[str, object] = {"pontual_version": __version__, "profile_id": profile.id}
+    written = dict.fromkeys(CROWDING_TABLES, 0)
+    tallies: list[pl.DataFrame] = []
+    traces: list[pl.DataFrame] = []
+    kept: dict[str, list[pl.DataFrame]] = {"trip_crowding": [], "crowding_summary": []}
+    pending: dict[str, list[pl.DataFrame]] = {name: [] for name in CROWDING_TABLES}
+
+    def flush(name: str) -> None:
+        if pending[name]:
+            rows = pl.concat(pending[name])
+            pending[name].clear()
+            written[name] += store.append(name, rows).n_inserted
+
+    def write(name: str, day: date, frame: pl.DataFrame) -> None:
+        # the days' rows go to the store in batches of at least `_WRITE_ROWS`: DuckDB writes
+        # a transaction's full row groups to the file as they come, but keeps in memory
+        # those of small appends until the commit
+        pending[name].append(table(name).conform(frame, fill=fill))
+        if sum(f.height for f in pending[name]) >= _WRITE_ROWS:
+            flush(name)
+        if name == "tap_placements":
+            tallies.append(count_placements(frame))
+            trace = read_trace_placements(store, frame, options)
+            if trace is not None:
+                traces.append(trace)
+        elif name in kept:
+            kept[name].append(frame)
+
+    def read_taps(taps_from: datetime, taps_to: datetime) -> pl.DataFrame:
+        return read_period_taps(store, taps_from, taps_to)
+
+    with store.transaction():
+        for name in CROWDING_TABLES:
+            store.replace(name, table(name).empty(), "service_date BETWEEN ? AND ?", [start, end])
+        compute_crowding_by_day(period, read_taps, write, profile, options)
+        for name in CROWDING_TABLES:
+            flush(name)
+    tap_counts = (
+        pl.concat(tallies)
+        .group_by("placement", "alighting_method", "reason")
+        .agg(pl.col("n").sum())
+        .sort(
+            "n",
+            "placement",
+            "alighting_method",
+            "reason",
+            descending=[True, False, False, False],
+            nulls_last=True,
+        )
+        if tallies
+        else count_placements(table("tap_placements").empty())
+    )
+    return CrowdingRun(
+        tap_counts=tap_counts,
+        trip_crowding=pl.concat(kept["trip_crowding"]),
+        crowding_summary=pl.concat(kept["crowding_summary"]),
+        trace_placements=pl.concat(traces) if traces else None,
+        written=written,
+    )
+
+
+_WRITE_ROWS = 500_000
+"""rows of a crowding table written at a time by `run_crowding` (bounds its memory only)"""
+
+
+def count_placements(tap_placements: pl.DataFrame) -> pl.DataFrame:
+    """Taps by `placement`, `alighting_method` and `reason` (its text before any ':', the
+    reason without the note on scaling), in `n`."""
+    return (
+        tap_placements.group_by(
+            "placement",
+            "alighting_method",
+            pl.col("reason").str.split(":").list.first(),
+        )
+        .len("n")
+        .with_columns(pl.col("n").cast(pl.Int64))
     )
 
 

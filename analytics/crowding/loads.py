@@ -13,6 +13,7 @@ APC counts, when a run has them, replace the taps and the inference.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 import numba
 import numpy as np
@@ -222,29 +223,22 @@ def _visit_rows(keys: np.ndarray, key: VisitKey, *wanted: np.ndarray) -> list[np
 
 
 def _od_alightings(
-    v: pl.DataFrame, board: np.ndarray, alight: np.ndarray, options: LoadOptions
+    v: pl.DataFrame, load_visits: LoadVisits, counts: VisitCounts, options: LoadOptions
 ) -> pl.DataFrame:
     """First tier for the unlinked boarders: the line-direction's linked riders who boarded at
-    the same stop over the period (its origin-destination shares), over the stops the run
-    reaches after it. Adds `n_alightings_od` and leaves in `u` only the boarders no such
-    rider covers (for `_scaled_alightings`).
+    the same stop over the period (its origin-destination shares, `counts.od_pair`), over the
+    stops the run reaches after it. Adds `n_alightings_od` and leaves in `u` only the boarders
+    no such rider covers (for `_scaled_alightings`).
 
     `v` has one row per run (numbered by `run_number`) and stop, in run and stop sequence
-    order, with its `pattern_stop` (line, direction and stop), `has_route` and `stop_code`;
-    `board`, `alight`: the rows of `v` where each placed tap boarded and alighted (-1 when
-    none: unplaced, unlinked)."""
+    order, with its `pattern_stop` (line, direction and stop) and `stop_code`, numbered over
+    `load_visits`."""
     pattern_stop = v["pattern_stop"].cast(pl.Int64).to_numpy()
     stop_code = v["stop_code"].cast(pl.Int64).to_numpy()
-    has_route = v["has_route"].to_numpy()
-    is_od = (board >= 0) & (alight >= 0)
-    is_od[is_od] = has_route[board[is_od]]
+    n_codes, n_patterns = load_visits.n_codes, load_visits.n_patterns
     # origin-destination counts by (pattern stop, destination stop), sorted by pattern stop
-    n_codes = int(stop_code.max()) + 1 if stop_code.size else 1
-    pair, n_od = np.unique(
-        pattern_stop[board[is_od]] * n_codes + stop_code[alight[is_od]], return_counts=True
-    )
-    od_from, od_to = pair // n_codes, pair % n_codes
-    n_patterns = int(pattern_stop.max()) + 1 if pattern_stop.size else 1
+    od_from, od_to = counts.od_pair // n_codes, counts.od_pair % n_codes
+    n_od = counts.od_count
     kept = np.bincount(od_from, weights=n_od, minlength=n_patterns) >= options.od_min_linked_taps
     keep = kept[od_from]
     od_from, od_to, n_od = od_from[keep], od_to[keep], n_od[keep].astype(np.float64)
@@ -337,6 +331,188 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     return v.with_columns(total.alias("n_alightings_scaled"))
 
 
+@dataclass(frozen=True)
+class LoadVisits:
+    """The stop visits of a period as the load profiles number them: one row per usable visit
+    (a time at the stop), in run key and stop sequence order, with the keys the taps are
+    counted on and the line-direction stops whose riders are pooled over the period.
+
+    Built once for a period (`build_load_visits`); the taps' counts (`count_visit_taps`) can
+    then be added up a day at a time and the profiles computed from them
+    (`compute_loads_from_counts`), with the same results as from all the taps at once."""
+
+    visits: pl.DataFrame
+    """run key, `trip_id`, `stop_sequence`, `stop_id`, `departure_at`, `run_number`,
+    `next_stop_id`, `route_id` ('?' without), `direction_id` (-1 without), `has_route`,
+    `pattern_stop`, `stop_code`"""
+    key: VisitKey
+    keys: np.ndarray
+    """each row's `key` value (increasing)"""
+    has_route: np.ndarray
+    pattern_stop: np.ndarray
+    """each row's line-direction stop (route, direction, stop), numbered from 0"""
+    stop_code: np.ndarray
+    """each row's stop, numbered from 0 in stop id order"""
+    n_patterns: int
+    n_codes: int
+
+
+def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVisits:
+    """The visits of `stop_visits` the load profiles count on, with their line and direction
+    from `trips` (`scheduled_trips`: service_date, trip_id, route_id, direction_id)."""
+    seq = "stop_sequence"
+    # joins and windows on integer keys (a run number; a visit key) cost a fraction of those
+    # on the (string) run key, most of all the group-bys over a million taps
+    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
+    route = trips.lazy().select(
+        "service_date",
+        "trip_id",
+        "route_id",
+        pl.col("direction_id").cast(pl.Int32).fill_null(-1),
+    )
+    v = (
+        stop_visits.lazy()
+        .filter(pl.coalesce("arrival_at", "departure_at").is_not_null())
+        .select(
+            *RUN_KEY,
+            "trip_id",
+            pl.col(seq).cast(pl.Int32),
+            "stop_id",
+            pl.coalesce("departure_at", "arrival_at").cast(UTC_INSTANT).alias("departure_at"),
+        )
+        .sort(*RUN_KEY, seq)
+        .with_columns(
+            new_run.cum_sum().alias("run_number"),
+            pl.when(new_run.shift(-1, fill_value=True))
+            .then(None)
+            .otherwise(pl.col("stop_id").shift(-1))
+            .alias("next_stop_id"),
+        )
+        .with_row_index("visit_row")
+        .join(route, on=["service_date", "trip_id"], how="left")
+        .with_columns(
+            pl.col("route_id").is_not_null().alias("has_route"),
+            pl.col("route_id").fill_null("?"),
+            pl.col("direction_id").fill_null(-1),
+        )
+    )
+    # a pattern stop: a stop of a line-direction (its linked alightings over the period weigh
+    # the second tier; its riders' destinations make the origin-destination shares)
+    pattern = (
+        v.select("route_id", "direction_id", "stop_id")
+        .unique()
+        .with_row_index("pattern_stop")
+        .with_columns(pl.col("pattern_stop").cast(pl.Int64))
+    )
+    visits = (
+        v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left")
+        .with_columns(pl.col("stop_id").rank("dense").cast(pl.Int64).sub(1).alias("stop_code"))
+        .sort("visit_row")
+        .drop("visit_row")
+        .collect()
+    )
+    key = VisitKey.of(visits)
+    pattern_stop = visits["pattern_stop"].to_numpy()
+    stop_code = visits["stop_code"].to_numpy()
+    return LoadVisits(
+        visits=visits,
+        key=key,
+        keys=visits.select(key.expr(pl.col(seq))).to_series().to_numpy(),
+        has_route=visits["has_route"].to_numpy(),
+        pattern_stop=pattern_stop,
+        stop_code=stop_code,
+        n_patterns=int(pattern_stop.max()) + 1 if pattern_stop.size else 1,
+        n_codes=int(stop_code.max()) + 1 if stop_code.size else 1,
+    )
+
+
+@dataclass(frozen=True)
+class VisitCounts:
+    """What the load profiles need of the taps, per row of a `LoadVisits`: integer counts,
+    which add up exactly over days (`add`)."""
+
+    n_taps: np.ndarray
+    """taps that boarded at each visit"""
+    n_boardings_linked: np.ndarray
+    """of them, those whose alighting was chained"""
+    n_alightings_linked: np.ndarray
+    """chained alightings at each visit"""
+    od_pair: np.ndarray
+    """(pattern stop x `n_codes` + destination stop code) of the chained riders of runs with
+    a line, sorted, unique"""
+    od_count: np.ndarray
+    """riders of each `od_pair`"""
+
+    @classmethod
+    def none(cls, load_visits: LoadVisits) -> VisitCounts:
+        """No tap on any visit."""
+        zeros = np.zeros(load_visits.keys.size, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(zeros, zeros, zeros, empty, empty)
+
+    def add(self, other: VisitCounts) -> VisitCounts:
+        """The counts of both (of taps of other days: each tap is counted once)."""
+        pair, inverse = np.unique(np.r_[self.od_pair, other.od_pair], return_inverse=True)
+        count = np.bincount(
+            inverse, weights=np.r_[self.od_count, other.od_count], minlength=pair.size
+        )
+        return VisitCounts(
+            self.n_taps + other.n_taps,
+            self.n_boardings_linked + other.n_boardings_linked,
+            self.n_alightings_linked + other.n_alightings_linked,
+            pair,
+            count.astype(np.int64),
+        )
+
+
+def count_visit_taps(placements: pl.DataFrame, load_visits: LoadVisits) -> VisitCounts:
+    """Count the placed taps of `placements` (`compute_alightings` output) on the visits.
+
+    Each placed tap finds its boarding and alighting visits by the visits' integer keys
+    (sorted with the visits, unique as the table's primary key; `_visit_rows`), and the
+    counts per visit are bincounts: no group-by or join over a million taps.
+    """
+    seq = "stop_sequence"
+    key = load_visits.key
+    placed = (
+        # every tap, not a filtered copy of the placed ones: an unplaced tap has no run or
+        # stop, so its keys are -1 and it counts nowhere, as if filtered out
+        placements.lazy()
+        .with_columns(
+            pl.when(pl.col("placement") == "placed").then(key.run_expr()).alias("run_key")
+        )
+        .select(
+            key.expr(pl.col(seq), pl.col("run_key")).fill_null(-1).alias("board_key"),
+            key.expr(pl.col("alighting_stop_sequence"), pl.col("run_key"))
+            .fill_null(-1)
+            .alias("alight_key"),
+            pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
+        )
+        .collect()
+    )
+    board, alight = _visit_rows(
+        load_visits.keys, key, placed["board_key"].to_numpy(), placed["alight_key"].to_numpy()
+    )
+    is_linked = placed["is_linked"].to_numpy()
+    del placed
+    n = load_visits.keys.size
+    on_board = board >= 0
+    is_od = on_board & (alight >= 0)
+    is_od[is_od] = load_visits.has_route[board[is_od]]
+    pair, n_od = np.unique(
+        load_visits.pattern_stop[board[is_od]] * load_visits.n_codes
+        + load_visits.stop_code[alight[is_od]],
+        return_counts=True,
+    )
+    return VisitCounts(
+        n_taps=np.bincount(board[on_board], minlength=n),
+        n_boardings_linked=np.bincount(board[on_board & is_linked], minlength=n),
+        n_alightings_linked=np.bincount(alight[alight >= 0], minlength=n),
+        od_pair=pair.astype(np.int64),
+        od_count=n_od.astype(np.int64),
+    )
+
+
 def compute_loads(
     placements: pl.DataFrame,
     stop_visits: pl.DataFrame,
@@ -357,100 +533,59 @@ def compute_loads(
     leaving the stop), `n_seats`, `standing_area_m2` (m²), `standees_per_m2`,
     `is_over_limit`, `los` (A–F), `count_source` ('taps' or 'apc'); plus
     `capacity_source` and `n_boardings_linked` for the trip summary.
+
+    The same as `compute_loads_from_counts` of `count_visit_taps` of the placements.
+    """
+    load_visits = build_load_visits(stop_visits, trips)
+    counts = count_visit_taps(placements, load_visits)
+    return compute_loads_from_counts(
+        load_visits, counts, vehicles, profile, apc_counts=apc_counts, options=options
+    )
+
+
+def compute_loads_from_counts(
+    load_visits: LoadVisits,
+    counts: VisitCounts,
+    vehicles: pl.DataFrame,
+    profile: Profile,
+    *,
+    apc_counts: pl.DataFrame | None = None,
+    options: LoadOptions = DEFAULT_LOAD_OPTIONS,
+    service_date: date | None = None,
+) -> pl.DataFrame:
+    """The load profiles (`compute_loads` columns) of the runs of `load_visits` from the
+    taps' `counts` on them; of the runs of `service_date` only when given.
+
+    The unlinked boarders' pooled tiers (the line-direction's linked alightings and its
+    origin-destination shares) are those of all the counts: the profiles of one day are
+    those of the whole period's computation, row for row.
     """
     limit = profile.crowding.standees_max_per_m2.value
     seq = "stop_sequence"
-    # joins and windows on integer keys (a run number; a visit key) cost a fraction of those
-    # on the (string) run key, most of all the group-bys over a million taps
-    new_run = pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
-    visits = (
-        stop_visits.lazy()
-        .filter(pl.coalesce("arrival_at", "departure_at").is_not_null())
-        .select(
-            *RUN_KEY,
-            "trip_id",
-            pl.col(seq).cast(pl.Int32),
-            "stop_id",
-            pl.coalesce("departure_at", "arrival_at").cast(UTC_INSTANT).alias("departure_at"),
-        )
-        .sort(*RUN_KEY, seq)
-        .with_columns(
-            new_run.cum_sum().alias("run_number"),
-            pl.when(new_run.shift(-1, fill_value=True))
-            .then(None)
-            .otherwise(pl.col("stop_id").shift(-1))
-            .alias("next_stop_id"),
-        )
-        .collect()
+    visits = load_visits.visits
+    rows = slice(0, visits.height)
+    if service_date is not None:
+        days = visits["service_date"]
+        lo = int(days.search_sorted(service_date, side="left"))
+        hi = int(days.search_sorted(service_date, side="right"))
+        rows = slice(lo, hi)
+        visits = visits.slice(lo, hi - lo)
+    n_alightings_linked = counts.n_alightings_linked
+    # the pattern's linked alightings over the period (integers: the same sum in any order)
+    w_pattern = np.bincount(
+        load_visits.pattern_stop, weights=n_alightings_linked, minlength=load_visits.n_patterns
     )
-    # Each placed tap finds its boarding and alighting visits by the visits' integer keys
-    # (sorted with the visits, unique as the table's primary key; `_visit_rows`), and the
-    # counts per visit are bincounts: no group-by or join over a million taps.
-    visit_key = VisitKey.of(visits)
-    keys = visits.select(visit_key.expr(pl.col(seq))).to_series().to_numpy()
-    placed = (
-        # every tap, not a filtered copy of the placed ones: an unplaced tap has no run or
-        # stop, so its keys are -1 and it counts nowhere, as if filtered out
-        placements.lazy()
-        .with_columns(
-            pl.when(pl.col("placement") == "placed").then(visit_key.run_expr()).alias("run_key")
-        )
-        .select(
-            visit_key.expr(pl.col(seq), pl.col("run_key")).fill_null(-1).alias("board_key"),
-            visit_key.expr(pl.col("alighting_stop_sequence"), pl.col("run_key"))
-            .fill_null(-1)
-            .alias("alight_key"),
-            pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
-        )
-        .collect()
+    per_stop = visits.with_columns(
+        pl.Series("n_taps", counts.n_taps[rows]).cast(pl.Int32),
+        pl.Series("n_boardings_linked", counts.n_boardings_linked[rows]).cast(pl.Int32),
+        pl.Series("n_alightings_linked", n_alightings_linked[rows]).cast(pl.Int32),
+        pl.Series("w_pattern", w_pattern[load_visits.pattern_stop[rows]]),
+    ).with_columns(
+        (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
+        pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
+        pl.lit(1.0).alias("w_even"),
     )
-    board, alight = _visit_rows(
-        keys, visit_key, placed["board_key"].to_numpy(), placed["alight_key"].to_numpy()
-    )
-    is_linked = placed["is_linked"].to_numpy()
-    n = visits.height
-    on_board = board >= 0
-    counts = {
-        "n_taps": np.bincount(board[on_board], minlength=n),
-        "n_boardings_linked": np.bincount(board[on_board & is_linked], minlength=n),
-        "n_alightings_linked": np.bincount(alight[alight >= 0], minlength=n),
-    }
-    route = trips.lazy().select(
-        "service_date",
-        "trip_id",
-        "route_id",
-        pl.col("direction_id").cast(pl.Int32).fill_null(-1),
-    )
-    v = (
-        visits.lazy()
-        .with_columns(pl.Series(k, c).cast(pl.Int32) for k, c in counts.items())
-        .with_row_index("visit_row")
-        .join(route, on=["service_date", "trip_id"], how="left")
-        .with_columns(
-            pl.col("route_id").is_not_null().alias("has_route"),
-            pl.col("route_id").fill_null("?"),
-            pl.col("direction_id").fill_null(-1),
-        )
-    )
-    # a pattern stop: a stop of a line-direction (its linked alightings over the period weigh
-    # the second tier; its riders' destinations make the origin-destination shares)
-    pattern = (
-        v.group_by("route_id", "direction_id", "stop_id")
-        .agg(pl.col("n_alightings_linked").sum().cast(pl.Float64).alias("w_pattern"))
-        .with_row_index("pattern_stop")
-    )
-    per_stop = (
-        v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left")
-        .with_columns(
-            (pl.col("n_taps") - pl.col("n_boardings_linked")).cast(pl.Float64).alias("u"),
-            pl.col("n_alightings_linked").cast(pl.Float64).alias("w_trip"),
-            pl.lit(1.0).alias("w_even"),
-            pl.col("stop_id").rank("dense").alias("stop_code"),
-        )
-        .sort("visit_row")
-        .collect()
-    )
-    v = _od_alightings(per_stop, board, alight, options).lazy()
+    v = _od_alightings(per_stop, load_visits, counts, options).lazy()
     v = _scaled_alightings(v).with_columns(
         pl.col("n_taps").cast(pl.Float64).alias("tap_boardings"),
         (pl.col("w_trip") + pl.col("n_alightings_scaled") + pl.col("n_alightings_od")).alias(

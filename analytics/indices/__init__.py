@@ -6,7 +6,8 @@ Reads (store): `trip_outcomes`, `trips_performed`, `breakdowns`, `headway_observ
 per km CSV and a population CSV.
 Writes (store): `indicators` (long format), `fleet_days`, `annual_grades`,
 `suggested_infractions` of the period.
-Entry points: `job.run_indices` (store in, store out), `job.compute_index_results` (frames in,
+Entry points: `job.run_indices` (store in, store out; `job.run_indices_each` for a year's
+months then the year, reading the taps and days once), `job.compute_index_results` (frames in,
 frames out) and `trace.trace_indicator` (`--trace`: the trips behind a value).
 
 Modules: `icv` (fulfilment, punctuality, breakdowns, ICV score), `km` (km run / programmed),

@@ -80,6 +80,43 @@ def compute_fare_violations(
     return rows.select(list(VIOLATION_SCHEMA)).cast(VIOLATION_SCHEMA).sort("event_at")
 
 
+def to_suspect_floors(profile: Profile) -> tuple[dict[str, float], float] | None:
+    """The least amount × 100 a tap of each fare class must reach to be charged over any
+    authorised fare, and that of a class the weights do not name; None without authorised
+    fares (no tap is ever charged over them).
+
+    A tap is charged over when round(amount × 100) > A, A its authorised amount in centavos
+    (`compute_fare_violations`; A is at least that of the lowest authorised fare, the same
+    operations being monotone). round() of the amount is an integer above A, so at least
+    floor(A) + 1, and the amount × 100 is at least that minus 0.5. A tap below its floor is
+    charged over nowhere: a reader may leave it out (keeping the benefit classes' taps on
+    selective vehicles) and `compute_fare_violations` finds the same taps in the rest."""
+    fares = profile.infractions.authorised_fares
+    if fares is None:
+        return None
+    shares = profile.fares.equivalent_weights.value
+    cents = 100.0
+    floors = (
+        pl.DataFrame({"fare_class": [*shares, None], "fare": min(fares.value.values())})
+        .with_columns(
+            pl.col("fare_class")
+            .replace_strict(shares, default=1.0, return_dtype=pl.Float64)
+            .alias("share")
+        )
+        .with_columns(
+            (
+                ((pl.col("fare") * pl.col("share") * cents).round(0) / cents * cents).floor() + 0.5
+            ).alias("floor")
+        )
+    )
+    by_class = {
+        r["fare_class"]: r["floor"]
+        for r in floors.iter_rows(named=True)
+        if r["fare_class"] is not None
+    }
+    return by_class, float(floors.filter(pl.col("fare_class").is_null())["floor"][0])
+
+
 def match_fare_facts(violations: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     """Facts LXVI (over_tariff) and XIV (benefit_on_selective), one per item, operator, line
     and local day (FACT_COLUMNS); evidence lists each tap: id, local time, vehicle, class,

@@ -36,12 +36,14 @@ import polars as pl
 
 from core.profile import Profile
 from core.pt_br import to_number, to_percent
+from core.texts import N_
 
 STATUS = "sugestão"
-DISCLAIMER = (
-    "Sugestões para análise do fiscal: não são autuações nem multas automáticas "
-    "(BG art. 77: registros de GPS e bilhetagem como meios de prova)."
+DISCLAIMER = N_(
+    "Suggestions for the inspector's review: they are not infraction notices nor automatic "
+    "fines (BG art. 77: GPS and ticketing records as means of proof)."
 )
+"""What the suggestions are (a catalogue id: shown with `gettext`)."""
 FACT_COLUMNS = (
     "item",
     "operator_id",

@@ -9,10 +9,12 @@ idempotent) and traces an indicator back to its trips and pings (`trace_indicato
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from analytics.indices.coverage import compute_coverage_indicators, match_nearest_stop
@@ -22,7 +24,12 @@ from analytics.indices.data_coverage import (
     split_evaluated,
     stamp_provisional,
 )
-from analytics.indices.fares_charged import compute_fare_violations, match_fare_facts
+from analytics.indices.fares_charged import (
+    BENEFIT_CLASSES,
+    compute_fare_violations,
+    match_fare_facts,
+    to_suspect_floors,
+)
 from analytics.indices.fleet import (
     compute_fleet_day_indicators,
     compute_fleet_days,
@@ -48,7 +55,7 @@ from analytics.indices.off_stop import (
     match_off_stop_facts,
     read_door_events,
 )
-from analytics.indices.ridership import compute_ridership_indicators
+from analytics.indices.ridership import compute_ridership_indicators, compute_tap_counts
 from analytics.indices.scopes import UNKNOWN, attach_scopes, compute_by_scope, compute_line_scopes
 from analytics.indices.skipped_stops import (
     compute_skipped_stops,
@@ -97,6 +104,11 @@ class IndexInputs:
     crs_epsg: int | None
     # the pings of the vehicle-days that reported a speed over the limit (speeding.py)
     speeding_pings: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
+    # the period's taps counted by line, class and integration (`ridership.compute_tap_counts`,
+    # as the store reader gives them): ridership is summed from these, and `taps` then holds
+    # only the taps that may be charged against the law (`read_fare_suspects`); None: `taps`
+    # holds every tap and ridership chains them itself
+    tap_counts: pl.DataFrame | None = None
     # the AVL door events of the period (off_stop.py)
     door_events: pl.DataFrame = dataclasses.field(default_factory=pl.DataFrame)
     # the stop visits of the vehicles with door events, and their fixes through the zones of
@@ -140,27 +152,293 @@ def read_monthly_km(store: Store, start: date, end: date) -> pl.DataFrame:
     return frame.with_columns(pl.col("month").cast(pl.Date))
 
 
-def read_index_inputs(store: Store, period: Period, profile: Profile) -> IndexInputs:
-    """Read everything the period's indices need (the km window reaches back before it)."""
+DAY_TABLES = {
+    "outcomes": "trip_outcomes",
+    "breakdowns": "breakdowns",
+    "headways": "headway_observations",
+    "trips_performed": "trips_performed",
+    "scheduled": "scheduled_trips",
+}
+"""The IndexInputs fields read by service day, and their tables."""
+
+
+@dataclass(frozen=True)
+class TapCodes:
+    """The taps of a span as `read_tap_codes` gives them: `codes` (compute_tap_counts' frame,
+    in journey order), `charges` (at_us, fare, vehicle, amount: in the store's order, for the
+    fare check), the lines, fare classes and vehicles their indices point to (a vehicle's
+    index is its place in `vehicle_ids` plus one, 0 when unknown)."""
+
+    codes: pl.DataFrame
+    charges: pl.DataFrame
+    route_ids: list[str]
+    fare_classes: list[str]
+    vehicle_ids: list[str]
+
+
+@dataclass(frozen=True)
+class TapInputs:
+    """The taps of a period as the indices use them: counted (`compute_tap_counts`) and the
+    few that may be charged against the law (`read_fare_suspects`)."""
+
+    counts: pl.DataFrame
+    suspects: pl.DataFrame
+
+
+COLUMN_OF = {"r": "route_id", "v": "vehicle_id", "f": "fare_class"}
+
+
+def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCodes:
+    """The taps between two instants as `compute_tap_counts` reads them (codes in journey
+    order), with the lines and fare classes their indices point to.
+
+    No string crosses into Python per tap: a card is its 64-bit DuckDB `hash` (two cards
+    share one with a probability of about n²/2⁶⁵: 10⁻¹⁰ for the 50 000 cards of the
+    simulated city; docs/adr/0110), a line, vehicle or class its hash checked one to one on
+    the few distinct values. The taps are ordered by (card, time) here; the rare taps of one
+    card at one instant are read again with their transaction ids and put in that order."""
+    where = "event_at >= ? AND event_at < ?"
+    bounds = [start_at, end_at]
+    distinct = store.query(
+        "SELECT list(DISTINCT route_id) AS r, list(DISTINCT vehicle_id) AS v, "
+        f"list(DISTINCT fare_class) AS f FROM fare_transactions WHERE {where}",
+        bounds,
+    ).row(0, named=True)
+    keys = {}
+    for name, values in distinct.items():
+        known = sorted(v for v in values or [] if v is not None)
+        hashed = store.query(
+            "SELECT v, hash(v) AS h FROM (SELECT unnest(?::VARCHAR[]) AS v) ORDER BY h", [known]
+        )
+        # never seen: 64-bit hashes of a few names clashing, or one being 0 (unknown below)
+        if hashed["h"].n_unique() != hashed.height or (hashed["h"] == 0).any():
+            raise InputError(
+                f"two values of the taps' {COLUMN_OF[name]} share a 64-bit hash",
+                where="fare_transactions",
+                hint="report it: the indices cannot tell those taps apart",
+            )
+        keys[name] = hashed
+    # 0 stands for an unknown card, line or vehicle (DuckDB's hash(NULL) is a number like any
+    # other); no card hashes to 0 but with the probability of two cards clashing, and lines
+    # and vehicles were checked above
+    hashed_or_0 = "CASE WHEN {0} IS NULL THEN 0::UBIGINT ELSE hash({0}) END AS {1}"
+    columns = ", ".join(
+        (
+            hashed_or_0.format("card_hash", "card"),
+            "epoch_us(event_at) AS at_us",
+            hashed_or_0.format("route_id", "route"),
+            hashed_or_0.format("vehicle_id", "vehicle"),
+            "hash(fare_class) AS fare, amount",
+        )
+    )
+    codes = store.query(f"SELECT {columns} FROM fare_transactions WHERE {where}", bounds)
+    card, t, packed = _pack_tap_codes(codes, keys)
+    charges = pl.DataFrame(
+        {
+            "at_us": t,
+            "fare": (packed >> 48).astype(np.uint32),
+            "vehicle": ((packed >> 24) & _LOW24).astype(np.uint32),
+            "amount": codes["amount"],
+        }
+    )
+    del codes
+    # journey order: three arrays moved, not six (line, vehicle and class in one number)
+    order = np.lexsort((t, card))
+    card, t, packed = card[order], t[order], packed[order]
+    del order
+    tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1]) & (card[1:] != 0)
+    if tie.any():
+        # each card's taps of one instant in transaction id order (ADR 0110): read again
+        in_tie = np.concatenate(([False], tie)) | np.concatenate((tie, [False]))
+        rows = np.flatnonzero(in_tie)
+        tied = pl.DataFrame({"card": card[rows], "at_us": t[rows]}).unique()
+        instants = pl.Series(np.unique(t[rows])).cast(pl.Datetime("us", "UTC"))
+        again = (
+            store.query(
+                f"SELECT {columns}, transaction_id FROM fare_transactions WHERE {where} "
+                "AND event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))",
+                [*bounds, instants.to_list()],
+            )
+            .join(tied, on=["card", "at_us"], how="semi")
+            .sort("card", "at_us", "transaction_id", nulls_last=True, maintain_order=True)
+        )
+        if again.height != rows.shape[0]:
+            raise InputError(
+                "the taps changed while the indices read them",
+                where="fare_transactions",
+                hint="run the indices again",
+            )
+        card[rows], t[rows], packed[rows] = _pack_tap_codes(again, keys)
+    route = packed & _LOW24
+    vehicle = (packed >> 24) & _LOW24
+    frame = pl.DataFrame(
+        {
+            "card": card,
+            "has_card": card != 0,
+            "at_us": t,
+            "route": (np.maximum(route, 1) - 1).astype(np.uint32),
+            "has_route": route != 0,
+            "vehicle": vehicle,
+            "has_vehicle": vehicle != 0,
+            "fare": (packed >> 48).astype(np.uint32),
+        }
+    )
+    return TapCodes(
+        frame,
+        charges,
+        keys["r"]["v"].to_list(),
+        keys["f"]["v"].to_list(),
+        keys["v"]["v"].to_list(),
+    )
+
+
+_LOW24 = np.uint64((1 << 24) - 1)
+
+
+def _index_of(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """The place of each of `hashes` in `keys` (distinct 64-bit hashes; each of `hashes` is
+    one of them, or anything where the caller masks it): a table indexed by a few bits of the
+    hash that tell the keys apart (a hash is uniform: 4 bits more than the keys need do, for
+    a few hundred lines or vehicles), one lookup per tap instead of a binary search."""
+    if keys.shape[0] == 0:
+        return np.zeros(hashes.shape[0], dtype=np.uint64)
+    need = max(int(keys.shape[0] - 1).bit_length(), 1)
+    for bits in range(need + 4, 25):
+        mask = np.uint64((1 << bits) - 1)
+        for shift in range(0, 64 - bits + 1, 8):
+            slots = (keys >> np.uint64(shift)) & mask
+            if np.unique(slots).shape[0] == keys.shape[0]:
+                table = np.zeros(1 << bits, dtype=np.uint64)
+                table[slots] = np.arange(keys.shape[0], dtype=np.uint64)
+                return table[(hashes >> np.uint64(shift)) & mask]
+    return np.searchsorted(keys, hashes).astype(np.uint64)  # thousands of keys: search
+
+
+def _pack_tap_codes(
+    codes: pl.DataFrame, keys: dict[str, pl.DataFrame]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """card, at_us and one number per tap holding its line (bits 0-23: index + 1, 0 when
+    unknown), vehicle (bits 24-47, alike) and fare class (bits 48-63: index), from the hashes
+    `read_tap_codes` reads and the sorted distinct hashes of each (`keys`)."""
+    out = []
+    for name, key in (("route", "r"), ("vehicle", "v"), ("fare", "f")):
+        hashes = codes[name].to_numpy()
+        if keys[key].height >= 1 << 24:
+            raise InputError(
+                f"more than 16 million distinct values of the taps' {name}",
+                where="fare_transactions",
+            )
+        place = _index_of(keys[key]["h"].to_numpy(), hashes)
+        out.append(place if name == "fare" else np.where(hashes != 0, place + 1, 0))
+    packed = out[0] | (out[1] << np.uint64(24)) | (out[2] << np.uint64(48))
+    return codes["card"].to_numpy(), codes["at_us"].to_numpy(), packed.astype(np.uint64)
+
+
+def read_fare_suspects(
+    store: Store,
+    start_at: datetime,
+    end_at: datetime,
+    taps: TapCodes,
+    profile: Profile,
+    vehicles: pl.DataFrame,
+) -> pl.DataFrame:
+    """TAP_COLUMNS of the taps between two instants at the instants of those that may be
+    charged against the law (`fares_charged.to_suspect_floors`: at or above their class's
+    floor, or a benefit class on a vehicle selective in any version of `vehicles`), found on
+    the codes already read; a year holds few, and none where every tap is charged right."""
+    floors = to_suspect_floors(profile)
+    schema = {c: table("fare_transactions").column(c).dtype for c in TAP_COLUMNS}
+    charges = taps.charges
+    if floors is None or charges.height == 0:
+        return pl.DataFrame(schema=schema)
+    by_class, other = floors
+    fare = charges["fare"].to_numpy()
+    floor = np.array([by_class.get(c, other) for c in taps.fare_classes], dtype=np.float64)
+    benefit = np.array([c in BENEFIT_CLASSES for c in taps.fare_classes], dtype=np.bool_)
+    chosen = set(vehicles.filter(pl.col("service_class") == "selective")["vehicle_id"])
+    selective = [i + 1 for i, v in enumerate(taps.vehicle_ids) if v in chosen]
+    amount = charges["amount"].fill_null(-np.inf).to_numpy()
+    suspect = amount * 100.0 >= floor[fare]
+    if selective:
+        suspect |= benefit[fare] & np.isin(charges["vehicle"].to_numpy(), selective)
+    if not suspect.any():
+        return pl.DataFrame(schema=schema)
+    instants = pl.Series(np.unique(charges["at_us"].to_numpy()[suspect]))
+    return store.read(
+        "fare_transactions",
+        "event_at >= ? AND event_at < ? AND event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))",
+        [start_at, end_at, instants.cast(pl.Datetime("us", "UTC")).to_list()],
+        columns=TAP_COLUMNS,
+    )
+
+
+def read_tap_inputs(
+    store: Store, periods: Sequence[Period], profile: Profile, vehicles: pl.DataFrame
+) -> list[TapInputs]:
+    """The taps of each of `periods` (one read of them all: a year and its months read the
+    year's taps once), chained within each period on its own. `vehicles`: the register over
+    all the periods."""
+    tz = profile.general.timezone.value
+    spans = [local_bounds(p, tz) for p in periods]
+    start_at, end_at = min(s for s, _ in spans), max(e for _, e in spans)
+    taps = read_tap_codes(store, start_at, end_at)
+    window = profile.fares.integration_window_s
+    epoch, micro = datetime(1970, 1, 1, tzinfo=UTC), timedelta(microseconds=1)
+    us = [((s - epoch) // micro, (e - epoch) // micro) for s, e in spans]
+    counts = compute_tap_counts(
+        taps.codes,
+        taps.route_ids,
+        taps.fare_classes,
+        None if window is None else int(window.value * 1_000_000),
+        us,
+    )
+    suspects = read_fare_suspects(store, start_at, end_at, taps, profile, vehicles)
+    return [
+        TapInputs(
+            count,
+            suspects.filter((pl.col("event_at") >= s) & (pl.col("event_at") < e)),
+        )
+        for count, (s, e) in zip(counts, spans, strict=True)
+    ]
+
+
+def read_index_inputs(
+    store: Store,
+    period: Period,
+    profile: Profile,
+    *,
+    taps: TapInputs | None = None,
+    days_of: IndexInputs | None = None,
+) -> IndexInputs:
+    """Read everything the period's indices need (the km window reaches back before it).
+
+    `taps`: the period's taps when already read (`read_tap_inputs` of several periods);
+    `days_of`: inputs of a period holding this one, whose rows by service day are kept
+    (a month's rows of the year's frames are the rows a read of the month gives, in order)."""
     days = period.days()
     start_at, end_at = local_bounds(period, profile.general.timezone.value)
     window = months_back(period.end, profile.km.window_months.value)
     feeds = store.read("feed_versions").sort("loaded_at")
     crs = int(feeds["crs_epsg"][-1]) if feeds.height else None
+    vehicles = read_register(store, period.start, period.end)
+    if taps is None:
+        taps = read_tap_inputs(store, [period], profile, vehicles)[0]
+    by_day = {
+        field: (
+            getattr(days_of, field).filter(
+                pl.col("service_date").is_between(period.start, period.end)
+            )
+            if days_of is not None
+            else store.read(name, "service_date BETWEEN ? AND ?", days)
+        )
+        for field, name in DAY_TABLES.items()
+    }
     inputs = IndexInputs(
-        outcomes=store.read("trip_outcomes", "service_date BETWEEN ? AND ?", days),
-        breakdowns=store.read("breakdowns", "service_date BETWEEN ? AND ?", days),
-        headways=store.read("headway_observations", "service_date BETWEEN ? AND ?", days),
-        trips_performed=store.read("trips_performed", "service_date BETWEEN ? AND ?", days),
-        scheduled=store.read("scheduled_trips", "service_date BETWEEN ? AND ?", days),
-        vehicles=read_register(store, period.start, period.end),
+        **by_day,
+        vehicles=vehicles,
         routes=store.read("gtfs_routes").unique("route_id", keep="last"),
-        taps=store.read(
-            "fare_transactions",
-            "event_at >= ? AND event_at < ?",
-            [start_at, end_at],
-            columns=TAP_COLUMNS,
-        ),
+        taps=taps.suspects,
+        tap_counts=taps.counts,
         surveys=store.read("iqs_surveys"),
         monthly_km=read_monthly_km(store, window.start, period.end),
         stops=store.read("gtfs_stops").unique("stop_id", keep="last"),
@@ -237,16 +515,19 @@ def compute_index_results(
     population: pl.DataFrame | None = None,
     grade_history: pl.DataFrame | None = None,
     previous_infractions: pl.DataFrame | None = None,
+    covered: pl.DataFrame | None = None,
 ) -> IndexResults:
     """Every index of the period (pure: frames in, frames out). Trips `not_evaluated` (no data
-    to judge them) leave every index and are counted beside them (`data_coverage`)."""
+    to judge them) leave every index and are counted beside them (`data_coverage`).
+    `covered`: `match_nearest_stop` of `population` when already computed (it depends on no
+    period: a year and its months match it once)."""
     # who owns a vehicle for the period's scopes: its owner at the end (its latest version)
     owners = to_register_latest(inputs.vehicles)
     scopes = compute_line_scopes(inputs.routes, inputs.outcomes, owners)
-    coverage = compute_data_coverage(attach_scopes(inputs.outcomes, scopes))
     # stoppages see the trips that could not be judged too: they break a stretch (no data is
     # no stoppage)
     every_trip = attach_scopes(inputs.outcomes, scopes)
+    coverage = compute_data_coverage(every_trip)
     inputs = replace(inputs, outcomes=split_evaluated(inputs.outcomes))
     flags = attach_scopes(
         compute_trip_flags(inputs.outcomes, profile.trips.excused_outcomes), scopes
@@ -286,8 +567,11 @@ def compute_index_results(
             .join(costs, on=["operator_id", "month"], how="left")
             .with_columns((pl.col("km_run") * pl.col("cost_per_km")).alias("cost_km"))
         )
-    if taps.height:
-        parts.append(compute_ridership_indicators(taps, km_rows, profile, period, cost_per_km))
+    # ridership from the period's tap counts when the reader gave them (`taps` is then only
+    # the fare suspects), else from every tap
+    riders = taps if inputs.tap_counts is None else attach_scopes(inputs.tap_counts, scopes)
+    if riders.height:
+        parts.append(compute_ridership_indicators(riders, km_rows, profile, period, cost_per_km))
 
     # only the days that were matched: a day without outcomes is unknown, not a fleet cut
     # and only the trips that could be judged: a dark vehicle's block is no fleet cut
@@ -303,7 +587,8 @@ def compute_index_results(
         register = compute_fleet_register(at_end, profile, period.end, fee_table)
         parts.append(compute_register_indicators(register, profile, period))
     if population is not None and inputs.stops.height and inputs.crs_epsg:
-        covered = match_nearest_stop(population, inputs.stops, inputs.crs_epsg, profile)
+        if covered is None:
+            covered = match_nearest_stop(population, inputs.stops, inputs.crs_epsg, profile)
         parts.append(compute_coverage_indicators(covered, profile, period))
 
     iqs_parts = []
@@ -514,29 +799,81 @@ def run_indices(
     write: bool = True,
 ) -> IndexResults:
     """Read, compute and (unless `write` is false) write every index of the period."""
-    inputs = read_index_inputs(store, period, profile)
-    if inputs.outcomes.height == 0:
-        raise ConfigError(
-            f"no trip outcomes between {period.start} and {period.end}",
-            where=f"store {store.path}, table trip_outcomes",
-            hint="run `pontual match` for those days first (or choose another --period)",
-        )
-    history = read_grade_history_from_store(store, period.start.year)
-    if grade_history is not None:
-        history = pl.concat(
-            [history, grade_history.select(history.columns)], how="vertical_relaxed"
-        )
-        history = history.unique(["scope", "scope_id", "year"], keep="last")
-    results = compute_index_results(
-        inputs,
+    return run_indices_each(
+        store,
         profile,
-        period,
+        [period],
         cost_per_km=cost_per_km,
         costs=costs,
         population=population,
-        grade_history=history,
-        previous_infractions=read_previous_infractions(store, period, profile),
+        grade_history=grade_history,
+        write=write,
+    )[0]
+
+
+def run_indices_each(
+    store: Store,
+    profile: Profile,
+    periods: Sequence[Period],
+    *,
+    cost_per_km: float | None = None,
+    costs: pl.DataFrame | None = None,
+    population: pl.DataFrame | None = None,
+    grade_history: pl.DataFrame | None = None,
+    write: bool = True,
+) -> list[IndexResults]:
+    """`run_indices` of each period in turn (each reads the suggestions the ones before it
+    wrote: a year's months, then the year), the same rows as one run per period. What does
+    not change between them is read or computed once: the taps of all the periods in one
+    read (`read_tap_inputs`), the day tables of the last period when it holds the others (a
+    year after its months: each month keeps its days' rows) and the population's stops."""
+    if not periods:
+        return []
+    last = periods[-1]
+    first_day = min(p.start for p in periods)
+    last_day = max(p.end for p in periods)
+    taps = read_tap_inputs(store, periods, profile, read_register(store, first_day, last_day))
+    holds_all = all(last.start <= p.start and p.end <= last.end for p in periods)
+    outer = (
+        read_index_inputs(store, last, profile, taps=taps[-1])
+        if holds_all and len(periods) > 1
+        else None
     )
-    if write:
-        write_index_results(store, results, profile, period)
+    covered = None
+    results = []
+    for period, tap in zip(periods, taps, strict=True):
+        inputs = (
+            outer
+            if period is last and outer is not None
+            else read_index_inputs(store, period, profile, taps=tap, days_of=outer)
+        )
+        if inputs.outcomes.height == 0:
+            raise ConfigError(
+                f"no trip outcomes between {period.start} and {period.end}",
+                where=f"store {store.path}, table trip_outcomes",
+                hint="run `pontual match` for those days first (or choose another --period)",
+            )
+        if covered is None and population is not None and inputs.stops.height and inputs.crs_epsg:
+            covered = match_nearest_stop(population, inputs.stops, inputs.crs_epsg, profile)
+        history = read_grade_history_from_store(store, period.start.year)
+        if grade_history is not None:
+            history = pl.concat(
+                [history, grade_history.select(history.columns)], how="vertical_relaxed"
+            )
+            history = history.unique(["scope", "scope_id", "year"], keep="last")
+        results.append(
+            compute_index_results(
+                inputs,
+                profile,
+                period,
+                cost_per_km=cost_per_km,
+                costs=costs,
+                population=population,
+                grade_history=history,
+                previous_infractions=read_previous_infractions(store, period, profile),
+                covered=covered,
+            )
+        )
+        if write:
+            write_index_results(store, results[-1], profile, period)
     return results

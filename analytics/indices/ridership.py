@@ -67,15 +67,45 @@ def compute_integration_chains(
     card, t = card[order], t[order]
     order = _order_equal_times(taps, order, card, t)
     route, has_route = (a[order] for a in codes("route_id"))
-    link = (card[1:] == card[:-1]) & (card[1:] >= 0)
-    link &= has_route[1:] & has_route[:-1] & (route[1:] != route[:-1])
+    vehicle = has_vehicle_id = None
     if has_vehicle:
         vehicle, has_vehicle_id = (a[order] for a in codes("vehicle_id"))
-        link &= ~(has_vehicle_id[1:] & has_vehicle_id[:-1]) | (vehicle[1:] != vehicle[:-1])
+    start = compute_journey_starts(
+        card, card >= 0, t, route, has_route, vehicle, has_vehicle_id, window_us
+    )
+    out = np.empty(t.shape[0], dtype=np.bool_)
+    out[order] = ~start
+    return pl.Series("is_integration", out, dtype=pl.Boolean)
+
+
+def compute_journey_starts(
+    card: np.ndarray,
+    has_card: np.ndarray,
+    t: np.ndarray,
+    route: np.ndarray,
+    has_route: np.ndarray,
+    vehicle: np.ndarray | None,
+    has_vehicle: np.ndarray | None,
+    window_us: int,
+    period: np.ndarray | None = None,
+) -> np.ndarray:
+    """Whether each tap starts a journey (else it is an integration), the taps given in
+    journey order: by card, then time, equal instants by transaction id. Card, line and
+    vehicle are any codes equal exactly when the values are (`has_*`: the value is known);
+    `vehicle` None: the taps name no vehicle; `period` (optional): a journey never links two
+    taps of different periods. The rounds of `compute_integration_chains`."""
+    link = (card[1:] == card[:-1]) & has_card[1:] & has_card[:-1]
+    if period is not None:
+        link &= period[1:] == period[:-1]
+    link &= has_route[1:] & has_route[:-1] & (route[1:] != route[:-1])
+    if vehicle is not None and has_vehicle is not None:
+        link &= ~(has_vehicle[1:] & has_vehicle[:-1]) | (vehicle[1:] != vehicle[:-1])
     # a start for sure: no link, or past the window after the previous tap (the journey's
     # start is no later than that tap)
     start = np.concatenate(([True], ~link | (t[1:] - t[:-1] > window_us)))
-    rows = np.arange(t.shape[0])  # the rows still in play: whole stretches, in order
+    # the rows in play: whole stretches of two taps or more, in order (a stretch of one tap
+    # is a start and nothing else: most taps)
+    rows = np.flatnonzero(~start | np.concatenate((~start[1:], [False])))
     while rows.shape[0]:
         t_in, start_in = t[rows], start[rows]
         # each row's journey start: the last start at or before it (the first row is a start)
@@ -88,9 +118,21 @@ def compute_integration_chains(
         # keep only the stretches that had a tap past the window
         stretch = np.cumsum(start_in)
         rows = rows[np.isin(stretch, stretch[past])]
-    out = np.empty(t.shape[0], dtype=np.bool_)
-    out[order] = ~start
-    return pl.Series("is_integration", out, dtype=pl.Boolean)
+    return start
+
+
+def _disjoint_layers(bounds: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """The periods (first, end) grouped so that none of a group overlaps another, in order
+    of their first instants (a year's months, then the year)."""
+    layers: list[list[int]] = []
+    for i in sorted(range(len(bounds)), key=lambda i: bounds[i]):
+        for layer in layers:
+            if bounds[layer[-1]][1] <= bounds[i][0]:
+                layer.append(i)
+                break
+        else:
+            layers.append([i])
+    return layers
 
 
 def _order_equal_times(
@@ -126,11 +168,7 @@ def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     (after the integration discount, 0-1). Taps without a card are never integrations; a
     profile without integration keys (CGS) infers none.
     """
-    fares = profile.fares
-    window = fares.integration_window_s
-    ratio = fares.integration_fare_ratio.value if fares.integration_fare_ratio else 1.0
-    weights = fares.equivalent_weights.value
-    default_weight = weights.get("other", 1.0)
+    window = profile.fares.integration_window_s
     if window is not None:
         inferred = compute_integration_chains(
             taps, window.value * 1_000_000, has_vehicle="vehicle_id" in taps.columns
@@ -138,18 +176,114 @@ def match_integrations(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
     else:
         inferred = pl.Series("is_integration", [False] * taps.height, dtype=pl.Boolean)
     recorded = pl.col("fare_class") == INTEGRATION_CLASS
-    weight_full = pl.col("fare_class").replace_strict(
-        weights, default=default_weight, return_dtype=pl.Float64
+    return with_weights(
+        taps.with_columns((pl.lit(inferred) | recorded).alias("is_integration")), profile
     )
-    return taps.with_columns(
-        (pl.lit(inferred) | recorded).alias("is_integration"),
-        weight_full.alias("weight_full"),
-    ).with_columns(
+
+
+def with_weights(taps: pl.DataFrame, profile: Profile) -> pl.DataFrame:
+    """`taps` (fare_class, is_integration: inferred or recorded) plus weight_full (the class's
+    equivalent weight) and weight (after the integration discount of an inferred one)."""
+    fares = profile.fares
+    ratio = fares.integration_fare_ratio.value if fares.integration_fare_ratio else 1.0
+    weights = fares.equivalent_weights.value
+    recorded = pl.col("fare_class") == INTEGRATION_CLASS
+    weight_full = pl.col("fare_class").replace_strict(
+        weights, default=weights.get("other", 1.0), return_dtype=pl.Float64
+    )
+    return taps.with_columns(weight_full.alias("weight_full")).with_columns(
         pl.when(pl.col("is_integration") & ~recorded)
         .then(pl.col("weight_full") * ratio)
         .otherwise(pl.col("weight_full"))
         .alias("weight")
     )
+
+
+def compute_tap_counts(
+    codes: pl.DataFrame,
+    route_ids: Sequence[str],
+    fare_classes: Sequence[str],
+    window_us: int | None,
+    bounds: Sequence[tuple[int, int]],
+) -> list[pl.DataFrame]:
+    """The taps of each period counted by line, fare class and is_integration (route_id,
+    fare_class, is_integration, n_taps; a line or class without taps has no row), the journeys
+    chained within each period on its own (as `match_integrations` on the period's taps).
+
+    `codes`: one row per tap in journey order (by card, time, equal instants by transaction
+    id) with card (any code equal exactly when the cards are), has_card, at_us (epoch
+    microseconds), route (index into `route_ids`), has_route, vehicle (a code), has_vehicle
+    and fare (index into `fare_classes`); `window_us`: the integration window (None: the
+    profile infers none); `bounds`: [first, end) epoch microseconds of each period. One pass
+    per period over its own taps, no sort: the year's order holds each month's.
+    """
+    card = codes["card"].to_numpy()
+    has_card = codes["has_card"].to_numpy()
+    t = codes["at_us"].to_numpy()
+    route = codes["route"].to_numpy().astype(np.int64)
+    has_route = codes["has_route"].to_numpy()
+    vehicle = codes["vehicle"].to_numpy()
+    has_vehicle = codes["has_vehicle"].to_numpy()
+    fare = codes["fare"].to_numpy().astype(np.int64)
+    n_routes, n_fares = len(route_ids) + 1, len(fare_classes)
+    n_keys = n_routes * n_fares * 2
+    # one number per (line or none, class); an inferred integration adds the last bit
+    key = (np.where(has_route, route, n_routes - 1) * n_fares + fare) * 2
+    recorded = np.array([c == INTEGRATION_CLASS for c in fare_classes], dtype=np.bool_)
+    names_route = [*route_ids, None]
+    counts: dict[int, np.ndarray] = {}
+    for layer in _disjoint_layers(bounds):
+        # the periods of a layer do not overlap (a year's months): one pass chains them all,
+        # a journey never crossing from one to the next, as each on its own taps
+        edges = np.array([x for i in layer for x in bounds[i]], dtype=np.int64)
+        slot = np.searchsorted(edges, t, side="right")
+        inside = slot % 2 == 1  # after a period's first instant, before its end
+        rows: slice | np.ndarray = slice(None) if inside.all() else np.flatnonzero(inside)
+        label = slot[rows] // 2  # the period's place in the layer
+        if window_us is None or label.shape[0] == 0:
+            inferred = np.zeros(label.shape[0], dtype=np.int64)
+        else:
+            start = compute_journey_starts(
+                card[rows],
+                has_card[rows],
+                t[rows],
+                route[rows],
+                has_route[rows],
+                vehicle[rows],
+                has_vehicle[rows],
+                window_us,
+                label,
+            )
+            inferred = (~start).astype(np.int64)
+        n = np.bincount(label * n_keys + key[rows] + inferred, minlength=len(layer) * n_keys)
+        for place, i in enumerate(layer):
+            counts[i] = n[place * n_keys : (place + 1) * n_keys]
+    out = []
+    for i in range(len(bounds)):
+        n = counts[i]
+        found = np.flatnonzero(n)
+        pair, is_inferred = found // 2, (found % 2).astype(np.bool_)
+        f = pair % n_fares
+        out.append(
+            pl.DataFrame(
+                {
+                    "route_id": [names_route[r] for r in (pair // n_fares).tolist()],
+                    "fare_class": [fare_classes[j] for j in f.tolist()],
+                    "is_integration": is_inferred | recorded[f],
+                    "n_taps": n[found],
+                },
+                schema={
+                    "route_id": pl.String,
+                    "fare_class": pl.String,
+                    "is_integration": pl.Boolean,
+                    "n_taps": pl.Int64,
+                },
+            )
+            .group_by("route_id", "fare_class", "is_integration")
+            .agg(pl.col("n_taps").sum())
+            .sort("route_id", "fare_class", "is_integration", nulls_last=True)
+        )
+    return out
 
 
 def compute_ridership(
@@ -160,20 +294,22 @@ def compute_ridership(
 ) -> pl.DataFrame:
     """Passengers, equivalent passengers and km per scope.
 
-    `taps`: from `match_integrations`, with route_id, operator_id, lot_id; `km`: route_id,
+    `taps`: from `match_integrations`, with route_id, operator_id, lot_id (one row per tap,
+    or per group of `n_taps` alike: `compute_tap_counts` then `with_weights`); `km`: route_id,
     operator_id, lot_id, km_run (per trip or per line) and optionally cost_km (cost per km ×
     km run, currency). Returns scope, scope_id, *by, n_passengers, n_integrations,
     equivalent_passengers, equivalent_without_integration, km_run, cost_km (null without cost).
     """
+    n = pl.col("n_taps") if "n_taps" in taps.columns else pl.lit(1, dtype=pl.Int64)
     tap_rows = taps.select(
         "route_id",
         "operator_id",
         "lot_id",
         *by,
-        pl.lit(1, dtype=pl.Int64).alias("n_passengers"),
-        pl.col("is_integration").cast(pl.Int64).alias("n_integrations"),
-        pl.col("weight").alias("equivalent_passengers"),
-        pl.col("weight_full").alias("equivalent_without_integration"),
+        n.alias("n_passengers"),
+        (pl.col("is_integration").cast(pl.Int64) * n).alias("n_integrations"),
+        (pl.col("weight") * n).alias("equivalent_passengers"),
+        (pl.col("weight_full") * n).alias("equivalent_without_integration"),
     )
     cost = pl.col("cost_km") if "cost_km" in km.columns else pl.lit(None, dtype=pl.Float64)
     km_rows = km.select("route_id", "operator_id", "lot_id", *by, "km_run", cost.alias("cost_km"))
@@ -245,10 +381,14 @@ def compute_ridership_indicators(
     cost_per_km: float | None,
 ) -> pl.DataFrame:
     """Ridership indicators of the period at every scope (long format). The tariff uses
-    `cost_per_km` when given, else the cost_km column of `km` (per-operator costs)."""
-    wide = compute_technical_tariff(
-        compute_ridership(match_integrations(taps, profile), km), cost_per_km
+    `cost_per_km` when given, else the cost_km column of `km` (per-operator costs). `taps`:
+    one row per tap, or the period's `compute_tap_counts` (with an n_taps column)."""
+    matched = (
+        with_weights(taps, profile)
+        if "n_taps" in taps.columns
+        else match_integrations(taps, profile)
     )
+    wide = compute_technical_tariff(compute_ridership(matched, km), cost_per_km)
     has_cost = bool(wide["cost_km"].is_not_null().any())
     specs = (*RIDERSHIP_SPECS, TARIFF_SPEC) if has_cost else RIDERSHIP_SPECS
     return to_indicator_rows(wide, specs, period)

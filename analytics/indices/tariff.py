@@ -22,19 +22,20 @@ import polars as pl
 
 from core.periods import months_back
 from core.profile import Profile
+from core.texts import N_, gettext
 
 WORKSHEET_LINES = (
-    # (column, pt-BR item, unit)
-    ("n_months", "Meses com dados (bilhetagem e km) na janela", "meses"),
-    ("months_missing", "Meses da janela sem dados (fora das somas)", "meses"),
-    ("equivalent_passengers", "Passageiros equivalentes na janela", "passageiros"),
-    ("km_programmed", "Km programada na janela", "km"),
-    ("dead_km", "Km de início de operação e recolhida (garagem)", "km"),
-    ("km_run", "Km rodada na janela", "km"),
-    ("km_total", "Km total do sistema (base do IPK)", "km"),
-    ("ipk", "IPK (passageiros equivalentes por km)", "passageiros/km"),
-    ("cost_per_km", "Custo por km (ponderado pela km de cada mês)", "R$/km"),
-    ("technical_tariff", "Tarifa técnica = custo por km ÷ IPK", "R$"),
+    # (column, item, unit): catalogue ids, in the chosen language in the worksheet
+    ("n_months", N_("Months with data (ticketing and km) in the window"), N_("months")),
+    ("months_missing", N_("Months of the window without data (out of the sums)"), N_("months")),
+    ("equivalent_passengers", N_("Equivalent passengers in the window"), N_("passengers")),
+    ("km_programmed", N_("Km scheduled in the window"), "km"),
+    ("dead_km", N_("Km from the garage to the start of service and back"), "km"),
+    ("km_run", N_("Km run in the window"), "km"),
+    ("km_total", N_("Total km of the system (basis of the IPK)"), "km"),
+    ("ipk", N_("IPK (equivalent passengers per km)"), N_("passengers/km")),
+    ("cost_per_km", N_("Cost per km (weighted by each month's km)"), "R$/km"),
+    ("technical_tariff", N_("Technical tariff = cost per km ÷ IPK"), "R$"),
 )
 
 
@@ -128,31 +129,34 @@ def compute_tariff_inputs(monthly: pl.DataFrame, profile: Profile, end_month: da
 
 
 def build_tariff_worksheet(inputs: pl.DataFrame, profile: Profile) -> pl.DataFrame:
-    """The worksheet as a table per scope: scope, scope_id, line (1-based), item (pt-BR),
+    """The worksheet as a table per scope: scope, scope_id, line (1-based), item,
     value (the figure in `unit`; the missing months' line: how many), detail (the missing
     months, 'YYYY-MM' joined by ', '; else null), unit, and article (the legal basis of the
-    line under the profile, or the default it rests on)."""
+    line under the profile, or the default it rests on); the texts in the chosen language (a
+    table made to be shown, never stored)."""
     tariff = profile.tariff
     assert tariff is not None
     basis = tariff.km_basis
     art = {
         "n_months": tariff.demand_months.citation,
-        "months_missing": "meses sem dados ficam fora das somas (não contam como zero)",
+        "months_missing": gettext(
+            "months without data stay out of the sums (they do not count as zero)"
+        ),
         "equivalent_passengers": tariff.demand_months.citation,
         "km_programmed": basis.citation,
         "dead_km": (
             tariff.dead_km_ratio.citation
             if tariff.dead_km_ratio is not None and basis.value == "programmed_plus_dead"
-            else "não se aplica (a base é a km rodada)"
+            else gettext("does not apply (the basis is the km run)")
         ),
-        "km_run": "km rodada medida por GPS (a bilhetagem não registra km)",
+        "km_run": gettext("km run measured by GPS (ticketing records no km)"),
         "km_total": basis.citation,
         "ipk": basis.citation,
-        "cost_per_km": "custo informado por operadora e mês (--costs), ponderado pela km",
+        "cost_per_km": gettext("cost given per operator and month (--costs), weighted by km"),
         "technical_tariff": (
-            "CGS art. 16 (custo da km total ÷ IPK)"
+            gettext("CGS art. 16 (cost of the total km ÷ IPK)")
             if basis.value == "programmed_plus_dead"
-            else "custo por km ÷ IPK (BG art. 49: médias anuais da bilhetagem)"
+            else gettext("cost per km ÷ IPK (BG art. 49: annual means of the ticketing)")
         ),
     }
     rows = []
@@ -170,10 +174,10 @@ def build_tariff_worksheet(inputs: pl.DataFrame, profile: Profile) -> pl.DataFra
                 "scope",
                 "scope_id",
                 pl.lit(i).cast(pl.Int32).alias("line"),
-                pl.lit(item).alias("item"),
+                pl.lit(gettext(item)).alias("item"),
                 value.cast(pl.Float64).alias("value"),
                 detail.alias("detail"),
-                pl.lit(unit).alias("unit"),
+                pl.lit(gettext(unit)).alias("unit"),
                 pl.lit(art[column]).alias("article"),
             )
         )

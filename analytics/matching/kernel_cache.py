@@ -22,9 +22,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from core.texts import N_, gettext
+
 CACHE_ENV = "PONTUAL_CACHE_DIR"
 NUMBA_CACHE_ENV = "NUMBA_CACHE_DIR"
-COLD_MESSAGE = "compilando rotinas de casamento, uma vez: ~30 s"
+COLD_MESSAGE = N_("compiling the matching kernels, once: ~30 s")
+"""The line said before the first compilation (a catalogue id: printed with `gettext`)."""
 
 
 def resolve_cache_dir() -> Path:
@@ -87,5 +90,5 @@ def announce_if_cold(stream: TextIO | None = None) -> bool:
     """Print the one-line notice (pt-BR) when the kernels are about to compile; whether it did."""
     if not is_cache_cold():
         return False
-    print(COLD_MESSAGE, file=stream or sys.stderr, flush=True)
+    print(gettext(COLD_MESSAGE), file=stream or sys.stderr, flush=True)
     return True

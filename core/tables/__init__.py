@@ -7,7 +7,8 @@
 - `matching`, `indices`, `crowding`: derived tables, each module with the migration that
   creates them (versions 2, 3 and 4)
 - `evidence`: raw_day_digests, the content digest of each day's raw data (version 8), and
-  archived_days, the raw days moved into the lake (version 12, `core.migrations`)
+  archived_days, the raw days moved into the lake (version 12, `core.migrations`), and
+  raw_day_fingerprints, each raw day's current digest and row fingerprint (version 15)
 - `live`: the live feed's prediction log and its accuracy (version 9)
 """
 

@@ -3,7 +3,7 @@ every trip, and where and when the network is crowded (BG art. 59, CGS art. 45).
 
 `pontual crowding --from --to` writes them one service-day range at a time, replacing those
 days' rows, so a re-run is idempotent. Every number is traceable: crowding_summary -> trip_crowding
-(vehicle, run_index) -> trip_loads (per stop) -> tap_placements (transaction_id) ->
+(vehicle, run_index) -> trip_loads (per stop) -> tap_placements (transaction_id, event_at) ->
 fare_transactions.
 """
 
@@ -58,7 +58,11 @@ TAP_PLACEMENTS = Table(
         ),
         ("reason", pl.String(), "why it is unplaced or unlinked, in words (pt-BR)"),
     ),
-    primary_key=("transaction_id",),
+    # the tap's id and instant: ids repeat (counters restart; ADR 0040), so the id alone
+    # made a month of a simulated city's taps collide. The operator, the third part of the
+    # taps' own key, is not carried (a new column needs a migration): two operators' taps
+    # with one id at one instant are refused at the write, loudly (ADR 0103)
+    primary_key=("transaction_id", "event_at"),
     derived=True,
 )
 

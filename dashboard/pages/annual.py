@@ -62,6 +62,16 @@ else:
     shown = shown.with_columns(
         *[format_column(shown[c], "number") for c in ("icv_score", "iqs_score", "annual_score")],
         format_column(shown["km_efficiency"], "percent"),
+        # 'sim' / 'não' as on every other page (a checkbox reads "true" to a screen reader)
+        *[
+            format_yes_no(pl.col(c))
+            for c in (
+                "is_quality_goal_met",
+                "is_renewal_eligible",
+                "is_cassacao_watch",
+                "is_history",
+            )
+        ],
     )
     st.dataframe(
         shown.rename(names),

@@ -13,6 +13,8 @@ from core.texts import ngettext
 from dashboard import auth_ui, state
 from dashboard.format import format_column, to_integer
 
+# How each audit action reads on screen (pt-BR by default). A comment, not a docstring:
+# Streamlit's magic draws a bare string of a page script on the page.
 ACTION_LABELS = {
     "login": _("login (action)"),
     "login_failed": _("password refused"),
@@ -25,7 +27,6 @@ ACTION_LABELS = {
     "profile_change": _("profile changed"),
     "evidence_recorded": _("evidence recorded"),
 }
-"""How each audit action reads on screen (pt-BR by default)."""
 
 tz = state.profile().general.timezone.value
 st.title(_("Audit"))

@@ -19,6 +19,7 @@ from cases.states import (
     STATES,
     TRANSITIONS,
     Auto,
+    to_sanctions_label,
     to_state_label,
 )
 from cases.workflow import Workflow
@@ -28,6 +29,8 @@ from dashboard import auth_ui, state
 from dashboard.format import format_column, to_integer
 from dashboard.labels import label_states
 
+# The acts the page offers (discarding and legal holds stay with `pontual cases`). A comment,
+# not a docstring: Streamlit's magic draws a bare string of a page script on the page.
 ACT_LABELS = {
     LAVRAR: _("Draw up the infraction notice"),
     NOTIFICAR: _("Record the operator's notification"),
@@ -36,7 +39,6 @@ ACT_LABELS = {
     RECURSO: _("Lodge an appeal"),
     ENCERRAR: _("Close the case"),
 }
-"""The acts the page offers (discarding and legal holds stay with `pontual cases`)."""
 
 st.title(_("Cases"))
 who = state.account()
@@ -65,7 +67,10 @@ st.dataframe(
         format_column(cases["occurred_on"], "date").alias(_("Date of the fact")),
         pl.col("auto_number").fill_null("—").alias(_("Notice")),
         pl.col("verdict").fill_null("—").alias(_("Judgement")),
-        pl.col("sanctions").fill_null("—").alias(_("Sanction")),
+        pl.col("sanctions")
+        .map_elements(to_sanctions_label, return_dtype=pl.String)
+        .fill_null("—")
+        .alias(_("Sanction")),
     ),
     hide_index=True,
     width="stretch",
@@ -145,5 +150,5 @@ with st.form(f"case_{case_id}_{act}"):
         st.error(said(exc))
         done = ""
 if done:
-    st.success(_("Case {id}: {done}.", id=case_id, done=done))
+    st.success(_("Case {id}: {done}.", id=case_id, done=to_state_label(done)))
     st.rerun()

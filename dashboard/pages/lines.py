@@ -1,16 +1,25 @@
 """Linhas: trip outcomes per line for a day, the Marey diagram of a line, its origin delay
-distribution, and headways / excess waiting time on frequent lines."""
+distribution, and headways / excess waiting time / bunching on frequent lines."""
 
 from __future__ import annotations
 
 import polars as pl
 import streamlit as st
 
+from analytics.matching.headways import compute_bunching_by_hour
 from core.periods import parse_period
 from core.texts import gettext as _
 from core.texts import ngettext
 from dashboard import charts, labels, maps, state
-from dashboard.format import format_column, format_yes_no, to_date, to_number, to_period
+from dashboard.format import (
+    format_column,
+    format_yes_no,
+    to_date,
+    to_integer,
+    to_number,
+    to_percent,
+    to_period,
+)
 from dashboard.queries import filters, network
 from dashboard.queries import lines as q
 from dashboard.queries.snapshot import ALL
@@ -149,6 +158,11 @@ if trips.height:
         },
     )
 
+bunching_max = state.profile().trips.bunching_max_ratio
+bunching: pl.DataFrame = state.load(q.read_bunching, start, end, route_id, bunching_max)
+if bunching.height and f.direction is not None:
+    bunching = bunching.filter(pl.col("direction_id") == f.direction)
+
 st.subheader(_("Marey diagram (time × distance)"))
 points: pl.DataFrame = state.load(q.read_marey, day, route_id, f.direction)
 if points.is_empty():
@@ -157,11 +171,26 @@ else:
     st.caption(
         _(
             "Dashed: scheduled trips, in their outcome's colour; solid: trips run "
-            "(GPS), one colour per vehicle; ✕: breakdown."
+            "(GPS), one colour per vehicle; ✕: breakdown, or where a vehicle began to "
+            "run bunched behind another (the tooltip says which)."
         )
     )
     breakdowns: pl.DataFrame = state.load(q.read_line_breakdowns, day, route_id)
-    markers = q.build_marey_markers(points, breakdowns)
+    markers = (
+        pl.concat(
+            [
+                m
+                for m in (
+                    q.build_marey_markers(points, breakdowns),
+                    q.build_bunching_markers(bunching, day),
+                )
+                if m.height
+            ],
+            how="vertical_relaxed",
+        )
+        if breakdowns.height or bunching.height
+        else pl.DataFrame()
+    )
     for direction in sorted(points["direction_id"].drop_nulls().unique().to_list()):
         st.markdown(
             _("**Outbound ({direction})**", direction=direction)
@@ -213,4 +242,53 @@ else:
         _("Mean excess wait (EWT)"),
         f"{to_number(sum(ewt_s) / len(ewt_s) / 60 if ewt_s else None, 1)} min",
     )
-    st.altair_chart(charts.build_headway_chart(headways, tz), width="stretch")
+    by_hour = compute_bunching_by_hour(bunching)
+    st.altair_chart(charts.build_headway_chart(headways, tz, by_hour), width="stretch")
+    st.markdown(_("**Bunching at the stops**"))
+    limit = _(
+        "A vehicle is bunched when it leaves a stop less than {share} of the scheduled "
+        "headway after the previous one of the line ({basis}); ▼ on the chart: the share "
+        "of bunched stop headways in that hour.",
+        share=to_percent(bunching_max, 0),
+        basis=(
+            labels.to_citation(bunching_cited)
+            if (bunching_cited := state.profile().trips.bunching_headway_max_ratio)
+            else _("default, to be fixed by decree")
+        ),
+    )
+    if by_hour.is_empty():
+        st.caption(limit + " " + _("No stop visits judged in this period."))
+    else:
+        n_bunched = int(by_hour["n_bunched"].sum())
+        n_judged = int(by_hour["n_headways"].sum())
+        st.metric(
+            _("Bunched stop headways"),
+            to_percent(n_bunched / n_judged),
+            help=ngettext(
+                "{n} of {total} stop headway",
+                "{n} of {total} stop headways",
+                n_judged,
+                n=to_integer(n_bunched),
+                total=to_integer(n_judged),
+            ),
+        )
+        st.caption(limit)
+        worst = by_hour.filter(pl.col("n_bunched") > 0).sort(
+            ["bunched_share", "hour_at"], descending=[True, False]
+        )
+        if worst.height:
+            st.dataframe(
+                pl.DataFrame(
+                    [
+                        format_column(worst["hour_at"], "local", tz).alias(_("Hour")),
+                        worst["direction_id"].alias(_("Direction")),
+                        format_column(worst["n_headways"], "integer").alias(
+                            _("Stop headways judged")
+                        ),
+                        format_column(worst["n_bunched"], "integer").alias(_("Bunched headways")),
+                        format_column(worst["bunched_share"], "percent").alias(_("Bunched share")),
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )

@@ -2,6 +2,10 @@
 positions and trip updates as JSON), coloured by delay or by occupancy. Without the server,
 the last stored position of each vehicle, with an info box saying how to start it.
 
+Under the vehicles, a stop's next arrivals counting down (the feed server's stop API, read
+again every `ARRIVALS_REFRESH_S` seconds by a fragment) and a link to that stop's passenger
+page (`/paradas/<stop_id>` on the same server).
+
 The feed's address comes from the settings (PONTUAL_LIVE_URL: one URL, or several separated by
 commas to choose from), never from a text box: the dashboard's server fetches it, and a box
 would let any user make the server fetch any URL (server-side request forgery, #23.8). An
@@ -10,6 +14,7 @@ operadora sees only its own vehicles of the feed."""
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 import polars as pl
 import streamlit as st
@@ -29,6 +34,89 @@ DEFAULT_LIVE_URL = "http://127.0.0.1:8080"  # `pontual serve`'s default --http-p
 LIVE_TIMEOUT_S = 1.0  # wait this long for the feed before showing the stored positions
 COLOUR_BY = {_("Delay"): "delay", _("Occupancy"): "occupancy"}
 ACTIVE_MIN = LiveOptions().active_s / 60  # the feed drops a vehicle silent for longer
+ARRIVALS_REFRESH_S = 5  # the arrivals' countdown: read the feed's stop API this often
+ARRIVING_S = 60  # under this many seconds to go an arrival reads "chegando" (the stop page's)
+
+
+def _countdown(seconds: int | None, status: str | None) -> str:
+    """What the "Chega" column says: 'cancelada', 'chegando' or 'em N min'."""
+    if status == "cancelado":
+        return _("cancelled")
+    if seconds is None:
+        return "—"
+    if seconds < ARRIVING_S:
+        return _("arriving")
+    return _("in {n} min", n=to_integer(seconds // 60))
+
+
+@st.fragment(run_every=ARRIVALS_REFRESH_S)
+def _stop_arrivals(base_url: str, stop_id: str, tz: str) -> None:
+    """The next arrivals at `stop_id`, read again every ARRIVALS_REFRESH_S seconds."""
+    body = q.read_stop_arrivals(base_url, stop_id, LIVE_TIMEOUT_S)
+    if body is None:
+        st.caption(_("The real-time feed did not answer at {url}.", url=base_url))
+        return
+    arrivals = q.build_stop_arrivals(body)
+    if arrivals.is_empty():
+        st.caption(_("No bus expected at this stop for now."))
+        return
+    countdown = [
+        _countdown(n, status)
+        for n, status in zip(arrivals["seconds"], arrivals["status"], strict=True)
+    ]
+    st.dataframe(
+        arrivals.select(
+            pl.col("route_short_name").fill_null("—").alias(_("Line")),
+            pl.col("headsign").fill_null("—").alias(_("Destination")),
+            pl.Series(_("Arrives"), countdown, pl.String),
+            format_column(arrivals["predicted_at"], "clock", tz).alias(_("Predicted at")),
+            format_column(arrivals["planned_at"], "clock", tz).alias(_("Scheduled at")),
+            format_column(arrivals["delay_s"], "delay").alias(_("Delay")),
+            pl.col("vehicle_id").fill_null("—").alias(_("Vehicle")),
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+    st.caption(
+        _(
+            "Predictions of the feed at {time} (its clock: the newest position received); "
+            "read again every {seconds} s.",
+            time=to_local(datetime.fromisoformat(str(body["generated_at"])), tz, with_seconds=True),
+            seconds=to_integer(ARRIVALS_REFRESH_S),
+        )
+    )
+
+
+def _stop_arrivals_section(base_url: str, tz: str) -> None:
+    """A stop picker, its next arrivals counting down and a link to its passenger page."""
+    st.subheader(_("Next arrivals at a stop"))
+    stops = q.read_live_stops(base_url, LIVE_TIMEOUT_S)
+    if stops is None or stops.is_empty():
+        st.caption(
+            _(
+                "The feed at {url} lists no stops (its stop API, /api/stops, comes with "
+                "`pontual serve`).",
+                url=base_url,
+            )
+        )
+        return
+    ids = stops["stop_id"].to_list()
+    labels_by_id = {
+        r["stop_id"]: f"{r['stop_name'] or r['stop_id']} ({r['stop_code'] or r['stop_id']})"
+        for r in stops.iter_rows(named=True)
+    }
+    busiest = int(stops["n_arrivals"].fill_null(0).arg_max() or 0)
+    c1, c2 = st.columns([4, 2], vertical_alignment="bottom")
+    stop_id = c1.selectbox(
+        _("Stop"), ids, index=busiest, format_func=labels_by_id.__getitem__, key="live_stop"
+    )
+    c2.link_button(
+        _("Passenger page"),
+        q.to_passenger_page_url(base_url, stop_id),
+        icon=":material/smartphone:",
+    )
+    _stop_arrivals(base_url, stop_id, tz)
+
 
 f = state.filters()
 profile = state.profile()
@@ -113,6 +201,7 @@ if live is not None:
                 url=base_url,
             )
         )
+        _stop_arrivals_section(base_url, tz)  # a cancelled trip still has its arrivals
         st.stop()
     st.pydeck_chart(maps.build_live_deck(shown, routes, basemap), height=520)
     st.caption(legend)
@@ -130,6 +219,7 @@ if live is not None:
         hide_index=True,
         width="stretch",
     )
+    _stop_arrivals_section(base_url, tz)
     st.stop()
 
 st.info(

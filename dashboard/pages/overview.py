@@ -64,7 +64,7 @@ KPIS = (
         "pages/crowding.py",
         _("Crowding by line and hour"),
     ),
-    Kpi(ANNUAL, _("Partial annual score"), "pages/annual.py", "Avaliação anual"),
+    Kpi(ANNUAL, _("Partial annual score"), "pages/annual.py", _("Annual evaluation")),
 )
 
 

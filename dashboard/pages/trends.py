@@ -1,15 +1,21 @@
 """Tendências e risco: monthly ICV, its three parts (BG art. 57-I a, b, c) and the IQS (57-II)
 per operator, side by side, with the profile's band lines; and an "em risco" panel: operators
-heading for grade E, under the cassação watch (art. 72-VII), or with the latest grade E."""
+heading for grade E, under the cassação watch (art. 72-VII), or with the latest grade E, and
+the cases past their deadline per operator (the cases the account may read)."""
 
 from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import polars as pl
 import streamlit as st
 
+from cases.deadlines import PENDING_ACTS
+from cases.workflow import Workflow
 from core.periods import parse_period
 from core.texts import gettext as _
-from dashboard import charts, state
+from dashboard import auth_ui, charts, state
 from dashboard.format import format_column, format_yes_no, to_number
 from dashboard.queries import annual as annual_queries
 from dashboard.queries import trends as q
@@ -52,10 +58,34 @@ else:
         hide_index=True,
         width="stretch",
     )
+today = datetime.now(ZoneInfo(profile.general.timezone.value)).date()
+with auth_ui.case_db() as db:
+    overdue = q.build_overdue_by_operator(Workflow(db, profile).overdue(state.account(), today))
+st.markdown(_("**Cases past their deadline**"))
+if overdue.is_empty():
+    st.caption(_("No case past its deadline among the cases this account may read."))
+else:
+    st.dataframe(
+        pl.DataFrame(
+            [
+                overdue["operator_id"].alias(_("Operator")),
+                format_column(overdue["n_overdue"], "integer").alias(_("Overdue cases")),
+                overdue["oldest_case_id"].alias(_("Oldest case")),
+                overdue["oldest_pending"]
+                .replace({act: _(act) for act in PENDING_ACTS})
+                .alias(_("Act awaited")),
+                format_column(overdue["oldest_due_on"], "date").alias(_("Due on")),
+                format_column(overdue["oldest_days_late"], "integer").alias(_("Days late")),
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 st.caption(
     _(
-        "Cases past their deadline: the Infractions page (process); deadlines run "
-        "in working days (BG art. 68-69)."
+        "Cases past their deadline: acts of the administration still awaited after their "
+        "day (notice sent, judgement); deadlines in working days (BG art. 68-69). Each case "
+        "on the Cases page."
     )
 )
 

@@ -2,7 +2,8 @@
 
 Reads `trip_outcomes` (counts per outcome, the day's trips, departure delays; also every
 column for the reports), `scheduled_trips` with `gtfs_stop_times` and `stop_visits` (the
-time-distance diagram), `headway_observations` (waits at frequent lines).
+time-distance diagram), `headway_observations` (waits at frequent lines) with `stop_visits`
+(bunching at the stops of frequent lines, `analytics.matching.headways.compute_bunching`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Any
 
 import polars as pl
 
+from analytics.matching.headways import compute_bunching
 from core.store import Store
 from core.tables.matching import RUN_OUTCOMES
 from core.texts import N_, Labels
+from core.texts import gettext as _
 from dashboard.queries.snapshot import build_selection, select_rows
 
 OUTCOME_LABELS = Labels(
@@ -220,6 +223,52 @@ def read_headways(store: Store, start: date, end: date, route_id: str) -> pl.Dat
         {"route_id": route_id},
         between=("service_date", start, end),
         order_by=("service_date", "direction_id", "hour_at"),
+    )
+
+
+def read_bunching(
+    store: Store, start: date, end: date, route_id: str, max_ratio: float
+) -> pl.DataFrame:
+    """Bunching at the stops of one line over [start, end], in its frequent hours: the rows of
+    `compute_bunching` (one per judged stop visit: `headway_s` since the previous vehicle at
+    that stop, `scheduled_headway_s`, `is_bunched` when below `max_ratio` of it). Empty when
+    the line has no headway observations in the period."""
+    planned = read_headways(store, start, end, route_id)
+    if planned.is_empty():
+        return pl.DataFrame()
+    visits = store.query(
+        "SELECT v.service_date, s.route_id, s.direction_id, v.stop_id, v.trip_id, v.vehicle_id, "
+        "s.planned_start_at, coalesce(v.departure_at, v.arrival_at) AS at, v.stop_dist_m "
+        "FROM stop_visits v JOIN trip_outcomes s ON s.service_date = v.service_date "
+        "AND s.trip_id = v.trip_id AND s.vehicle_id = v.vehicle_id AND s.run_index = v.run_index "
+        "WHERE v.service_date IN (SELECT DISTINCT service_date FROM headway_observations "
+        "WHERE route_id = ? AND service_date BETWEEN ? AND ?) AND s.route_id = ? "
+        "AND coalesce(v.departure_at, v.arrival_at) IS NOT NULL",
+        [route_id, start, end, route_id],
+    )
+    return compute_bunching(visits, planned, max_ratio)
+
+
+def build_bunching_markers(bunching: pl.DataFrame, service_date: date) -> pl.DataFrame:
+    """Where each bunched pair of `service_date` starts on the Marey diagram (the follower's
+    first bunched stop): `trip_id`, `at`, `dist_km`, `direction_id`, `label` ('comboio com
+    <leader vehicle>'), the columns of `build_marey_markers`."""
+    if bunching.is_empty():
+        return pl.DataFrame()
+    day = bunching.filter(pl.col("is_bunched") & (pl.col("service_date") == service_date))
+    if day.is_empty():
+        return pl.DataFrame()
+    return (
+        day.sort("at")
+        .group_by("trip_id", "leader_trip_id", maintain_order=True)
+        .first()
+        .select(
+            "trip_id",
+            "at",
+            (pl.col("stop_dist_m") / 1000.0).alias("dist_km"),
+            "direction_id",
+            pl.format(_("bunched behind vehicle {}"), pl.col("leader_vehicle_id")).alias("label"),
+        )
     )
 
 

@@ -1,14 +1,15 @@
 """Ao vivo: the vehicles of the live GTFS-RT feed (`pontual serve`), or the last stored ping
 of each vehicle when the feed is not running.
 
-Reads the feed server's JSON (VehiclePositions and TripUpdates) over HTTP, and
-`vehicle_locations` from the snapshot.
+Reads the feed server's JSON (VehiclePositions and TripUpdates, and its stop API: the stops
+and a stop's next arrivals) over HTTP, and `vehicle_locations` from the snapshot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import polars as pl
 
@@ -22,6 +23,15 @@ LIVE_TRIP_UPDATES_PATH = "/gtfs-rt/trip-updates.pb?format=json"
 
 
 LIVE_HEALTH_PATH = "/health"
+
+
+LIVE_STOPS_PATH = "/api/stops"
+"""The feed server's stops (stop_id, stop_code, stop_name, n_arrivals); a stop's next arrivals
+are at `LIVE_STOPS_PATH/{stop_id}/arrivals`."""
+
+
+PASSENGER_PAGE_PATH = "/paradas"
+"""The feed server's passenger stop page (`/paradas/{stop_id}`)."""
 
 
 LIVE_SCHEMA: dict[str, Any] = {
@@ -149,4 +159,104 @@ def read_last_positions(store: Store) -> pl.DataFrame:
         "s.direction_id::INTEGER AS direction_id FROM last l ASOF LEFT JOIN started s "
         "ON s.vehicle_id = l.vehicle_id AND l.event_at >= s.actual_start_at "
         "ORDER BY l.vehicle_id"
+    )
+
+
+STOPS_SCHEMA: dict[str, Any] = {
+    "stop_id": pl.String,
+    "stop_code": pl.String,
+    "stop_name": pl.String,
+    "n_arrivals": pl.Int64,
+}
+"""Columns of `read_live_stops`."""
+
+
+ARRIVALS_SCHEMA: dict[str, Any] = {
+    "trip_id": pl.String,
+    "route_short_name": pl.String,
+    "headsign": pl.String,
+    "vehicle_id": pl.String,
+    "planned_at": pl.Datetime("us", "UTC"),
+    "predicted_at": pl.Datetime("us", "UTC"),
+    "delay_s": pl.Float64,
+    "seconds": pl.Int64,
+    "status": pl.String,
+}
+"""Columns of `build_stop_arrivals`."""
+
+
+def _get_json(url: str, timeout_s: float) -> Any:
+    """The JSON at `url`; None when the server does not answer or answers with an error."""
+    import requests  # a dependency of streamlit; imported here so the module stays light
+
+    try:
+        reply = requests.get(url, timeout=timeout_s)
+        reply.raise_for_status()
+        return reply.json()
+    except (requests.RequestException, ValueError):
+        return None
+
+
+def read_live_stops(base_url: str, timeout_s: float) -> pl.DataFrame | None:
+    """The stops `pontual serve` at `base_url` knows (`STOPS_SCHEMA`: n_arrivals, its predicted
+    arrivals to come), by name; None when it does not answer (or has no stop API)."""
+    body = _get_json(base_url.rstrip("/") + LIVE_STOPS_PATH, timeout_s)
+    if not isinstance(body, dict) or not isinstance(body.get("stops"), list):
+        return None
+    if not body["stops"]:
+        return pl.DataFrame(schema=STOPS_SCHEMA)
+    stops = pl.from_dicts(body["stops"], infer_schema_length=None)
+    return stops.select(
+        [
+            (pl.col(c) if c in stops.columns else pl.lit(None)).cast(t).alias(c)
+            for c, t in STOPS_SCHEMA.items()
+        ]
+    ).sort("stop_name", "stop_id", nulls_last=True)
+
+
+def read_stop_arrivals(base_url: str, stop_id: str, timeout_s: float) -> dict[str, Any] | None:
+    """`pontual serve`'s JSON answer for a stop's next arrivals (stop_name, generated_at,
+    arrivals); None when it does not answer."""
+    url = f"{base_url.rstrip('/')}{LIVE_STOPS_PATH}/{quote(stop_id, safe='')}/arrivals"
+    body = _get_json(url, timeout_s)
+    return body if isinstance(body, dict) and isinstance(body.get("arrivals"), list) else None
+
+
+def to_passenger_page_url(base_url: str, stop_id: str) -> str:
+    """The address of a stop's passenger page on the feed server at `base_url`."""
+    return f"{base_url.rstrip('/')}{PASSENGER_PAGE_PATH}/{quote(stop_id, safe='')}"
+
+
+def build_stop_arrivals(body: Mapping[str, Any]) -> pl.DataFrame:
+    """The arrivals of the stop API's answer (`read_stop_arrivals`) as a frame
+    (`ARRIVALS_SCHEMA`): instants in UTC, `seconds` to go from the feed's clock, `status`
+    'previsto' or 'cancelado'; soonest first, as the server sends them."""
+    rows = body.get("arrivals") or []
+    if not rows:
+        return pl.DataFrame(schema=ARRIVALS_SCHEMA)
+    raw = pl.from_dicts(rows, infer_schema_length=None)
+
+    def col(name: str) -> pl.Expr:
+        return pl.col(name) if name in raw.columns else pl.lit(None)
+
+    def instant(name: str) -> pl.Expr:
+        return (
+            col(name)
+            .cast(pl.String)
+            .str.to_datetime("%Y-%m-%dT%H:%M:%SZ", time_zone="UTC", strict=False)
+            .dt.cast_time_unit("us")
+        )
+
+    return raw.select(
+        col("trip_id").cast(pl.String).alias("trip_id"),
+        pl.coalesce(col("route_short_name"), col("route_id"))
+        .cast(pl.String)
+        .alias("route_short_name"),
+        col("headsign").cast(pl.String).alias("headsign"),
+        col("vehicle_id").cast(pl.String).alias("vehicle_id"),
+        instant("planned_arrival").alias("planned_at"),
+        instant("predicted_arrival").alias("predicted_at"),
+        col("delay_s").cast(pl.Float64).alias("delay_s"),
+        col("seconds").cast(pl.Int64).alias("seconds"),
+        col("status").cast(pl.String).alias("status"),
     )

@@ -3,7 +3,8 @@
 Reads `indicators` (operator scope, monthly periods 'YYYY-MM') and `annual_grades` (the latest
 grade, the cassação watch, the provisional stamp). Returns long frames for the charts and one
 row per operator for the "em risco" panel. The overdue cases come from the case database
-(`cases`), read by the page for the account that is logged in.
+(`cases.workflow.Workflow.overdue`, the cases the logged-in account may read), read by the page;
+`build_overdue_by_operator` sums them up per operator.
 """
 
 from __future__ import annotations
@@ -103,4 +104,25 @@ def build_risk(
         .filter(pl.col("_n") > 0)
         .sort(["is_cassacao_watch", "_n", "recent_icv"], descending=[True, True, False])
         .drop("_n", "last_year")
+    )
+
+
+def build_overdue_by_operator(overdue: pl.DataFrame) -> pl.DataFrame:
+    """Overdue cases per operator, most late first, from `Workflow.overdue` (`case_id`,
+    `operator_id`, `pending`, `due_on`, `days_late`): `operator_id`, `n_overdue`, and the
+    oldest one's `oldest_case_id`, `oldest_due_on`, `oldest_days_late` and `oldest_pending`
+    (the act awaited)."""
+    if overdue.is_empty():
+        return pl.DataFrame()
+    return (
+        overdue.sort("due_on", "case_id")
+        .group_by("operator_id", maintain_order=True)
+        .agg(
+            pl.len().cast(pl.Int64).alias("n_overdue"),
+            pl.col("case_id").first().alias("oldest_case_id"),
+            pl.col("due_on").first().alias("oldest_due_on"),
+            pl.col("days_late").first().alias("oldest_days_late"),
+            pl.col("pending").first().alias("oldest_pending"),
+        )
+        .sort(["oldest_days_late", "operator_id"], descending=[True, False])
     )

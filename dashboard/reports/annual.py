@@ -324,7 +324,7 @@ def build_annual_dossier(
         .with_columns(
             pl.col("indicator").map_elements(to_label, return_dtype=pl.String).alias("label"),
             # the value is shown as a plain number: a ratio reads "razão", not "%"
-            pl.col("unit").replace({**UNIT_LABELS, "ratio": "razão"}),
+            pl.col("unit").replace({**UNIT_LABELS, "ratio": _("ratio (unit)")}),
         )
         .sort("indicator")
     )

@@ -23,7 +23,7 @@ from cases.reporting import (
 from core.periods import Period
 from core.profile import Profile
 from core.texts import gettext as _
-from dashboard.labels import label_states
+from dashboard.labels import label_states, label_texts
 from dashboard.reports.model import Col, Headline, ReportTable, Section
 
 
@@ -88,7 +88,7 @@ def build_cases_part(
         ReportTable(
             "casos",
             _("The period's infraction cases and their deadlines"),
-            cases.with_columns(label_states(cases["state"])),
+            cases.with_columns(label_states(cases["state"]), label_texts(cases["pending"])),
             (
                 Col("case_id", _("Case"), "code"),
                 Col("state", _("State")),

@@ -110,11 +110,22 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
     data = table.data
     shown = data.head(max_rows)
     header = [Paragraph(escape(c.label), HEADER_CELL) for c in table.columns]
+    weights = [
+        1.0 if c.kind in ("integer", "number", "percent", "date", "month", "bool") else 2.4
+        for c in table.columns
+    ]
+    widths = compute_column_widths([c.label for c in table.columns], weights, width)
     columns = []
-    for col in table.columns:
+    n_cut = 0
+    for col, col_width in zip(table.columns, widths, strict=True):
         style = CELL_CODE if col.kind == "code" else CELL
         texts = [format_value(v, col.kind, col.decimals) for v in shown[col.name].to_list()]
         numeric = col.kind in ("integer", "number", "percent")
+        if not numeric:
+            limit = cell_char_limit(col_width, style)
+            cut = [t if len(t) <= limit else shorten_cell(t, limit) for t in texts]
+            n_cut += sum(a is not b for a, b in zip(cut, texts, strict=True))
+            texts = cut
         columns.append([texts, style, numeric])
     body = [
         [
@@ -123,13 +134,9 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         ]
         for i in range(shown.height)
     ]
-    weights = [
-        1.0 if c.kind in ("integer", "number", "percent", "date", "month", "bool") else 2.4
-        for c in table.columns
-    ]
     grid = Table(
         [header, *body],
-        colWidths=compute_column_widths([c.label for c in table.columns], weights, width),
+        colWidths=widths,
         repeatRows=1,
         hAlign="LEFT",
     )
@@ -158,10 +165,44 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
                 total=to_integer(data.height),
             )
         )
+    if n_cut:
+        notes.append(
+            _(
+                "{n} cell(s) too long for a page end in \u2026; the XLSX workbook and the CSV "
+                "files carry them whole.",
+                n=to_integer(n_cut),
+            )
+        )
     if table.note:
         notes.append(table.note)
     out += [Paragraph(escape(n), NOTE) for n in notes]
     return out
+
+
+MAX_CELL_LINES = 30
+"""Lines of text one table cell may take in the PDF: a row taller than the page cannot be laid
+out (ReportLab splits tables between rows, never inside one), and a cell listing thousands of
+ping ids would be; such a cell is cut (`shorten_cell`) and the XLSX/CSV carry it whole."""
+
+
+def cell_char_limit(col_width: float, style: ParagraphStyle) -> int:
+    """Characters a cell of this column shows in at most MAX_CELL_LINES lines (a conservative
+    count: the widest glyph of the digits and capitals decides the characters per line)."""
+    glyph = stringWidth("M", style.fontName, style.fontSize)
+    per_line = max(1, int((col_width - _CELL_PADDING) / glyph))
+    return per_line * MAX_CELL_LINES
+
+
+def shorten_cell(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters at a separator where there is one, ending in an
+    ellipsis (\u2026)."""
+    head = text[: max(1, limit - 1)]
+    for sep in (",", ";", " "):
+        at = head.rfind(sep)
+        if at > limit // 2:
+            head = head[: at + 1]
+            break
+    return head.rstrip() + "\u2026"
 
 
 def compute_column_widths(labels: list[str], weights: list[float], width: float) -> list[float]:

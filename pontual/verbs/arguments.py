@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pontual.messages import gettext
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -114,7 +116,9 @@ def print_spark_summary(ctx: Context, summary: pl.DataFrame) -> None:
         return
     from rich.table import Table
 
-    shown = Table("dia", "tabela", "linhas", "partições")
+    shown = Table(
+        gettext("day"), gettext("table"), gettext("rows (of a table)"), gettext("partitions")
+    )
     for row in summary.iter_rows():
         shown.add_row(row[0].isoformat(), row[1], str(row[2]), str(row[3]))
     ctx.console.print(shown)

@@ -198,7 +198,7 @@ def run_act(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             state = wf.descartar(case_id, by, on=on, reason=args.reason, attachments=attachments)
-    ctx.say(gettext("case {case}: {state}", case=case_id, state=state))
+    ctx.say(gettext("case {case}: {state}", case=case_id, state=_state(state)))
     return 0
 
 
@@ -253,6 +253,20 @@ def _lavrar(
     )
 
 
+def _state(code: str) -> str:
+    """A case state as shown (the law's word in pt-BR, `cases.states.STATE_LABELS`)."""
+    from cases.states import to_state_label  # heavy imports when the verb runs
+
+    return to_state_label(code)
+
+
+def _sanctions(stored: str) -> str:
+    """A case's sanctions as shown (`cases.states.SANCTION_LABELS`)."""
+    from cases.states import to_sanctions_label
+
+    return to_sanctions_label(stored)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -285,13 +299,13 @@ def run_list(args: argparse.Namespace, ctx: Context) -> int:
     for r in cases.iter_rows(named=True):
         table.add_row(
             str(r["case_id"]),
-            r["state"],
+            _state(r["state"]),
             r["operator_id"],
             f"{r['group']}-{r['item']}",
             _cell(r["occurred_on"]),
             _cell(r["auto_number"]),
             _cell(r["verdict"]),
-            _cell(r["sanctions"]),
+            _cell(r["sanctions"] and _sanctions(r["sanctions"])),
             _cell(r["urm"]),
             _cell(r["sanction_authority"]),
         )
@@ -316,7 +330,7 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
     say(
         "[bold]"
         + gettext("case {case}", case=case["case_id"])
-        + f"[/] — {case['state']} — {case['infraction_key']}"
+        + f"[/] — {_state(case['state'])} — {case['infraction_key']}"
     )
     for label, key in (
         (N_("operator"), "operator_id"),
@@ -340,10 +354,11 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
         (N_("evidence (SHA-256)"), "evidence_sha256"),
     ):
         if case.get(key) not in (None, ""):
-            say(f"  {gettext(label)}: {_cell(case[key])}", highlight=False, markup=False)
+            value = _sanctions(case[key]) if key == "sanctions" else case[key]
+            say(f"  {gettext(label)}: {_cell(value)}", highlight=False, markup=False)
     for label, due in wf.deadlines(case).items():
         say(
-            "  " + gettext("deadline — {label}: {due}", label=label, due=due),
+            "  " + gettext("deadline — {label}: {due}", label=gettext(label), due=due),
             highlight=False,
             markup=False,
         )
@@ -357,8 +372,8 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
             + gettext(
                 "{on} {before} → {after} by {actor} ({role}): {reason}",
                 on=e["on_date"],
-                before=e["from_state"],
-                after=e["to_state"],
+                before=_state(e["from_state"]),
+                after=_state(e["to_state"]),
                 actor=e["actor"],
                 role=e["role"],
                 reason=e["reason"],
@@ -390,9 +405,9 @@ def run_overdue(args: argparse.Namespace, ctx: Context) -> int:
     for r in late.iter_rows(named=True):
         table.add_row(
             str(r["case_id"]),
-            r["state"],
+            _state(r["state"]),
             r["operator_id"],
-            r["pending"],
+            gettext(r["pending"]),
             str(r["due_on"]),
             str(r["days_late"]),
         )

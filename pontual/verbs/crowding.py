@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import (
     add_engine_arguments,
     engine_lake,
@@ -26,7 +27,7 @@ from pontual.verbs.arguments import (
 )
 
 if TYPE_CHECKING:
-    from analytics.crowding.job import CrowdingResult
+    from analytics.crowding.job import CrowdingRun
 
 # Line-hours listed in the "worst" table.
 MAX_SHOWN = 10
@@ -94,7 +95,7 @@ def _run_spark(args: argparse.Namespace, ctx: Context, start: date, end: date, l
 
 def print_result(
     ctx: Context,
-    result: CrowdingResult,
+    result: CrowdingRun,
     limit_per_m2: float,
     elapsed_s: float,
     timezone: str = "America/Sao_Paulo",
@@ -110,70 +111,104 @@ def print_result(
     from analytics.crowding.boardings import TRACE_REASONS, UNPLACED_REASONS
     from core.pt_br import to_date, to_number, to_percent
 
-    taps = result.tap_placements
-    n = taps.height
-    placed = taps.filter(pl.col("placement") == "placed")
+    counts = result.tap_counts
+    n = int(counts["n"].sum())
+    placed = counts.filter(pl.col("placement") == "placed")
+    n_placed = int(placed["n"].sum())
     ctx.say(
-        f"{to_number(n, 0)} validações em {to_number(elapsed_s)} s; "
-        f"{to_number(placed.height, 0)} embarques localizados "
-        f"({to_percent(placed.height / n if n else 0)})"
+        gettext(
+            "{n} taps in {seconds} s; {placed} boardings placed ({share})",
+            n=to_number(n, 0),
+            seconds=to_number(elapsed_s),
+            placed=to_number(n_placed, 0),
+            share=to_percent(n_placed / n if n else 0),
+        )
     )
-    if n > placed.height:
-        why = Table("validações não localizadas", "n", "motivo")
-        counts = taps.filter(pl.col("placement") != "placed").group_by("placement").len()
-        for code, count in counts.sort("len", descending=True).iter_rows():
+    if n > n_placed:
+        why = Table(gettext("taps not placed"), "n", gettext("reason"))
+        unplaced = (
+            counts.filter(pl.col("placement") != "placed")
+            .group_by("placement")
+            .agg(pl.col("n").sum().alias("len"))
+        )
+        for code, count in unplaced.sort("len", descending=True).iter_rows():
             why.add_row(code, to_number(count, 0), UNPLACED_REASONS.get(code, ""))
         ctx.console.print(why)
     if result.trace_placements is not None:
         trace = result.trace_placements.group_by("trace").len().sort("len", descending=True)
         ctx.say(
-            "sem viagem reconhecida, no rastro GPS do veículo: "
-            + "; ".join(f"{c} {n} ({TRACE_REASONS.get(c, '')})" for c, n in trace.iter_rows())
+            gettext(
+                "no recognised trip, on the vehicle's GPS trace: {counts}",
+                counts="; ".join(
+                    f"{c} {n} ({TRACE_REASONS.get(c, '')})" for c, n in trace.iter_rows()
+                ),
+            )
         )
-    if placed.height:
-        methods = placed.group_by("alighting_method").len().sort("len", descending=True)
+    if n_placed:
+        methods = (
+            placed.group_by("alighting_method")
+            .agg(pl.col("n").sum().alias("len"))
+            .sort("len", descending=True)
+        )
         ctx.say(
-            "desembarques: "
-            + ", ".join(
-                f"{m} {c} ({100 * c / placed.height:.1f} %)" for m, c in methods.iter_rows()
+            gettext(
+                "alightings: {methods}",
+                methods=", ".join(
+                    f"{m} {c} ({100 * c / n_placed:.1f} %)" for m, c in methods.iter_rows()
+                ),
             )
         )
         unlinked = (
             placed.filter(pl.col("alighting_method") == "unlinked")
-            .with_columns(pl.col("reason").str.split(":").list.first())
             .group_by("reason")
-            .len()
+            .agg(pl.col("n").sum().alias("len"))
         )
         if unlinked.height and not ctx.settings.quiet:
             codes = {v: k for k, v in UNLINKED_REASONS.items()}
             for reason, count in unlinked.sort("len", descending=True).iter_rows():
-                ctx.say(f"  não encadeadas ({codes.get(reason, '?')}): {count} — {reason}")
+                ctx.say(
+                    "  "
+                    + gettext(
+                        "not linked ({code}): {n} — {reason}",
+                        code=codes.get(reason, "?"),
+                        n=count,
+                        reason=reason,
+                    )
+                )
     trips = result.trip_crowding
     over = trips.filter(pl.col("is_over_limit").fill_null(False)).height
     ctx.say(
-        f"{to_number(trips.height, 0)} viagens com perfil de carga; {to_number(over, 0)} acima "
-        f"de {to_number(limit_per_m2, 0 if float(limit_per_m2).is_integer() else 1)} pass/m² "
-        f"em pé ({to_percent(over / trips.height if trips.height else 0)})"
+        gettext(
+            "{n} trips with a load profile; {over} above {limit} standing pass/m² ({share})",
+            n=to_number(trips.height, 0),
+            over=to_number(over, 0),
+            limit=to_number(limit_per_m2, 0 if float(limit_per_m2).is_integer() else 1),
+            share=to_percent(over / trips.height if trips.height else 0),
+        )
     )
     summary = result.crowding_summary.filter("is_action_required")
     if summary.height == 0:
         return
     ctx.say(
-        f"{summary.height} linha × sentido × hora exigem mais viagens ou veículos maiores "
-        f"(art. 59 §1); {summary['extra_trips_needed'].sum()} viagens extras no total"
+        gettext(
+            "{n} line × direction × hour need more trips or bigger vehicles (art. 59 §1); "
+            "{extra} extra trips in all",
+            n=summary.height,
+            extra=summary["extra_trips_needed"].sum(),
+        )
     )
     table = Table(
-        "data",
-        "linha",
-        "sentido",
-        "hora (local)",
-        "viagens",
-        "acima",
-        "pior trecho",
-        "pass/m² médio",
-        "viagens extras",
-        "veículo maior",
-        title="Onde e quando está lotado",
+        gettext("date"),
+        gettext("line"),
+        gettext("direction"),
+        gettext("hour (local)"),
+        gettext("trips (data)"),
+        gettext("over the limit (trips)"),
+        gettext("worst stretch"),
+        gettext("mean standing pass/m²"),
+        gettext("extra trips"),
+        gettext("bigger vehicle"),
+        title=gettext("Where and when it is crowded"),
     )
     worst = summary.sort("over_limit_share", "max_standees_per_m2", descending=True).head(MAX_SHOWN)
     for row in worst.iter_rows(named=True):

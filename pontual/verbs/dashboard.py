@@ -9,14 +9,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.texts import N_
 from pontual.context import Context
+from pontual.messages import gettext
 
 READY_TIMEOUT_S = 60.0
 MODE_LABELS = {
-    "local": "contas locais",
+    "local": N_("local accounts"),
     "oidc": "OpenID Connect",
-    "none": "sem login, só nesta máquina",
+    "none": N_("no login, this machine only"),
 }
+"""How each authentication mode is named on the start line (catalogue ids)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,10 +84,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
             webbrowser.open(url)
         if args.public:
-            ctx.console.print(f"página pública em {url}  (Ctrl+C para encerrar)")
+            ctx.console.print(gettext("public page at {url}  (Ctrl+C to stop)", url=url))
         else:
-            ctx.console.print(f"painel em {url}  (Ctrl+C para encerrar)")
-            ctx.console.print(f"login: {MODE_LABELS[env[AUTH_ENV]]}")
+            ctx.console.print(gettext("dashboard at {url}  (Ctrl+C to stop)", url=url))
+            ctx.console.print(gettext("login: {mode}", mode=gettext(MODE_LABELS[env[AUTH_ENV]])))
         return int(process.wait())
     except KeyboardInterrupt:
         return 0

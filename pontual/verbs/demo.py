@@ -25,6 +25,7 @@ from pathlib import Path
 
 from core.errors import ConfigError, PontualError
 from pontual.context import Context
+from pontual.messages import gettext
 
 DEFAULT_START = date(2026, 3, 2)
 DEFAULT_DAYS = 7
@@ -75,7 +76,7 @@ def build_stages(sample: Path, start: date, days: int, seed: int) -> list[tuple[
     months = sorted({(start + timedelta(d)).strftime("%Y-%m") for d in range(days)})
     stages: list[tuple[str, list[str]]] = [
         (
-            "simulação da cidade de exemplo",
+            gettext("simulation of the sample city"),
             [
                 "simulate",
                 "--out",
@@ -88,15 +89,15 @@ def build_stages(sample: Path, start: date, days: int, seed: int) -> list[tuple[
                 str(seed),
             ],
         ),
-        ("armazenamento", ["init"]),
-        ("GTFS (tabela horária e itinerários)", ["gtfs", "load", str(sample / "gtfs.zip")]),
-        ("cadastro da frota", ["ingest", "vehicles", str(sample / "vehicles.csv")]),
-        ("ocorrências", ["ingest", "incidents", str(sample / "incidents.csv")]),
-        ("pesquisas IQS", ["ingest", "surveys", str(sample / "iqs_surveys.csv")]),
-        ("posições GPS/AVL", ["ingest", "avl", str(sample / "avl.parquet")]),
-        ("bilhetagem eletrônica", ["ingest", "fares", str(sample / "fares.csv")]),
-        ("casamento de viagens", ["match", "--from", first, "--to", last]),
-        ("lotação", ["crowding", "--from", first, "--to", last]),
+        (gettext("store (the DuckDB file)"), ["init"]),
+        (gettext("GTFS (timetable and routes)"), ["gtfs", "load", str(sample / "gtfs.zip")]),
+        (gettext("fleet register"), ["ingest", "vehicles", str(sample / "vehicles.csv")]),
+        (gettext("incidents (demo stage)"), ["ingest", "incidents", str(sample / "incidents.csv")]),
+        (gettext("IQS surveys"), ["ingest", "surveys", str(sample / "iqs_surveys.csv")]),
+        (gettext("GPS/AVL positions"), ["ingest", "avl", str(sample / "avl.parquet")]),
+        (gettext("electronic ticketing"), ["ingest", "fares", str(sample / "fares.csv")]),
+        (gettext("trip matching"), ["match", "--from", first, "--to", last]),
+        (gettext("crowding (demo stage)"), ["crowding", "--from", first, "--to", last]),
     ]
     extra = [
         "--costs",
@@ -105,9 +106,14 @@ def build_stages(sample: Path, start: date, days: int, seed: int) -> list[tuple[
         str(sample / "population.csv"),
     ]
     for month in months:
-        stages.append((f"índices de {month}", ["indices", "--period", month, *extra]))
+        stages.append(
+            (gettext("indices of {month}", month=month), ["indices", "--period", month, *extra])
+        )
     stages.append(
-        (f"avaliação anual {start.year}", ["indices", "--period", str(start.year), *extra])
+        (
+            gettext("annual evaluation {year}", year=start.year),
+            ["indices", "--period", str(start.year), *extra],
+        )
     )
     return stages
 
@@ -175,7 +181,12 @@ def ensure_demo_account(ctx: Context, store: Path) -> None:
     with CaseDB.open(settings.cases_db_url) as db:
         if count_users(db) > 0:
             if login_file.exists():
-                ctx.say(f"painel: entre com a conta e a senha guardadas em {login_file}")
+                ctx.say(
+                    gettext(
+                        "dashboard: log in with the account and password kept in {path}",
+                        path=login_file,
+                    )
+                )
             return
         password = secrets.token_urlsafe(12)
         add_user(db, DEMO_ACCOUNT, "planejamento", password)
@@ -183,9 +194,14 @@ def ensure_demo_account(ctx: Context, store: Path) -> None:
     with os.fdopen(fd, "w") as out:
         out.write(f"conta: {DEMO_ACCOUNT}\nsenha: {password}\n")
     ctx.say(
-        f"painel: entre com a conta [bold]{DEMO_ACCOUNT}[/] e a senha [bold]{password}[/] "
-        f"(guardadas em {login_file}; outras contas: pontual users add NOME --role PAPEL "
-        f"--by {DEMO_ACCOUNT})"
+        gettext(
+            "dashboard: log in with the account [bold]{account}[/] and the password "
+            "[bold]{password}[/] (kept in {path}; other accounts: pontual users add NAME "
+            "--role ROLE --by {account})",
+            account=DEMO_ACCOUNT,
+            password=password,
+            path=login_file,
+        )
     )
 
 
@@ -199,7 +215,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     stages = build_stages(sample, DEFAULT_START, args.days, args.seed)
     t0 = time.perf_counter()
     run_stages(ctx, stages, main)
-    ctx.say(f"pipeline completo em {time.perf_counter() - t0:.0f} s; armazenamento: {store}")
+    ctx.say(
+        gettext(
+            "whole pipeline in {seconds} s; store: {path}",
+            seconds=f"{time.perf_counter() - t0:.0f}",
+            path=store,
+        )
+    )
     if args.no_serve:
         return 0
     ensure_demo_account(ctx, store)
@@ -231,8 +253,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         folder=store.parent / "live",
     ) as live:
         ctx.say(
-            f"ao vivo: {day:%d/%m/%Y} desde {args.live_from:%H:%M}, {args.live_speed:g}× o "
-            f"tempo real; feed GTFS-RT em {live.feed_url} (registros em {live.folder})"
+            gettext(
+                "live: {day} from {start}, {speed}× real time; GTFS-RT feed at {url}, a stop's "
+                "arrivals for a phone at {url}/paradas (logs in {folder})",
+                day=f"{day:%d/%m/%Y}",
+                start=f"{args.live_from:%H:%M}",
+                speed=f"{args.live_speed:g}",
+                url=live.feed_url,
+                folder=live.folder,
+            )
         )
         os.environ["PONTUAL_LIVE_URL"] = live.feed_url  # the dashboard's "Ao vivo" page
         return main(dashboard)

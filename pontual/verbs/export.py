@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from pontual.messages import gettext
 from pontual.verbs.archive import register_lake_actions
 from pontual.verbs.arguments import service_date
 
@@ -81,7 +82,7 @@ def run_tides(args: argparse.Namespace, ctx: Context) -> int:
         tables = build_tides_tables(store, args.start, args.end, tz)
     target = write_tides_package(tables, args.out, schemas)
     for name, df in tables.items():
-        ctx.say(f"{name}: {df.height} linhas")
+        ctx.say(gettext("{name}: {n} rows", name=name, n=df.height))
     if schemas is not None:
         errors = {k: v for k, v in validate_tides_package(target.parent, schemas).items() if v}
         if errors:
@@ -90,8 +91,8 @@ def run_tides(args: argparse.Namespace, ctx: Context) -> int:
                 f"the TIDES export does not validate: {first[0]}: {first[1][0]}",
                 where=str(target.parent),
             )
-        ctx.say("válido segundo os esquemas TIDES")
-    ctx.say(f"pacote de dados: {target}")
+        ctx.say(gettext("valid against the TIDES schemas"))
+    ctx.say(gettext("data package: {path}", path=target))
     return 0
 
 
@@ -106,7 +107,14 @@ def run_parquet(args: argparse.Namespace, ctx: Context) -> int:
     with ctx.store(read_only=True) as store:
         written = export_lake(store, args.lake, tz, days)
     total = sum(written.values())
-    ctx.say(f"{total} partições escritas em {args.lake} ({len(written)} tabelas)")
+    ctx.say(
+        gettext(
+            "{n} partitions written in {lake} ({n_tables} tables)",
+            n=total,
+            lake=args.lake,
+            n_tables=len(written),
+        )
+    )
     return 0
 
 
@@ -121,7 +129,11 @@ def run_gtfs_rt_archive(args: argparse.Namespace, ctx: Context) -> int:
         positions = read_archive_positions(store, args.start, args.end, tz)
     done = write_gtfs_rt_archive(positions, args.out, start=args.start, end=args.end, timezone=tz)
     ctx.say(
-        f"{done['n_messages']} mensagens GTFS-RT (uma por minuto), "
-        f"{done['n_entities']} posições: {args.out}"
+        gettext(
+            "{n_messages} GTFS-RT messages (one a minute), {n_entities} positions: {path}",
+            n_messages=done["n_messages"],
+            n_entities=done["n_entities"],
+            path=args.out,
+        )
     )
     return 0

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
 from pontual.context import Context
+from pontual.messages import gettext
 from pontual.verbs.arguments import engine_lake
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from analytics.indices.coverage import read_population
     from analytics.indices.grades import read_grade_history
-    from analytics.indices.job import read_cost_per_km, run_indices
+    from analytics.indices.job import read_cost_per_km, run_indices_each
     from core.periods import months_in
 
     period = resolve_period(args)
@@ -177,25 +178,25 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 from core.lake import check_not_archived
 
                 check_not_archived(store, period.start, period.end)  # ADR 0099
-            runs = []
-            for each in [*months_in(period), period] if args.months else [period]:
-                # month by month in order, as separate commands would: each month's repeats
-                # read the suggestions the months before it wrote; a month without matched
-                # trips is left out (its own command would stop there)
-                if each is not period and not has_outcomes(store, each):
-                    continue
-                runs.append(
-                    run_indices(
-                        store,
-                        profile,
-                        each,
-                        cost_per_km=args.cost_per_km,
-                        costs=costs,
-                        population=population,
-                        grade_history=history,
-                        write=not args.no_write,
-                    )
-                )
+            # month by month in order, then the year, as separate commands would (each
+            # month's repeats read the suggestions the months before it wrote), reading the
+            # year's taps and days once; a month without matched trips is left out (its own
+            # command would stop there)
+            periods = (
+                [*(m for m in months_in(period) if has_outcomes(store, m)), period]
+                if args.months
+                else [period]
+            )
+            runs = run_indices_each(
+                store,
+                profile,
+                periods,
+                cost_per_km=args.cost_per_km,
+                costs=costs,
+                population=population,
+                grade_history=history,
+                write=not args.no_write,
+            )
             results = runs[-1]
     if args.months and len(runs) > 1 and args.format != "table":
         shown = pl.concat([select_rows(r.indicators, args) for r in runs], how="vertical_relaxed")
@@ -263,12 +264,12 @@ def print_table(ctx: Context, rows: pl.DataFrame, period: Period, profile_name: 
     from core.indicators import to_label
 
     out = Table(
-        "escopo",
-        "indicador",
-        "valor",
-        "numerador",
-        "denominador",
-        title=f"Índices de {period.label} — {profile_name}",
+        gettext("scope"),
+        gettext("indicator"),
+        gettext("value"),
+        gettext("numerator"),
+        gettext("denominator"),
+        title=gettext("Indices of {period} — {profile}", period=period.label, profile=profile_name),
     )
     for r in rows.iter_rows(named=True):
         out.add_row(
@@ -297,16 +298,19 @@ def print_summary(ctx: Context, results: IndexResults, profile: Profile) -> None
     if grades.height:
         v = profile.verdicts
         g = Table(
-            "escopo",
-            "ano",
+            gettext("scope"),
+            gettext("year"),
             "ICV",
             "IQS",
-            "nota anual",
-            "conceito",
+            gettext("annual score"),
+            gettext("grade (letter)"),
             v.renewal.title.lower(),
             v.termination.title.split(" (")[0].lower(),
-            caption="Cada veredito lista seus critérios com o artigo no dossiê anual "
-            "(`pontual report annual`); o conceito é indicativo enquanto as faixas forem padrão.",
+            caption=gettext(
+                "Each verdict lists its criteria with their article in the annual dossier "
+                "(`pontual report annual`); the grade is indicative while the bands are "
+                "defaults."
+            ),
         )
         for r in grades.sort("scope", "scope_id").iter_rows(named=True):
             criteria = build_verdict_criteria(
@@ -339,13 +343,13 @@ def print_summary(ctx: Context, results: IndexResults, profile: Profile) -> None
             .sort("group", "item")
         )
         t = Table(
-            "grupo",
-            "item",
-            "descrição",
-            "ocorrências",
-            "reincidências",
+            gettext("group"),
+            gettext("item"),
+            gettext("description"),
+            gettext("occurrences"),
+            gettext("repeat offences"),
             "URM",
-            title="Infrações sugeridas (sugestão)",
+            title=gettext("Suggested infractions (suggestion)"),
         )
         for r in counts.iter_rows(named=True):
             t.add_row(
@@ -357,7 +361,7 @@ def print_summary(ctx: Context, results: IndexResults, profile: Profile) -> None
                 format_value(r["urm"], "urm"),
             )
         ctx.console.print(t)
-        ctx.say(DISCLAIMER)
+        ctx.say(gettext(DISCLAIMER))
 
 
 def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
@@ -381,15 +385,15 @@ def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
         return 0
     used = trace.filter((pl.col("in_numerator") != 0) | (pl.col("in_denominator") != 0))
     t = Table(
-        "dia",
-        "viagem",
-        "linha",
-        "resultado",
-        "atraso (s)",
-        "veículo",
+        gettext("day"),
+        gettext("trip"),
+        gettext("line"),
+        gettext("outcome"),
+        gettext("delay (s)"),
+        gettext("vehicle"),
         "pings",
-        "no numerador",
-        "no denominador",
+        gettext("in the numerator"),
+        gettext("in the denominator"),
         title=f"{to_label(args.trace)} — {scope} {scope_id} — {period.label}",
     )
     for r in used.iter_rows(named=True):
@@ -411,8 +415,12 @@ def run_trace(args: argparse.Namespace, ctx: Context, period: Period) -> int:
         )
     ctx.console.print(t)
     ctx.say(
-        f"numerador {used['in_numerator'].sum():g}, denominador {used['in_denominator'].sum():g}"
+        gettext(
+            "numerator {numerator}, denominator {denominator}",
+            numerator=f"{used['in_numerator'].sum():g}",
+            denominator=f"{used['in_denominator'].sum():g}",
+        )
     )
     if pings is not None:
-        ctx.say(f"{pings.height} pings nas viagens listadas")
+        ctx.say(gettext("{n} pings in the trips listed", n=pings.height))
     return 0

@@ -63,7 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _say_counts(ctx: Context, name: str, counts: IngestCounts) -> None:
-    """The per-file summary line (hidden by --quiet)."""
+    """The per-file summary line (hidden by --quiet: then not even worded, which would read
+    the message catalogue)."""
+    if ctx.settings.quiet:
+        return
     ctx.say(
         gettext(
             "{name}: {n_read} read, {n_accepted} stored, {n_duplicate} duplicate, "
@@ -111,6 +114,7 @@ def _say_reasons(ctx: Context, store: Store, name: str, source: str, n_top: int 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """`pontual ingest KIND`; a refusal's text (English, from ingest/) is put in the
     catalogue's language by the CLI's error printer (`pontual.cli.format_error`)."""
+    from datetime import UTC, datetime
     from pathlib import Path
 
     from ingest.files import ingest_file
@@ -144,6 +148,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 warned.add(note)
                 _warn(ctx, note)
 
+    since = datetime.now(UTC)  # rows this command writes are stamped at or after it
     with ctx.store() as store:
         for name in ctx.progress(args.files, f"ingest {args.kind}", total=len(args.files)):
             counts = ingest_file(
@@ -191,6 +196,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     where=url,
                     hint="check the URL and the network (each failure is shown above)",
                 )
+        if args.kind in ("avl", "fares"):
+            from cases.digests import record_ingested_day_fingerprints
+
+            # the current digest of each raw day this command wrote (once per day, not per
+            # file), so a report reuses it while the day is unchanged (ADR 0113)
+            record_ingested_day_fingerprints(store, profile.general.timezone.value, since)
     if len(args.files) > 1:
         _say_counts(ctx, "total", total)
     return 0

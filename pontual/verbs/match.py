@@ -75,18 +75,18 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.engine == "spark":
         if lake is None:
             raise ConfigError(
-                "o motor spark lê e escreve um lago Parquet: falta --lake",
+                "the spark engine reads and writes a Parquet lake: --lake is missing",
                 where="command line, field --lake",
-                hint="escreva o lago com `pontual export parquet --lake PATH` e passe --lake PATH",
+                hint="write the lake with `pontual export parquet --lake PATH` and pass --lake PATH",
             )
         return _run_spark(args, ctx, days, str(lake))
     if args.lake is not None:
         raise ConfigError(
-            "--lake só vale com --engine spark (o motor local escreve o arquivo do armazenamento)",
+            "--lake goes with --engine spark (the local engine writes the store file)",
             where="command line, field --lake",
-            hint="acrescente --engine spark",
+            hint="add --engine spark",
         )
-    summary = Table("dia", *DERIVED_TABLES)
+    summary = Table(gettext("day"), *DERIVED_TABLES)
     with ctx.store() as store:
         from core.lake import check_not_archived
 
@@ -109,9 +109,9 @@ def _run_spark(args: argparse.Namespace, ctx: Context, days: list[date], lake: s
 
     if not Path(lake).is_dir():
         raise ConfigError(
-            "lago não encontrado",
+            "lake not found",
             where=lake,
-            hint="escreva-o com `pontual export parquet --lake PATH`",
+            hint="write one with `pontual export parquet --lake PATH`",
         )
     if args.batch_pings < 1:
         raise ConfigError("--batch-pings must be at least 1", where="command line, --batch-pings")

@@ -82,8 +82,12 @@ def run_show(args: argparse.Namespace, ctx: Context) -> int:
     verdicts = describe_profile_verdicts(prof)
     for title in verdicts["verdict_title"].unique(maintain_order=True):
         rows = verdicts.filter(verdicts["verdict_title"] == title)
-        crit = Table("critério", "artigo", "decide sozinho", title=title)
+        crit = Table(
+            gettext("criterion"), gettext("article"), gettext("decides alone"), title=title
+        )
         for r in rows.iter_rows(named=True):
-            crit.add_row(r["criterion"], r["article"], "sim" if r["decides"] else "não")
+            crit.add_row(
+                r["criterion"], r["article"], gettext("yes") if r["decides"] else gettext("no")
+            )
         ctx.console.print(crit)
     return 0

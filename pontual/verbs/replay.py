@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pontual.messages import gettext
 from pontual.verbs.arguments import add_broker_arguments
 
 if TYPE_CHECKING:
@@ -145,7 +146,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         client.loop_stop()
         client.disconnect()
     span_min = (float(messages["t_s"][-1]) - t0_event) / 60
-    print(f"publicadas {sent} posições de {span_min:.0f} min gravados em {args.avl_file}")
+    print(
+        gettext(
+            "published {n} positions of {minutes} min recorded in {path}",
+            n=sent,
+            minutes=f"{span_min:.0f}",
+            path=args.avl_file,
+        )
+    )
     return 0
 
 

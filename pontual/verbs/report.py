@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import ConfigError, StoreError
 from pontual.context import Context
+from pontual.messages import gettext
 
 if TYPE_CHECKING:
     from cases.db import CaseDB
@@ -221,14 +222,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 written.append((report, path))
                 ctx.say(f"{report.title}: {path}")
             if not ctx.settings.quiet:
-                ctx.console.print(f"hash das entradas: {report.input_hash}", soft_wrap=True)
+                ctx.console.print(
+                    gettext("input hash: {hash}", hash=report.input_hash), soft_wrap=True
+                )
         record_downloads(db, actor, written)
         if delivered is not None:
             from cases.report_dues import record_report_delivery
 
             label = _period_label(args)
             record_report_delivery(db, args.report, label, delivered, actor, reports[0].input_hash)
-            ctx.say(f"entrega registrada: {reports[0].file_stem} em {delivered:%d/%m/%Y}")
+            ctx.say(
+                gettext(
+                    "delivery recorded: {report} on {day}",
+                    report=reports[0].file_stem,
+                    day=f"{delivered:%d/%m/%Y}",
+                )
+            )
     return 0
 
 

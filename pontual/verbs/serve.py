@@ -143,6 +143,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from ingest.mqtt_batches import make_batch_writer
     from ingest.mqtt_options import build_listener_options
     from pontual.feed_server import FeedCache, build_app
+    from pontual.stop_page import build_passenger_names
 
     options = build_listener_options(
         **broker_values(args),
@@ -162,8 +163,18 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         # the previous days' logs are scored once they are matched (the next day's start)
         for day in find_days_to_score(store, service_date):
             n = run_accuracy_day(store, day, profile.id)
-            ctx.say(f"precisão das previsões de {day} avaliada ({n} grupos)")
+            ctx.say(
+                gettext("accuracy of the predictions of {day} scored ({n} groups)", day=day, n=n)
+            )
         engine = LiveEngine(reference, profile)
+        # what the passenger's stop page reads besides ids: stop codes, line numbers, headsigns
+        feed_ids = sorted(set(reference.trips["feed_id"].drop_nulls().to_list()))
+        where = f"feed_id IN ({', '.join('?' * len(feed_ids))})" if feed_ids else "false"
+        names = build_passenger_names(
+            store.read("gtfs_stops", where, feed_ids).unique("stop_id", keep="last"),
+            store.read("gtfs_routes", where, feed_ids).unique("route_id", keep="last"),
+            store.read("gtfs_trips", where, feed_ids),
+        )
         # GTFS-RT `uncertainty`: the median error per horizon of the latest scored day
         engine.uncertainty = read_uncertainty(store, service_date)
         cache = FeedCache(engine)
@@ -211,7 +222,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
         consumer.connect()
         config = uvicorn.Config(
-            build_app(engine, cache=cache, cors_origins=tuple(args.cors_origin or ("*",))),
+            build_app(
+                engine,
+                cache=cache,
+                cors_origins=tuple(args.cors_origin or ("*",)),
+                names=names,
+                timezone=profile.general.timezone.value,
+            ),
             host=args.http_host,
             port=args.http_port,
             log_level="warning",
@@ -237,7 +254,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.say(
             gettext(
                 "serving http://{host}:{port}/gtfs-rt/vehicle-positions.pb (trip-updates.pb, "
-                "alerts.pb, /api/stops/<id>/arrivals, /health); listening on {topics}",
+                "alerts.pb, /api/stops/<id>/arrivals, /health) and the passengers' stop page "
+                "http://{host}:{port}/paradas; listening on {topics}",
                 host=args.http_host,
                 port=args.http_port,
                 topics=", ".join(options.topics()),
@@ -277,17 +295,23 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def describe_history(service_date: date, reference: LiveReference) -> str:
-    """What the engine learned from past stop visits, in one pt-BR line; on a first day
-    (nothing learned) it says that the timetable's running times and layovers are used."""
-    head = f"motor ao vivo de {service_date}: {reference.trips.height} viagens; "
+    """What the engine learned from past stop visits, in one line (the chosen language); on a
+    first day (nothing learned) it says that the timetable's running times and layovers are
+    used."""
     if reference.n_segments_learned == 0 and reference.n_terminals_learned == 0:
-        return head + (
-            "sem histórico de passagens (stop_visits): previsões com os tempos de percurso "
-            "e as folgas do quadro de horários"
+        return gettext(
+            "live engine of {day}: {n} trips; no history of stop visits (stop_visits): "
+            "predictions with the timetable's running times and layovers",
+            day=service_date,
+            n=reference.trips.height,
         )
-    return head + (
-        f"aprendidos do histórico {reference.n_segments_learned} trechos-hora de percurso e "
-        f"as folgas de {reference.n_terminals_learned} terminais"
+    return gettext(
+        "live engine of {day}: {n} trips; learned from history {n_segments} segment-hours of "
+        "running time and the layovers of {n_terminals} terminals",
+        day=service_date,
+        n=reference.trips.height,
+        n_segments=reference.n_segments_learned,
+        n_terminals=reference.n_terminals_learned,
     )
 
 

@@ -6,8 +6,9 @@ archive`: the global --lake, else the lake recorded at archival) and every case'
 package digest, and names each day or case that changed, each archived day whose lake
 partition is missing, and each day under a case's legal hold whose raw data is in neither
 (exit 2). With --lake and no store file, the lake is verified alone against the digests
-exported beside its partitions. Heavy imports live inside `run` (verbs are imported at
-start-up).
+exported beside its partitions. Unless --no-record, the digests recomputed in full become the
+current ones reports reuse (`raw_day_fingerprints`, ADR 0113). Heavy imports live inside `run`
+(verbs are imported at start-up).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "verify", help="conferir os digests dos dados brutos por dia e das evidências dos casos"
+        "verify", help="check the digests of the raw data per day and of the cases' evidence"
     )
     p.add_argument(
         "--no-record",
         action="store_true",
-        help="só conferir (não registrar o digest de dias novos; abre o armazenamento só para leitura)",
+        help="only check (do not record the digest of new days; opens the store read-only)",
     )
     p.set_defaults(func=run)
 
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         UNREADABLE,
         evidence_matches,
         record_day_digests,
+        record_verified_fingerprints,
         verify_day_digests,
     )
     from core.errors import PontualError
@@ -83,6 +85,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             ctx.say(gettext("verifying the lake {lake} alone", lake=lake))
         new = None if (args.no_record or lake_only) else record_day_digests(store, ctx.profile)
         report = verify_day_digests(store, lake, lake_only=lake_only)
+        if not (args.no_record or lake_only):
+            # the digests just recomputed in full become the ones reports reuse (ADR 0113)
+            record_verified_fingerprints(store, report)
         lakes = (
             [lake]
             if lake is not None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from core.errors import PontualError
 from pontual.context import Context
+from pontual.messages import gettext
 
 WARM_DAY = "2026-03-02"
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from pontual.cli import main
 
     if not announce_if_cold():
-        ctx.say(f"rotinas de casamento já compiladas ({CACHE_DIR})")
+        ctx.say(gettext("matching kernels already compiled ({folder})", folder=CACHE_DIR))
         return 0
     with tempfile.TemporaryDirectory(prefix="pontual-warm-") as tmp:
         sample, store = Path(tmp) / "sample", str(Path(tmp) / "warm.duckdb")
@@ -53,6 +54,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                     hint="run `pontual --debug warm` to see why",
                 )
     if is_cache_cold():
-        ctx.err.print("aviso: algumas rotinas não foram compiladas pelo dia de aquecimento")
-    ctx.say(f"rotinas de casamento compiladas em {CACHE_DIR}")
+        ctx.err.print(gettext("warning: some kernels were not compiled by the warm-up day"))
+    ctx.say(gettext("matching kernels compiled in {folder}", folder=CACHE_DIR))
     return 0

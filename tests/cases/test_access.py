@@ -45,15 +45,15 @@ def test_operator_reads_are_filtered_in_the_query_layer() -> None:
     boss = Account("ana", "planejamento")
     assert filter_by_operator(boss, frame).height == 3
     authorize(op1, READ_INDICES, operator_id="O1")
-    with pytest.raises(AccessDenied, match="não tem acesso a dados da operadora 'O2'"):
+    with pytest.raises(AccessDenied, match="has no access to data of operator 'O2'"):
         authorize(op1, READ_INDICES, operator_id="O2")
-    with pytest.raises(AccessDenied, match="não pode fazer 'read_audit'") as err:
+    with pytest.raises(AccessDenied, match="may not do 'read_audit'") as err:
         authorize(op1, READ_AUDIT)
     assert err.value.hint
 
 
 def test_accounts_store_only_argon2_hashes(case_db: CaseDB) -> None:
-    with pytest.raises(AccountError, match="a primeira conta deve ser de planejamento"):
+    with pytest.raises(AccountError, match="the first account must be of the role planejamento"):
         add_user(case_db, "fabio", "fiscal", PASSWORD)
     add_user(case_db, "ana", "planejamento", PASSWORD)
     with case_db.read() as conn:
@@ -61,29 +61,29 @@ def test_accounts_store_only_argon2_hashes(case_db: CaseDB) -> None:
     assert stored.startswith("$argon2id$")
     assert PASSWORD not in stored
     assert authenticate(case_db, "ana", PASSWORD) == Account("ana", "planejamento")
-    with pytest.raises(AccountError, match="nome ou senha incorretos"):
+    with pytest.raises(AccountError, match="wrong name or password"):
         authenticate(case_db, "ana", "senha-errada-longa")
-    with pytest.raises(AccountError, match="nome ou senha incorretos"):
+    with pytest.raises(AccountError, match="wrong name or password"):
         authenticate(case_db, "ninguem", PASSWORD)
 
 
 def test_bad_accounts_are_refused(case_db: CaseDB, people: dict[str, Account]) -> None:
     boss = people["planejamento"]
-    with pytest.raises(AccountError, match="papel desconhecido 'admin'"):
+    with pytest.raises(AccountError, match="unknown role 'admin'"):
         add_user(case_db, "x", "admin", PASSWORD, by=boss)
-    with pytest.raises(AccountError, match="precisa de --operator"):
+    with pytest.raises(AccountError, match="account needs --operator"):
         add_user(case_db, "x", "operadora", PASSWORD, by=boss)
-    with pytest.raises(AccountError, match="só vale para contas do papel operadora"):
+    with pytest.raises(AccountError, match="is only for accounts of the role operadora"):
         add_user(case_db, "x", "fiscal", PASSWORD, operator_id="O1", by=boss)
-    with pytest.raises(AccountError, match="senha curta demais"):
+    with pytest.raises(AccountError, match="password too short"):
         add_user(case_db, "x", "fiscal", "curta", by=boss)
-    with pytest.raises(AccountError, match="já existe"):
+    with pytest.raises(AccountError, match="already exists"):
         add_user(case_db, "fabio", "fiscal", PASSWORD, by=boss)
-    with pytest.raises(AccountError, match="já existem contas"):
+    with pytest.raises(AccountError, match="accounts exist already"):
         add_user(case_db, "x", "planejamento", PASSWORD)
     with pytest.raises(AccessDenied, match="manage_users"):
         add_user(case_db, "x", "fiscal", PASSWORD, by=people["fiscal"])
-    with pytest.raises(AccountError, match="conta desconhecida 'x'"):
+    with pytest.raises(AccountError, match="unknown account 'x'"):
         get_account(case_db, "x")
     users = list_users(case_db)
     assert users["name"].to_list() == ["alice", "ana", "carla", "fabio", "op1", "op2"]
@@ -180,7 +180,7 @@ def test_scope_sql_limits_an_operator_to_its_rows(tmp_path: object) -> None:
     cols = ["service_date", "operator_id", "icv"]
     assert scope_sql(op1, READ_INDICES, cols) == ('"operator_id" = ?', ["O1"])
     assert scope_sql(Account("a", "planejamento"), READ_INDICES, cols) == ("", [])
-    with pytest.raises(AccessDenied, match="só lê tabelas com a coluna operator_id"):
+    with pytest.raises(AccessDenied, match="reads only tables with a column operator_id"):
         scope_sql(op1, READ_INDICES, ["stop_id", "n"])
     with pytest.raises(AccessDenied):
         scope_sql(Account("p", "public"), READ_INDICES, cols)

@@ -76,6 +76,18 @@ def test_users_and_audit(cli: Cli) -> None:
         "users", "add", "x", "--role", "fiscal", "--by", "ana", "--password-stdin", stdin="curta"
     )
     assert code == 2 and "senha curta demais" in err
+    cli.mp.setenv("PONTUAL_LANG", "en")  # the same refusals, from their English ids
+    code, _, err = cli(
+        "users", "add", "bob", "--role", "fiscal", "--by", "op1", "--password-stdin", stdin=PASSWORD
+    )
+    assert (
+        code == 2 and "error: the account 'op1' (Operator (role)) may not do 'manage_users'" in err
+    )
+    code, _, err = cli(
+        "users", "add", "x", "--role", "fiscal", "--by", "ana", "--password-stdin", stdin="curta"
+    )
+    assert code == 2 and "error: password too short: use at least 12 characters" in err
+    cli.mp.delenv("PONTUAL_LANG")
     # no prompt without a terminal, and never a password option
     code, _, err = cli("users", "add", "y", "--role", "fiscal", "--by", "ana")
     assert code == 2 and "--password-stdin" in err
@@ -120,7 +132,14 @@ def test_a_case_from_the_command_line(cli: Cli) -> None:
         "cases", "lavrar", KEY, "--by", "fabio", "--auto", "AI-1", "--on", "2026-03-05"
     )
     assert code == 2
-    assert "art. 68 §1" in err and "--stop ou --lat/--lon" in err and "Traceback" not in err
+    assert "art. 68 §1" in err and "--stop ou --lat/--lon (local, III)" in err
+    assert "Traceback" not in err
+    cli.mp.setenv("PONTUAL_LANG", "en")
+    code, _, err = cli(
+        "cases", "lavrar", KEY, "--by", "fabio", "--auto", "AI-1", "--on", "2026-03-05"
+    )
+    assert code == 2 and "--stop or --lat/--lon (place, III)" in err
+    cli.mp.delenv("PONTUAL_LANG")
     # the plate comes from the fleet register, the time from the suggestion
     code, out, err = cli(
         "cases",
@@ -142,6 +161,15 @@ def test_a_case_from_the_command_line(cli: Cli) -> None:
     assert "data e hora: 2026-03-02 08:00 (America/Sao_Paulo)" in out
     assert "prazo — remessa do auto (art. 68 §2): 2026-03-20" in out
     assert "evidências (SHA-256): " in out
+    code, out, _ = cli("cases", "overdue", "--by", "ana", "--today", "2026-03-23")
+    assert code == 0 and "notificar (art. 68 §2)" in out
+    cli.mp.setenv("PONTUAL_LANG", "en")  # labels and refusals from their English ids
+    code, out, _ = cli("cases", "show", "1", "--by", "fabio")
+    assert "deadline — sending of the notice (art. 68 §2): 2026-03-20" in out
+    assert "— notice drawn up —" in out  # the state, stored as 'lavrada'
+    code, out, _ = cli("cases", "overdue", "--by", "ana", "--today", "2026-03-23")
+    assert code == 0 and "notify (art. 68 §2)" in out
+    cli.mp.delenv("PONTUAL_LANG")
     code, _, err = cli(
         "cases", "julgar", "1", "procedente", "--by", "alice", "--reason", "x", "--on", "2026-03-06"
     )
@@ -149,6 +177,10 @@ def test_a_case_from_the_command_line(cli: Cli) -> None:
     assert cli("cases", "notificar", "1", "--by", "fabio", "--on", "2026-03-10")[0] == 0
     code, _, err = cli("cases", "defesa", "1", "--by", "op2", "--reason", "x", "--on", "2026-03-11")
     assert code == 2 and "não tem acesso a dados da operadora 'O1'" in err
+    cli.mp.setenv("PONTUAL_LANG", "en")
+    code, _, err = cli("cases", "defesa", "1", "--by", "op2", "--reason", "x", "--on", "2026-03-11")
+    assert code == 2 and "has no access to data of operator 'O1'" in err
+    cli.mp.delenv("PONTUAL_LANG")
     code, _, err = cli("cases", "defesa", "1", "--by", "op1", "--reason", "x", "--on", "2026-04-01")
     assert code == 2 and "defesa fora do prazo: venceu em 2026-03-31" in err
     code, out, _ = cli("cases", "list", "--by", "op2")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from cases.db import CaseDB
 from cases.register import open_case
 from cases.report_dues import read_report_dues, record_report_delivery, report_due_on
@@ -14,6 +16,7 @@ from cases.reporting import count_cases_by_state, read_period_cases
 from cases.roles import Account
 from cases.workflow import Workflow
 from core.periods import parse_period
+from core.texts import LANG_ENV
 from tests.cases.test_workflow import PROFILE, auto, suggestion
 
 
@@ -26,7 +29,7 @@ def test_report_due_days_hand_checked() -> None:
     assert report_due_on("semester", parse_period("2026-S2"), PROFILE)[0] == date(2026, 12, 31)
 
 
-def test_late_reports_are_flagged(case_db: CaseDB) -> None:
+def test_late_reports_are_flagged(case_db: CaseDB, monkeypatch: pytest.MonkeyPatch) -> None:
     record_report_delivery(case_db, "monthly", "2026-03", date(2026, 5, 18), "ana", "ab" * 32)
     record_report_delivery(case_db, "monthly", "2026-01", date(2026, 2, 20), "ana")
     dues = read_report_dues(
@@ -48,6 +51,13 @@ def test_late_reports_are_flagged(case_db: CaseDB) -> None:
     record_report_delivery(case_db, "monthly", "2026-03", date(2026, 5, 14), "ana")
     again = read_report_dues(case_db, "monthly", ["2026-03"], PROFILE, date(2026, 6, 1))
     assert again["status"].to_list() == ["entregue no prazo"]
+    monkeypatch.setenv(LANG_ENV, "en")  # shown, never stored: in the chosen language
+    again = read_report_dues(case_db, "monthly", ["2026-03"], PROFILE, date(2026, 6, 1))
+    assert again.select("report", "status").row(0) == (
+        "Monthly management report",
+        "delivered on time",
+    )
+    assert again["basis"].item().startswith("30 working days after the end of the month (")
 
 
 def test_cases_of_the_period_by_state_with_deadlines(
@@ -81,12 +91,12 @@ def test_cases_of_the_period_by_state_with_deadlines(
     assert cases["state"].to_list() == ["sugerida", "lavrada", "notificada", "julgada"]
     assert rows[sugerida]["due_on"] is None and not rows[sugerida]["is_overdue"]
     # the auto lavrado on 5 Mar had to reach the operator by 20 Mar (15 days): 12 days late
-    assert rows[lavrada]["pending"] == "notificar a operadora (art. 68 §2)"
+    assert rows[lavrada]["pending"] == "notify the operator (art. 68 §2)"
     assert (rows[lavrada]["due_on"], rows[lavrada]["days_late"]) == (date(2026, 3, 20), 12)
     # notified 10 Mar: defence by 31 Mar (15 business days), not late on 1 Apr... by a day
     assert (rows[notificada]["due_on"], rows[notificada]["days_late"]) == (date(2026, 3, 31), 1)
     # judged procedente 30 Mar: appeal by 22 Apr (Good Friday and Tiradentes skipped)
-    assert rows[julgada]["pending"] == "recurso da operadora (art. 69-III)"
+    assert rows[julgada]["pending"] == "the operator's appeal (art. 69-III)"
     assert (rows[julgada]["due_on"], rows[julgada]["is_overdue"]) == (date(2026, 4, 22), False)
     by_state = {r["state"]: r for r in count_cases_by_state(cases).iter_rows(named=True)}
     assert len(by_state) == 8  # every state listed

@@ -10,12 +10,13 @@ import pytest
 import sqlalchemy as sa
 
 from cases.db import AUDIT_LOG, CASE_EVENTS, CaseDB
-from cases.errors import AccessDenied, CaseError
+from cases.errors import AccessDenied, CaseError, said
 from cases.register import get_case, list_cases, open_case
 from cases.roles import Account
-from cases.states import Auto
+from cases.states import Auto, to_sanctions_label
 from cases.workflow import Workflow
 from core.profile import load_profile
+from core.texts import LANG_ENV
 
 PROFILE = load_profile("bento-goncalves-2021")
 
@@ -139,15 +140,28 @@ def test_illegal_transition_is_refused_clearly(case_db: CaseDB, people: dict[str
     assert err.value.hint == "the case is closed"
 
 
-def test_missing_art_68_field_is_refused(case_db: CaseDB, people: dict[str, Account]) -> None:
+def test_missing_art_68_field_is_refused(
+    case_db: CaseDB, people: dict[str, Account], monkeypatch: pytest.MonkeyPatch
+) -> None:
     wf = Workflow(case_db, PROFILE)
     cid = open_case(case_db, suggestion(), people["fiscal"])
-    with pytest.raises(CaseError, match=r"art\. 68 §1.*--plate.*--stop ou --lat/--lon") as err:
+    with pytest.raises(CaseError, match=r"art\. 68 §1.*--plate.*--stop or --lat/--lon") as err:
         wf.lavrar(
             cid, people["fiscal"], auto(vehicle_plate=None, place_stop_id=None), on=date(2026, 3, 5)
         )
     assert err.value.where == f"case {cid}"
-    with pytest.raises(CaseError, match=r"--at \(data e hora"):
+    # the fields are catalogue texts too: each is shown in the chosen language
+    monkeypatch.delenv(LANG_ENV, raising=False)
+    assert said(err.value) == (
+        "faltam campos obrigatórios do auto de infração (art. 68 §1): --plate (prefixo ou "
+        f"placa, II); --stop ou --lat/--lon (local, III) (caso {cid})"
+    )
+    monkeypatch.setenv(LANG_ENV, "en")
+    assert said(err.value) == (
+        "required fields of the infraction notice missing (art. 68 §1): --plate (fleet number "
+        f"or plate, II); --stop or --lat/--lon (place, III) (case {cid})"
+    )
+    with pytest.raises(CaseError, match=r"--at \(date and time"):
         wf.lavrar(cid, people["fiscal"], auto(fact_at=None), on=date(2026, 3, 5))
     assert get_case(case_db, people["fiscal"], cid)["state"] == "sugerida"
     # coordinates are an accepted place
@@ -191,18 +205,18 @@ def test_late_notification_is_refused(case_db: CaseDB, people: dict[str, Account
 def test_roles_each_act(case_db: CaseDB, people: dict[str, Account]) -> None:
     wf = Workflow(case_db, PROFILE)
     cid = open_case(case_db, suggestion(), people["fiscal"])
-    with pytest.raises(AccessDenied, match="não pode fazer 'lavrar'"):
+    with pytest.raises(AccessDenied, match="may not do 'lavrar'"):
         wf.lavrar(cid, people["autoridade"], auto(), on=date(2026, 3, 5))
     with pytest.raises(AccessDenied):
         wf.lavrar(cid, people["planejamento"], auto(), on=date(2026, 3, 5))
     wf.lavrar(cid, people["fiscal"], auto(), on=date(2026, 3, 5))
     wf.notificar(cid, people["fiscal"], on=date(2026, 3, 10))
     # another operator cannot answer O1's case, nor read it
-    with pytest.raises(AccessDenied, match="operadora 'O1'"):
+    with pytest.raises(AccessDenied, match="of operator 'O1'"):
         wf.defesa(cid, people["operadora2"], on=date(2026, 3, 11), reason="x")
     with pytest.raises(AccessDenied):
         get_case(case_db, people["operadora2"], cid)
-    with pytest.raises(AccessDenied, match="não pode fazer 'julgar'"):
+    with pytest.raises(AccessDenied, match="may not do 'julgar'"):
         wf.julgar(cid, people["fiscal"], "procedente", on=date(2026, 4, 1), reason="x")
 
 
@@ -259,7 +273,7 @@ def test_improcedente_and_reversed_cases_do_not_make_repeats(
 
 
 def test_sanctions_by_name_and_suspension_count(
-    case_db: CaseDB, people: dict[str, Account]
+    case_db: CaseDB, people: dict[str, Account], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wf = Workflow(case_db, PROFILE)
     boss = people["autoridade"]
@@ -277,6 +291,11 @@ def test_sanctions_by_name_and_suspension_count(
     wf.julgar(ids[0], boss, "procedente", on=date(2026, 4, 1), reason="r")
     case = get_case(case_db, boss, ids[0])
     assert case["sanctions"] == "multa, suspensão"
+    # stored as the law's words; shown in the chosen language
+    assert to_sanctions_label(case["sanctions"]) == "multa, suspensão"
+    monkeypatch.setenv(LANG_ENV, "en")
+    assert to_sanctions_label(case["sanctions"]) == "fine, suspension"
+    monkeypatch.delenv(LANG_ENV)
     assert case["sanction_authority"] == "Agente de Fiscalização do Município; Prefeito Municipal"
     assert wf.count_suspensions("O1", date(2026, 4, 30)) == 1
     wf.julgar(ids[1], boss, "procedente", on=date(2026, 4, 2), reason="r")

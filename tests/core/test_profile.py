@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -229,3 +230,19 @@ def test_unknown_profile_id_lists_the_shipped_ones() -> None:
     with pytest.raises(ProfileError) as err:
         load_profile("porto-alegre-1999")
     assert err.value.hint is not None and "bento-goncalves-2021" in err.value.hint
+
+
+def test_a_profile_written_before_the_bunching_key_still_loads(tmp_path: Path) -> None:
+    """`trips.bunching_headway_max_ratio` came later: a city's own profile without it loads and
+    judges bunching by the documented default (0.25 of the planned headway)."""
+    text = (PROFILES / "valid_minimal.toml").read_text(encoding="utf-8")
+    kept = "\n".join(
+        line for line in text.splitlines() if not line.startswith("bunching_headway_max_ratio")
+    )
+    assert kept != text
+    path = tmp_path / "older.toml"
+    path.write_text(kept, encoding="utf-8")
+    trips = read_profile(path).trips
+    assert trips.bunching_headway_max_ratio is None
+    assert trips.bunching_max_ratio == 0.25
+    assert read_profile(PROFILES / "valid_minimal.toml").trips.bunching_max_ratio == 0.25

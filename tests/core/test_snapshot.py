@@ -66,10 +66,11 @@ def replace_day(store: Store, day: date, n_pings: int) -> None:
 
 
 def every_table(store: Store) -> dict[str, pl.DataFrame]:
-    """Every store table's rows in one order (the snapshot's own catalogue table aside)."""
+    """Every store table's rows in one order (the snapshot's own catalogue tables aside)."""
     names = store.query(
         "SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() "
-        "AND schema_name = 'main' AND table_name <> '_snapshot_parts' GROUP BY table_name"
+        "AND schema_name = 'main' AND table_name NOT IN ('_snapshot_parts', '_snapshot_copied') "
+        "GROUP BY table_name"
     )["table_name"]
     return {n: store.query(f'SELECT * FROM "{n}" ORDER BY ALL') for n in sorted(names)}
 
@@ -176,6 +177,77 @@ def test_small_tables_are_copied_and_a_table_that_grows_is_parted(store_path: Pa
         store.publish_snapshot(part_min_rows=7)
         assert set(part_files(store_path)) == {"vehicle_locations.2026-01"}
     assert_same_rows(store_path)
+
+
+def routes(n: int) -> pl.DataFrame:
+    """`n` routes of one feed (a table with no month: published whole, ADR 0114)."""
+    return pl.DataFrame(
+        {
+            "feed_id": ["f1"] * n,
+            "route_id": [f"R{i}" for i in range(n)],
+            "agency_id": ["A"] * n,
+            "route_short_name": [str(i) for i in range(n)],
+            "route_long_name": [f"Linha {i}" for i in range(n)],
+            "route_type": [3] * n,
+            "route_color": ["FF0000"] * n,
+            "route_text_color": ["FFFFFF"] * n,
+        }
+    )
+
+
+def test_a_table_without_month_is_one_file_written_again_when_its_rows_change(
+    store_path: Path,
+) -> None:
+    def publish(whole_min_rows: int = 3) -> str | None:
+        with Store.open(store_path) as store:
+            store.publish_snapshot(part_min_rows=PART_ALL, whole_min_rows=whole_min_rows)
+        assert_same_rows(store_path)
+        return part_files(store_path).get("gtfs_routes.all")
+
+    with Store.open(store_path) as store:
+        store.append("gtfs_routes", routes(3))
+    first = publish()
+    assert first is not None
+    with Store.open(store_path) as store:  # another table written: the routes keep their file
+        store.append("vehicle_locations", pings(date(2026, 1, 30)))
+    assert publish() == first
+    with Store.open(store_path) as store:
+        # an UPDATE that keeps the row count, outside append/replace: the rows' digest moved
+        sql = "UPDATE gtfs_routes SET route_color = '00FF00' WHERE route_id = 'R1'"
+        store.con.execute(sql).fetchall()
+    second = publish()
+    assert second not in (None, first)
+    with open_snapshot(store_path) as snap:
+        assert snap.read("gtfs_routes", "route_id = 'R1'")["route_color"][0] == "00FF00"
+    with Store.open(store_path) as store:
+        assert store.append("gtfs_routes", routes(4)).n_inserted == 1
+    assert publish() not in (None, first, second)
+    # under the threshold: copied into the catalogue, and its file removed
+    assert publish(whole_min_rows=5) is None
+
+
+def test_each_catalogue_starts_from_the_last_and_copies_what_changed(store_path: Path) -> None:
+    """Small tables are copied into the catalogue; a new catalogue starts as a copy of the last
+    one and copies again the tables whose rows moved, an UPDATE included (ADR 0114)."""
+    sizes = []
+    for i in range(12):
+        with Store.open(store_path) as store:
+            if i == 0:
+                store.append("gtfs_routes", routes(3))
+                store.append("vehicle_locations", pings(date(2026, 1, 30)))
+            elif i % 3 == 0:  # the same row count, other values
+                sql = f"UPDATE gtfs_routes SET route_color = '{i:06d}' WHERE route_id = 'R1'"
+                store.con.execute(sql).fetchall()
+            elif i % 3 == 1:  # a month file replaced, the same months
+                replace_day(store, date(2026, 1, 30), 40 + i)
+            store.publish_snapshot(part_min_rows=4, whole_min_rows=1_000)
+        assert_same_rows(store_path)
+        sizes.append(snapshot_path(store_path).resolve().stat().st_size)
+    with open_snapshot(store_path) as snap:
+        assert snap.read("gtfs_routes", "route_id = 'R1'")["route_color"][0] == "000009"
+        assert snap.read("avl_coverage")["n_pings"].to_list() == [50, 51]
+    assert "gtfs_routes.all" not in part_files(store_path)  # copied, under 1 000 rows
+    assert max(sizes[4:]) <= max(sizes[:4])  # freed blocks are used again: no growth
 
 
 def test_month_files_are_as_private_as_the_snapshot(store_path: Path) -> None:

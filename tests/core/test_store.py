@@ -425,7 +425,20 @@ def test_a_repeated_key_in_a_derived_write_raises_and_writes_nothing(store_path:
         assert "vehicle_id=1004" in err.value.what and err.value.hint is not None
         with pytest.raises(StoreError, match="have the same key"):  # a stored row has it
             store.append("avl_coverage", _coverage(day, ["1005", "1003"]))
-        with pytest.raises(StoreError, match="have the same key"):  # a key without a date
+        # tap ids repeat (ADR 0040): the same id at another instant is another tap
+        at = datetime(2026, 3, 2, 12, tzinfo=UTC)
+        taps = pl.DataFrame(
+            {
+                "transaction_id": ["T0", "T0"],
+                "service_date": [day, day + timedelta(days=7)],
+                "event_at": [at, at + timedelta(days=7)],
+                "placement": ["no_vehicle"] * 2,
+                "pontual_version": ["test"] * 2,
+                "profile_id": ["bento-goncalves-2021"] * 2,
+            }
+        )
+        assert store.append("tap_placements", taps).n_inserted == 2
+        with pytest.raises(StoreError, match="have the same key"):  # one tap on two days
             store.append(
                 "tap_placements",
                 pl.DataFrame(
@@ -440,7 +453,7 @@ def test_a_repeated_key_in_a_derived_write_raises_and_writes_nothing(store_path:
                 ),
             )
         rows = store.query("SELECT vehicle_id FROM avl_coverage ORDER BY 1")["vehicle_id"]
-        assert store.count("tap_placements") == 0
+        assert store.count("tap_placements") == 2
     assert rows.to_list() == ["1001", "1003"]
 
 
@@ -484,3 +497,50 @@ def test_migration_14_drops_the_derived_keys_and_keeps_the_rows(store_path: Path
     assert "NOT NULL" in constraints["constraint_type"].to_list()
     assert nullable == [("is_reserve", "YES"), ("vehicle_id", "NO")]
     assert not any("_before_" in name for name in tables)
+
+
+def test_migration_15_adds_raw_day_fingerprints_and_keeps_the_digests(store_path: Path) -> None:
+    # A store of the release before migration 15: pings and the reference digest of their day.
+    digest = pl.DataFrame(
+        {
+            "service_date": [date(2026, 3, 2)],
+            "table_name": ["vehicle_locations"],
+            "n_rows": [3],
+            "sha256": ["ab" * 32],
+            "digest_method": ["duckdb-text-v1:ping_id,vehicle_id"],
+            "time_zone": ["America/Sao_Paulo"],
+            "digested_at": [datetime(2026, 3, 3, tzinfo=UTC)],
+            "pontual_version": ["0.1.0"],
+        }
+    )
+    with Store.open(store_path, target_version=14) as old:
+        old.append("vehicle_locations", PINGS)
+        old.append("raw_day_digests", digest)
+        had = set(old.query("SELECT table_name FROM duckdb_tables()")["table_name"])
+    assert "raw_day_fingerprints" not in had
+    with Store.open(store_path) as store:
+        assert store.schema_version == latest_version() >= 15
+        columns = store.query(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'raw_day_fingerprints' ORDER BY ordinal_position"
+        ).rows()
+        n_fingerprints = store.count("raw_day_fingerprints")
+        kept = store.read("raw_day_digests")
+        n_pings = store.count("vehicle_locations")
+    assert columns == [
+        ("service_date", "DATE"),
+        ("table_name", "VARCHAR"),
+        ("time_zone", "VARCHAR"),
+        ("n_rows", "BIGINT"),
+        ("row_hash_sum_a", "UBIGINT"),
+        ("row_hash_sum_b", "UBIGINT"),
+        ("duckdb_version", "VARCHAR"),
+        ("sha256", "VARCHAR"),
+        ("digest_method", "VARCHAR"),
+        ("digested_at", "TIMESTAMP WITH TIME ZONE"),
+        ("pontual_version", "VARCHAR"),
+    ]
+    # empty until a day is digested again (an ingest touching it, `pontual verify`): until
+    # then a report hashes each day in full, as before
+    assert n_fingerprints == 0
+    assert kept.equals(digest) and n_pings == 3

@@ -13,10 +13,11 @@ import pytest
 
 from cases.accounts import add_user, authenticate
 from cases.db import CaseDB
-from cases.errors import AccessDenied, AccountError
+from cases.errors import AccessDenied, AccountError, to_local_text
 from cases.roles import Account
 from core.errors import ConfigError
 from core.store import Store, open_snapshot
+from core.texts import LANG_ENV
 from dashboard.auth import (
     AUTH_ENV,
     account_for_identity,
@@ -26,6 +27,7 @@ from dashboard.auth import (
 )
 from dashboard.queries import filters, public
 from dashboard.queries.scope import read_scope_vehicle_ids, scope_store
+from pontual.cli import format_error
 
 PASSWORD = "uma senha longa o bastante"
 
@@ -47,18 +49,34 @@ def test_each_role_gets_its_pages() -> None:
     assert _urls(Account("x", "public")) == []
 
 
-def test_an_unauthenticated_dashboard_stays_on_the_loopback() -> None:
+def test_an_unauthenticated_dashboard_stays_on_the_loopback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     check_exposure("127.0.0.1", "none")
     check_exposure("::1", "none")
     check_exposure("0.0.0.0", "local")
     with pytest.raises(
-        ConfigError, match=r"sem autenticação não pode escutar em 0\.0\.0\.0"
+        ConfigError, match=r"without authentication cannot listen on 0\.0\.0\.0"
     ) as err:
         check_exposure("0.0.0.0", "none")
     assert "pontual users add" in (err.value.hint or "")
+    monkeypatch.delenv(LANG_ENV, raising=False)
+    assert format_error(err.value) == [
+        "erro: o painel sem autenticação não pode escutar em 0.0.0.0: qualquer pessoa na rede "
+        "veria infrações, placas e casos",
+        "dica: crie uma conta (`pontual users add NOME --role planejamento`) ou configure "
+        "PONTUAL_DASHBOARD_AUTH=oidc; para a página pública use `pontual dashboard --public`",
+    ]
+    monkeypatch.setenv(LANG_ENV, "en")
+    assert format_error(err.value)[0] == (
+        "error: the dashboard without authentication cannot listen on 0.0.0.0: anyone on the "
+        "network would see infractions, plates and cases"
+    )
 
 
-def test_an_oidc_identity_maps_to_the_account_of_its_email(tmp_path: Path) -> None:
+def test_an_oidc_identity_maps_to_the_account_of_its_email(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with CaseDB.open(f"sqlite:///{tmp_path / 'c.sqlite'}") as db:
         boss = add_user(db, "ana", "planejamento", PASSWORD)
         add_user(db, "op1@empresa.com.br", "operadora", None, operator_id="OP1", by=boss)
@@ -68,12 +86,22 @@ def test_an_oidc_identity_maps_to_the_account_of_its_email(tmp_path: Path) -> No
             "op1@empresa.com.br", "operadora", "OP1"
         )
         # an OIDC-only account has no password that could ever match
-        with pytest.raises(AccountError, match="nome ou senha incorretos"):
+        with pytest.raises(AccountError, match="wrong name or password"):
             authenticate(db, "op1@empresa.com.br", "")
         stranger = to_oidc_identity({"sub": "xyz"})
         assert stranger is not None
-        with pytest.raises(AccountError, match="não tem conta no Pontual"):
+        with pytest.raises(AccountError, match="has no Pontual account") as err:
             account_for_identity(db, stranger)
+    # the sign-in page says it in the chosen language, its hint after "Ask the planning team"
+    monkeypatch.delenv(LANG_ENV, raising=False)
+    assert (to_local_text(err.value.what), to_local_text(err.value.hint or "")) == (
+        "xyz entrou pelo provedor de identidade, mas não tem conta no Pontual",
+        "`pontual users add xyz --role PAPEL --oidc`",
+    )
+    monkeypatch.setenv(LANG_ENV, "en")
+    assert to_local_text(err.value.what) == (
+        "xyz signed in through the identity provider but has no Pontual account"
+    )
     assert to_oidc_identity({"email": " "}) is None
 
 

@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+from zoneinfo import ZoneInfo
 
 import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cases.accounts import add_user
+from cases.db import CaseDB
+from cases.register import open_case
+from cases.states import Auto
+from cases.workflow import Workflow
 from core.profile import load_profile
+from core.settings import CASES_DB_ENV
 from core.store import Store, open_snapshot
 from core.texts import gettext
-from dashboard.format import to_number, to_percent, to_points_change, to_signed
+from dashboard.format import (
+    to_date,
+    to_integer,
+    to_number,
+    to_percent,
+    to_points_change,
+    to_signed,
+)
 from dashboard.pages import PAGES
+from dashboard.queries import trends as q_trends
 from tests.dashboard.store_builder import DAY
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
@@ -125,6 +143,30 @@ def test_trip_page_opened_from_an_evidence_link(
     assert f"Registro {pings['Registro'][1]} às " in " ".join(c.value for c in at.caption)
 
 
+def test_the_drill_down_reaches_a_ping_from_a_kpi(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20's drill-down, each step by the link the page itself offers: the trip
+    fulfilment KPI of Visão geral -> its lines -> the line's trips -> a trip's page -> the pings
+    behind its verdict."""
+    at = _app(dashboard_store, monkeypatch)
+    # each KPI is drawn with its link under it (both lists in the page's order)
+    kpi = [m.label for m in at.metric].index("Cumprimento de viagens")
+    link = at.get("page_link")[kpi].proto
+    assert (link.label, link.page) == ("O que explica: Viagens por linha", "linhas")
+    at.switch_page(next(p for p, _t, url, _i in PAGES if url == link.page)).run()
+    assert at.title[0].value == "Linhas"
+    trip_link = pl.from_pandas(at.dataframe[2].value)["Viagem"][0]
+    page, query = trip_link.split("?")
+    for key, value in parse_qsl(query):
+        at.query_params[key] = value
+    at.switch_page(next(p for p, _t, url, _i in PAGES if url == page)).run()
+    assert at.title[0].value == "Viagem"
+    assert at.selectbox(key="trip_id").value == "L1-0700"
+    pings = pl.from_pandas(at.dataframe[1].value)
+    assert pings.height > 1 and pings.columns[:2] == ["Registro", "Hora"]
+
+
 def test_fleet_page_applies_the_age_and_reserve_rules(
     dashboard_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +189,7 @@ def test_annual_page_flags_the_cassacao_watch(
     assert "OP2" in at.warning[0].value  # E for 3 consecutive years
     grades = pl.from_pandas(at.dataframe[0].value)
     assert grades["Conceito"].to_list() == ["B", "E"]
+    assert grades["Alerta de cassação"].to_list() == ["não", "sim"]  # text, not a checkbox
     # each operator's verdict criteria, as `profiles show` and the dossier list them
     criteria = [pl.from_pandas(d.value) for d in at.dataframe if "Critério" in d.value.columns]
     assert len(criteria) == 2  # OP1, OP2
@@ -293,3 +336,110 @@ def test_fleet_page_says_a_reserve_without_register_is_not_evaluated(
     tables = [pl.from_pandas(d.value) for d in at.dataframe]
     reserve = next(t for t in tables if "Cumpre todos os dias" in t.columns).row(0, named=True)
     assert reserve["Cumpre todos os dias"] == "não avaliado"
+
+
+def test_risk_panel_lists_the_overdue_cases_per_operator(
+    dashboard_store: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two cases of OP1 drawn up and never notified (BG art. 68 §2: the notice goes out
+    within 15 days) and one of OP2 notified in time: the "em risco" panel counts OP1's two and
+    names the oldest; an operadora of OP2 sees none of them."""
+    profile = load_profile("bento-goncalves-2021")
+    url = f"sqlite:///{tmp_path / 'cases.sqlite'}"
+    with CaseDB.open(url) as db:
+        boss = add_user(db, "ana", "planejamento", "uma senha longa o bastante")
+        fiscal = add_user(db, "fabio", "fiscal", "uma senha longa o bastante", by=boss)
+        wf = Workflow(db, profile)
+        ids = []
+        for n, (operator, lavrada_on) in enumerate(
+            (("OP1", date(2026, 3, 5)), ("OP1", date(2026, 4, 1)), ("OP2", date(2026, 3, 5)))
+        ):
+            cid = open_case(db, _suggestion(f"k{n}", operator), fiscal)
+            wf.lavrar(cid, fiscal, _auto(f"AI-{n}"), on=lavrada_on)
+            ids.append(cid)
+        wf.notificar(ids[2], fiscal, on=date(2026, 3, 10))
+        op2 = add_user(db, "op2", "operadora", None, operator_id="OP2", by=boss)
+        today = datetime.now(ZoneInfo(profile.general.timezone.value)).date()
+        assert q_trends.build_overdue_by_operator(wf.overdue(op2, today)).is_empty()
+    monkeypatch.setenv(CASES_DB_ENV, url)
+    at = _app(dashboard_store, monkeypatch)
+    at.switch_page("pages/trends.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    late = next(
+        pl.from_pandas(d.value) for d in at.dataframe if "Casos vencidos" in d.value.columns
+    )
+    due = date(2026, 3, 20)  # 15 calendar days after 5 March
+    assert late.rows() == [
+        ("OP1", "2", ids[0], "notificar (art. 68 §2)", to_date(due), to_integer((today - due).days))
+    ]
+
+
+def _suggestion(key: str, operator_id: str) -> dict[str, Any]:
+    return {
+        "infraction_key": key,
+        "group": "B",
+        "item": "IV",
+        "description": "texto do item IV",
+        "operator_id": operator_id,
+        "route_id": "L1",
+        "vehicle_id": "V1",
+        "occurred_on": date(2026, 3, 2),
+        "fact": "viagem suprimida",
+        "source": "BG Anexo I, grupo B, inciso IV; art. 65",
+        "urm": 1.0,
+    }
+
+
+def _auto(number: str) -> Auto:
+    return Auto(
+        number,
+        datetime(2026, 3, 2, 10, 15, tzinfo=UTC),
+        place_stop_id="S1",
+        vehicle_plate="IAB1C23",
+    )
+
+
+BUNCHING_TRUTH_SQL = """
+WITH v AS (
+  SELECT v.service_date, s.direction_id, v.stop_id,
+    coalesce(v.departure_at, v.arrival_at) AS left_at,
+    to_timestamp(floor(epoch(s.planned_start_at) / 3600) * 3600) AS hour_at
+  FROM stop_visits v JOIN trip_outcomes s ON s.service_date = v.service_date
+    AND s.trip_id = v.trip_id AND s.vehicle_id = v.vehicle_id AND s.run_index = v.run_index
+  WHERE s.route_id = ? AND coalesce(v.departure_at, v.arrival_at) IS NOT NULL
+), h AS (
+  SELECT *, epoch(left_at) - epoch(lag(left_at) OVER (
+    PARTITION BY service_date, direction_id, stop_id ORDER BY left_at)) AS headway_s
+  FROM v
+)
+SELECT count(*) FILTER (WHERE h.headway_s < ? * o.planned_headway_mean_s) AS n_bunched,
+  count(*) AS n_judged
+FROM h JOIN headway_observations o ON o.service_date = h.service_date AND o.route_id = ?
+  AND o.direction_id = h.direction_id AND o.hour_at = h.hour_at
+WHERE h.headway_s IS NOT NULL
+"""
+"""Bunching by its definition, written again in SQL (a window over each stop): the ground
+truth the Linhas page is checked against."""
+
+
+def test_lines_page_shows_bunching_on_the_simulated_trunk(
+    pipeline_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T10, the simulated city's frequent trunk (7-10 min), runs bunched now and then: the
+    page's share of bunched stop headways and its table of hours equal the SQL count."""
+    at = _app(pipeline_store, monkeypatch)
+    at.selectbox(key="f_route").set_value("T10").run()
+    at.switch_page("pages/lines.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="lines_route").value == "T10"
+    with open_snapshot(pipeline_store) as store:
+        profile_id = store.query("SELECT any_value(profile_id) FROM headway_observations").item()
+        ratio = load_profile(profile_id).trips.bunching_max_ratio
+        n_bunched, n_judged = store.query(BUNCHING_TRUTH_SQL, ["T10", ratio, "T10"]).row(0)
+    assert 0 < n_bunched < n_judged / 5  # some, not most
+    assert _metrics(at)["Intervalos em comboio nas paradas"][0] == to_percent(n_bunched / n_judged)
+    hours = next(
+        pl.from_pandas(d.value) for d in at.dataframe if "Intervalos em comboio" in d.value.columns
+    )
+    assert hours["Intervalos em comboio"].cast(pl.Int64).sum() == n_bunched
+    assert "▼" in " ".join(c.value for c in at.caption)

@@ -46,7 +46,11 @@ def _fresh_server(store: Path, log: Path) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-@pytest.mark.parametrize(("path", "title"), [("linhas", "Linhas"), ("lotacao", "Lotação")])
+@pytest.mark.parametrize(
+    ("path", "title"),
+    # the first page's own address too: Streamlit serves its default page at the root only
+    [("linhas", "Linhas"), ("lotacao", "Lotação"), ("visao-geral", "Visão geral")],
+)
 def test_a_cold_deep_link_opens_its_page(
     dashboard_store: Path, tmp_path: Path, path: str, title: str
 ) -> None:

@@ -20,7 +20,7 @@ from core.settings import CASES_DB_ENV
 from dashboard.auth import AUTH_ENV
 from dashboard.browser import Browser
 from dashboard.server import free_port, start_server, wait_until_ready
-from tests.dashboard.test_browser import _require_chromium
+from tests.dashboard.test_browser import SCREENSHOTS, _require_chromium, check_pt_br
 from tests.dashboard.test_browser_links import wait_for_text
 
 pytestmark = pytest.mark.browser
@@ -136,6 +136,7 @@ def test_each_role_sees_its_pages_and_is_refused_the_others(
         if name in ("ana", "op2"):
             if name == "op2":
                 state = browser.click_page("frota", "Frota", timeout_s=TIMEOUT_S)
+            wait_for_text(browser, "Veículos cadastrados")  # drawn after the title, loaded
             text = _main_text(browser).split("\n")
             vehicles[name] = text[text.index("Veículos cadastrados") + 2]
     # an operadora's queries return its 2 vehicles, not the register's 4
@@ -150,6 +151,20 @@ def test_each_role_sees_its_pages_and_is_refused_the_others(
         if title == REFUSED:
             assert (name, "access_denied", page) in log, name
     assert ("op2", "login_failed", "op2") in log
+
+
+def test_the_login_address_shows_the_form_then_the_home_page(
+    served: tuple[str, str], browser: Browser
+) -> None:
+    """`/entrar`, the login page's own address, drew Streamlit's English "Page not found"
+    dialog over the form (the login page is the default one, served at the root)."""
+    url, _db_url = served
+    state = _login(browser, f"{url}/entrar", "ana")
+    assert state["title"] == "Visão geral", state
+    assert state["dialogs"] == [] and not state["exceptions"], state
+    assert browser.evaluate("location.pathname") == "/entrar"
+    state = browser.open(f"{url}/entrar", timeout_s=TIMEOUT_S)  # a new session: the form
+    assert state["title"] == LOGIN_TITLE and state["dialogs"] == [], state
 
 
 def test_the_board_downloads_a_dossier_and_it_is_audited(
@@ -206,8 +221,16 @@ def test_the_public_page_is_served_apart_without_login(
                 "Conceito anual",
             ]
             assert _nav(b) == []
-            text = str(b.evaluate("document.body.innerText"))
+            b.screenshot(SCREENSHOTS / "transparencia.png")
+            text = check_pt_br(b, "transparencia")  # its tables' cells too
             assert "Entrar" not in text and "Conta" not in text
+            # the page's own address shows the page too, and keeps the address (it drew
+            # Streamlit's English "Page not found" dialog over the page, at the root)
+            state = b.open(f"{url}/transparencia", timeout_s=TIMEOUT_S)
+            assert state["title"] == "Transparência do transporte coletivo", state
+            assert state["dialogs"] == [] and not state["exceptions"], state
+            assert b.evaluate("location.pathname") == "/transparencia"
+            assert "Conceito anual" in wait_for_text(b, "Conceito anual")
             # a planners' page is not here: the pt-BR "not found" page, as for any address
             # that is no page (nested too), never Streamlit's English dialog
             for path in ("frota", "a/b"):

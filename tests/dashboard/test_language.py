@@ -119,3 +119,26 @@ def test_menu_maps_case_states_and_profile_units_read_in_english(
         "fração",
         "Fiscal (agente de fiscalização)",
     )
+
+
+def test_the_pending_acts_of_the_reports_cases_table_in_both_languages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`cases.reporting` names the act a case waits for by its English id; the reports show it
+    in the chosen language (`label_texts`), a case waiting for nothing as null."""
+    from cases.reporting import PENDING_LABELS
+    from dashboard.labels import label_texts
+
+    pending = pl.Series("pending", [PENDING_LABELS[0], None, PENDING_LABELS[3]])
+    monkeypatch.setenv("PONTUAL_LANG", "en")
+    assert label_texts(pending).to_list() == [
+        "notify the operator (art. 68 §2)",
+        None,
+        "the operator's appeal (art. 69-III)",
+    ]
+    monkeypatch.delenv("PONTUAL_LANG")
+    assert label_texts(pending).to_list() == [
+        "notificar a operadora (art. 68 §2)",
+        None,
+        "recurso da operadora (art. 69-III)",
+    ]

@@ -275,6 +275,22 @@ def test_xlsx_sheets_reopen_with_the_same_values(store: Store, tmp_path: Path) -
                 assert got == want, (name, col.name)
 
 
+def test_no_english_and_no_raw_value_in_any_xlsx_cell(store: Store, tmp_path: Path) -> None:
+    """Issue 20 asks for no English in the XLSX either: every text cell of every sheet (the
+    headers, notes, units, statuses, the methodology) is held to the PDFs' deny-list, with no
+    None/True and no number written as English text (numbers are numbers, Excel formats them)."""
+    found = []
+    for report in build_all(store):
+        book = openpyxl.load_workbook(to_xlsx(report, tmp_path / f"{report.file_stem}.xlsx"))
+        for sheet in book.worksheets:
+            texts = {v for row in sheet.iter_rows(values_only=True) for v in row}
+            for text in sorted(t for t in texts if isinstance(t, str)):
+                prose = VERBATIM.sub(" ", text)
+                for pattern in (PDF_ENGLISH, RAW_VALUES, ENGLISH_DECIMAL):
+                    found += [(report.file_stem, sheet.title, m) for m in pattern.findall(prose)]
+    assert not found, "\n".join(map(str, found))
+
+
 def test_csv_files_reread_equal(store: Store, tmp_path: Path) -> None:
     report = build_all(store)[2]
     paths = to_csv_raw(report, tmp_path / "csv")
@@ -460,6 +476,62 @@ def test_a_changed_raw_ping_changes_the_dossier_input_hash(
         moved["input"][0] == "raw:vehicle_locations (2 dia(s), 1 diferente(s) do digest registrado)"
     )
     assert moved["sha256"][0] != raw["sha256"][0]
+
+
+def test_dossier_input_hash_reuses_day_digests_and_moves_with_a_late_ping(
+    store_file: Path, tmp_path: Path
+) -> None:
+    """ADR 0113: with every raw day's digest recorded (`raw_day_fingerprints`) the dossier
+    reuses them and its hash is the one computed without them; a late ping ingested with
+    `pontual ingest avl` moves it, and so does a latitude changed by direct SQL on the store
+    (no Pontual command notes it): each time, the hash of a dossier whose raw days are all
+    hashed in full again."""
+    from cases.digests import compute_raw_day_digests, record_day_fingerprints
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copyfile(store_file, path)
+    tz = PROFILE.general.timezone.value
+
+    def dossier_now() -> tuple[str, str, bool]:
+        """(input hash reusing the recorded digests, input hash hashing every day again,
+        whether the first reused every day)."""
+        with Store.open(path) as store:
+            end = START + timedelta(days=DAYS - 1)
+            reused = compute_raw_day_digests(store, "vehicle_locations", START, end, tz)
+            kept = build_annual_dossier(store, 2026, PROFILE, scope_id="O1").input_hash
+            saved = store.query("SELECT * FROM raw_day_fingerprints")
+            store.con.execute("DELETE FROM raw_day_fingerprints")
+            fresh = build_annual_dossier(store, 2026, PROFILE, scope_id="O1").input_hash
+            store.append("raw_day_fingerprints", saved)
+        return kept, fresh, bool(reused["is_reused"].all())
+
+    with Store.open(path) as store:
+        assert store.count("raw_day_fingerprints") == 0  # the fixture ingested in-process
+        record_day_fingerprints(store, tz)
+        ping = store.query(
+            "SELECT vehicle_id, event_at, lat, lon FROM vehicle_locations ORDER BY ping_id LIMIT 1"
+        ).row(0, named=True)
+    base, base_fresh, base_reused = dossier_now()
+    assert base == base_fresh and base_reused
+    # (a) a late ping of the first day, through Pontual: one second after the first ping
+    late = tmp_path / "late.csv"
+    at = (ping["event_at"] + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    late.write_text(
+        f"vehicle_id,event_at,lat,lon\n{ping['vehicle_id']},{at},{ping['lat']},{ping['lon']}\n"
+    )
+    assert main(["--quiet", "--store", str(path), "ingest", "avl", str(late)]) == 0
+    after_ingest, after_ingest_fresh, ingest_reused = dossier_now()
+    assert after_ingest != base
+    assert after_ingest == after_ingest_fresh and ingest_reused  # the ingest digested its day
+    # (b) behind Pontual's back: the recorded digest of that day no longer holds
+    with Store.open(path) as store:
+        store.con.execute(
+            "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE event_at = ?",
+            [ping["event_at"]],
+        )
+    after_sql, after_sql_fresh, sql_reused = dossier_now()
+    assert after_sql not in (base, after_ingest)
+    assert after_sql == after_sql_fresh and not sql_reused
 
 
 def test_monthly_report_lists_cases_by_state_and_the_report_due_days(
@@ -692,3 +764,41 @@ def test_dossier_input_hash_is_the_same_after_the_raw_days_are_archived(
     entries = after.tables["entradas"].frame
     raw = entries.filter(pl.col("input").str.starts_with("raw:"))
     assert raw.height == 2 and (raw["n_rows"] > 0).all()
+
+
+def test_a_cell_taller_than_a_page_is_cut_and_the_pdf_still_builds(tmp_path: Path) -> None:
+    """ReportLab splits a table between rows, never inside one: a January annex row listing
+    thousands of ping ids was 611 pt tall on a 507 pt frame and the whole dossier failed
+    (LayoutError). Such a cell is cut at a separator, ends in an ellipsis and a note says the
+    XLSX and CSV carry it whole; short cells are untouched."""
+    from dashboard.reports.model import Col, Headline, ReportData, ReportTable, Section
+    from dashboard.reports.render_pdf import to_pdf
+
+    ids = ",".join(f"{i}-{i + 3}" for i in range(0, 120_000, 7))  # ~100 k characters
+    frame = pl.DataFrame(
+        {"service_date": [date(2025, 1, 2)] * 3, "pings": [ids, "10-42", "7"], "n": [1, 2, 3]}
+    )
+    table = ReportTable(
+        "anexo",
+        "Anexo",
+        frame,
+        (
+            Col("service_date", "Data", "date"),
+            Col("pings", "Pings", "code"),
+            Col("n", "N", "integer"),
+        ),
+    )
+    report = ReportData(
+        kind="annual",
+        title="Teste",
+        subtitle="",
+        file_stem="teste",
+        headlines=(Headline("Linhas", 3, "integer"),),
+        sections=(Section("Anexo", tables=("anexo",)),),
+        tables={"anexo": table},
+    )
+    path = to_pdf(report, tmp_path / "teste.pdf")
+    text = pdf_text(path)
+    assert "10-42" in text
+    assert "1 célula(s) longa(s) demais para uma página terminam em …" in text
+    assert "119994-119997" not in text  # the tail of the long cell is cut

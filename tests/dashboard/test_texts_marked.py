@@ -13,7 +13,7 @@ user reads that is not the argument of `_()` / `gettext` / `ngettext` / `N_`:
   `pl.lit("...")` inside `st.dataframe(...)` / `st.table(...)`);
 - the report model's texts (`Col` header, `ReportTable` title and note, `Chart` title and axis,
   `Section` title and paragraphs, `Headline` label, `ReportData` / `finish_report` title,
-  subtitle, summary and cover).
+  subtitle, summary and cover), and the overview's `Kpi` headline and page label.
 
 A "word" is two letters or more; symbols, numbers, Markdown marks, Material icon names and the
 few names that read the same in every language (`ALLOWED`) are not texts to translate.
@@ -86,6 +86,8 @@ REPORT_TEXTS = {
     "Headline": ((0,), {"label"}),
     "ReportData": ((1, 2), {"title", "subtitle", "summary", "cover"}),
     "finish_report": ((), {"title", "subtitle", "summary", "cover"}),
+    # the overview's headline numbers: their headline and the label of the page explaining them
+    "Kpi": ((1, 3), {"headline", "page_label"}),
 }
 
 WORD = re.compile(r"[^\W\d_]{2,}")

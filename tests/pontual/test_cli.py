@@ -63,6 +63,24 @@ def test_profiles_show_lists_verdict_criteria_with_articles() -> None:
     assert "Cassação da concessão ou permissão" in result.stdout
 
 
+def test_profiles_show_headings_in_the_chosen_language() -> None:
+    """The criteria tables' headings and yes/no come from the catalogue (issue 20)."""
+
+    def shown(**lang: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "pontual", "profiles", "show", "bento-goncalves-2021"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"COLUMNS": "250", "PATH": "/usr/bin:/bin", **lang},
+        ).stdout
+
+    pt, en = shown(), shown(PONTUAL_LANG="en")
+    assert "critério" in pt and "decide sozinho" in pt and "sim" in pt
+    assert "criterion" in en and "decides alone" in en and "yes" in en
+    assert "decide sozinho" not in en
+
+
 def test_help_lists_verbs() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pontual", "--help"], capture_output=True, text=True, check=True

@@ -168,6 +168,27 @@ CASES = [
         ("error: not valid TOML: ", "where: {tmp}/broken.toml"),
     ),
     Case(
+        "lake_without_spark",  # written in pt-BR until session 29: the same pt-BR text
+        ["match", "--from", "2026-03-01", "--lake", "{tmp}"],
+        (
+            "erro: --lake só vale com --engine spark (o motor local escreve o arquivo do "
+            "armazenamento)",
+            "onde: linha de comando, campo --lake",
+            "dica: acrescente --engine spark",
+        ),
+        (
+            "error: --lake goes with --engine spark (the local engine writes the store file)",
+            "where: command line, field --lake",
+            "hint: add --engine spark",
+        ),
+    ),
+    Case(
+        "months_of_a_month",  # English without a catalogue entry until session 29
+        ["indices", "--period", "2026-03", "--months"],
+        ("erro: --months vale com um período de um ano", "dica: ex.: --period 2026 --months"),
+        ("error: --months goes with a year period", "hint: e.g. --period 2026 --months"),
+    ),
+    Case(
         "simulate_bad_start",
         ["simulate", "--start", "2026-02-30", "--out", "{tmp}/sim"],
         (

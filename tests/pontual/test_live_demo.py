@@ -137,6 +137,15 @@ def test_the_live_demo_moves_buses_and_ends_cleanly(tmp_path: Path) -> None:
         first, last = _positions(seen[0]), _positions(seen[-1])
         assert any(first[v] != last[v] for v in first.keys() & last.keys())
         assert _processes_mentioning(str(tmp_path))  # broker, serve, replays, Streamlit
+        # the passengers' stop page is on the same server, and the demo says where
+        assert any(f"{feed}/paradas" in line for line in lines), "".join(lines)[-3000:]
+        with urllib.request.urlopen(feed + "/api/stops", timeout=5) as r:
+            stops = json.load(r)["stops"]
+        busiest = max(stops, key=lambda s: s["n_arrivals"])
+        assert busiest["n_arrivals"] > 0
+        with urllib.request.urlopen(f"{feed}/paradas/{busiest['stop_id']}", timeout=5) as r:
+            page = r.read().decode()
+        assert "próximos ônibus" in page.lower() and re.search(r"em \d+ min|chegando", page)
     finally:
         demo.send_signal(signal.SIGTERM)
         code = demo.wait(timeout=60)

@@ -214,10 +214,13 @@ def test_stop_arrivals_predicted_then_canceled(client: TestClient) -> None:
     assert first == {
         "trip_id": "T10-1",
         "route_id": "T10",
+        "route_short_name": "T10",  # no names given: the route_id
+        "headsign": None,
         "vehicle_id": "V1",
         "planned_arrival": "2026-03-03T14:01:00Z",
         "predicted_arrival": "2026-03-03T14:02:00Z",
         "delay_s": 60,
+        "seconds": 120,
         "minutes": 2,
         "occupancy_status": "FEW_SEATS_AVAILABLE",
         "status": "previsto",

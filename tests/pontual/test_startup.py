@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pontual.cli import build_parser
-from pontual.verbs import VERB_MODULES
+from pontual.cli import build_parser, named_verb
+from pontual.verbs import VERB_MODULE_NAMES, VERBS, verb_module, verb_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,7 +88,7 @@ def test_help_imports_no_heavy_module() -> None:
     modules = loaded_modules("--help")
     assert heavy_of(modules) == []
     # and the verbs are all there to be listed
-    assert {m.__name__ for m in VERB_MODULES} <= set(modules)
+    assert {m.__name__ for m in verb_modules()} <= set(modules)
 
 
 @pytest.mark.parametrize(
@@ -129,6 +129,65 @@ def test_every_verb_has_a_help_case() -> None:
     cases |= {"crowding", "indices", "report", "serve", "dashboard", "demo", "warm"}
     cases |= {"export", "lake", "cases", "users", "audit", "verify", "replay"}
     assert verb_names() == cases
+
+
+def test_a_command_imports_only_its_verbs_module() -> None:
+    """`pontual ingest ...` registers the ingest verbs alone (ADR 0114)."""
+    modules = set(loaded_modules("--quiet", "--store", "s.duckdb", "ingest", "avl", "--help"))
+    loaded = {n for n in VERB_MODULE_NAMES if f"pontual.verbs.{n}" in modules}
+    assert loaded == {"ingest"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "verb"),
+    [
+        (("ingest", "incidents", "f.csv"), "ingest"),
+        (("--quiet", "--store", "s.duckdb", "ingest", "surveys", "f.csv"), "ingest"),
+        (("--store=s.duckdb", "--profile", "p.toml", "quarantine", "--limit", "3"), "quarantine"),
+        (("--sto", "s.duckdb", "--q", "gtfs", "load", "feed.zip"), "gtfs"),  # prefixes
+        (("--store", "init", "init"), "init"),  # a value that is a verb's name
+        (("--lake", "lake/", "--debug", "lake", "export", "--lake", "l2"), "lake"),
+        (("users", "list"), "users"),
+        (("audit", "--by", "ana"), "audit"),
+        (("--version", "init"), "init"),
+    ],
+)
+def test_the_named_verbs_parser_parses_as_the_whole_one(argv: tuple[str, ...], verb: str) -> None:
+    assert named_verb(argv) == verb
+    alone = build_parser((verb_module(VERBS[verb]),))
+    (verbs,) = [a for a in alone._actions if isinstance(a, argparse._SubParsersAction)]
+    assert verb in verbs.choices
+    if "--version" in argv:
+        return  # both print the version and exit before the verb
+    assert vars(alone.parse_args(argv)) == vars(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        (),
+        ("--help", "ingest"),  # the help lists every verb
+        ("-h",),
+        ("--he", "match"),
+        ("inget", "avl"),  # unknown: the whole parser names the choices
+        ("--bogus", "ingest"),
+        ("--quiet=yes", "ingest"),
+        ("--store",),
+        ("--", "ingest"),
+        ("-q", "ingest"),
+    ],
+)
+def test_in_doubt_every_verb_is_registered(argv: tuple[str, ...]) -> None:
+    assert named_verb(argv) is None
+
+
+def test_every_verb_is_known_to_its_module() -> None:
+    for name, module in VERBS.items():
+        assert module in VERB_MODULE_NAMES
+        parser = build_parser((verb_module(module),))
+        (verbs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        assert name in verbs.choices
+    assert set(VERBS) == verb_names()
 
 
 def test_version_is_read_when_asked() -> None:

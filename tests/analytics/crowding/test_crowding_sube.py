@@ -38,7 +38,12 @@ def test_sube_taps_are_located_on_their_bus_gps_trace(tmp_path: Path) -> None:
                 key=b"k" * 32,
             )
         result = run_crowding(store, PROFILE, DAY, DAY)
-    taps = result.tap_placements
+        taps = store.read("tap_placements")
+    assert result.written["tap_placements"] == taps.height == 26
+    assert dict(result.tap_counts.select("placement", "n").iter_rows()) == {
+        "no_vehicle": 14,
+        "vehicle_without_trips": 12,
+    }
     # 26 taps accepted (one malformed time is quarantined at ingest): 12 on buses, 14 on
     # trains and the subway (no vehicle)
     assert dict(taps.group_by("placement").len().iter_rows()) == {

@@ -83,6 +83,7 @@ def test_numba_cache_dir_is_respected(tmp_path: Path) -> None:
 @pytest.mark.slow  # compiles in a fresh process with an empty cache
 def test_cold_cache_is_announced_once_by_match(tmp_path: Path) -> None:
     env = clean_env(**{CACHE_ENV: str(tmp_path / "cache")})
+    env.pop("PONTUAL_LANG", None)  # the default language
     store = str(tmp_path / "s.duckdb")
     cli = [sys.executable, "-m", "pontual", "--store", store]
     subprocess.run([*cli, "init"], env=env, check=True, capture_output=True, cwd=ROOT)
@@ -90,8 +91,11 @@ def test_cold_cache_is_announced_once_by_match(tmp_path: Path) -> None:
     result = subprocess.run(
         [*cli, "match", "--from", "2026-03-02"], env=env, capture_output=True, text=True, cwd=ROOT
     )
-    assert result.stderr.splitlines()[0] == COLD_MESSAGE
-    assert result.stderr.count(COLD_MESSAGE) == 1
+    # in the chosen language (pt-BR by default): its English id is COLD_MESSAGE
+    assert COLD_MESSAGE == "compiling the matching kernels, once: ~30 s"
+    said = "compilando rotinas de casamento, uma vez: ~30 s"
+    assert result.stderr.splitlines()[0] == said
+    assert result.stderr.count(said) == 1
     # --quiet: no notice
     quiet = subprocess.run(
         [*cli, "--quiet", "match", "--from", "2026-03-02"],
@@ -100,7 +104,7 @@ def test_cold_cache_is_announced_once_by_match(tmp_path: Path) -> None:
         text=True,
         cwd=ROOT,
     )
-    assert COLD_MESSAGE not in quiet.stderr
+    assert said not in quiet.stderr
 
 
 @pytest.mark.slow  # compiles in a fresh process with an empty cache

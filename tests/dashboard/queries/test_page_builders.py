@@ -141,3 +141,29 @@ def test_profile_sources_show_their_citation_not_the_engineers_notes() -> None:
     assert to_citation(profile.trips.frequent_headway_max_s) == (
         "padrão do Pontual, a fixar por decreto"
     )
+
+
+def test_a_bunched_pair_is_marked_once_where_it_begins() -> None:
+    from datetime import UTC, date, datetime, timedelta
+
+    from dashboard.queries.lines import build_bunching_markers
+
+    t0, day = datetime(2026, 3, 2, 11, 0, tzinfo=UTC), date(2026, 3, 2)
+    # t3 runs 100 s then 50 s behind t2 at stops A and B (bunched at both), t2 is not bunched;
+    # a bunched visit of another day is not drawn on this day's diagram
+    judged = pl.DataFrame(
+        {
+            "service_date": [day, day, day, date(2026, 3, 3)],
+            "trip_id": ["t2", "t3", "t3", "t9"],
+            "leader_trip_id": ["t1", "t2", "t2", "t8"],
+            "leader_vehicle_id": ["V1", "V2", "V2", "V8"],
+            "direction_id": pl.Series([0, 0, 0, 0], dtype=pl.Int32),
+            "at": [t0, t0 + timedelta(seconds=100), t0 + timedelta(seconds=400), t0],
+            "stop_dist_m": [0.0, 0.0, 1500.0, 0.0],
+            "is_bunched": [False, True, True, True],
+        }
+    )
+    marks = build_bunching_markers(judged, day)
+    assert marks.rows() == [
+        ("t3", t0 + timedelta(seconds=100), 0.0, 0, "em comboio atrás do veículo V2")
+    ]

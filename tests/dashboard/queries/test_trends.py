@@ -76,3 +76,22 @@ def test_risk_panel_lists_who_to_watch_most_serious_first(store: Store) -> None:
     assert o1["reasons"] == (
         "ICV médio dos últimos 3 meses abaixo de 60 pontos (rumo ao conceito E)"
     )
+
+
+def test_overdue_cases_summed_up_per_operator_oldest_named() -> None:
+    overdue = pl.DataFrame(
+        {
+            "case_id": [7, 3, 9],
+            "state": ["lavrada", "em_defesa", "lavrada"],
+            "operator_id": ["O1", "O1", "O2"],
+            "pending": ["notify (art. 68 §2)", "judge (art. 69-I)", "notify (art. 68 §2)"],
+            "due_on": [date(2026, 4, 20), date(2026, 3, 20), date(2026, 4, 1)],
+            "days_late": [10, 41, 29],
+        }
+    )
+    got = q.build_overdue_by_operator(overdue)
+    assert got.rows() == [
+        ("O1", 2, 3, date(2026, 3, 20), 41, "judge (art. 69-I)"),
+        ("O2", 1, 9, date(2026, 4, 1), 29, "notify (art. 68 §2)"),
+    ]
+    assert q.build_overdue_by_operator(overdue.clear()).is_empty()
