@@ -8,7 +8,8 @@ exports its raw tables to a lake, then times:
   start-up apart;
 and prints the wall-time ratio (target <= 1.5x), the peak resident memory of the Spark Python
 workers (summed over the worker processes, sampled every 0.2 s from /proc), the shuffle volume
-(the batches' Arrow IPC cells), the cost per (day, batch) partition, the timed run's stages
+(the pings, and the batches' Arrow IPC cells, from the event log of the last run), the cost
+per (day, batch) partition, the timed run's stages
 from Spark's event log (wall, the tasks' run time, shuffle written) and the Python workers'
 step times (`PONTUAL_SPARK_TIMINGS`), to say where the
 engine's time goes. Every derived table is checked equal between the engines after the
@@ -26,9 +27,17 @@ engine: most likely its cheaper store writes, ADR 0111): local 1.85 s / 1.85 CPU
 5.75 s / 6.17 CPU-s = 3.11x wall, 3.34x CPU; the Spark runs fall run after run as the JVM's
 JIT warms (7.7, 6.2, 5.4 CPU-s), and reach 2.7-3.1 s / 4.8-5.2 CPU-s after about eight runs
 (docs/scaling-spark.md).
+Session 29 (the day's inputs read once per job on the driver; load average 21-27): 300-bus day
+2.91x and 2.98x the local engine's CPU against the base's 3.32x and 3.39x (wall 1.99x and 2.10x
+against 2.56x and 3.16x), alternating this tree and the base; the large day (7000 vehicles,
+11.2 M pings, 76 batches) once: local 111.6 s / 58.5 CPU-s, Spark 140.7 s / 105.8 CPU-s =
+**1.26x wall** (within the target), 1.81x CPU; Python workers' peak 5.2 GB.
 
-Both engines' CPU seconds are counted over the process tree (the driver, Spark's JVM and its
-Python workers); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.
+Spark's CPU seconds are counted over the process tree (the driver, Spark's JVM and its
+Python workers), the local engine's over this process (its batch threads); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.
+
+The large day of issue 19 is ``--vehicles 7000`` (about 11 M pings, 76 batches; simulating and
+ingesting it once takes about 30 minutes on the loaded 2 cores, reused from ``--data``).
 
 Run: ``.venv/bin/python -m benchmarks.bench_spark [--vehicles N] [--batch-pings N] [--data DIR]
 [--rounds N]``.
@@ -159,8 +168,10 @@ def main() -> None:
     profile = load_profile("bento-goncalves-2021")
     lake = data / "lake"
     with Store.open(store_path, read_only=True) as store:
-        raw = [t.name for t in lake_tables() if t.name not in DERIVED_TABLES]
-        export_lake(store, lake, TZ, names=raw)
+        if not (data / "exported").exists():  # the large day's export takes minutes
+            raw = [t.name for t in lake_tables() if t.name not in DERIVED_TABLES]
+            export_lake(store, lake, TZ, names=raw)
+            (data / "exported").touch()
         n_pings = store.count("vehicle_locations")
 
     def run_local() -> None:
@@ -200,7 +211,7 @@ def main() -> None:
         n_batches = plan_days(lake, [DAY], args.batch_pings, cores)[0].n_batches
         plan_s = time.perf_counter() - t0
         for _ in range(args.rounds):  # interleaved: both engines see the same load
-            local_runs.append(_timed(run_local))
+            local_runs.append(_timed(run_local, _self_cpu_s))
             timings.unlink(missing_ok=True)  # the previous run's steps
             sampler = PeakSampler()
             sampler.start()
@@ -214,7 +225,9 @@ def main() -> None:
     local_s, local_cpu = (statistics.median(r[i] for r in local_runs) for i in (0, 1))
     spark_s, spark_cpu = (statistics.median(r[i] for r in spark_runs) for i in (0, 1))
 
-    shuffle_mb = _shuffle_estimate_mb(store_path)
+    stages = read_stages(events, started_ms, ended_ms)
+    shuffled = [st["shuffle_mb"] for _, st in sorted(stages.items()) if st["shuffle_mb"] > 0]
+    pings_mb, cells_mb = (shuffled[0], shuffled[-1]) if len(shuffled) > 1 else (0.0, 0.0)
     print(
         f"{args.vehicles} vehicles, {n_pings} pings, {n_batches} batch(es) of <= "
         f"{args.batch_pings} pings; cpu count {os.cpu_count()}\n"
@@ -227,12 +240,13 @@ def main() -> None:
         f"{spark_s / local_s:.2f}x the local engine's wall (target <= 1.5x), "
         f"{spark_cpu / local_cpu:.2f}x its CPU\n"
         f"  of which planning on the driver (DuckDB over the lake): {plan_s:.2f} s\n"
-        f"per (day, batch) partition: {spark_s / n_batches:.2f} s; "
-        f"shuffle between the stages ~{shuffle_mb:.1f} MB (runs, track, stands as Arrow IPC)\n"
+        f"per (day, batch) partition: {spark_s / n_batches:.2f} s, "
+        f"{spark_cpu / n_batches:.2f} CPU-s; shuffled (last run, event log): the pings "
+        f"{pings_mb:.1f} MB, the batches' frames as Arrow IPC {cells_mb:.1f} MB\n"
         f"peak memory of the Spark Python workers (last run): {sampler.peak_mb:.0f} MB"
     )
     print("the last Spark run:")
-    print(describe_stages(events, started_ms, ended_ms))
+    print(describe_stages(stages, started_ms, ended_ms))
     print(describe_worker_steps(timings))
 
     with Store.open(store_path, read_only=True) as file, open_lake(lake) as parquet:
@@ -243,20 +257,28 @@ def main() -> None:
     print("tables equal between the engines: yes")
 
 
-def _timed(run: Any) -> tuple[float, float]:
-    """Wall and CPU seconds (`_tree_cpu_s`) of one run."""
-    c0, t0 = _tree_cpu_s(), time.perf_counter()
+def _self_cpu_s() -> float:
+    """CPU seconds (user + system, every thread) of this process alone: the local engine's.
+    Not `_tree_cpu_s`: Spark's idle Python workers may exit while the local engine runs, and
+    their CPU then leaves the tree's sum (the large day's local run read -5.8 CPU-s that way)."""
+    t = os.times()
+    return t.user + t.system
+
+
+def _timed(run: Any, cpu: Any = _tree_cpu_s) -> tuple[float, float]:
+    """Wall and CPU seconds (`cpu`: `_tree_cpu_s` unless told) of one run."""
+    c0, t0 = cpu(), time.perf_counter()
     run()
-    return time.perf_counter() - t0, _tree_cpu_s() - c0
+    return time.perf_counter() - t0, cpu() - c0
 
 
 def _runs(runs: list[tuple[float, float]]) -> str:
     return ", ".join(f"{wall:.2f} s/{cpu:.2f} CPU-s" for wall, cpu in runs)
 
 
-def describe_stages(events: Path, since_ms: float, until_ms: float) -> str:
-    """Per Spark stage of the timed run (from the event log): tasks, wall time, the tasks'
-    summed run time, shuffle written; and the run's time outside every stage (the driver)."""
+def read_stages(events: Path, since_ms: float, until_ms: float) -> dict[int, dict[str, Any]]:
+    """The Spark stages submitted between `since_ms` and `until_ms` (the event log): name,
+    tasks, wall, the tasks' summed run time, shuffle written (MB), by stage id."""
     stages: dict[int, dict[str, Any]] = {}
     logs = [p for p in events.rglob("*") if p.is_file() and p.name.startswith(("events", "local"))]
     for log in logs:
@@ -283,6 +305,12 @@ def describe_stages(events: Path, since_ms: float, until_ms: float) -> str:
                 stage["run_s"] += metrics.get("Executor Run Time", 0) / 1000
                 written = (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written")
                 stage["shuffle_mb"] += (written or 0) / 1e6
+    return stages
+
+
+def describe_stages(stages: dict[int, dict[str, Any]], since_ms: float, until_ms: float) -> str:
+    """Per Spark stage of the timed run (`read_stages`): tasks, wall time, the tasks' summed
+    run time, shuffle written; and the run's time outside every stage (the driver)."""
     lines = ["stages of the timed run (event log): id, tasks, wall s, tasks' run s, shuffle MB"]
     busy: list[tuple[float, float]] = []
     for sid in sorted(stages):
@@ -318,28 +346,6 @@ def describe_worker_steps(timings: Path) -> str:
     for step, values in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
         lines.append(f"  {step:20s} {len(values):3d} {sum(values):7.2f} {max(values):7.2f}")
     return "\n".join(lines)
-
-
-def _shuffle_estimate_mb(store_path: Path) -> float:
-    """The size of the stage-1 cells of the day: its runs, track and stands as lz4 Arrow IPC
-    (the track is the bulk: one row per referenced fix)."""
-    from analytics.engines.spark import to_ipc
-    from analytics.matching.batches import match_vehicles
-    from analytics.matching.day import read_day
-    from analytics.matching.network import build_network
-    from analytics.matching.options import MatchOptions
-    from core.profile import load_profile
-    from core.store import Store
-
-    with Store.open(store_path, read_only=True) as store:
-        schedule, pings, _ = read_day(store, DAY)
-    options = MatchOptions()
-    network = build_network(
-        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-    )
-    min_s = float(load_profile("bento-goncalves-2021").trips.breakdown_stop_min_s.value)
-    frames = match_vehicles(pings, network, options, min_s, schedule.crs_epsg)
-    return sum(len(to_ipc(f)) for f in frames) / 1e6
 
 
 if __name__ == "__main__":

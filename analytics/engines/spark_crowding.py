@@ -36,7 +36,14 @@ from analytics.crowding.job import (
     compute_crowding,
     read_crowding_inputs,
 )
-from analytics.engines.spark import bind, day_span, event_day_folders, summary_frame
+from analytics.engines.spark import (
+    bind,
+    day_span,
+    event_day_folders,
+    spark_ddl,
+    summary_frame,
+    values_frame,
+)
 from core import __version__
 from core.lake import open_lake, write_day_partitions
 from core.profile import Profile
@@ -155,9 +162,11 @@ def build_crowding_job(
     from pyspark.sql import functions as F
 
     decl = table(TAPS)
-    windows = spark.createDataFrame(
+    windows = values_frame(
+        spark,
+        "windows",
+        ("service_date", "taps_from", "taps_to"),
         [(p.service_date, p.taps_from, p.taps_to) for p in plans],
-        "service_date date, taps_from timestamp, taps_to timestamp",
     )
     folders = event_day_folders(
         job.lake, TAPS, min(p.taps_from for p in plans), max(p.taps_to for p in plans)
@@ -167,10 +176,10 @@ def build_crowding_job(
     marker_cols = [F.lit(None).alias(c) for c in decl.column_names]
     cells = windows.select("service_date", F.lit(True).alias("is_marker"), *marker_cols)
     if folders:
-        taps = (
-            spark.read.option("recursiveFileLookup", "true")
+        taps = (  # the schema from the declaration: no job reading the files' footers
+            spark.read.schema(spark_ddl(TAPS, decl.column_names))
+            .option("recursiveFileLookup", "true")
             .parquet(*folders)
-            .select(*decl.column_names)
         )
         in_window = taps.join(
             F.broadcast(windows),

@@ -25,9 +25,12 @@ from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from analytics.matching.day import DERIVED_TABLES
+from analytics.engines.spark import JOBS_FOLDER
+from analytics.matching.day import DERIVED_TABLES, day_window, read_incidents, read_schedule
+from analytics.matching.network import build_network
 from analytics.matching.options import MatchOptions
 from core.lake import export_lake, lake_tables, open_lake
 from core.profile import load_profile
@@ -111,6 +114,45 @@ def test_spark_local_gives_the_local_engines_tables(
     written = dict(zip(summary["table_name"], summary["n_rows"], strict=True))
     assert written == heights
     assert not list(lake.rglob(".tmp-*")) and not list(lake.rglob(".old-*"))
+    assert not (lake / JOBS_FOLDER).exists()  # the job's day inputs removed with it
+
+
+def test_the_driver_writes_the_local_engines_day_inputs_once(
+    matched_store: Path, tmp_path: Path
+) -> None:
+    """`prepare_days` reads a day's schedule and incidents from the lake and builds its network
+    once, on the driver; what the workers load back is what the local engine reads from the
+    file and builds (the network's geometry for a partition task, the rest for the day's
+    assembly)."""
+    from analytics.engines.spark import DayInputs, _load, plan_days, prepare_days
+
+    lake = _raw_lake(matched_store, tmp_path / "lake")
+    options = MatchOptions()
+    plans = prepare_days(lake, [DAY], options, tmp_path / "job", SMALL_BATCH, 2)
+    with Store.open(matched_store, read_only=True) as store:
+        schedule = read_schedule(store, DAY)
+        incidents = read_incidents(store, schedule.trips)
+    network = build_network(
+        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+    )
+    (plan,) = plans
+    assert plan.files is not None
+    assert (plan.window_lo, plan.window_hi) == day_window(schedule.trips)
+    assert plan.n_batches == plan_days(lake, [DAY], SMALL_BATCH, 2)[0].n_batches
+    geometry, crs_epsg = _load(plan.files.partition)
+    assert crs_epsg == schedule.crs_epsg
+    assert geometry.trip_stops.height == 0  # a partition task never reads the trip stops
+    assert geometry.shapes.equals(network.shapes)
+    for name in ("points_x", "points_y", "points_dist", "points_shape"):
+        assert np.array_equal(getattr(geometry, name), getattr(network, name)), name
+    assert np.array_equal(geometry.grid.points, network.grid.points)
+    day = _load(plan.files.day)
+    assert isinstance(day, DayInputs)
+    assert day.trip_stops.equals(network.trip_stops)
+    assert day.incidents.equals(incidents)
+    for name in ("trips", "stop_times", "shapes", "stops"):
+        assert getattr(day.schedule, name).equals(getattr(schedule, name)), name
+    assert day.schedule.trips.height == 441
 
 
 # --- a real standalone cluster ------------------------------------------------------------
