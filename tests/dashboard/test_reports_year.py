@@ -19,6 +19,8 @@ second rendering from a fresh read of the store gives the same hash and the same
 
 from __future__ import annotations
 
+import re
+import shutil
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -340,3 +342,34 @@ def test_regenerating_gives_the_same_numbers_hash_and_bytes(
         for name, table in report.tables.items():
             assert table.data.equals(first.table(name).data), (report.file_stem, name)
     assert len({r.input_hash for r in reports}) == len(reports)
+
+
+def test_the_crowding_table_of_the_cli_reads_local_hours(
+    store_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 20: times in the profile's zone everywhere. `pontual crowding`'s table heads its
+    hour column "hora (local)" and each row's hour is the summary's UTC hour in
+    America/Sao_Paulo (the simulated peak's 07:00 local is 10:00 UTC)."""
+    from zoneinfo import ZoneInfo
+
+    path = tmp_path / "pontual.duckdb"
+    shutil.copy(store_file, path)
+    first, last = DATES[0].isoformat(), DATES[-1].isoformat()
+    monkeypatch.setenv("COLUMNS", "300")  # the whole table on one line per row
+    capsys.readouterr()
+    assert main(["--store", str(path), "crowding", "--from", first, "--to", last]) == 0
+    out = capsys.readouterr().out
+    with Store.open(path, read_only=True) as s:
+        needed = s.query("SELECT route_id, hour_at FROM crowding_summary WHERE is_action_required")
+    if needed.height == 0:
+        pytest.fail("the sampled year has no crowded hour: the table is not printed")
+    assert "hora (local)" in out and "UTC" not in out
+    tz = ZoneInfo(PROFILE.general.timezone.value)
+    local = {h.astimezone(tz).strftime("%H:%M") for h in needed["hour_at"].to_list()}
+    utc_only = {h.strftime("%H:%M") for h in needed["hour_at"].to_list()} - local
+    shown = set(re.findall(r"\b\d\d:\d\d\b", out))
+    assert shown and shown <= local
+    assert not shown & utc_only
