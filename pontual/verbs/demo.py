@@ -63,8 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--live-from",
         type=clock.fromisoformat,
-        default=DEFAULT_LIVE_FROM,
-        help="local time of the last simulated day the replay starts at (06:30)",
+        default=None,
+        help="local time of the last simulated day the replay starts at (06:30, or 5 min before that day's first departure when later)",
     )
     p.set_defaults(func=run)
 
@@ -163,6 +163,29 @@ def resolve_demo_paths(store: Path, sample: Path | None, into_store: bool) -> tu
     return store, folder
 
 
+LIVE_LEAD_S = 5 * 60
+"""The replay starts this long before the day's first departure when that is after
+DEFAULT_LIVE_FROM: buses are seen leaving, not parked."""
+
+
+def choose_live_start(store: Path, day: date, earliest: clock) -> clock:
+    """The local time the live replay of `day` starts at: `earliest` (the morning peak), or,
+    on a day whose service starts later (the simulated week ends on a Sunday, first departure
+    07:00), LIVE_LEAD_S before its first scheduled departure, so that the *Ao vivo* page shows
+    buses running and arrivals counting down from its first look."""
+    from core.store import Store
+
+    with Store.open(store, read_only=True) as s:
+        first = s.query(
+            "SELECT min(planned_start_s) AS first_s FROM scheduled_trips WHERE service_date = ?",
+            [day],
+        )["first_s"][0]
+    if first is None:
+        return earliest
+    lead = max(0, int(first) - LIVE_LEAD_S)
+    return max(earliest, clock(lead // 3600 % 24, lead % 3600 // 60))
+
+
 DEMO_ACCOUNT = "demo"
 
 
@@ -242,6 +265,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     day = DEFAULT_START + timedelta(days=args.days - 1)
+    if args.live_from is None:
+        args.live_from = choose_live_start(store, day, DEFAULT_LIVE_FROM)
     with LiveDemo(
         store=store,
         profile_id=ctx.settings.profile_id,

@@ -158,3 +158,34 @@ def test_the_live_demo_moves_buses_and_ends_cleanly(tmp_path: Path) -> None:
     while _processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _processes_mentioning(str(tmp_path)) == []
+
+
+@pytest.mark.simulator
+def test_the_replay_starts_before_a_late_first_departure(tmp_path: Path) -> None:
+    """The demo's last simulated day is a Sunday whose service starts after 06:30: the replay
+    then starts five minutes before its first departure (buses leaving, not parked), and on a
+    weekday at 06:30, the morning peak. The first departure is read from the store."""
+    from datetime import date
+    from datetime import time as clock
+
+    from core.store import Store
+    from pontual.cli import main
+    from pontual.verbs.demo import DEFAULT_LIVE_FROM, build_stages, choose_live_start
+
+    sunday, monday = date(2026, 3, 8), date(2026, 3, 9)
+    store = tmp_path / "pontual.duckdb"
+    stages = build_stages(tmp_path / "sample", sunday, 2, seed=1)[:3]  # simulate, init, gtfs
+    for _label, argv in stages:
+        assert main(["--quiet", "--store", str(store), *argv]) == 0, argv
+    with Store.open(store, read_only=True) as s:
+        firsts = dict(
+            s.query(
+                "SELECT service_date, min(planned_start_s) AS first_s FROM scheduled_trips "
+                "GROUP BY service_date"
+            ).iter_rows()
+        )
+    late, early = firsts[sunday], firsts[monday]
+    assert late - 300 > 6.5 * 3600 > early  # the simulated timetable, as the demo runs it
+    start = choose_live_start(store, sunday, DEFAULT_LIVE_FROM)
+    assert start == clock((late - 300) // 3600, (late - 300) % 3600 // 60)
+    assert choose_live_start(store, monday, DEFAULT_LIVE_FROM) == DEFAULT_LIVE_FROM
