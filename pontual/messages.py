@@ -296,7 +296,9 @@ MESSAGES: tuple[str, ...] = (
     ),
     N_("no live feed (broker, serve, replay) on the side"),
     N_("replay at S times real time (10)"),
-    N_("local time of the last simulated day the replay starts at (06:30, or 5 min before that day's first departure when later)"),
+    N_(
+        "local time of the last simulated day the replay starts at (06:30, or 5 min before that day's first departure when later)"
+    ),
     N_("compile the matching kernels into the user cache"),
     N_(
         "record that this report reached SEGIMU on that day (its due day is tracked: BG "
