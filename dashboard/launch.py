@@ -32,6 +32,7 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from streamlit import delta_generator
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -100,10 +101,41 @@ def run() -> None:
     # first call. Checked by tests/dashboard/test_browser_links.py on a fresh server.
     PagesManager.uses_pages_directory = False
     nested_paths.install()  # `/a/b` reaches the app's pt-BR "not found" page
+    quiet_streamlit()
     warm()
     if os.environ.get(PREWARM_ENV, "1") != "0":
         threading.Thread(target=keep_warm, args=(sys.argv,), name="prewarm", daemon=True).start()
     main(prog_name="streamlit")
+
+
+STREAMLIT_LINES = ("Stopping...", "Uvicorn server started on")
+"""Streamlit's own English terminal lines that `quiet_streamlit` drops (prefixes)."""
+
+
+class _DropStreamlitLines(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(STREAMLIT_LINES)
+
+
+def quiet_streamlit() -> None:
+    """Keep Streamlit's own English lines off the terminal ("You can now view your Streamlit
+    app in your browser", its URLs, "Uvicorn server started on …", "Stopping..."): `pontual
+    dashboard` and `pontual demo` say where the dashboard is and that it stops, in pt-BR from
+    the catalogue (issue 20). Warnings and errors still print."""
+    from streamlit import cli_util
+    from streamlit.web import bootstrap
+
+    bootstrap._print_url = lambda is_running_hello: None
+    print_to_cli = cli_util.print_to_cli
+
+    def print_unless_ours(message: str, **kwargs: Any) -> None:
+        if not message.strip().startswith(STREAMLIT_LINES):
+            print_to_cli(message, **kwargs)
+
+    cli_util.print_to_cli = print_unless_ours
+    logging.getLogger("streamlit.web.server.starlette.starlette_server").addFilter(
+        _DropStreamlitLines()
+    )
 
 
 def keep_warm(argv: Sequence[str]) -> None:

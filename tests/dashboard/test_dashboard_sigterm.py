@@ -68,3 +68,7 @@ def test_sigterm_to_the_dashboard_verb_stops_streamlit_too(dashboard_store: Path
     assert process.returncode == 0, out
     assert "Traceback" not in out, out
     assert not alive, "a process of the dashboard outlived SIGTERM"
+    # Streamlit's own English lines stay off the terminal; the verb says it in pt-BR (issue 20)
+    shown = "".join(lines) + out
+    for english in ("You can now view", "URL:", "Uvicorn server started", "Stopping..."):
+        assert english not in shown, shown
