@@ -935,7 +935,7 @@ MESSAGES: tuple[str, ...] = (
     N_("move the raw days (pings and taps) before a date from the store into the lake"),
     N_(
         "Each raw day before --before is written to the lake, digested there, and leaves "
-        "the store only when the lake copy gives the digest recorded at ingestion."
+        "the store only when the lake copy gives the day's recorded reference digest."
     ),
     N_("first day kept in the store YYYY-MM-DD"),
     N_("--before {date} is after today ({today}): a day still receiving data cannot be archived"),
@@ -957,7 +957,7 @@ MESSAGES: tuple[str, ...] = (
     N_("nothing to archive before {date}"),
     N_("{days} day(s) archived to {lake}: {rows} raw rows left the store"),
     N_(
-        "the lake copy of {days} does not give the digest recorded at ingestion: those "
+        "the lake copy of {days} does not give the recorded reference digest: those "
         "days stay in the store"
     ),
     N_("run `pontual verify` to see which raw data changed"),

@@ -86,7 +86,7 @@ def build_raw_input_rows(day_digests: pl.DataFrame) -> list[dict[str, Any]]:
     period's current day digests (`cases.evidence.compute_period_day_digests`): n_rows is the
     period's raw rows, sha256 the SHA-256 of the 'day|n_rows|sha256' lines in day order, so any
     raw ping or tap changed, added or removed changes it. The label counts the days and those
-    that no longer match the digest recorded at ingestion (BG art. 77: the evidence unchanged)."""
+    that no longer match their recorded reference digest (BG art. 77: the evidence unchanged)."""
     rows: list[dict[str, Any]] = []
     for name in sorted(day_digests["table_name"].unique().to_list()):
         days = day_digests.filter(pl.col("table_name") == name).sort("service_date")

@@ -27,7 +27,7 @@ def register_lake_actions(actions: argparse._SubParsersAction) -> None:
         "archive",
         help="move the raw days (pings and taps) before a date from the store into the lake",
         description="Each raw day before --before is written to the lake, digested there, and leaves "
-        "the store only when the lake copy gives the digest recorded at ingestion.",
+        "the store only when the lake copy gives the day's recorded reference digest.",
     )
     archive.add_argument(
         "--before",
@@ -117,8 +117,8 @@ def run_archive(args: argparse.Namespace, ctx: Context) -> int:
     refused = sorted(set(done.filter(pl.col("outcome") != ARCHIVED)["service_date"].to_list()))
     if refused:
         raise PontualError(
-            f"the lake copy of {', '.join(map(str, refused))} does not give the digest "
-            "recorded at ingestion: those days stay in the store",
+            f"the lake copy of {', '.join(map(str, refused))} does not give the recorded "
+            "reference digest: those days stay in the store",
             where=str(lake),
             hint="run `pontual verify` to see which raw data changed",
         )
