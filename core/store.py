@@ -192,6 +192,13 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _rows_digest_sql(name: str, columns: list[tuple[str, str]]) -> str:
+    """`count(*) AS n, <digest> AS h FROM name`: the row count and the sum of a 64-bit hash of
+    each row over `columns` (an order-free digest of the rows as a multiset, ADR 0114)."""
+    row = ", ".join(f'"{c}"' for c, _ in columns)
+    return f'count(*) AS n, sum(hash({row})) AS h FROM "{name}"'
+
+
 class Store:
     """The Pontual store. Open with `Store.open`; use as a context manager."""
 
@@ -770,12 +777,7 @@ class Store:
         tables copied whole into the catalogue: one query, a scan of each small table."""
         if not names:
             return {}
-        selects = []
-        for name in names:
-            row = ", ".join(f'"{c}"' for c, _ in columns[name])
-            selects.append(
-                f'SELECT {_quote(name)} AS t, count(*) AS n, sum(hash({row})) AS h FROM "{name}"'
-            )
+        selects = [f"SELECT {_quote(n)} AS t, {_rows_digest_sql(n, columns[n])}" for n in names]
         found = {t: f"rows {n} {h}" for t, n, h in self._run(" UNION ALL ".join(selects))}
         return {n: ",".join(f"{c} {t}" for c, t in columns[n]) + ";" + found[n] for n in names}
 
@@ -877,8 +879,7 @@ class Store:
         The digest is the sum of a 64-bit hash of each row (an order-free digest of the rows
         as a multiset): any write moves it, an UPDATE that keeps the row count included. It
         costs a scan, a tenth of writing the table again (ADR 0114)."""
-        row = ", ".join(f'"{c}"' for c, _ in columns)
-        n, digest = self._run(f'SELECT count(*), sum(hash({row})) FROM "{name}"')[0]
+        n, digest = self._run(f"SELECT {_rows_digest_sql(name, columns)}")[0]
         whole = f"{signature};rows {digest}"
         old = published.get((name, _WHOLE))
         fresh = old is not None and old[1:] == (int(n), whole)
