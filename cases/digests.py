@@ -189,15 +189,6 @@ CURRENT_SCHEMA = {
 was taken from `raw_day_fingerprints` (the day's fingerprint unchanged), not hashed again."""
 
 
-def _has_table(store: Store, name: str) -> bool:
-    """Whether `store` has table (or view) `name`: a lake or an older store may lack one."""
-    return bool(
-        store.query(
-            "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = ?", [name]
-        )["n"][0]
-    )
-
-
 def _day_runs(days: Iterable[date]) -> list[tuple[date, date]]:
     """Consecutive days as (first, last) runs: one fingerprint scan per run."""
     runs: list[tuple[date, date]] = []
@@ -231,7 +222,7 @@ def compute_raw_day_digests(
     method = f"{DIGEST_METHOD}:{','.join(table(name).column_names)}"
     prints = compute_day_fingerprints(store, name, start, end, tz)
     keys = ["service_date", "n_rows", "row_hash_sum_a", "row_hash_sum_b"]
-    if _has_table(store, "raw_day_fingerprints"):
+    if store.has_table("raw_day_fingerprints"):
         cached = store.query(
             "SELECT service_date, n_rows, row_hash_sum_a, row_hash_sum_b, sha256 "
             "FROM raw_day_fingerprints WHERE table_name = ? AND service_date BETWEEN ? AND ? "

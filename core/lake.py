@@ -225,10 +225,7 @@ def export_lake(
 def read_archived_days(store: Store, name: str) -> list[date]:
     """The service days of raw table `name` archived out of `store` (`archived_days`), pruned
     or not: their rows live only in the lake."""
-    found = store.query(
-        "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = 'archived_days'"
-    )
-    if found["n"][0] == 0:
+    if not store.has_table("archived_days"):
         return []
     rows = store.query(
         "SELECT service_date FROM archived_days WHERE table_name = ? ORDER BY service_date",

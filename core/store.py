@@ -270,12 +270,17 @@ class Store:
         return self.con.execute(sql, params or []).fetchall()
 
     # -- schema ----------------------------------------------------------------------------
+    def has_table(self, name: str) -> bool:
+        """Whether the store (or lake catalogue) has table or view `name`: an older store or a
+        lake may lack one."""
+        found = self._run(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
+        )
+        return bool(found[0][0])
+
     @property
     def schema_version(self) -> int:
-        exists = self._run(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-        )
-        if exists[0][0] == 0:
+        if not self.has_table("schema_version"):
             return 0
         row = self._run("SELECT max(version) FROM schema_version")
         return int(row[0][0]) if row[0][0] is not None else 0
