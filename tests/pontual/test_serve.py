@@ -57,6 +57,23 @@ def _node_or_skip() -> str:
     return node
 
 
+def start_serve(
+    store: Path, broker: Broker, http_port: int, *, max_runtime_s: int
+) -> subprocess.Popen[bytes]:
+    """`pontual serve` of the simulated day on `store`, listening to `broker` as the listener
+    account and answering on `http_port`, stopping by itself after `max_runtime_s`."""
+    env = {**os.environ, "PONTUAL_MQTT_PASSWORD": broker.passwords[LISTENER_USER]}
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "pontual", "--store", str(store), "serve",
+            "--port", str(broker.port), "--username", LISTENER_USER,
+            "--http-port", str(http_port), "--date", LIVE_DAY.isoformat(),
+            "--batch-interval-s", "0.2", "--max-runtime-s", str(max_runtime_s),
+        ],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
 def _wait_health(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -86,16 +103,7 @@ def test_replayed_morning_through_mosquitto_gives_valid_feeds(
 ) -> None:
     node = _node_or_skip()
     http_port = free_port()
-    env = {**os.environ, "PONTUAL_MQTT_PASSWORD": broker.passwords[LISTENER_USER]}
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "pontual", "--store", str(simulated.store_path), "serve",
-            "--port", str(broker.port), "--username", LISTENER_USER,
-            "--http-port", str(http_port), "--date", LIVE_DAY.isoformat(),
-            "--batch-interval-s", "0.2", "--max-runtime-s", "150",
-        ],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    proc = start_serve(simulated.store_path, broker, http_port, max_runtime_s=150)
     base = f"http://127.0.0.1:{http_port}"
     publishers = {
         op: Publisher(broker.port, op, broker.passwords[op], f"sim-{op}") for op in ("O1", "O2")

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -24,11 +21,17 @@ import pytest
 from core.pt_br import to_time_of_day
 from dashboard.browser import Browser
 from dashboard.server import start_server, wait_until_ready
-from tests.analytics.live.simulated import LIVE_DAY, SimulatedStore, build_simulated_store
+from tests.analytics.live.simulated import SimulatedStore, build_simulated_store
 from tests.dashboard.conftest import dashboard_store  # noqa: F401 (a fixture used below)
 from tests.dashboard.test_browser import _require_chromium, check_pt_br
-from tests.mosquitto import LISTENER_USER, Broker, Publisher, free_port, require_mosquitto
-from tests.pontual.test_serve import SLICES, _busiest_next_stop, _wait_health, _wait_version
+from tests.mosquitto import Broker, Publisher, free_port, require_mosquitto
+from tests.pontual.test_serve import (
+    SLICES,
+    _busiest_next_stop,
+    _wait_health,
+    _wait_version,
+    start_serve,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-output" / "passenger"
@@ -50,16 +53,7 @@ def served(
     _require_chromium()
     with Broker(tmp_path_factory.mktemp("broker"), operators=("O1", "O2")) as broker:
         http_port = free_port()
-        env = {**os.environ, "PONTUAL_MQTT_PASSWORD": broker.passwords[LISTENER_USER]}
-        proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "pontual", "--store", str(simulated.store_path), "serve",
-                "--port", str(broker.port), "--username", LISTENER_USER,
-                "--http-port", str(http_port), "--date", LIVE_DAY.isoformat(),
-                "--batch-interval-s", "0.2", "--max-runtime-s", "300",
-            ],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        proc = start_serve(simulated.store_path, broker, http_port, max_runtime_s=300)
         base = f"http://127.0.0.1:{http_port}"
         publishers = {
             op: Publisher(broker.port, op, broker.passwords[op], f"sim-{op}") for op in ("O1", "O2")
