@@ -19,28 +19,15 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.queries.live import build_stop_arrivals, read_live_stops, read_stop_arrivals
 from dashboard.server import free_port
-from pontual.feed_server import build_app
-from pontual.stop_page import build_passenger_names
 from tests.pontual.test_serve_app import Source, _reference, _view
+from tests.pontual.test_stop_page import passenger_app
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 
 
 @pytest.fixture(scope="module")
 def feed_url() -> Iterator[str]:
-    source = Source(_view(), _reference())
-    names = build_passenger_names(
-        source.reference.stops.with_columns(pl.Series("stop_code", ["100", "200", "300"])),
-        pl.DataFrame({"route_id": ["T10"], "route_short_name": ["10"]}),
-        pl.DataFrame(
-            {
-                "trip_id": ["T10-1", "T10-2"],
-                "route_id": ["T10", "T10"],
-                "trip_headsign": ["Praça da Bandeira", "Praça da Bandeira"],
-            }
-        ),
-    )
-    app = build_app(source, names=names, timezone="America/Sao_Paulo")
+    app = passenger_app(Source(_view(), _reference()))
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")

@@ -8,6 +8,7 @@ import re
 
 import polars as pl
 import pytest
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from pontual.feed_server import build_app
@@ -25,8 +26,8 @@ def _source(stop_name: str = "Rua A") -> Source:
     return Source(_view(), reference)
 
 
-def _client(stop_name: str = "Rua A") -> TestClient:
-    source = _source(stop_name)
+def passenger_app(source: Source) -> Starlette:
+    """The feed server of `source` with the test's stop codes, line number and headsign."""
     names = build_passenger_names(
         source.reference.stops.with_columns(pl.Series("stop_code", ["100", "200", "300"])),
         pl.DataFrame({"route_id": ["T10"], "route_short_name": ["10"]}),
@@ -38,7 +39,11 @@ def _client(stop_name: str = "Rua A") -> TestClient:
             }
         ),
     )
-    return TestClient(build_app(source, names=names, timezone=ZONE))
+    return build_app(source, names=names, timezone=ZONE)
+
+
+def _client(stop_name: str = "Rua A") -> TestClient:
+    return TestClient(passenger_app(_source(stop_name)))
 
 
 @pytest.fixture
