@@ -49,6 +49,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks.bench_gtfs import compile_checkout
+from core.periods import months_in, range_period
 
 YEAR = 2025
 """The simulated year: a past one, since ingest quarantines pings stamped in the future."""
@@ -164,20 +165,16 @@ def build_plan(folders: list[Path], first: date, last: date) -> list[tuple[str, 
         plan.append(("ingest avl", ["ingest", "avl", str(folder / "avl.parquet")]))
         plan.append(("ingest fares", ["ingest", "fares", str(folder / "fares.csv")]))
     plan.append(("match", ["match", "--from", str(first), "--to", str(last)]))
-    months = sorted(
-        {(first + timedelta(d)).strftime("%Y-%m") for d in range((last - first).days + 1)}
-    )
+    months = months_in(range_period(first, last))
     # Crowding a month at a time, as a city closes each month: its origin-destination shares
     # are pooled over the range a command is given, and one command over a whole year holds
     # every tap of it at once (ADR 0103).
     for month in months:
-        lo = max(first, date.fromisoformat(month + "-01"))
-        nxt = (date.fromisoformat(month + "-01") + timedelta(days=32)).replace(day=1)
-        hi = min(last, nxt - timedelta(days=1))
+        lo, hi = max(first, month.start), min(last, month.end)
         plan.append(("crowding", ["crowding", "--from", str(lo), "--to", str(hi)]))
     extra = ["--costs", str(head / "cost_per_km.csv"), "--population", str(head / "population.csv")]
     for month in months:
-        plan.append(("indices", ["indices", "--period", month, "--format", "csv", *extra]))
+        plan.append(("indices", ["indices", "--period", month.label, "--format", "csv", *extra]))
     # the year's indices and dossier over the days there are (all 365 in the full run)
     plan.append(("indices", ["indices", "--period", str(YEAR), "--format", "csv", *extra]))
     plan.append(("annual dossier", ["report", "annual", "--year", str(YEAR)]))
