@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,17 @@ def shared_data(*parts: str) -> Path:
             pytest.fail(reason + " — under CI=true an absent data folder is a failure")
         pytest.skip(reason)
     return path
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept() -> Iterator[None]:
+    """Each test ends with the `__main__` it started with. Streamlit's script runner (AppTest)
+    makes the script it runs `__main__` and leaves it there; a later test's spawn worker
+    (matching's pool) then re-ran that script as its own main module, died before reading its
+    start-up data, and left the pool's parent blocked writing it: a CI run hung 80 min so."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
 
 
 @pytest.fixture
