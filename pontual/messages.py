@@ -800,6 +800,11 @@ MESSAGES: tuple[str, ...] = (
     N_("header line: operator_id,month,cost_per_km (e.g. O1,2026-03,8.15)"),
     N_("pings without x_m/y_m and no CRS to project their lat/lon to"),
     N_("pass crs_epsg (the feed's metric CRS, feed_versions.crs_epsg)"),
+    N_("a matching worker process ended before finishing its work"),
+    N_(
+        "the machine may have run out of memory: run again with --workers 1 or a smaller "
+        "--batch-pings"
+    ),
     N_("validating a TIDES export needs the 'frictionless' package"),
     N_("pip install 'pontual[tides]'"),
     # dashboard/server.py (`pontual dashboard`, `pontual demo`)

@@ -4,15 +4,18 @@ runs, track and breakdown stands.
 A day's pings are cut into batches by a hash of the vehicle (a vehicle is never split); each
 batch is cleaned, referenced on the shapes and cut into runs (`match_vehicles`). Batches run
 two at a time in threads (Polars and the compiled kernels release the GIL), or in a `spawn`
-process pool when `workers > 1`; each worker receives the day's built network once.
+process pool when `workers > 1`; each worker reads the day's built network once, from a file
+(`to_network_file`).
 """
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -123,14 +126,33 @@ def end_with_parent() -> None:
         os._exit(1)
 
 
+def to_network_file(network: Network, folder: Path) -> Path:
+    """`network` pickled into a file in `folder`, for the pool's workers to read at start.
+
+    Why not the pool's `initargs`: those travel in the start-up data that the parent writes
+    into the new worker's pipe. Past the pipe's 64 KiB buffer, CPython's spawn blocks until the
+    worker reads it, while itself holding the pipe's read end open: a worker that died before
+    reading (killed for memory, or unable to start) left the parent blocked for good. With a
+    path instead of the network the write never blocks, and the pool reports the dead worker
+    (`BrokenProcessPool`)."""
+    path = folder / "network.pickle"
+    with path.open("wb") as out:
+        pickle.dump(network, out, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
 def init_worker(
-    network: Network,
+    network: Network | Path | None,
     options: MatchOptions,
     min_s: float,
     crs_epsg: int,
     gap_credit: GapCredit = ANY_GAP,
 ) -> None:
+    """A pool worker's start: `network` itself, or the file `to_network_file` wrote it to."""
     end_with_parent()
+    if isinstance(network, Path):
+        with network.open("rb") as source:
+            network = pickle.load(source)  # written by this run's parent, just before
     _WORKER["network"] = network
     _WORKER["options"] = options
     _WORKER["min_s"] = min_s

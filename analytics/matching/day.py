@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import partial
+from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import numpy as np
 import polars as pl
@@ -26,6 +29,7 @@ from analytics.matching.batches import (
     init_worker,
     map_bounded,
     match_vehicles,
+    to_network_file,
     work_batch,
 )
 from analytics.matching.breakdowns import find_breakdowns
@@ -37,6 +41,7 @@ from analytics.matching.outcomes import compute_trip_outcomes
 from analytics.matching.stop_visits import compute_stop_visits
 from analytics.matching.trip_context import DayEvidence, compute_trip_context
 from core import __version__
+from core.errors import PontualError
 from core.instants import to_utc_instant
 from core.profile import Profile
 from core.register import read_register
@@ -116,22 +121,23 @@ def match_day(
         # "spawn", not "fork": forking a process whose Polars/DuckDB thread pools hold locks
         # deadlocks the children (seen with `pontual demo`).
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            workers,
-            mp_context=ctx,
-            initializer=init_worker,
+        with TemporaryDirectory(prefix="pontual-match-") as folder:
             # the partition steps need the network's geometry, not its stop table
-            initargs=(
-                replace(network, trip_stops=network.trip_stops.clear()),
-                options,
-                min_s,
-                epsg,
-                gap_credit,
-            ),
-        ) as pool:
-            # at most two batches per worker in flight: each is cut out only when submitted,
-            # so the batches never exist all at once beside the day's pings
-            results = map_bounded(pool, work_batch, batches, 2 * workers)
+            geometry = replace(network, trip_stops=network.trip_stops.clear())
+            initargs = (to_network_file(geometry, Path(folder)), options, min_s, epsg, gap_credit)
+            try:
+                with ProcessPoolExecutor(
+                    workers, mp_context=ctx, initializer=init_worker, initargs=initargs
+                ) as pool:
+                    # at most two batches per worker in flight: each is cut out only when
+                    # submitted, so the batches never exist all at once beside the day's pings
+                    results = map_bounded(pool, work_batch, batches, 2 * workers)
+            except BrokenProcessPool as error:
+                raise PontualError(
+                    "a matching worker process ended before finishing its work",
+                    hint="the machine may have run out of memory: run again with --workers 1"
+                    " or a smaller --batch-pings",
+                ) from error
     else:
         # batches stream through threads: each is cut out, matched and released, so memory
         # holds `BATCH_THREADS` batches' working frames (plus the small runs, tracks and stands

@@ -13,8 +13,11 @@ from analytics.matching.trip_context import DayEvidence
 from core.tables.observed import INCIDENTS
 from gtfs.read import read_feed
 
+SimulatedDay = tuple[Schedule, pl.DataFrame, pl.DataFrame]
+"""a day's schedule, pings and incidents"""
 
-def read_simulated_day(sim: Path, day: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
+
+def read_simulated_day(sim: Path, day: date) -> SimulatedDay:
     """(schedule of `day`, every ping with a ping_id, the incidents) of a simulator folder."""
     schedule = build_schedule(read_feed(sim / "gtfs"), day)
     pings = (

@@ -4,24 +4,37 @@ partitions run in parallel; the pool only changes where the work runs, never the
 
 from __future__ import annotations
 
+import sys
+import types
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from analytics.matching.batches import batch_codes, cut_batches
 from analytics.matching.day import match_day
 from analytics.matching.options import MatchOptions
+from core.errors import PontualError
 from core.profile import load_profile
 from sample_data.simulate import default_options, simulate
-from tests.analytics.simulated_day import read_simulated_day
+from tests.analytics.simulated_day import SimulatedDay, read_simulated_day
 
 
-def test_two_workers_and_batch_threads_match_the_day_as_one_batch(tmp_path: Path) -> None:
-    simulate(default_options(days=1, write_text_avl=False), tmp_path)
-    truth = pl.read_parquet(tmp_path / "truth" / "trips.parquet")
-    schedule, pings, incidents = read_simulated_day(tmp_path, truth["service_date"][0])
+@pytest.fixture(scope="module")
+def day(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, SimulatedDay]:
+    """The simulator's truth and its first day, as matching reads them."""
+    folder = tmp_path_factory.mktemp("city")
+    simulate(default_options(days=1, write_text_avl=False), folder)
+    truth = pl.read_parquet(folder / "truth" / "trips.parquet")
+    return truth, read_simulated_day(folder, truth["service_date"][0])
+
+
+def test_two_workers_and_batch_threads_match_the_day_as_one_batch(
+    day: tuple[pl.DataFrame, SimulatedDay],
+) -> None:
+    truth, (schedule, pings, incidents) = day
     profile = load_profile("bento-goncalves-2021")
     # small batches, so both workers (and both threads of one process) get several and
     # results come back out of batch order
@@ -42,6 +55,25 @@ def test_two_workers_and_batch_threads_match_the_day_as_one_batch(tmp_path: Path
                 getattr(whole, name).sort(key, nulls_last=True),
                 getattr(other, name).sort(key, nulls_last=True),
             )
+
+
+@pytest.mark.timeout(180)
+def test_a_worker_that_dies_at_start_is_an_error_not_a_hang(
+    day: tuple[pl.DataFrame, SimulatedDay], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a spawn worker runs the parent's main script first: one that exits makes every worker
+    # die before it reads its start-up data (as a Streamlit page script left as `__main__`
+    # did in a CI run, where the pool's parent then waited for good)
+    script = tmp_path / "exits.py"
+    script.write_text("raise SystemExit(1)\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    _, (schedule, pings, incidents) = day
+    profile = load_profile("bento-goncalves-2021")
+    with pytest.raises(PontualError, match="matching worker process ended") as raised:
+        match_day(pings, schedule, incidents, profile, MatchOptions(), workers=2)
+    assert raised.value.hint is not None and "--workers 1" in raised.value.hint
 
 
 def test_batches_never_split_a_vehicle_and_keep_the_input_order() -> None:
