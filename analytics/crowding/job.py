@@ -36,6 +36,7 @@ from analytics.crowding.boardings import (
     compute_boardings,
     match_to_trace,
     place_taps,
+    sort_by_run,
     windows_between,
 )
 from analytics.crowding.loads import (
@@ -434,9 +435,12 @@ def compute_crowding_by_day(
     """
     tz = profile.general.timezone.value
     visits = period.stop_visits
-    windows = build_stop_windows(visits, include_last=False, options=options.boarding)
+    # sorted once by run for the windows and the numbered visits (each would sort them)
+    ordered = sort_by_run(visits)
+    windows = build_stop_windows(ordered, include_last=False, options=options.boarding)
     vehicles = windows["vehicle_id"].unique()
-    load_visits = build_load_visits(visits, period.trips)
+    load_visits = build_load_visits(ordered, period.trips)
+    del ordered
     # a service day's taps are all read once its runs' boarding windows are over and its
     # local date is past: a placed tap lies in a window of its day, an unplaced one on it
     windows_end = dict(

@@ -26,6 +26,7 @@ from analytics.crowding.boardings import (
     VisitKey,
     build_stop_windows,
     match_to_windows,
+    sort_by_run,
 )
 from core.profile import Profile
 from core.schema import UTC_INSTANT
@@ -370,7 +371,7 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
         "route_id",
         pl.col("direction_id").cast(pl.Int32).fill_null(-1),
     )
-    v = (
+    ordered = sort_by_run(
         stop_visits.lazy()
         .filter(pl.coalesce("arrival_at", "departure_at").is_not_null())
         .select(
@@ -380,7 +381,13 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
             "stop_id",
             pl.coalesce("departure_at", "arrival_at").cast(UTC_INSTANT).alias("departure_at"),
         )
-        .sort(*RUN_KEY, seq)
+        .collect()
+    )
+    # the stops numbered in stop id order (a dense rank of a month's string ids sorts them
+    # all: the few distinct ids are sorted instead, and each visit's found by its id)
+    stop_ids = ordered["stop_id"].drop_nulls().unique().sort()
+    v = (
+        ordered.lazy()
         .with_columns(
             new_run.cum_sum().alias("run_number"),
             pl.when(new_run.shift(-1, fill_value=True))
@@ -388,8 +395,7 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
             .otherwise(pl.col("stop_id").shift(-1))
             .alias("next_stop_id"),
         )
-        .with_row_index("visit_row")
-        .join(route, on=["service_date", "trip_id"], how="left")
+        .join(route, on=["service_date", "trip_id"], how="left", maintain_order="left")
         .with_columns(
             pl.col("route_id").is_not_null().alias("has_route"),
             pl.col("route_id").fill_null("?"),
@@ -405,10 +411,17 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
         .with_columns(pl.col("pattern_stop").cast(pl.Int64))
     )
     visits = (
-        v.join(pattern, on=["route_id", "direction_id", "stop_id"], how="left")
-        .with_columns(pl.col("stop_id").rank("dense").cast(pl.Int64).sub(1).alias("stop_code"))
-        .sort("visit_row")
-        .drop("visit_row")
+        # joins that keep the visits' order: no sort back into it after
+        v.join(
+            pattern, on=["route_id", "direction_id", "stop_id"], how="left", maintain_order="left"
+        )
+        .with_columns(
+            pl.col("stop_id")
+            .cast(pl.Enum(stop_ids))
+            .to_physical()
+            .cast(pl.Int64)
+            .alias("stop_code")
+        )
         .collect()
     )
     key = VisitKey.of(visits)

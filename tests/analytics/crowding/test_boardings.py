@@ -11,6 +11,7 @@ from analytics.crowding.boardings import (
     DEFAULT_BOARDING_OPTIONS,
     build_stop_windows,
     compute_boardings,
+    sort_by_run,
 )
 from core.schema import table
 from tests.conftest import FIXTURES
@@ -119,3 +120,29 @@ def test_a_tap_between_runs_beyond_the_layover_is_outside_trips() -> None:
     out = compute_boardings(taps, visits, timezone=TZ)
     assert out["placement"].to_list() == ["outside_trips"]
     assert out["card_hash"].to_list() == [None]
+
+
+def test_sort_by_run_orders_visits_as_a_sort_of_the_run_key_and_sequence() -> None:
+    """The integer-key sort (vehicle by its rank in id order) gives the string sort's order,
+    a frame already in order is returned as it is, and nulls fall back to the plain sort."""
+    from datetime import date
+
+    visits = pl.DataFrame(
+        {
+            "service_date": [date(2026, 3, 3), date(2026, 3, 2), date(2026, 3, 2)] * 2,
+            "vehicle_id": ["B10", "B9", "B10", "B9", "B10", "B10"],
+            "run_index": [0, 1, 1, 0, 1, 0],
+            "stop_sequence": [2, 1, 7, 3, 3, 1],
+            "stop_id": ["s1", "s2", "s3", "s4", "s5", "s6"],
+        }
+    )
+    ordered = sort_by_run(visits)
+    expected = visits.sort("service_date", "vehicle_id", "run_index", "stop_sequence")
+    assert ordered.equals(expected)
+    # "B10" before "B9": the ids' own order, not a number's
+    assert ordered["stop_id"].to_list() == ["s6", "s5", "s3", "s2", "s1", "s4"]
+    assert sort_by_run(ordered) is ordered
+    with_null = visits.with_columns(pl.Series("run_index", [0, None, 1, 0, 1, 0]))
+    assert sort_by_run(with_null).equals(
+        with_null.sort("service_date", "vehicle_id", "run_index", "stop_sequence")
+    )
