@@ -209,6 +209,7 @@ def build_stop_windows(
         .with_columns(
             new_run.alias("is_first"),
             new_run.shift(-1, fill_value=True).alias("is_last"),
+            new_run.cum_sum().alias("run_number"),
         )
         .with_columns(
             pl.when(pl.col("is_last")).then(None).otherwise(pl.col("at").shift(-1)).alias("next_at")
@@ -219,18 +220,24 @@ def build_stop_windows(
     )
     # Runs of a vehicle in time order: the origin window starts no earlier than the previous
     # run's last arrival, and the last stop's (APC) window ends before the next run's start.
+    # A run's first and last rows, in run order, are one row per run each (no group-by or
+    # join on the string run key: the runs are numbered).
     runs = (
-        v.group_by(RUN_KEY)
-        .agg(
-            pl.col("dep").filter(pl.col("is_first")).first().alias("run_dep"),
-            pl.col("at").filter(pl.col("is_last")).first().alias("run_end"),
+        pl.concat(
+            [
+                v.filter("is_first").select(
+                    "run_number", "vehicle_id", pl.col("dep").alias("run_dep")
+                ),
+                v.filter("is_last").select(pl.col("at").alias("run_end")),
+            ],
+            how="horizontal",
         )
         .sort("vehicle_id", "run_dep")
         .with_columns(
             # with the last stop's window (APC), the next run starts after it is over
             (pl.col("run_end").shift(1).over("vehicle_id") + after_last).alias("prev_end"),
         )
-        .select(*RUN_KEY, "prev_end")
+        .select("run_number", "prev_end")
     )
     start = (
         pl.when(pl.col("is_first"))
@@ -246,7 +253,7 @@ def build_stop_windows(
         pl.when(pl.col("is_last")).then(pl.max_horizontal("at", "dep") + hold).otherwise("next_at")
     )
     w = (
-        v.join(runs, on=RUN_KEY, how="left")
+        v.join(runs, on="run_number", how="left")
         .filter(pl.lit(include_last) | ~pl.col("is_last"))
         .with_columns(start.alias("window_start_at"), end.alias("window_end_at"))
         # the vehicle by its rank in id order: the same order as by the string id, for a
