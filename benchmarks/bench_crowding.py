@@ -17,7 +17,10 @@ CPU, about 520 k taps per CPU-second (2.3 s before); the São Paulo day (9.7 M t
 CPU, 20 s wall, peak 4.5 GiB (the placements alone are 1.2 GB). CPU seconds grow with the
 machine's load: compare versions back to back. Session 29: the default day peaks at 0.89-1.00
 GiB (the issue's 2 GB holds there); a range of days is computed a day at a time by
-`pontual crowding` (ADR 0103), not timed here.
+`pontual crowding` (ADR 0103), not timed here. Session 30: a month's command spends most of
+its CPU outside what this benchmark times (work per stop visit, DuckDB's inserts, the month
+files' republication; ADR 0103's addendum "where a month's command goes" has the split): time
+a month with `pontual crowding --from --to` on a year store, not by multiplying this day.
 """
 
 from __future__ import annotations
