@@ -44,7 +44,9 @@ def compute_stoppages(outcomes: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         return pl.DataFrame(schema=STOPPAGE_SCHEMA)
     keys = ["operator_id", "service_date"]
     ordered = (
-        outcomes.sort(*keys, "planned_start_at", "trip_id")
+        # only the columns read here are put in order (a year's outcomes are wide)
+        outcomes.select(*keys, "planned_start_at", "trip_id", "route_id", "outcome", "is_justified")
+        .sort(*keys, "planned_start_at", "trip_id")
         .with_columns(
             ((pl.col("outcome") == "suppressed") & ~pl.col("is_justified").fill_null(False)).alias(
                 "is_out"
