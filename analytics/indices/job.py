@@ -559,8 +559,12 @@ def compute_index_results(
 
     # only the days that were matched: a day without outcomes is unknown, not a fleet cut
     # and only the trips that could be judged: a dark vehicle's block is no fleet cut
-    matched_days = inputs.outcomes.select("service_date", "trip_id")
-    scheduled = inputs.scheduled.join(matched_days, on=["service_date", "trip_id"], how="semi")
+    # (a filter on the (day, trip) pairs: a third of a semi join's CPU on a year's million
+    # trips, the same rows in the same order; neither column is ever null)
+    matched_days = inputs.outcomes.select(pl.struct("service_date", "trip_id")).to_series()
+    scheduled = inputs.scheduled.filter(
+        pl.struct("service_date", "trip_id").is_in(matched_days.implode())
+    )
     fleet_days = compute_fleet_days(scheduled, inputs.outcomes, inputs.vehicles, scopes, profile)
     if fleet_days.height:
         parts.append(compute_fleet_day_indicators(fleet_days, period))
