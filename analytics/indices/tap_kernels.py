@@ -50,13 +50,12 @@ def to_card_codes(card: np.ndarray, at_us: np.ndarray) -> tuple[np.ndarray, int,
 @numba.njit(cache=True, nogil=True)
 def _card_codes(card, at_us):  # pragma: no cover - compiled; tested through to_card_codes
     """`to_card_codes`' scan: a table from hash to code (doubled when half full), one lookup
-    per tap; the last instant and row of each card mark the taps tied."""
+    per tap; the last instant and row of each card mark the taps tied. A slot holds its hash
+    and code side by side, a card its last instant and row: one cache line each per tap."""
     n = card.shape[0]
     bits = 16
-    slots = np.full(1 << bits, -1, dtype=np.int32)  # slot -> code, -1: empty
-    hashes = np.empty(1 << 12, dtype=np.uint64)  # code -> hash
-    last_at = np.empty(1 << 12, dtype=np.int64)
-    last_row = np.empty(1 << 12, dtype=np.int64)
+    slots = np.zeros((1 << bits, 2), dtype=np.uint64)  # (hash, code + 1), 0: empty
+    last = np.empty((1 << 12, 2), dtype=np.int64)  # code -> (instant, row) of its last tap
     codes = np.empty(n, dtype=np.int32)
     tied = np.zeros(n, dtype=np.bool_)
     n_cards = 0
@@ -67,35 +66,43 @@ def _card_codes(card, at_us):  # pragma: no cover - compiled; tested through to_
             continue
         mask = np.uint64((1 << bits) - 1)
         slot = (h * _FIBONACCI) >> np.uint64(64 - bits)
-        code = slots[slot]
-        while code >= 0 and hashes[code] != h:
+        while slots[slot, 1] != 0 and slots[slot, 0] != h:
             slot = (slot + np.uint64(1)) & mask
-            code = slots[slot]
-        if code < 0:
+        if slots[slot, 1] == 0:
             code = n_cards
             n_cards += 1
-            if n_cards > hashes.shape[0]:
-                hashes = _grown(hashes, 2 * hashes.shape[0])
-                last_at = _grown(last_at, hashes.shape[0])
-                last_row = _grown(last_row, hashes.shape[0])
-            hashes[code] = h
-            slots[slot] = code
+            if n_cards > last.shape[0]:
+                grown = np.empty((2 * last.shape[0], 2), dtype=np.int64)
+                grown[: last.shape[0]] = last
+                last = grown
+            slots[slot, 0] = h
+            slots[slot, 1] = code + 1
             if 2 * n_cards > slots.shape[0]:
                 bits += 1
-                slots = _table(hashes[:n_cards], bits)
-        elif last_at[code] == at_us[i]:
-            tied[i] = True
-            tied[last_row[code]] = True
-        last_at[code] = at_us[i]
-        last_row[code] = i
+                slots = _regrown(slots, bits)
+        else:
+            code = np.int64(slots[slot, 1]) - 1
+            if last[code, 0] == at_us[i]:
+                tied[i] = True
+                tied[last[code, 1]] = True
+        last[code, 0] = at_us[i]
+        last[code, 1] = i
         codes[i] = code
     return codes, n_cards, tied
 
 
 @numba.njit(cache=True, nogil=True)
-def _grown(values, size):  # pragma: no cover - compiled
-    out = np.empty(size, dtype=values.dtype)
-    out[: values.shape[0]] = values
+def _regrown(slots, bits):  # pragma: no cover - compiled
+    """`_card_codes`' table moved into 2**`bits` slots."""
+    out = np.zeros((1 << bits, 2), dtype=np.uint64)
+    mask = np.uint64((1 << bits) - 1)
+    for s in range(slots.shape[0]):
+        if slots[s, 1] != 0:
+            slot = (slots[s, 0] * _FIBONACCI) >> np.uint64(64 - bits)
+            while out[slot, 1] != 0:
+                slot = (slot + np.uint64(1)) & mask
+            out[slot, 0] = slots[s, 0]
+            out[slot, 1] = slots[s, 1]
     return out
 
 
@@ -194,10 +201,9 @@ def _count_layer(  # pragma: no cover - compiled; tested through compute_tap_cou
     one is unknown) and it comes within the window of the journey's first boarding."""
     n_keys = n_slots * n_fares * 2
     counts = np.zeros((edges.shape[0] // 2) * n_keys, dtype=np.int64)
-    seen = np.zeros(n_cards, dtype=np.int64)  # the period + 1 of the card's last tap, 0: none
-    last_route = np.empty(n_cards, dtype=np.int32)
-    last_vehicle = np.empty(n_cards, dtype=np.uint64)
-    first_at = np.empty(n_cards, dtype=np.int64)  # the first boarding of its journey
+    # per card, side by side (one cache line a tap): the period + 1 of its last tap (0: none),
+    # that tap's line and vehicle, its journey's first boarding
+    state = np.zeros((n_cards, 4), dtype=np.int64)
     p = 0
     for i in range(at_us.shape[0]):
         t = at_us[i]
@@ -211,17 +217,18 @@ def _count_layer(  # pragma: no cover - compiled; tested through compute_tap_cou
         c = card[i]
         if c >= 0 and window_us >= 0:
             v = vehicle[i]
-            if seen[c] == period + 1:
-                r0 = last_route[c]
-                v0 = last_vehicle[c]
-                link = r >= 0 and r0 >= 0 and r != r0 and (v == 0 or v0 == 0 or v != v0)
-                if link and t - first_at[c] <= window_us:
+            vi = np.int64(v)  # the vehicle's code, bit for bit (only compared)
+            if state[c, 0] == period + 1:
+                r0 = state[c, 1]
+                v0 = state[c, 2]
+                link = r >= 0 and r0 >= 0 and r != r0 and (vi == 0 or v0 == 0 or vi != v0)
+                if link and t - state[c, 3] <= window_us:
                     inferred = 1
             if inferred == 0:
-                first_at[c] = t
-            seen[c] = period + 1
-            last_route[c] = r
-            last_vehicle[c] = v
+                state[c, 3] = t
+            state[c, 0] = period + 1
+            state[c, 1] = r
+            state[c, 2] = vi
         slot = r if r >= 0 else n_slots - 1
         counts[period * n_keys + (slot * n_fares + fare[i]) * 2 + inferred] += 1
     return counts
