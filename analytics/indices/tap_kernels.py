@@ -81,7 +81,7 @@ def _card_codes(card, at_us):  # pragma: no cover - compiled; tested through to_
                 bits += 1
                 slots = _regrown(slots, bits)
         else:
-            code = np.int64(slots[slot, 1]) - 1
+            code = int(slots[slot, 1]) - 1
             if last[code, 0] == at_us[i]:
                 tied[i] = True
                 tied[last[code, 1]] = True
