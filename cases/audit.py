@@ -1,5 +1,5 @@
-"""The audit log: who did what, when (logins, dossier downloads, case transitions, profile
-changes, account changes). Written in the same transaction as the act it records; read only
+"""The audit log: who did what, when (logins, dossier and table downloads, case transitions,
+profile changes, account changes, report deliveries). Written in the same transaction as the act it records; read only
 by `planejamento` (`pontual audit`)."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ AUDIT_ACTIONS = (
     "access_denied",
     "user_added",
     "dossier_download",
+    "table_download",
     "case_opened",
     "case_transition",
     "legal_hold",

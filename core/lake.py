@@ -317,12 +317,9 @@ def delete_day_partitions(lake: str | Path, name: str, day: date) -> bool:
     return True
 
 
-def _view_sql(decl: Table, folder: Path, days: tuple[date, date] | None = None) -> str | None:
-    """The view of a table over its files; with `days`, over only those days' partitions
+def _view_source(decl: Table, folder: Path, days: tuple[date, date] | None = None) -> str | None:
+    """The `read_parquet` of a table's files; with `days`, of only those days' partitions
     (None when the table has none of them: it then reads as empty)."""
-    casts = ", ".join(
-        f'CAST("{c.name}" AS {duckdb_type(c.dtype)}) AS "{c.name}"' for c in decl.columns
-    )
     if (folder / PART_FILE).exists():
         source = f"read_parquet('{folder / PART_FILE}')"
     elif days is None:
@@ -336,6 +333,16 @@ def _view_sql(decl: Table, folder: Path, days: tuple[date, date] | None = None) 
             return None
         listed = ", ".join(f"'{f}'" for f in files)
         source = f"read_parquet([{listed}], hive_partitioning = false, union_by_name = true)"
+    return source
+
+
+def _view_sql(decl: Table, source: str, present: set[str] | None = None) -> str:
+    """The view of a table over `source` (`_view_source`), cast to the declared schema; a
+    column not in `present` (when given) reads as null."""
+    cells = [
+        (f'"{c.name}"' if present is None or c.name in present else "NULL", c) for c in decl.columns
+    ]
+    casts = ", ".join(f'CAST({v} AS {duckdb_type(c.dtype)}) AS "{c.name}"' for v, c in cells)
     return f'CREATE VIEW "{decl.name}" AS SELECT {casts} FROM {source}'
 
 
@@ -360,8 +367,17 @@ def open_lake(lake: str | Path, days: tuple[date, date] | None = None) -> Store:
     for decl in lake_tables():
         folder = root / decl.name
         has_files = (folder / PART_FILE).exists() or any(folder.glob("service_date=*/**/*.parquet"))
-        view = _view_sql(decl, folder, days) if has_files else None
-        con.execute(view or decl.create_sql())
+        source = _view_source(decl, folder, days) if has_files else None
+        if source is None:
+            con.execute(decl.create_sql())
+            continue
+        try:
+            con.execute(_view_sql(decl, source))
+        except duckdb.BinderException:
+            # files written before a column was declared (an older lake; e.g. tap_placements'
+            # operator_id, ADR 0103) and none since: it reads as null, as in a migrated store
+            present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+            con.execute(_view_sql(decl, source, present))
     return Store(root, con, read_only=True)
 
 
@@ -404,6 +420,10 @@ def write_day_partitions(
         for old in day_dir.glob("operator_id=*"):
             if old.name.removeprefix("operator_id=") not in parts:
                 shutil.rmtree(old)
+        # a day written before the table carried its operator (one file for the day, e.g.
+        # tap_placements before ADR 0103's migration 16) is replaced by its operators' files
+        for stale in day_dir.glob("*.parquet"):
+            stale.unlink()
     return len(parts)
 
 
@@ -413,12 +433,11 @@ def _table_folder(lake: str | Path, decl: Table) -> Path:
     folder = Path(lake) / decl.name
     folder.mkdir(parents=True, exist_ok=True)
     schema = folder / SCHEMA_FILE
-    if not schema.exists():
+    document = json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n"
+    # written again when the declaration changed since (a column added by a migration)
+    if not schema.exists() or schema.read_text(encoding="utf-8") != document:
         tmp_schema = folder / f".tmp-{uuid.uuid4().hex}.json"
-        tmp_schema.write_text(
-            json.dumps(_schema_document(decl), indent=2, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
+        tmp_schema.write_text(document, encoding="utf-8")
         os.replace(tmp_schema, schema)
     return folder
 

@@ -2,7 +2,8 @@
 
 Migrations 1, 5 (data coverage and evidence), 6 (the fares key), 7 (the key fingerprint) and
 10 (the fleet register's history), 11, 12 (archived raw days), 13 (the compact frequency
-trips), 14 (derived tables without key indexes) and 15 (raw day fingerprints) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
+trips), 14 (derived tables without key indexes), 15 (raw day fingerprints) and 16 (the taps'
+operator in their placements) are declared here; each derived-table module in `core.tables` declares its own (`MIGRATION`,
 versions fixed in advance: matching 2, indices 3, crowding 4, raw-day digests 8). A migration creates the tables it names from their declarations (`CREATE TABLE IF NOT EXISTS`)
 and then runs its SQL. Migrations are never edited once shipped: a column added to a declared
 table later gets its own migration with ``ADD COLUMN IF NOT EXISTS``, which is a no-op on a
@@ -251,6 +252,33 @@ MIGRATIONS += (
         15,
         "raw_day_fingerprints: current raw day digests reused while the day's fingerprint holds",
         ("raw_day_fingerprints",),
+    ),
+)
+
+# Migration 16: tap placements keyed as the taps are, (operator_id, transaction_id, event_at)
+# (issue #21, ADR 0103): two operators' taps with one id at one instant had one key, and
+# `pontual crowding` refused the whole period at the write. The table is rebuilt with the
+# operator beside the id (its declaration's order; DuckDB cannot add a column in place
+# elsewhere than last) and each stored placement takes the operator of its tap: the one
+# `fare_transactions` row with its id and instant (none, or several, leave it null until the
+# days are computed again; an old store could not hold two placements of one id and instant).
+MIGRATIONS += (
+    Migration(
+        16,
+        "tap_placements keyed by operator, transaction id and time (operator_id added)",
+        rebuilt=("tap_placements",),
+        sql=(
+            """UPDATE tap_placements AS p SET operator_id = f.operator_id
+FROM (
+  SELECT transaction_id, event_at, min(operator_id) AS operator_id
+  FROM fare_transactions
+  WHERE event_at BETWEEN (SELECT min(event_at) FROM tap_placements)
+    AND (SELECT max(event_at) FROM tap_placements)
+  GROUP BY transaction_id, event_at
+  HAVING count(*) = 1
+) AS f
+WHERE p.transaction_id = f.transaction_id AND p.event_at = f.event_at""",
+        ),
     ),
 )
 

@@ -185,11 +185,13 @@ def _report_bytes(
     return downloads.to_report_bytes(report, fmt)
 
 
-def _audit_download(who: Account, target: str, detail: str) -> None:
+def _audit_download(
+    who: Account, target: str, detail: str, action: str = "dossier_download"
+) -> None:
     from dashboard import auth_ui
 
     with auth_ui.case_db() as db:
-        audit(db, who.name, "dossier_download", target, detail)
+        audit(db, who.name, action, target, detail)
 
 
 def report_bytes(offer: downloads.ReportOffer, fmt: str, who: Account) -> bytes:
@@ -221,7 +223,7 @@ def file_download(path: str | Path) -> Callable[[], bytes]:
 
 
 def _audit_table(who: Account, period: str, file_name: str) -> None:
-    _audit_download(who, file_name, f"tabela do painel, período {period}")
+    _audit_download(who, file_name, f"tabela do painel, período {period}", "table_download")
 
 
 def show_table(frame: pl.DataFrame, *, name: str, **kwargs: Any) -> None:

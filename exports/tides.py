@@ -293,11 +293,13 @@ def build_tides_tables(
                     ELSE 'Smart card or ticket' END AS fare_media_id,
                f.fare_class AS rider_category, false AS fare_capped, f.card_hash AS token_id
         FROM fare_transactions f
-        -- transaction ids repeat across days and operators (ADR 0040): a tap is its id and instant
+        -- transaction ids repeat across days and operators (ADR 0040): a tap is its operator,
+        -- id and instant, as its placement (a null operator matches a null one)
         LEFT JOIN tap_placements t
           ON t.transaction_id = f.transaction_id AND t.event_at = f.event_at
+             AND t.operator_id IS NOT DISTINCT FROM f.operator_id
         WHERE {local_day_sql("f.event_at", timezone)} BETWEEN ? AND ?
-        ORDER BY f.event_at, f.transaction_id
+        ORDER BY f.event_at, f.transaction_id, f.operator_id NULLS LAST
         """,
         days,
     )

@@ -69,7 +69,7 @@ class Chain:
 
 def build_chain(boardings: pl.DataFrame, key: VisitKey) -> Chain:
     """Chain the placed, carded taps of each card and day into legs (consecutive taps of one
-    card on the same run are one leg), in order of card, instant and transaction id.
+    card on the same run are one leg), in order of card, instant, transaction id and operator.
 
     `boardings`: `compute_boardings` output. `key`: a `VisitKey` whose ranges hold every
     placed tap's run (`VisitKey.of(boardings)` does).
@@ -201,12 +201,13 @@ def build_legs(boardings: pl.DataFrame) -> tuple[np.ndarray, pl.DataFrame]:
 def _in_chain_order(
     card_key: np.ndarray, at: np.ndarray, boardings: pl.DataFrame, tap_row: np.ndarray
 ) -> np.ndarray:
-    """The order of taps by card key, instant and transaction id (`boardings` rows
+    """The order of taps by card key, instant, transaction id and operator (`boardings` rows
     `tap_row`, with their `card_key` and instant `at`).
 
     Taps usually come in time order (`compute_boardings` returns them so): then a stable sort
     on the card key alone gives the order but for the few taps of one card in one instant,
-    which are put in transaction id order among themselves (their ids alone are read).
+    which are put in transaction id (then operator) order among themselves (their ids alone
+    are read).
     """
     keys = pl.DataFrame({"card_key": card_key, "at": at})
     by = ["card_key"] if keys["at"].is_sorted() else ["card_key", "at"]
@@ -221,15 +222,24 @@ def _in_chain_order(
         tied[1:] |= same
         tied[:-1] |= same
         at_tied = np.flatnonzero(tied)
+        # (the operator last: two operators' taps may share an id and an instant)
+        rows = tap_row[order[at_tied]]
         block = pl.DataFrame(
             {
                 "card_key": key[at_tied],
                 "at": instant[at_tied],
-                "transaction_id": boardings["transaction_id"].gather(tap_row[order[at_tied]]),
+                "transaction_id": boardings["transaction_id"].gather(rows),
+                "operator_id": boardings["operator_id"].gather(rows)
+                if "operator_id" in boardings.columns
+                else pl.repeat(None, rows.size, dtype=pl.String, eager=True),
             }
         )
         in_block = (
-            block.select(pl.arg_sort_by("card_key", "at", "transaction_id")).to_series().to_numpy()
+            block.select(
+                pl.arg_sort_by("card_key", "at", "transaction_id", "operator_id", nulls_last=True)
+            )
+            .to_series()
+            .to_numpy()
         )
         order[at_tied] = order[at_tied[in_block]]
     return order

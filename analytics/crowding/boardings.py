@@ -259,10 +259,12 @@ def compute_boardings(
 ) -> pl.DataFrame:
     """Place each tap on the run and stop where it boarded.
 
-    `taps`: `fare_transactions` rows (transaction_id, event_at, vehicle_id, card_hash, ...).
-    `stop_visits`: the `stop_visits` table. `timezone`: the profile's IANA zone, which decides
-    the service date of taps that cannot be placed.
-    Returns one row per tap with `transaction_id`, `event_at`, `vehicle_id`, `card_hash`,
+    `taps`: `fare_transactions` rows (transaction_id, operator_id, event_at, vehicle_id,
+    card_hash, ...; without `operator_id`, null). `stop_visits`: the `stop_visits` table.
+    `timezone`: the profile's IANA zone, which decides the service date of taps that cannot be
+    placed.
+    Returns one row per tap with `transaction_id`, `operator_id`, `event_at` (the tap's key),
+    `vehicle_id`, `card_hash`,
     `service_date` (the run's; the local date of the tap when unplaced), `placement`
     ('placed', 'no_vehicle', 'vehicle_without_trips', 'outside_trips'), `run_index`,
     `trip_id`, `stop_sequence`, `stop_id` (null when unplaced) and `reason` (pt-BR, null when
@@ -270,6 +272,14 @@ def compute_boardings(
     """
     windows = build_stop_windows(stop_visits, include_last=False, options=options)
     return place_taps(taps, windows, timezone=timezone)
+
+
+def _operator(taps: pl.DataFrame) -> pl.Expr:
+    """The taps' `operator_id` (part of their key, `fare_transactions`); null when the frame
+    has none (a test's taps, a feed without operators)."""
+    if "operator_id" in taps.columns:
+        return pl.col("operator_id").cast(pl.String)
+    return pl.lit(None, pl.String()).alias("operator_id")
 
 
 def place_taps(
@@ -289,6 +299,7 @@ def place_taps(
     """
     events = taps.select(
         "transaction_id",
+        _operator(taps),
         pl.col("event_at").cast(UTC_INSTANT),
         "vehicle_id",
         pl.col("card_hash")
@@ -319,6 +330,7 @@ def place_taps(
         placement.alias("placement"), service_date.alias("service_date")
     ).select(
         "transaction_id",
+        "operator_id",
         "event_at",
         "vehicle_id",
         "card_hash",
@@ -341,8 +353,9 @@ def match_to_trace(
 
     For taps that no run holds (a feed without a timetable, e.g. SUBE in Buenos Aires): it
     says where the bus was, not which stop or run, so no load follows from it.
-    `taps`: transaction_id, event_at, vehicle_id. `pings`: `vehicle_locations` (vehicle_id,
-    event_at, lat, lon). Returns transaction_id, vehicle_id, event_at, `trace` ('on_trace',
+    `taps`: transaction_id, operator_id (optional), event_at, vehicle_id. `pings`:
+    `vehicle_locations` (vehicle_id, event_at, lat, lon). Returns transaction_id, operator_id,
+    vehicle_id, event_at, `trace` ('on_trace',
     'no_vehicle', 'vehicle_without_gps', 'beyond_gps_gap'), `ping_at`, `lat`, `lon`
     (degrees; null unless on the trace), `gap_s` (seconds from the tap to that fix) and
     `reason` (pt-BR).
@@ -354,9 +367,9 @@ def match_to_trace(
         .drop_nulls(["vehicle_id", "ping_at"])
         .sort("ping_at")
     )
-    left = taps.select("transaction_id", pl.col("event_at").cast(UTC_INSTANT), "vehicle_id").sort(
-        "event_at"
-    )
+    left = taps.select(
+        "transaction_id", _operator(taps), pl.col("event_at").cast(UTC_INSTANT), "vehicle_id"
+    ).sort("event_at")
     joined = left.join_asof(
         fixes,
         left_on="event_at",
@@ -382,6 +395,7 @@ def match_to_trace(
         .with_columns(trace.alias("trace"), gap.alias("gap_s"))
         .select(
             "transaction_id",
+            "operator_id",
             "vehicle_id",
             "event_at",
             "trace",
@@ -391,5 +405,5 @@ def match_to_trace(
             ],
             pl.col("trace").replace_strict(TRACE_REASONS, default=None).alias("reason"),
         )
-        .sort("event_at", "transaction_id")
+        .sort("event_at", "transaction_id", "operator_id", nulls_last=True)
     )

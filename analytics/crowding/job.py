@@ -56,7 +56,7 @@ from core.schema import table
 from core.store import Store
 
 GROUP = ["service_date", "route_id", "direction_id", "hour_at"]
-TAP_COLUMNS = ("transaction_id", "event_at", "vehicle_id", "card_hash")
+TAP_COLUMNS = ("transaction_id", "operator_id", "event_at", "vehicle_id", "card_hash")
 """the `fare_transactions` columns the crowding reads"""
 VISIT_COLUMNS = (
     "service_date",
@@ -414,8 +414,8 @@ def compute_crowding_by_day(
     `compute_crowding` on all their inputs at once, in memory for about a day of taps plus
     the period's stop visits (ADR 0103).
 
-    `read_taps(from, to)`: the taps (`fare_transactions`: transaction_id, event_at,
-    vehicle_id, card_hash) in [from, to), called for consecutive slices of
+    `read_taps(from, to)`: the taps (`fare_transactions`: transaction_id, operator_id,
+    event_at, vehicle_id, card_hash) in [from, to), called for consecutive slices of
     [`period.taps_from`, `period.taps_to`). `write`: takes each day's rows (`DayWriter`).
 
     Three passes over the same method:

@@ -3,8 +3,8 @@ every trip, and where and when the network is crowded (BG art. 59, CGS art. 45).
 
 `pontual crowding --from --to` writes them one service-day range at a time, replacing those
 days' rows, so a re-run is idempotent. Every number is traceable: crowding_summary -> trip_crowding
-(vehicle, run_index) -> trip_loads (per stop) -> tap_placements (transaction_id, event_at) ->
-fare_transactions.
+(vehicle, run_index) -> trip_loads (per stop) -> tap_placements (operator_id, transaction_id,
+event_at) -> fare_transactions.
 """
 
 import polars as pl
@@ -28,7 +28,12 @@ TAP_PLACEMENTS = Table(
     "against stop_visits) and the stop where it alighted (trip chaining), or why it could not "
     "be placed. Placement codes: " + ", ".join(PLACEMENTS) + ".",
     cols(
-        ("transaction_id", pl.String(), "the tap (fare_transactions key)", False),
+        ("transaction_id", pl.String(), "the tap's id (fare_transactions key)", False),
+        (
+            "operator_id",
+            pl.String(),
+            "the tap's operator (fare_transactions key; null when the tap has none)",
+        ),
         (
             "service_date",
             pl.Date(),
@@ -58,11 +63,11 @@ TAP_PLACEMENTS = Table(
         ),
         ("reason", pl.String(), "why it is unplaced or unlinked, in words (pt-BR)"),
     ),
-    # the tap's id and instant: ids repeat (counters restart; ADR 0040), so the id alone
-    # made a month of a simulated city's taps collide. The operator, the third part of the
-    # taps' own key, is not carried (a new column needs a migration): two operators' taps
-    # with one id at one instant are refused at the write, loudly (ADR 0103)
-    primary_key=("transaction_id", "event_at"),
+    # the taps' own key (fare_transactions): ids repeat (counters restart; ADR 0040) and a
+    # validator's id is unique only within its operator, so two operators' taps with one id at
+    # one instant are two placements. A null operator matches a null one, as in the taps'
+    # table (the store's key check groups nulls together). ADR 0103, migration 16.
+    primary_key=("operator_id", "transaction_id", "event_at"),
     derived=True,
 )
 

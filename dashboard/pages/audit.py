@@ -21,11 +21,13 @@ ACTION_LABELS = {
     "access_denied": _("page refused"),
     "user_added": _("account created"),
     "dossier_download": _("report download"),
+    "table_download": _("table download"),
     "case_opened": _("case opened"),
     "case_transition": _("act on the case"),
     "legal_hold": _("legal hold"),
     "profile_change": _("profile changed"),
     "evidence_recorded": _("evidence recorded"),
+    "report_delivery": _("report delivered"),
 }
 
 tz = state.profile().general.timezone.value

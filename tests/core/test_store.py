@@ -544,3 +544,69 @@ def test_migration_15_adds_raw_day_fingerprints_and_keeps_the_digests(store_path
     # then a report hashes each day in full, as before
     assert n_fingerprints == 0
     assert kept.equals(digest) and n_pings == 3
+
+
+def test_migration_16_gives_tap_placements_their_taps_operator(store_path: Path) -> None:
+    # A store of the release before migration 16: tap_placements keyed (transaction_id,
+    # event_at), without the operator (ADR 0103), and the taps of its placements.
+    at = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    taps = pl.DataFrame(
+        {
+            "transaction_id": ["T1", "T2", "T3", "T3"],
+            "event_at": [at, at, at + timedelta(minutes=1), at + timedelta(minutes=1)],
+            "fare_class": ["full"] * 4,
+            # T2 has no operator; T3's second tap (B's) came in after the placements
+            "operator_id": ["A", None, "A", "B"],
+            "source": ["taps.csv"] * 4,
+            "ingested_at": [at] * 4,
+        }
+    )
+    placements = pl.DataFrame(
+        {
+            # T4's tap is not in the store (its raw day archived to the lake)
+            "transaction_id": ["T1", "T2", "T3", "T4"],
+            "service_date": [date(2026, 3, 2)] * 4,
+            "event_at": [at, at, at + timedelta(minutes=1), at + timedelta(minutes=2)],
+            "vehicle_id": ["1001"] * 4,
+            "placement": ["outside_trips"] * 4,
+            "pontual_version": ["0.1.0"] * 4,
+            "profile_id": ["bento-goncalves-2021"] * 4,
+        }
+    )
+    with Store.open(store_path, target_version=15) as old:
+        old.con.execute("ALTER TABLE tap_placements DROP COLUMN operator_id").fetchall()
+        old.con.register("old_placements", placements.to_arrow())
+        old.con.execute(
+            "INSERT INTO tap_placements BY NAME SELECT * FROM old_placements"
+        ).fetchall()
+        old.append("fare_transactions", taps)
+        assert old.count("fare_transactions") == 4
+    with Store.open(store_path) as store:
+        assert store.schema_version == latest_version() >= 16
+        columns = store.query(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'tap_placements' ORDER BY ordinal_position"
+        )["column_name"].to_list()
+        after = store.read("tap_placements")
+        # the key is now the taps' own: B's T3 is another placement (T1's twin too)
+        twins = placements.filter(pl.col("transaction_id").is_in(["T1", "T3"])).with_columns(
+            pl.lit("B").alias("operator_id")
+        )
+        assert store.append("tap_placements", twins).n_inserted == 2
+        with pytest.raises(StoreError, match="have the same key"):  # T2's, null matching null
+            store.append("tap_placements", placements.filter(pl.col("transaction_id") == "T2"))
+        tables = set(store.query("SELECT table_name FROM duckdb_tables()")["table_name"])
+    assert columns == table("tap_placements").column_names
+    assert columns[:2] == ["transaction_id", "operator_id"]
+    # each placement takes the operator of its one tap; none when the id and instant have no
+    # tap, or two (the days' crowding, computed again, places both)
+    assert after.select("transaction_id", "operator_id").rows() == [
+        ("T1", "A"),
+        ("T2", None),
+        ("T3", None),
+        ("T4", None),
+    ]
+    assert after.drop("operator_id").equals(
+        table("tap_placements").conform(placements).drop("operator_id")
+    )
+    assert not any("_before_" in name for name in tables)

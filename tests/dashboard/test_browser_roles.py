@@ -290,19 +290,29 @@ def test_a_fiscal_records_the_notification_of_a_case_on_the_dashboard(
     assert state["title"] == "Casos" and not state["exceptions"], state
     body = str(browser.evaluate("document.body.innerText"))
     assert "Registrar a notificação da operadora" in body, body[-800:]
+    note = "auto entregue à operadora em mãos"
     browser.evaluate("document.querySelector('textarea').focus()")
-    browser.send("Input.insertText", text="auto entregue à operadora em mãos")
+    browser.send("Input.insertText", text=note)
+    # the note is in the form's field before the form is sent (on a busy machine the page was
+    # still settling, and a click before it sent the form without the note)
+    deadline = time.monotonic() + TIMEOUT_S
+    typed = ""
+    while typed != note and time.monotonic() < deadline:
+        typed = str(browser.evaluate("document.querySelector('textarea')?.value ?? ''"))
+        if typed != note:
+            time.sleep(0.2)
+    assert typed == note, typed
     browser.evaluate(
         "[...document.querySelectorAll('[data-testid=stBaseButton-primaryFormSubmit]')]"
         ".find(b => b.innerText.includes('notificação')).click()"
     )
-    deadline = time.monotonic() + TIMEOUT_S
     case_state = "lavrada"
     while case_state == "lavrada" and time.monotonic() < deadline:
         time.sleep(0.5)
         with CaseDB.open(db_url) as db:
             case_state = get_case(db, fabio, case_id)["state"]
-    assert case_state == "notificada"
+    shown = str(browser.evaluate("document.body.innerText"))
+    assert case_state == "notificada", shown[-1500:]
     assert (
         "fabio",
         "case_transition",

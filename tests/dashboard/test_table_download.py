@@ -107,7 +107,7 @@ def test_overview_table_downloads_as_pt_br_csv_and_is_audited(
 
     with CaseDB.open(cases_url) as db:
         before = read_audit(db, Account("ana", "planejamento"))
-    assert "dossier_download" not in before["action"].to_list()
+    assert "table_download" not in before["action"].to_list()
 
     file_name, data = _click(managers[-1], button.deferred_file_id)
     assert file_name == "indicadores-2026-03.csv"
@@ -122,7 +122,7 @@ def test_overview_table_downloads_as_pt_br_csv_and_is_audited(
 
     with CaseDB.open(cases_url) as db:
         log = read_audit(db, Account("ana", "planejamento"))
-    row = log.filter(pl.col("action") == "dossier_download").row(0, named=True)
+    row = log.filter(pl.col("action") == "table_download").row(0, named=True)
     assert (row["actor"], row["target"], row["detail"]) == (
         LOCAL_PLANNER.name,
         "indicadores-2026-03.csv",

@@ -98,3 +98,54 @@ def test_a_lake_opened_for_some_days_reads_those_days_as_the_whole_lake(lake: Pa
         assert one.count("gtfs_stops") == whole.count("gtfs_stops")  # not day-partitioned
     with open_lake(lake, (date(2020, 1, 1), date(2020, 1, 2))) as none:
         assert none.count("trip_outcomes") == 0  # no partition of those days: empty
+
+
+def test_a_day_written_before_the_placements_carried_the_operator(tmp_path: Path) -> None:
+    # A lake whose tap_placements day was written by a release before ADR 0103's migration
+    # 16: one file for the day, without operator_id. It reads with the operator null (as in
+    # the migrated store); the day written again is filed by operator, the old file gone.
+    from datetime import UTC, datetime
+
+    from core.lake import write_day_partitions
+    from core.schema import table
+
+    day = date(2026, 3, 2)
+    at = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    rows = table("tap_placements").conform(
+        pl.DataFrame(
+            {
+                "transaction_id": ["T1", "T1", "T2"],
+                "operator_id": ["A", "B", None],
+                "service_date": [day] * 3,
+                "event_at": [at] * 3,
+                "placement": ["no_vehicle"] * 3,
+                "pontual_version": ["test"] * 3,
+                "profile_id": ["bento-goncalves-2021"] * 3,
+            }
+        )
+    )
+    old_day = tmp_path / "tap_placements" / f"service_date={day}"
+    old_day.mkdir(parents=True)
+    rows.filter(pl.col("transaction_id") == "T2").drop("operator_id").write_parquet(
+        old_day / PART_FILE
+    )
+    with open_lake(tmp_path) as old, open_lake(tmp_path, (day, day)) as old_one:
+        for store in (old, old_one):
+            read = store.read("tap_placements")
+            assert read.schema == table("tap_placements").polars_schema
+            assert read.equals(rows.filter(pl.col("transaction_id") == "T2"))
+    assert write_day_partitions(tmp_path, "tap_placements", day, rows) == 3
+    assert sorted(p.relative_to(old_day).as_posix() for p in old_day.rglob("*.parquet")) == [
+        f"operator_id=A/{PART_FILE}",
+        f"operator_id=B/{PART_FILE}",
+        f"operator_id=__null__/{PART_FILE}",
+    ]
+    with open_lake(tmp_path) as lake:
+        key = ["operator_id", "transaction_id"]
+        assert (
+            lake.read("tap_placements")
+            .sort(key, nulls_last=True)
+            .equals(rows.sort(key, nulls_last=True))
+        )
+    schema = (tmp_path / "tap_placements" / "_schema.json").read_text(encoding="utf-8")
+    assert '"primary_key": [\n    "operator_id",' in schema

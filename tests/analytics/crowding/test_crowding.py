@@ -78,8 +78,9 @@ def test_cgs_limit_is_looser() -> None:
     assert trips.filter(pl.col("is_over_limit")).height == 0
 
 
-def seed_store(path: Path) -> None:
-    """The line R scenario written into a fresh store, as ingest and matching would."""
+def seed_store(path: Path, taps: pl.DataFrame | None = None) -> None:
+    """The line R scenario written into a fresh store, as ingest and matching would (`taps`:
+    its `fare_transactions`, the fixture's by default)."""
     from datetime import UTC, datetime
 
     with Store.open(path) as store:
@@ -127,7 +128,9 @@ def seed_store(path: Path) -> None:
                 "ingested_at": datetime(2026, 3, 1, tzinfo=UTC),
             },
         )
-        store.append("fare_transactions", line_r("taps", "fare_transactions"))
+        store.append(
+            "fare_transactions", line_r("taps", "fare_transactions") if taps is None else taps
+        )
         store.append("stop_visits", line_r("stop_visits", "stop_visits"))
 
 
@@ -157,3 +160,62 @@ def test_pontual_crowding_writes_the_tables_and_reruns_idempotently(
             "SELECT max_load, is_over_limit FROM trip_crowding WHERE vehicle_id = 'V1' AND run_index = 0"
         ).row(0)
         assert peak == (4.0, True)
+
+
+def _two_operators_taps(twin_id: str) -> pl.DataFrame:
+    """The line R taps, all of operator A, plus a tap of operator B at t02's instant on the
+    same bus (another card, c9) whose id is `twin_id`."""
+    taps = line_r("taps", "fare_transactions").with_columns(pl.lit("A").alias("operator_id"))
+    twin = taps.filter(pl.col("transaction_id") == "t02").with_columns(
+        pl.lit(twin_id).alias("transaction_id"),
+        pl.lit("B").alias("operator_id"),
+        pl.lit("c9").alias("card_hash"),
+    )
+    return pl.concat([taps, twin])
+
+
+def test_two_operators_taps_with_one_id_at_one_instant_are_both_placed(tmp_path: Path) -> None:
+    # A validator's id is unique only within its operator (ADR 0040): operators A and B both
+    # sent a tap "t02" at 10:01 on V1 (legal input, kept by ingest). Before the placements
+    # carried the operator (ADR 0103), their one key stopped `pontual crowding` for the day.
+    stores = {}
+    for twin_id in ("t02", "t02b"):  # the same taps, the twin's id shared or its own
+        stores[twin_id] = tmp_path / twin_id / "pontual.duckdb"
+        stores[twin_id].parent.mkdir()
+        seed_store(stores[twin_id], _two_operators_taps(twin_id))
+        assert main(["--store", str(stores[twin_id]), "crowding", "--from", "2026-03-02"]) == 0
+    with Store.open(stores["t02"], read_only=True) as store:
+        n_taps = store.count("fare_transactions")
+        shared = store.read("tap_placements")
+        loads = {name: store.read(name) for name in ("trip_loads", "trip_crowding")}
+    with Store.open(stores["t02b"], read_only=True) as store:
+        distinct = store.read("tap_placements")
+        loads_distinct = {name: store.read(name) for name in ("trip_loads", "trip_crowding")}
+    # every tap placed or explained once: the 13 taps of A and B's twin
+    assert n_taps == shared.height == 14
+    assert shared.select("operator_id", "transaction_id", "event_at").n_unique() == 14
+    twins = shared.filter(pl.col("transaction_id") == "t02").sort("operator_id")
+    assert twins["operator_id"].to_list() == ["A", "B"]
+    # both boarded V1's run 0 at A; A's card (c2) rode again (t07: chained), B's did not
+    assert twins.select("placement", "vehicle_id", "run_index", "stop_id").rows() == [
+        ("placed", "V1", 0, "A"),
+        ("placed", "V1", 0, "A"),
+    ]
+    assert twins["alighting_method"].to_list() == ["chained", "unlinked"]
+    assert twins["reason"][1].startswith("único embarque do cartão no dia")
+    # the same rows as with distinct ids, but the twin's id
+    renamed = distinct.with_columns(
+        pl.when(pl.col("transaction_id") == "t02b")
+        .then(pl.lit("t02"))
+        .otherwise("transaction_id")
+        .alias("transaction_id")
+    )
+    order = ["operator_id", "transaction_id", "event_at"]
+    assert shared.sort(order).equals(renamed.sort(order))
+    # and the same loads: V1's run 0 has the fixture's 5 taps and peak of 4 (the test
+    # above), and B's rider on board from A
+    for name, frame in loads.items():
+        assert frame.equals(loads_distinct[name]), name
+    run = pl.col("vehicle_id") == "V1", pl.col("run_index") == 0
+    peak = loads["trip_crowding"].filter(*run).row(0, named=True)
+    assert (peak["n_taps"], peak["max_load"], peak["max_load_stop_id"]) == (6, 5.0, "A")
