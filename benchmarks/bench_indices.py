@@ -39,6 +39,17 @@ that differ between two runs of the base itself). A whole year (the quarter's st
 forward to 31 December by `replicate_year`: 1.15 M trips, 27.5 M taps, 136 M pings), measured
 with `--no-write` (no writes nor publication, about 1 s on the quarter): 33.2 s of CPU, peak
 5.9 GB, 56 s wall at load 7-11: 1.1x the 30 s target.
+
+Then (ADR 0110, second addendum: the taps chained in one compiled pass in time order, no
+sort; a few instants read by a filter on the scan; the stoppages', trip facts' and fleet
+days' needless work dropped), on the simulated year (365 days of the city, 27.4 M taps,
+1.15 M trips) the one-command figure (`--period 2025 --months`, `--costs` and
+`--population`), base and new interleaved, 3 runs each (load 3-4): writing and publishing,
+33.4 / 35.4 / 35.2 s of CPU before, 22.9 / 22.4 / 22.6 s after (median 0.64x); with
+`--no-write` 32.7 s before, 21.2 s after (0.65x); peak 5.6 GB before, 4.4 GB after. The year
+in one command: 22.6 s of CPU, 0.75x the 30 s target. Every table it writes compared with
+`benchmarks/compare_indices_tables.py`: the same rows and values, up to the last bits of the
+parallel sums that differ as much between two runs of the base.
 """
 
 from __future__ import annotations

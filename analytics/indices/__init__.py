@@ -13,5 +13,7 @@ frames out) and `trace.trace_indicator` (`--trace`: the trips behind a value).
 Modules: `icv` (fulfilment, punctuality, breakdowns, ICV score), `km` (km run / programmed),
 `ridership` (passengers, IPK, integrations), `fleet` (age, inspections, reserve), `coverage`
 (stops within walking distance), `grades` (IQS, annual score, A-E), `infractions` (Anexo I
-suggestions), `scopes` (system / operator / lot / line of each trip).
+suggestions), `scopes` (system / operator / lot / line of each trip), `tap_kernels` (the
+compiled passes over a span's taps in time order: card codes, integration chains, fare
+suspects).
 """

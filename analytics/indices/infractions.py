@@ -158,22 +158,23 @@ def match_trip_facts(
 ) -> pl.DataFrame:
     """Facts VII, XVIII, XXI, XXIV and LXIV from trip outcomes (with operator_id) and runs."""
     tz = profile.general.timezone.value
-    free = outcomes.filter(~pl.col("is_justified"))
+    # one filter each (a year's outcomes are a million wide rows: no copy of the unjustified)
+    free = ~pl.col("is_justified")
     parts = [
         _trip_facts(
-            free.filter(pl.col("outcome") == "late"),
+            outcomes.filter(free & (pl.col("outcome") == "late")),
             "VII",
             "viagem(ns) atrasada(s) sem motivo justificado",
             tz,
         ),
         _trip_facts(
-            free.filter(pl.col("outcome") == "early"),
+            outcomes.filter(free & (pl.col("outcome") == "early")),
             "XVIII",
             "viagem(ns) adiantada(s): horário da OSO não cumprido",
             tz,
         ),
         _trip_facts(
-            free.filter(is_interrupted()),
+            outcomes.filter(free & is_interrupted()),
             "XXI",
             "viagem(ns) interrompida(s) sem motivo justificado",
             tz,
@@ -205,14 +206,22 @@ def match_trip_facts(
                 detours, "XXIV", "viagem(ns) com desvio de itinerário sem incidente aprovado", tz
             )
         )
-    line_days = outcomes.group_by("operator_id", "route_id", "service_date").agg(
+    line_day = ["operator_id", "route_id", "service_date"]
+    line_days = outcomes.group_by(line_day).agg(
         pl.len().alias("n"),
         pl.col("outcome").is_in(["on_time", "late", "early"]).sum().alias("n_run"),
         pl.col("is_justified").sum().alias("n_justified"),
         pl.col("planned_start_at").min().alias("occurred_at"),
-        pl.col("trip_id").sort().str.join(",").alias("trip_ids"),
     )
     not_run = line_days.filter((pl.col("n_run") == 0) & (pl.col("n") > pl.col("n_justified")))
+    # the trip ids of the lines not run only (every line-day's list cost most of the facts)
+    trip_ids = (
+        outcomes.select(*line_day, "trip_id")
+        .join(not_run.select(line_day), on=line_day, how="semi", nulls_equal=True)
+        .group_by(line_day)
+        .agg(pl.col("trip_id").sort().str.join(",").alias("trip_ids"))
+    )
+    not_run = not_run.join(trip_ids, on=line_day, how="left", nulls_equal=True)
     parts.append(
         not_run.select(
             pl.lit("LXIV").alias("item"),

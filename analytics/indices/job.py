@@ -165,15 +165,16 @@ DAY_TABLES = {
 @dataclass(frozen=True)
 class TapCodes:
     """The taps of a span as `read_tap_codes` gives them: `codes` (compute_tap_counts' frame,
-    in journey order), `charges` (at_us, fare, vehicle, amount: in the store's order, for the
-    fare check), the lines, fare classes and vehicles their indices point to (a vehicle's
-    index is its place in `vehicle_ids` plus one, 0 when unknown)."""
+    in time order), `charges` (at_us, fare, vehicle, amount of each tap, for the fare check),
+    the lines and fare classes their indices point to, and the vehicles (`vehicle_ids`) with
+    the codes the taps give them (`vehicle_codes`, their 64-bit hashes; 0: unknown)."""
 
     codes: pl.DataFrame
     charges: pl.DataFrame
     route_ids: list[str]
     fare_classes: list[str]
     vehicle_ids: list[str]
+    vehicle_codes: list[int]
 
 
 @dataclass(frozen=True)
@@ -189,14 +190,17 @@ COLUMN_OF = {"r": "route_id", "v": "vehicle_id", "f": "fare_class"}
 
 
 def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCodes:
-    """The taps between two instants as `compute_tap_counts` reads them (codes in journey
+    """The taps between two instants as `compute_tap_counts` reads them (codes in time
     order), with the lines and fare classes their indices point to.
 
     No string crosses into Python per tap: a card is its 64-bit DuckDB `hash` (two cards
     share one with a probability of about n²/2⁶⁵: 10⁻¹⁰ for the 50 000 cards of the
-    simulated city; docs/adr/0110), a line, vehicle or class its hash checked one to one on
-    the few distinct values. The taps are ordered by (card, time) here; the rare taps of one
-    card at one instant are read again with their transaction ids and put in that order."""
+    simulated city; docs/adr/0110), then a dense code (`tap_kernels.to_card_codes`); a line,
+    vehicle or class its hash checked one to one on the few distinct values. The taps stay
+    in time order (the store's, sorted only when it is not); the rare taps of one card at
+    one instant are read again with their transaction ids and put in that order."""
+    from analytics.indices.tap_kernels import to_card_codes  # numba: only for the store's taps
+
     where = "event_at >= ? AND event_at < ?"
     bounds = [start_at, end_at]
     distinct = store.query(
@@ -231,107 +235,94 @@ def read_tap_codes(store: Store, start_at: datetime, end_at: datetime) -> TapCod
             "hash(fare_class) AS fare, amount",
         )
     )
-    codes = store.query(f"SELECT {columns} FROM fare_transactions WHERE {where}", bounds)
-    card, t, packed = _pack_tap_codes(codes, keys)
-    charges = pl.DataFrame(
-        {
-            "at_us": t,
-            "fare": (packed >> 48).astype(np.uint32),
-            "vehicle": ((packed >> 24) & _LOW24).astype(np.uint32),
-            "amount": codes["amount"],
-        }
-    )
-    del codes
-    # journey order: three arrays moved, not six (line, vehicle and class in one number)
-    order = np.lexsort((t, card))
-    card, t, packed = card[order], t[order], packed[order]
-    del order
-    tie = (card[1:] == card[:-1]) & (t[1:] == t[:-1]) & (card[1:] != 0)
-    if tie.any():
+    read = store.query(f"SELECT {columns} FROM fare_transactions WHERE {where}", bounds)
+    card, t = read["card"].to_numpy(), read["at_us"].to_numpy()
+    route, vehicle, fare = _tap_indices(read, keys)
+    amount = read["amount"].fill_null(-np.inf).to_numpy()
+    del read
+    if t.shape[0] > 1 and bool(np.any(t[1:] < t[:-1])):
+        # time order (the store usually gives it: taps are appended day by day)
+        order = np.argsort(t, kind="stable")
+        card, t, route, vehicle, fare, amount = (
+            a[order] for a in (card, t, route, vehicle, fare, amount)
+        )
+        del order
+    codes, _, tied = to_card_codes(card, t)
+    if tied.any():
         # each card's taps of one instant in transaction id order (ADR 0110): read again
-        in_tie = np.concatenate(([False], tie)) | np.concatenate((tie, [False]))
-        rows = np.flatnonzero(in_tie)
-        tied = pl.DataFrame({"card": card[rows], "at_us": t[rows]}).unique()
+        rows = np.flatnonzero(tied)
+        # the tied rows by (card, instant), each group in its rows' order: a group's rows
+        # take its taps in transaction id order
+        rows = rows[np.lexsort((rows, t[rows], card[rows]))]
+        tied_keys = pl.DataFrame({"card": card[rows], "at_us": t[rows]}).unique()
         instants = pl.Series(np.unique(t[rows])).cast(pl.Datetime("us", "UTC"))
         again = (
             store.query(
                 f"SELECT {columns}, transaction_id FROM fare_transactions WHERE {where} "
-                "AND event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))",
+                f"AND {_at_instants(instants.len())}",
                 [*bounds, instants.to_list()],
             )
-            .join(tied, on=["card", "at_us"], how="semi")
+            .join(tied_keys, on=["card", "at_us"], how="semi")
             .sort("card", "at_us", "transaction_id", nulls_last=True, maintain_order=True)
         )
-        if again.height != rows.shape[0]:
+        if (
+            again.height != rows.shape[0]
+            or not np.array_equal(again["card"].to_numpy(), card[rows])
+            or not np.array_equal(again["at_us"].to_numpy(), t[rows])
+        ):
             raise InputError(
                 "the taps changed while the indices read them",
                 where="fare_transactions",
                 hint="run the indices again",
             )
-        card[rows], t[rows], packed[rows] = _pack_tap_codes(again, keys)
-    route = packed & _LOW24
-    vehicle = (packed >> 24) & _LOW24
+        vehicle, amount = vehicle.copy(), amount.copy()  # the reader's are read-only
+        route[rows], vehicle[rows], fare[rows] = _tap_indices(again, keys)
+        amount[rows] = again["amount"].fill_null(-np.inf).to_numpy()
     frame = pl.DataFrame(
-        {
-            "card": card,
-            "has_card": card != 0,
-            "at_us": t,
-            "route": (np.maximum(route, 1) - 1).astype(np.uint32),
-            "has_route": route != 0,
-            "vehicle": vehicle,
-            "has_vehicle": vehicle != 0,
-            "fare": (packed >> 48).astype(np.uint32),
-        }
+        {"card": codes, "at_us": t, "route": route, "vehicle": vehicle, "fare": fare}
     )
+    charges = pl.DataFrame({"at_us": t, "fare": fare, "vehicle": vehicle, "amount": amount})
     return TapCodes(
         frame,
         charges,
         keys["r"]["v"].to_list(),
         keys["f"]["v"].to_list(),
         keys["v"]["v"].to_list(),
+        keys["v"]["h"].to_list(),
     )
 
 
-_LOW24 = np.uint64((1 << 24) - 1)
+FEW_INSTANTS = 256
+"""Up to this many instants, the taps at them are read with a filter on the scan (only the
+vectors holding one decode their other columns: 0.4 s of CPU for 60 instants of a year's 27 M
+taps, against 2.4 s for a semi join, which decodes every column of every tap); beyond it a
+filter tested against each instant costs more than the join."""
 
 
-def _index_of(keys: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-    """The place of each of `hashes` in `keys` (distinct 64-bit hashes; each of `hashes` is
-    one of them, or anything where the caller masks it): a table indexed by a few bits of the
-    hash that tell the keys apart (a hash is uniform: 4 bits more than the keys need do, for
-    a few hundred lines or vehicles), one lookup per tap instead of a binary search."""
-    if keys.shape[0] == 0:
-        return np.zeros(hashes.shape[0], dtype=np.uint64)
-    need = max(int(keys.shape[0] - 1).bit_length(), 1)
-    for bits in range(need + 4, 25):
-        mask = np.uint64((1 << bits) - 1)
-        for shift in range(0, 64 - bits + 1, 8):
-            slots = (keys >> np.uint64(shift)) & mask
-            if np.unique(slots).shape[0] == keys.shape[0]:
-                table = np.zeros(1 << bits, dtype=np.uint64)
-                table[slots] = np.arange(keys.shape[0], dtype=np.uint64)
-                return table[(hashes >> np.uint64(shift)) & mask]
-    return np.searchsorted(keys, hashes).astype(np.uint64)  # thousands of keys: search
+def _at_instants(n: int) -> str:
+    """SQL: a tap's event_at is one of the instants of the (one) list parameter, of `n`."""
+    if n <= FEW_INSTANTS:
+        return "list_contains(?::TIMESTAMPTZ[], event_at)"
+    return "event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))"
 
 
-def _pack_tap_codes(
-    codes: pl.DataFrame, keys: dict[str, pl.DataFrame]
+def _tap_indices(
+    read: pl.DataFrame, keys: dict[str, pl.DataFrame]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """card, at_us and one number per tap holding its line (bits 0-23: index + 1, 0 when
-    unknown), vehicle (bits 24-47, alike) and fare class (bits 48-63: index), from the hashes
-    `read_tap_codes` reads and the sorted distinct hashes of each (`keys`)."""
-    out = []
-    for name, key in (("route", "r"), ("vehicle", "v"), ("fare", "f")):
-        hashes = codes[name].to_numpy()
-        if keys[key].height >= 1 << 24:
-            raise InputError(
-                f"more than 16 million distinct values of the taps' {name}",
-                where="fare_transactions",
-            )
-        place = _index_of(keys[key]["h"].to_numpy(), hashes)
-        out.append(place if name == "fare" else np.where(hashes != 0, place + 1, 0))
-    packed = out[0] | (out[1] << np.uint64(24)) | (out[2] << np.uint64(48))
-    return codes["card"].to_numpy(), codes["at_us"].to_numpy(), packed.astype(np.uint64)
+    """route (int32 place among the distinct lines `keys`, -1 unknown), vehicle (its hash, 0
+    unknown: the hashes were checked one to one) and fare (place) of each tap, from the
+    hashes `read_tap_codes` reads."""
+    from analytics.indices.tap_kernels import to_places
+
+    route = to_places(read["route"].to_numpy(), keys["r"]["h"].to_numpy())
+    fare = to_places(read["fare"].to_numpy(), keys["f"]["h"].to_numpy())
+    if (route < -1).any() or (fare < 0).any():  # a line or class not read a moment before
+        raise InputError(
+            "the taps changed while the indices read them",
+            where="fare_transactions",
+            hint="run the indices again",
+        )
+    return route, read["vehicle"].to_numpy(), fare
 
 
 def read_fare_suspects(
@@ -346,27 +337,34 @@ def read_fare_suspects(
     charged against the law (`fares_charged.to_suspect_floors`: at or above their class's
     floor, or a benefit class on a vehicle selective in any version of `vehicles`), found on
     the codes already read; a year holds few, and none where every tap is charged right."""
+    from analytics.indices.tap_kernels import find_suspects  # numba: only for the store's taps
+
     floors = to_suspect_floors(profile)
     schema = {c: table("fare_transactions").column(c).dtype for c in TAP_COLUMNS}
     charges = taps.charges
     if floors is None or charges.height == 0:
         return pl.DataFrame(schema=schema)
     by_class, other = floors
-    fare = charges["fare"].to_numpy()
     floor = np.array([by_class.get(c, other) for c in taps.fare_classes], dtype=np.float64)
     benefit = np.array([c in BENEFIT_CLASSES for c in taps.fare_classes], dtype=np.bool_)
     chosen = set(vehicles.filter(pl.col("service_class") == "selective")["vehicle_id"])
-    selective = [i + 1 for i, v in enumerate(taps.vehicle_ids) if v in chosen]
-    amount = charges["amount"].fill_null(-np.inf).to_numpy()
-    suspect = amount * 100.0 >= floor[fare]
-    if selective:
-        suspect |= benefit[fare] & np.isin(charges["vehicle"].to_numpy(), selective)
+    selective = [
+        code for v, code in zip(taps.vehicle_ids, taps.vehicle_codes, strict=True) if v in chosen
+    ]
+    suspect = find_suspects(
+        charges["fare"].to_numpy(),
+        charges["amount"].to_numpy(),
+        charges["vehicle"].to_numpy(),
+        floor,
+        benefit,
+        np.array(selective, dtype=np.uint64),
+    )
     if not suspect.any():
         return pl.DataFrame(schema=schema)
     instants = pl.Series(np.unique(charges["at_us"].to_numpy()[suspect]))
     return store.read(
         "fare_transactions",
-        "event_at >= ? AND event_at < ? AND event_at IN (SELECT unnest(?::TIMESTAMPTZ[]))",
+        f"event_at >= ? AND event_at < ? AND {_at_instants(instants.len())}",
         [start_at, end_at, instants.cast(pl.Datetime("us", "UTC")).to_list()],
         columns=TAP_COLUMNS,
     )
@@ -575,8 +573,12 @@ def compute_index_results(
 
     # only the days that were matched: a day without outcomes is unknown, not a fleet cut
     # and only the trips that could be judged: a dark vehicle's block is no fleet cut
-    matched_days = inputs.outcomes.select("service_date", "trip_id")
-    scheduled = inputs.scheduled.join(matched_days, on=["service_date", "trip_id"], how="semi")
+    # (a filter on the (day, trip) pairs: a third of a semi join's CPU on a year's million
+    # trips, the same rows in the same order; neither column is ever null)
+    matched_days = inputs.outcomes.select(pl.struct("service_date", "trip_id")).to_series()
+    scheduled = inputs.scheduled.filter(
+        pl.struct("service_date", "trip_id").is_in(matched_days.implode())
+    )
     fleet_days = compute_fleet_days(scheduled, inputs.outcomes, inputs.vehicles, scopes, profile)
     if fleet_days.height:
         parts.append(compute_fleet_day_indicators(fleet_days, period))

@@ -87,16 +87,12 @@ def compute_journey_starts(
     vehicle: np.ndarray | None,
     has_vehicle: np.ndarray | None,
     window_us: int,
-    period: np.ndarray | None = None,
 ) -> np.ndarray:
     """Whether each tap starts a journey (else it is an integration), the taps given in
     journey order: by card, then time, equal instants by transaction id. Card, line and
     vehicle are any codes equal exactly when the values are (`has_*`: the value is known);
-    `vehicle` None: the taps name no vehicle; `period` (optional): a journey never links two
-    taps of different periods. The rounds of `compute_integration_chains`."""
+    `vehicle` None: the taps name no vehicle. The rounds of `compute_integration_chains`."""
     link = (card[1:] == card[:-1]) & has_card[1:] & has_card[:-1]
-    if period is not None:
-        link &= period[1:] == period[:-1]
     link &= has_route[1:] & has_route[:-1] & (route[1:] != route[:-1])
     if vehicle is not None and has_vehicle is not None:
         link &= ~(has_vehicle[1:] & has_vehicle[:-1]) | (vehicle[1:] != vehicle[:-1])
@@ -210,25 +206,25 @@ def compute_tap_counts(
     fare_class, is_integration, n_taps; a line or class without taps has no row), the journeys
     chained within each period on its own (as `match_integrations` on the period's taps).
 
-    `codes`: one row per tap in journey order (by card, time, equal instants by transaction
-    id) with card (any code equal exactly when the cards are), has_card, at_us (epoch
-    microseconds), route (index into `route_ids`), has_route, vehicle (a code), has_vehicle
-    and fare (index into `fare_classes`); `window_us`: the integration window (None: the
-    profile infers none); `bounds`: [first, end) epoch microseconds of each period. One pass
-    per period over its own taps, no sort: the year's order holds each month's.
+    `codes`: one row per tap in time order (a card's taps of one instant in transaction id
+    order) with card (dense codes 0 .. n - 1 of `tap_kernels.to_card_codes`, -1 unknown),
+    at_us (epoch microseconds), route (index into `route_ids`, -1 unknown), vehicle (any
+    code equal exactly when the vehicles are, 0 unknown) and fare (index into
+    `fare_classes`); `window_us`: the integration window (None: the profile infers none);
+    `bounds`: [first, end) epoch microseconds of each period. One compiled pass over the taps
+    per layer of periods that do not overlap (a year's months, then the year), no sort
+    (`tap_kernels`: a card's journey is a sequential scan of its taps).
     """
+    from analytics.indices.tap_kernels import count_layer  # numba: only for the store's taps
+
     card = codes["card"].to_numpy()
-    has_card = codes["has_card"].to_numpy()
     t = codes["at_us"].to_numpy()
-    route = codes["route"].to_numpy().astype(np.int64)
-    has_route = codes["has_route"].to_numpy()
+    route = codes["route"].to_numpy()
     vehicle = codes["vehicle"].to_numpy()
-    has_vehicle = codes["has_vehicle"].to_numpy()
-    fare = codes["fare"].to_numpy().astype(np.int64)
-    n_routes, n_fares = len(route_ids) + 1, len(fare_classes)
-    n_keys = n_routes * n_fares * 2
-    # one number per (line or none, class); an inferred integration adds the last bit
-    key = (np.where(has_route, route, n_routes - 1) * n_fares + fare) * 2
+    fare = codes["fare"].to_numpy()
+    n_cards = int(card.max()) + 1 if card.shape[0] else 0
+    n_routes, n_fares = len(route_ids), len(fare_classes)
+    n_keys = (n_routes + 1) * n_fares * 2
     recorded = np.array([c == INTEGRATION_CLASS for c in fare_classes], dtype=np.bool_)
     names_route = [*route_ids, None]
     counts: dict[int, np.ndarray] = {}
@@ -236,26 +232,7 @@ def compute_tap_counts(
         # the periods of a layer do not overlap (a year's months): one pass chains them all,
         # a journey never crossing from one to the next, as each on its own taps
         edges = np.array([x for i in layer for x in bounds[i]], dtype=np.int64)
-        slot = np.searchsorted(edges, t, side="right")
-        inside = slot % 2 == 1  # after a period's first instant, before its end
-        rows: slice | np.ndarray = slice(None) if inside.all() else np.flatnonzero(inside)
-        label = slot[rows] // 2  # the period's place in the layer
-        if window_us is None or label.shape[0] == 0:
-            inferred = np.zeros(label.shape[0], dtype=np.int64)
-        else:
-            start = compute_journey_starts(
-                card[rows],
-                has_card[rows],
-                t[rows],
-                route[rows],
-                has_route[rows],
-                vehicle[rows],
-                has_vehicle[rows],
-                window_us,
-                label,
-            )
-            inferred = (~start).astype(np.int64)
-        n = np.bincount(label * n_keys + key[rows] + inferred, minlength=len(layer) * n_keys)
+        n = count_layer(card, n_cards, t, route, vehicle, fare, edges, window_us, n_routes, n_fares)
         for place, i in enumerate(layer):
             counts[i] = n[place * n_keys : (place + 1) * n_keys]
     out = []

@@ -335,13 +335,16 @@ def read_stop_taps(store: Store, skipped: pl.DataFrame, window_s: int) -> pl.Dat
     return store.query(
         """
         WITH w AS (SELECT unnest(?::VARCHAR[]) AS stop_id, unnest(?::TIMESTAMPTZ[]) AS t)
-        SELECT DISTINCT p.transaction_id, p.trip_id, p.route_id, p.stop_id, p.event_at
+        -- a tap is its operator, id and instant (as fare_transactions'; ADR 0103): DISTINCT
+        -- drops the tap found through two nearby skipped visits, never two operators' taps
+        SELECT DISTINCT p.operator_id, p.transaction_id, p.trip_id, p.route_id, p.stop_id,
+               p.event_at
         FROM tap_placements p JOIN w ON p.stop_id = w.stop_id
          AND p.event_at BETWEEN w.t - to_seconds(?) AND w.t + to_seconds(?)
         WHERE p.placement = 'placed'
         """,
         [skipped["stop_id"].to_list(), skipped["arrival_at"].to_list(), window_s, window_s],
-    ).drop("transaction_id")
+    ).drop("operator_id", "transaction_id")
 
 
 def read_zone_pings(store: Store, skipped: pl.DataFrame, margin_s: int) -> pl.DataFrame:

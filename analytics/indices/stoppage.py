@@ -13,6 +13,7 @@ system stopped.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from analytics.indices.infractions import FACT_COLUMNS
@@ -44,7 +45,12 @@ def compute_stoppages(outcomes: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         return pl.DataFrame(schema=STOPPAGE_SCHEMA)
     keys = ["operator_id", "service_date"]
     ordered = (
-        outcomes.sort(*keys, "planned_start_at", "trip_id")
+        _in_trip_order(
+            # only the columns read here are put in order (a year's outcomes are wide)
+            outcomes.select(
+                *keys, "planned_start_at", "trip_id", "route_id", "outcome", "is_justified"
+            )
+        )
         .with_columns(
             ((pl.col("outcome") == "suppressed") & ~pl.col("is_justified").fill_null(False)).alias(
                 "is_out"
@@ -105,6 +111,30 @@ def compute_stoppages(outcomes: pl.DataFrame, profile: Profile) -> pl.DataFrame:
         .cast(STOPPAGE_SCHEMA)
         .sort("service_date", "operator_id", "start_at")
     )
+
+
+def _in_trip_order(trips: pl.DataFrame) -> pl.DataFrame:
+    """`trips` sorted by operator_id, service_date, planned_start_at, trip_id: as Polars' sort
+    of the four columns, but the strings (few distinct: a trip id comes back every service
+    day) ranked once and the rows put in order by the numbers (half the CPU on a year)."""
+    by = ["operator_id", "service_date", "planned_start_at", "trip_id"]
+    if trips.height == 0 or trips.select(pl.any_horizontal(pl.col(by).is_null().any())).item():
+        return trips.sort(by)
+
+    def rank(column: str) -> np.ndarray:
+        names = trips[column].unique().sort()
+        codes = pl.int_range(names.len(), eager=True, dtype=pl.UInt32)
+        return trips[column].replace_strict(names, codes, return_dtype=pl.UInt32).to_numpy()
+
+    order = np.lexsort(
+        (
+            rank("trip_id"),
+            trips["planned_start_at"].dt.epoch("us").to_numpy(),
+            trips["service_date"].to_physical().to_numpy(),
+            rank("operator_id"),
+        )
+    )
+    return trips[order]
 
 
 def match_stoppage_facts(stoppages: pl.DataFrame, profile: Profile) -> pl.DataFrame:

@@ -19,7 +19,11 @@ def _labelled_actions() -> set[str]:
             and any(isinstance(t, ast.Name) and t.id == "ACTION_LABELS" for t in node.targets)
             and isinstance(node.value, ast.Dict)
         ):
-            return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+            return {
+                k.value
+                for k in node.value.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            }
     raise AssertionError("no ACTION_LABELS in the audit page")
 
 

@@ -412,3 +412,39 @@ def test_the_default_simulator_output_raises_no_benefit_on_selective(sim: Path) 
     assert taps.filter(pl.col("route_id") == "X60").height > 100
     assert found.filter(pl.col("kind") == "benefit_on_selective").is_empty()
     assert found.is_empty()  # nor any fare above the tariff
+
+
+def test_trips_are_put_in_order_as_polars_sorts_the_four_columns() -> None:
+    # many trips starting at one instant (ties broken by trip id), ids that sort differently
+    # as text and as numbers, several operators and days; a null start falls back to the sort
+    # (a trip is once in a day's outcomes: the sort of equal rows is not defined)
+    import numpy as np
+
+    from analytics.indices.stoppage import _in_trip_order
+
+    rng = np.random.default_rng(5)
+    n = 5000
+    trips = pl.DataFrame(
+        {
+            "operator_id": rng.choice(["O10", "O2", "O1", "?"], n),
+            "service_date": [
+                date(2026, 3, 1) + timedelta(days=int(d)) for d in rng.integers(0, 3, n)
+            ],
+            "planned_start_at": [
+                datetime(2026, 3, 1, 6, tzinfo=UTC) + timedelta(minutes=15 * int(m))
+                for m in rng.integers(0, 8, n)
+            ],
+            "trip_id": [f"T{int(i)}" for i in rng.integers(0, 400, n)],
+            "outcome": rng.choice(["suppressed", "on_time"], n),
+        }
+    ).unique(["service_date", "trip_id"], maintain_order=True)  # a trip runs once a day
+    n = trips.height
+    by = ["operator_id", "service_date", "planned_start_at", "trip_id"]
+    assert _in_trip_order(trips).equals(trips.sort(by))
+    holed = trips.with_columns(
+        pl.when(pl.int_range(n) == 7)
+        .then(None)
+        .otherwise(pl.col("planned_start_at"))
+        .alias("planned_start_at")
+    )
+    assert _in_trip_order(holed).equals(holed.sort(by))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from analytics.indices.fares_charged import compute_fare_violations
@@ -146,3 +147,22 @@ def test_a_profile_without_integration_infers_none(tmp_path: Path) -> None:
     # only the taps the validator recorded as integrations are integrations
     recorded = got.counts.filter(pl.col("is_integration"))
     assert set(recorded["fare_class"]) == {"integration"}
+
+
+def test_many_instants_are_read_again_by_a_join_with_the_same_taps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the ties and the suspects are read again by a filter on the scan when their instants are
+    # few (`job.FEW_INSTANTS`), by a semi join when many: the same taps either way
+    import analytics.indices.job as job
+
+    taps = _taps(3000, seed=5)
+    path = _store(tmp_path, taps)
+    with Store.open(path, read_only=True) as store:
+        few = read_tap_inputs(store, [FEB, MAR], BG, VEHICLES)
+        monkeypatch.setattr(job, "FEW_INSTANTS", 0)
+        many = read_tap_inputs(store, [FEB, MAR], BG, VEHICLES)
+    for a, b in zip(few, many, strict=True):
+        assert_frame_equal(a.counts, b.counts)
+        assert_frame_equal(a.suspects.sort("transaction_id"), b.suspects.sort("transaction_id"))
+        assert a.suspects.height > 5
