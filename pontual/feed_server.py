@@ -356,6 +356,14 @@ def build_app(
             if view.version
             else None,
             "seconds_since_update": lag,
+            # the trip state (trip updates, alerts, predictions) is refreshed after the
+            # positions: the newest fix it has taken in, and how far behind the positions it is
+            "trip_state_clock": datetime.fromtimestamp(view.state_clock_s, UTC).isoformat()
+            if view.state_version
+            else None,
+            "trip_state_behind_s": round(view.clock_s - view.state_clock_s, 3)
+            if view.state_version
+            else None,
             "n_vehicles": view.vehicles.height,
             "n_trips_predicted": view.predictions["trip_id"].n_unique() if view.version else 0,
             "n_canceled": view.canceled.height,

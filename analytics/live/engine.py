@@ -108,7 +108,9 @@ class LiveView:
     `descriptors`: `trip_descriptor_columns`; `clock_s`: epoch seconds of the newest fix;
     `updated_at_s`: wall-clock epoch seconds of the update; `version`: counter of published
     views (every batch); `state_version`: counter of trip-state refreshes (assignment and
-    predictions: the trip-updates and alerts feeds change only with it).
+    predictions: the trip-updates and alerts feeds change only with it); `state_clock_s`: epoch
+    seconds of the newest fix the trip state was computed with (behind `clock_s` while a
+    refresh is pending or running).
     """
 
     version: int
@@ -122,6 +124,7 @@ class LiveView:
     incidents: pl.DataFrame
     state_version: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    state_clock_s: float = 0.0
 
 
 class LiveEngine:
@@ -262,6 +265,7 @@ class LiveEngine:
                     else pl.DataFrame()
                 )
                 pending = self._pending_pings
+                state_clock = self.clock_s  # every fix up to here is in this refresh
                 self._pending_vehicles = changed.clear()
                 self._pending_fares = []
                 self._pending_pings = []
@@ -285,6 +289,7 @@ class LiveEngine:
                     state,
                     version=self.view.version + 1,
                     state_version=self.view.state_version + 1,
+                    state_clock_s=state_clock,
                     clock_s=clock,
                     vehicles=vehicles,
                 )

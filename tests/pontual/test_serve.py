@@ -88,14 +88,22 @@ def _wait_health(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60.
     raise AssertionError("pontual serve did not answer /health in time")
 
 
-def _wait_version(client: httpx.Client, after: int, timeout_s: float = 20.0) -> dict:
+def _wait_version(client: httpx.Client, after: int, timeout_s: float = 60.0) -> dict:
+    """/health once the view has moved past version `after` and its trip state has taken in
+    every fix received (the positions are published at once, the trip state by the next
+    refresh: a feed read in between, on a busy machine, still had no trip's next stop)."""
     deadline = time.monotonic() + timeout_s
+    health: dict = {}
     while time.monotonic() < deadline:
         health = client.get("/health").json()
-        if health["version"] > after and health["seconds_since_update"] is not None:
+        if (
+            health["version"] > after
+            and health["seconds_since_update"] is not None
+            and health["trip_state_behind_s"] == 0
+        ):
             return health
         time.sleep(0.1)
-    raise AssertionError(f"the live view did not move past version {after}")
+    raise AssertionError(f"the live view did not move past version {after} and settle: {health}")
 
 
 def test_replayed_morning_through_mosquitto_gives_valid_feeds(

@@ -156,6 +156,39 @@ def test_a_fix_stamped_in_the_future_does_not_move_the_clock(replayed) -> None:
     assert engine.view.vehicles.height > 0
 
 
+def test_the_trip_state_clock_follows_the_refresh_not_the_positions(replayed) -> None:
+    """`ingest` publishes positions at once and leaves the trip state as the last refresh made
+    it (its `state_clock_s` behind `clock_s`, what /health shows the feed's clients); `refresh`
+    takes in every fix received."""
+    sim, _, _ = replayed
+    profile = load_profile(PROFILE_ID)
+    with Store.open(sim.store_path, read_only=True) as store:
+        ref = read_live_reference(store, LIVE_DAY, profile, LiveOptions(), MatchOptions())
+    engine = LiveEngine(ref, profile)
+    pings = (
+        pl.read_ndjson(sim.sim_dir / "avl_mqtt.jsonl", infer_schema_length=None)
+        .unnest("payload")
+        .filter(
+            pl.col("event_at").is_between(
+                pl.lit("2026-03-03T09:00:00Z"), pl.lit("2026-03-03T09:10:00Z")
+            )
+        )
+        .with_columns(pl.all().cast(pl.String))
+    )
+    first, second = (
+        pings.filter(pl.col("event_at") < "2026-03-03T09:05:00Z"),
+        pings.filter(pl.col("event_at") >= "2026-03-03T09:05:00Z"),
+    )
+    refreshed = engine.update(first, pl.DataFrame())
+    assert refreshed.state_version == 1
+    assert refreshed.state_clock_s == refreshed.clock_s == engine.clock_s
+    moved = engine.ingest(second, pl.DataFrame())
+    assert moved.version == refreshed.version + 1 and moved.state_version == 1
+    assert moved.clock_s > moved.state_clock_s == refreshed.state_clock_s
+    caught_up = engine.refresh()
+    assert caught_up.state_version == 2 and caught_up.state_clock_s == moved.clock_s
+
+
 def _next_trip_mae(views: list[LiveView], truth: pl.DataFrame) -> tuple[float, int]:
     """MAE (s) and count of the published next-trip arrivals (block_order > 0) still ahead."""
     made = pl.concat(
