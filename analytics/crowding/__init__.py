@@ -10,3 +10,7 @@ Flow: `boardings` (each tap placed at a stop visit of the vehicle's run) -> `ali
 (trip chaining: where the card's next boarding says it got off) -> `loads` (load and
 standees per m² between stops, scaled to the taps that could not be chained).
 """
+
+# First of all: numba's cache in the user cache folder before a kernel module imports numba
+# (core/kernel_cache.py; a read-only install would otherwise compile the kernels every run).
+from core import kernel_cache as kernel_cache

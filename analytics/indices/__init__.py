@@ -17,3 +17,7 @@ suggestions), `scopes` (system / operator / lot / line of each trip), `tap_kerne
 compiled passes over a span's taps in time order: card codes, integration chains, fare
 suspects).
 """
+
+# First of all: numba's cache in the user cache folder before a kernel module imports numba
+# (core/kernel_cache.py; a read-only install would otherwise compile the kernels every run).
+from core import kernel_cache as kernel_cache

@@ -19,4 +19,4 @@ against a simulator's truth.
 # First of all: point numba's cache at the user cache folder before any kernel module imports
 # numba (a package's __init__ runs before its modules; an import in each kernel module would be
 # sorted after `import numba`).
-from analytics.matching import kernel_cache as kernel_cache
+from core import kernel_cache as kernel_cache

@@ -139,11 +139,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from analytics.indices.coverage import read_population
     from analytics.indices.grades import read_grade_history
     from analytics.indices.job import read_cost_per_km, run_indices_each
-
-    # numba's cache in the user cache folder (ADR 0001), as matching's: the indices' tap kernels
-    # (analytics/indices/tap_kernels.py) would otherwise compile on every run of a read-only
-    # install, some 7 s of CPU
-    from analytics.matching import kernel_cache  # noqa: F401
     from core.periods import months_in
 
     period = resolve_period(args)

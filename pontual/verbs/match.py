@@ -53,8 +53,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     from analytics.matching.batches import BATCH_THREADS
     from analytics.matching.day import DERIVED_TABLES, run_match_day
-    from analytics.matching.kernel_cache import announce_if_cold
     from analytics.matching.options import MatchOptions
+    from core.kernel_cache import announce_if_cold
 
     # each process matches BATCH_THREADS batches at once in threads: a process per pair of
     # cores (on two cores one process with two threads is faster, and lighter, than two)

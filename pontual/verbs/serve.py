@@ -137,8 +137,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from analytics.live.engine import LiveEngine
     from analytics.live.options import LiveOptions
     from analytics.live.reference import read_live_reference, refresh_incidents
-    from analytics.matching.kernel_cache import announce_if_cold
     from analytics.matching.options import MatchOptions
+    from core.kernel_cache import announce_if_cold
     from ingest.mqtt import MqttConsumer
     from ingest.mqtt_batches import make_batch_writer
     from ingest.mqtt_options import build_listener_options

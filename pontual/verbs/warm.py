@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from analytics.matching import day  # noqa: F401  (imports every kernel module)
-    from analytics.matching.kernel_cache import CACHE_DIR, announce_if_cold, is_cache_cold
+    from core.kernel_cache import CACHE_DIR, announce_if_cold, is_cache_cold
     from pontual.cli import main
 
     if not announce_if_cold():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics.matching.kernel_cache import (
+from core.kernel_cache import (
     CACHE_ENV,
     COLD_MESSAGE,
     NUMBA_CACHE_ENV,
@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[3]
 # of that kernel before and after, and the folder.
 PROBE = """
 import numpy as np
-from analytics.matching import kernel_cache, shape_grid
+from analytics.matching import shape_grid
+from core import kernel_cache
 kernel = [shape_grid._slot]
 print("before", kernel_cache.is_cache_cold(kernel))
 shape_grid._slot(np.int64(12345), 97)

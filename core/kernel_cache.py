@@ -1,7 +1,7 @@
-"""Where matching's compiled (numba) kernels keep their machine code, and whether it is there.
+"""Where the analytics' compiled (numba) kernels keep their machine code, and whether it is there.
 
-Imported by every kernel module *before* `numba`, so that numba reads the folder when it
-decorates the kernels. The folder is, first that is set:
+Imported by the `__init__` of every analytics package with kernels (matching, indices,
+crowding) *before* `numba`, so that numba reads the folder when it decorates the kernels. The folder is, first that is set:
 
 1. ``NUMBA_CACHE_DIR`` (numba's own variable, respected as given);
 2. ``PONTUAL_CACHE_DIR``/numba (Pontual's cache root, e.g. on a shared build machine);
@@ -58,7 +58,7 @@ CACHE_DIR = configure()
 
 
 def _kernels() -> list[object]:
-    """The compiled kernels (numba dispatchers) of the matching modules imported so far,
+    """The compiled kernels (numba dispatchers) of the analytics modules imported so far,
     except the ones always inlined into their callers (numba never caches those alone)."""
     from numba.core.registry import CPUDispatcher
 
