@@ -22,6 +22,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import (
     Flowable,
     KeepTogether,
+    LongTable,
     PageBreak,
     Paragraph,
     SimpleDocTemplate,
@@ -54,6 +55,22 @@ _CELL_PADDING = 12.0  # ReportLab's default left + right cell padding, points
 COVER_TITLE = ParagraphStyle("ct", parent=TITLE, fontSize=24, leading=30, spaceAfter=12)
 COVER_LABEL = ParagraphStyle("cl", parent=_styles["Normal"], fontSize=10, leading=13)
 CELL_CODE = ParagraphStyle("cc", parent=CELL, fontName="Courier", fontSize=6.5)
+
+
+class CellParagraph(Paragraph):
+    """A table cell's paragraph that breaks its lines once per width. ReportLab wraps a cell
+    each time it measures a table (again for every remainder when a long table splits across
+    pages) and once more to draw it; the lines depend only on the width, so the later wraps
+    reuse the first one's."""
+
+    _wrapped: tuple[float, float, float] | None = None
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:
+        if self._wrapped is not None and self._wrapped[0] == availWidth:
+            return self._wrapped[1], self._wrapped[2]
+        width, height = super().wrap(availWidth, availHeight)
+        self._wrapped = (availWidth, width, height)
+        return width, height
 
 
 def format_value(value: Any, kind: str, decimals: int = 1) -> str:
@@ -115,40 +132,38 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         for c in table.columns
     ]
     widths = compute_column_widths([c.label for c in table.columns], weights, width)
-    columns = []
+    columns: list[list[str | Paragraph]] = []
     n_cut = 0
-    for col, col_width in zip(table.columns, widths, strict=True):
-        style = CELL_CODE if col.kind == "code" else CELL
-        texts = [format_value(v, col.kind, col.decimals) for v in shown[col.name].to_list()]
-        numeric = col.kind in ("integer", "number", "percent")
-        if not numeric:
-            limit = cell_char_limit(col_width, style)
-            cut = [t if len(t) <= limit else shorten_cell(t, limit) for t in texts]
-            n_cut += sum(a is not b for a, b in zip(cut, texts, strict=True))
-            texts = cut
-        columns.append([texts, style, numeric])
-    body = [
-        [
-            text if numeric else Paragraph(escape(text), style)
-            for text, style, numeric in ((col[0][i], col[1], col[2]) for col in columns)
-        ]
-        for i in range(shown.height)
-    ]
-    grid = Table(
-        [header, *body],
-        colWidths=widths,
-        repeatRows=1,
-        hAlign="LEFT",
-    )
     style = [
         ("FONTSIZE", (0, 0), (-1, -1), 7),
         ("GRID", (0, 0), (-1, -1), 0.25, colors.lightgrey),
         ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde6ee")),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]
-    for j, col in enumerate(table.columns):
+    for j, (col, col_width) in enumerate(zip(table.columns, widths, strict=True)):
+        texts = [format_value(v, col.kind, col.decimals) for v in shown[col.name].to_list()]
         if col.kind in ("integer", "number", "percent"):
+            columns.append(list(texts))
             style.append(("ALIGN", (j, 1), (j, -1), "RIGHT"))
+            continue
+        cell = CELL_CODE if col.kind == "code" else CELL
+        limit = cell_char_limit(col_width, cell)
+        cut = [t if len(t) <= limit else shorten_cell(t, limit) for t in texts]
+        n_cut += sum(a is not b for a, b in zip(cut, texts, strict=True))
+        columns.append(to_cells(cut, cell, col_width - _CELL_PADDING))
+        # a cell drawn as a plain string (one line) in the paragraph style's font and leading
+        style += [
+            ("FONTNAME", (j, 1), (j, -1), cell.fontName),
+            ("FONTSIZE", (j, 1), (j, -1), cell.fontSize),
+            ("LEADING", (j, 1), (j, -1), cell.leading),
+        ]
+    body = [list(row) for row in zip(*columns, strict=True)]
+    grid = LongTable(
+        [header, *body],
+        colWidths=widths,
+        repeatRows=1,
+        hAlign="LEFT",
+    )
     grid.setStyle(TableStyle(style))
     out: list[Flowable] = [Paragraph(escape(table.title), TABLE_TITLE)]
     if data.height == 0:
@@ -177,6 +192,30 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         notes.append(table.note)
     out += [Paragraph(escape(n), NOTE) for n in notes]
     return out
+
+
+_FIT_MARGIN = 0.01
+"""Points a one-line cell's text keeps free of its room: a text that only just fits stays a
+paragraph (ReportLab sums its words' widths, this the whole text's)."""
+
+
+def to_cells(texts: list[str], cell: ParagraphStyle, room: float) -> list[str | Paragraph]:
+    """A text column's cells: a text that one line holds (narrower than `room`, the column's
+    width less the padding, and single-spaced: what a paragraph would lay out as that same one
+    line) as the plain string, drawn at the paragraph's first baseline; any other as a
+    paragraph that wraps. A plain string skips the paragraph's markup parse and line breaking,
+    which were most of the PDF's time."""
+    cells: list[str | Paragraph] = []
+    for text in texts:
+        if (
+            text
+            and " ".join(text.split()) == text
+            and stringWidth(text, cell.fontName, cell.fontSize) <= room - _FIT_MARGIN
+        ):
+            cells.append(text)
+        else:
+            cells.append(CellParagraph(escape(text), cell))
+    return cells
 
 
 MAX_CELL_LINES = 30

@@ -23,6 +23,17 @@ def pdf_text(path: Path) -> str:
     return out.stdout
 
 
+def pdf_word_boxes(path: Path) -> str:
+    """Every word of the PDF with its page and box (poppler's `pdftotext -bbox`, as HTML);
+    skips without it."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (Debian poppler-utils, `make sysdeps`) is not installed")
+    out = subprocess.run(
+        ["pdftotext", "-bbox", str(path), "-"], check=True, capture_output=True, text=True
+    )
+    return out.stdout
+
+
 def headline(report: ReportData, label: str) -> object:
     """The value of the headline `label` (its text when it has no number)."""
     rows = report.table("resumo").frame.filter(pl.col("label") == label)

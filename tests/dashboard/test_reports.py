@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Iterator
 from datetime import date, timedelta
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import openpyxl
 import polars as pl
@@ -46,7 +47,7 @@ from pontual.cli import main
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from tests.conftest import FIXTURES
-from tests.dashboard.report_reading import headline, line_in, pdf_text
+from tests.dashboard.report_reading import headline, line_in, pdf_text, pdf_word_boxes
 from tests.dashboard.test_browser import ROOT
 
 PROFILE = load_profile("bento-goncalves-2021")
@@ -740,6 +741,71 @@ def test_no_header_breaks_mid_word() -> None:
             stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()
         )
         assert width >= longest + 12.0 - 1e-6, label
+
+
+def test_a_cell_one_line_holds_is_a_plain_string_laid_out_as_its_paragraph() -> None:
+    """`to_cells`: a text that fits on one line of its column is drawn as a plain string (no
+    paragraph to parse and wrap); a text that would wrap, an empty one and one with runs of
+    spaces stay paragraphs. A plain string is one that ReportLab's paragraph lays out as that
+    same single line."""
+    from reportlab.platypus import Paragraph
+
+    from dashboard.reports.render_pdf import CELL, CELL_CODE, to_cells
+
+    room = 60.0
+    texts = [
+        "não",
+        "01/01/2025",  # wraps in a 60 pt column at 7 pt? (decided by the width, checked below)
+        "G0016-WD-00-002",
+        "linha G0000: 2 viagem(ns) atrasada(s) sem motivo justificado",
+        "G0016-WD-00-002,G0016-WD-02-002,G0016-WD-16-001",
+        "",
+        "dois  espaços",
+        " à esquerda",
+        "R&D <b>",
+    ]
+    for style in (CELL, CELL_CODE):
+        cells = to_cells(texts, style, room)
+        for text, cell in zip(texts, cells, strict=True):
+            reference = Paragraph(escape(text), style)
+            reference.wrap(room, 1000.0)
+            n_lines = len(reference.blPara.lines)
+            if isinstance(cell, str):
+                assert cell == text and n_lines == 1, (style.name, text)
+            else:
+                assert isinstance(cell, Paragraph)
+        plain = [c for c in cells if isinstance(c, str)]
+        assert "não" in plain and "R&D <b>" in plain
+        assert not any(t in plain for t in ("", "dois  espaços", " à esquerda"))
+        assert texts[3] not in plain and texts[4] not in plain
+
+
+def test_the_dossiers_pdf_lays_out_every_word_where_paragraph_cells_did(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The PDF's faster tables (one-line cells as plain strings, each paragraph's lines broken
+    once, `LongTable`) put every word of the dossier on the same page at the same place as a
+    table of paragraph cells measured anew at each page (how it was made before, issue #21):
+    the same rows, the same text, the same layout."""
+    from reportlab.platypus import Paragraph, Table
+
+    import dashboard.reports.render_pdf as render_pdf
+
+    report = build_annual_dossier(store, 2026, PROFILE, scope_id="O1")
+    fast = pdf_word_boxes(to_pdf(report, tmp_path / "fast.pdf"))
+    monkeypatch.setattr(
+        render_pdf,
+        "to_cells",
+        lambda texts, cell, room: [Paragraph(escape(t), cell) for t in texts],
+    )
+    monkeypatch.setattr(render_pdf, "LongTable", Table)
+    reference = pdf_word_boxes(to_pdf(report, tmp_path / "reference.pdf"))
+    assert fast == reference
+    # the annex's rows are in it (each one's line), and its tables run over several pages
+    rows = report.table("infracoes").frame
+    words = set(re.findall(r">([^<>]+)</word>", fast))
+    assert rows.height > 0 and set(rows["route_id"].drop_nulls().to_list()) <= words
+    assert fast.count("<page ") >= 3
 
 
 def test_dossier_input_hash_is_the_same_after_the_raw_days_are_archived(
