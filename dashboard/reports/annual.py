@@ -13,6 +13,7 @@ computes no index of its own, so its numbers are the store's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
 import polars as pl
@@ -64,7 +65,7 @@ from dashboard.reports.model import (
     indicator_col,
     indicator_headline,
 )
-from dashboard.reports.reproducibility import build_methodology
+from dashboard.reports.reproducibility import build_methodology, compute_frame_sha256
 
 ICV_PARTS = (
     ("icv_fulfilment", N_("Trip fulfilment")),
@@ -90,6 +91,70 @@ FLEET_PREFIXES = ("vehicles_", "fleet_", "inspections_", "days_", "fees")
 def _scope_lines(scopes: pl.DataFrame, scope: str, scope_id: str) -> pl.DataFrame:
     key = "operator_id" if scope == "operator" else "lot_id"
     return scopes.filter(pl.col(key) == scope_id)
+
+
+@dataclass(frozen=True)
+class YearInputs:
+    """What every annual dossier of one year reads alike, whatever its operator or lot: the
+    lines and their operators, the surveys, every operator's suggested infractions, the
+    crowding of every trip and hour, the scheduled and judged trips by month. `hashes`: the
+    input hash's SHA-256 of each of these frames (`compute_frame_sha256`) by input name, so
+    that one dossier per operator reads and hashes the year's million crowding rows once."""
+
+    year: int
+    routes: pl.DataFrame
+    vehicles: pl.DataFrame
+    scopes: pl.DataFrame
+    surveys: pl.DataFrame
+    infractions: pl.DataFrame
+    crowd_trips: pl.DataFrame
+    crowd_hours: pl.DataFrame
+    scheduled: pl.DataFrame
+    observed: pl.DataFrame
+    hashes: dict[str, str]
+
+
+def read_year_inputs(store: Store, year: int) -> YearInputs:
+    """The year's `YearInputs` from the store, its shared frames hashed."""
+    whole = year_period(year)
+    start, end = whole.start, whole.end
+    routes, vehicles = read_routes(store), read_register(store)
+    runs = store.query(
+        "SELECT route_id, vehicle_id FROM trip_outcomes WHERE service_date BETWEEN ? AND ? "
+        "ORDER BY route_id, vehicle_id",
+        [start, end],
+    )
+    surveys = read_year_surveys(store, year)
+    crowd_trips = read_trip_crowding(store, start, end).select(
+        "route_id", "is_over_limit", "max_standees_per_m2"
+    )
+    crowd_hours = read_crowding_summary(store, start, end).select(
+        "route_id", "is_action_required", "extra_trips_needed"
+    )
+    scheduled = read_monthly_scheduled(store, whole)
+    observed = read_monthly_judged(store, whole)
+    inputs = {
+        "iqs_surveys": surveys,
+        "trip_crowding": crowd_trips,
+        "crowding_summary": crowd_hours,
+        "scheduled_trips": scheduled,
+        "trip_outcomes": observed,
+        "gtfs_routes": routes,
+        "vehicles": vehicles,
+    }
+    return YearInputs(
+        year=year,
+        routes=routes,
+        vehicles=vehicles,
+        scopes=compute_line_scopes(routes, runs, vehicles),
+        surveys=surveys,
+        infractions=read_suggested_infractions(store, start, end, ALL),
+        crowd_trips=crowd_trips,
+        crowd_hours=crowd_hours,
+        scheduled=scheduled,
+        observed=observed,
+        hashes={name: compute_frame_sha256(frame) for name, frame in inputs.items()},
+    )
 
 
 SIGNATURE_BLOCK = (
@@ -236,12 +301,15 @@ def build_annual_dossier(
     scope_id: str,
     command: str | None = None,
     raw_digests: pl.DataFrame | None = None,
+    year_inputs: YearInputs | None = None,
     cases: CaseDB | None = None,
     today: date | None = None,
 ) -> ReportData:
     """The annual renewal dossier of one operator (scope 'operator') or lot ('lot').
     `raw_digests`: the year's raw day digests when the caller already has them (one dossier per
-    operator of the same year hashes the year's raw pings and taps once). `cases`: the case
+    operator of the same year hashes the year's raw pings and taps once). `year_inputs`: the
+    year's tables every dossier reads alike (`read_year_inputs`), likewise read and hashed once
+    for all the operators. `cases`: the case
     database, for the year's infraction cases by state on the summary page (their state at
     `today`, default today in the profile's zone; not part of the input hash)."""
     if scope not in ("operator", "lot"):
@@ -257,21 +325,15 @@ def build_annual_dossier(
             where=f"store {store.path}, tables indicators and annual_grades",
             hint=f"run `pontual indices --period {year}` (and each month) first",
         )
-    routes, vehicles = read_routes(store), read_register(store)
-    runs = store.query(
-        "SELECT route_id, vehicle_id FROM trip_outcomes WHERE service_date BETWEEN ? AND ? "
-        "ORDER BY route_id, vehicle_id",
-        [start, end],
-    )
-    scopes = compute_line_scopes(routes, runs, vehicles)
-    lines = _scope_lines(scopes, scope, scope_id)
+    shared = year_inputs if year_inputs is not None else read_year_inputs(store, year)
+    if shared.year != year:
+        raise ValueError(f"year inputs of {shared.year} given for the dossier of {year}")
+    routes, vehicles, surveys = shared.routes, shared.vehicles, shared.surveys
+    lines = _scope_lines(shared.scopes, scope, scope_id)
     operators = sorted(
         [scope_id] if scope == "operator" else lines["operator_id"].unique().to_list()
     )
-    surveys = read_year_surveys(store, year)
-    infractions = read_suggested_infractions(store, start, end, ALL).filter(
-        pl.col("operator_id").is_in(operators)
-    )
+    infractions = shared.infractions.filter(pl.col("operator_id").is_in(operators))
     # the annex's rows: a fact without trips or pings behind it shows "—", not an empty cell
     infraction_rows = infractions.with_columns(
         pl.col(c).replace("", None) for c in ("trip_ids", "ping_ids")
@@ -287,14 +349,8 @@ def build_annual_dossier(
             pl.col("route_id").is_null() | pl.col("route_id").is_in(lines["route_id"].implode())
         )
     infractions = infractions.sort("occurred_on", "infraction_key")
-    crowd_trips = read_trip_crowding(store, start, end).select(
-        "route_id", "is_over_limit", "max_standees_per_m2"
-    )
-    crowd_hours = read_crowding_summary(store, start, end).select(
-        "route_id", "is_action_required", "extra_trips_needed"
-    )
-    scheduled = read_monthly_scheduled(store, whole)
-    observed = read_monthly_judged(store, whole)
+    crowd_trips, crowd_hours = shared.crowd_trips, shared.crowd_hours
+    scheduled, observed = shared.scheduled, shared.observed
 
     # -- tables ------------------------------------------------------------------------------
     icv_monthly = compute_month_table(indicators, year, tuple(i for i, _label in ICV_PARTS))
@@ -754,6 +810,7 @@ def build_annual_dossier(
             "vehicles": vehicles,
         },
         files={},
+        input_hashes=shared.hashes,
         raw_days=(start, end),
         raw_digests=raw_digests,
         summary=build_summary_paragraphs(profile, grade, completeness, grades, cases_by_state),

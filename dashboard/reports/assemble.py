@@ -63,6 +63,7 @@ def finish_report(
     profile: Profile,
     store: Store,
     command: str,
+    input_hashes: Mapping[str, str] | None = None,
     raw_days: tuple[date, date] | None = None,
     raw_digests: pl.DataFrame | None = None,
     summary: Sequence[str] = (),
@@ -72,13 +73,14 @@ def finish_report(
     the reproducibility section last. `raw_days` (first, last service day): the raw pings and
     taps of those days enter the input hash too (their current day digests). `raw_digests`:
     those digests already computed for the same days (`compute_period_day_digests`), so a run
-    that builds several reports of one period hashes its raw data once."""
+    that builds several reports of one period hashes its raw data once. `input_hashes`: the
+    SHA-256 of inputs already hashed (`compute_frame_sha256` of those same frames), by name."""
     digests = raw_digests
     if digests is None and raw_days is not None:
         from cases.evidence import compute_period_day_digests
 
         digests = compute_period_day_digests(store, *raw_days, profile.general.timezone.value)
-    entries = build_inputs_table(inputs, files, profile, digests)
+    entries = build_inputs_table(inputs, files, profile, digests, input_hashes)
     input_hash = compute_input_hash(entries)
     repro = build_reproducibility(input_hash, profile, store.schema_version, command)
     all_tables = [

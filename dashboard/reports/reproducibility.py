@@ -114,15 +114,22 @@ def build_inputs_table(
     files: Mapping[str, str | Path | None],
     profile: Profile,
     raw_day_digests: pl.DataFrame | None = None,
+    hashes: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """One row per input: input (store table, raw table, entered file or profile), n_rows,
     sha256.
 
     Store inputs come first (sorted by name), then the raw tables of the period (from
     `raw_day_digests`, when given: the raw pings and taps, not only the tables derived from
-    them), then the entered files, then the profile."""
+    them), then the entered files, then the profile. `hashes`: the SHA-256 of frames the
+    caller has already hashed (`compute_frame_sha256` of those same frames), by name."""
+    known = hashes or {}
     rows: list[dict[str, Any]] = [
-        {"input": f"store:{name}", "n_rows": df.height, "sha256": compute_frame_sha256(df)}
+        {
+            "input": f"store:{name}",
+            "n_rows": df.height,
+            "sha256": known[name] if name in known else compute_frame_sha256(df),
+        }
         for name, df in sorted(frames.items())
     ]
     if raw_day_digests is not None:

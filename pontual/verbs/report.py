@@ -130,7 +130,7 @@ def build_reports(
     args: argparse.Namespace, store: Store, ctx: Context, cases: CaseDB | None = None
 ) -> list[ReportData]:
     from dashboard.queries.annual import read_annual_scopes
-    from dashboard.reports.annual import build_annual_dossier
+    from dashboard.reports.annual import build_annual_dossier, read_year_inputs
     from dashboard.reports.monthly import build_monthly_report
     from dashboard.reports.semester import build_semester_report
 
@@ -159,11 +159,13 @@ def build_reports(
     from cases.evidence import compute_period_day_digests
     from core.periods import year_period
 
-    # every dossier of the year covers the same raw days: hash them once, not per operator
+    # every dossier of the year covers the same raw days and reads the same year-wide tables
+    # (crowding, trips by month, lines): read and hash them once, not per operator
     whole = year_period(args.year)
     digests = compute_period_day_digests(
         store, whole.start, whole.end, profile.general.timezone.value
     )
+    shared = read_year_inputs(store, args.year)
     return [
         build_annual_dossier(
             store,
@@ -172,6 +174,7 @@ def build_reports(
             scope="operator",
             scope_id=op,
             raw_digests=digests,
+            year_inputs=shared,
             cases=cases,
         )
         for op in operators
