@@ -51,7 +51,8 @@ NOTE = ParagraphStyle("n", parent=_styles["Normal"], fontSize=7.5, leading=9, te
 CELL = ParagraphStyle("c", parent=_styles["Normal"], fontSize=7, leading=8.4)
 # A header wraps between words only: its column is made wide enough for its longest word.
 HEADER_CELL = ParagraphStyle("hc", parent=CELL, fontName="Helvetica-Bold", splitLongWords=0)
-_CELL_PADDING = 12.0  # ReportLab's default left + right cell padding, points
+_CELL_SIDE_PADDING = 6.0  # ReportLab's default left (and right) cell padding, points
+_CELL_PADDING = 2 * _CELL_SIDE_PADDING
 COVER_TITLE = ParagraphStyle("ct", parent=TITLE, fontSize=24, leading=30, spaceAfter=12)
 COVER_LABEL = ParagraphStyle("cl", parent=_styles["Normal"], fontSize=10, leading=13)
 CELL_CODE = ParagraphStyle("cc", parent=CELL, fontName="Courier", fontSize=6.5)
@@ -150,7 +151,9 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         limit = cell_char_limit(col_width, cell)
         cut = [t if len(t) <= limit else shorten_cell(t, limit) for t in texts]
         n_cut += sum(a is not b for a, b in zip(cut, texts, strict=True))
-        columns.append(to_cells(cut, cell, col_width - _CELL_PADDING))
+        # the width a cell's paragraph is given, computed as ReportLab's table does
+        room = col_width - _CELL_SIDE_PADDING - _CELL_SIDE_PADDING
+        columns.append(to_cells(cut, cell, room))
         # a cell drawn as a plain string (one line) in the paragraph style's font and leading
         style += [
             ("FONTNAME", (j, 1), (j, -1), cell.fontName),
@@ -202,20 +205,45 @@ paragraph (ReportLab sums its words' widths, this the whole text's)."""
 def to_cells(texts: list[str], cell: ParagraphStyle, room: float) -> list[str | Paragraph]:
     """A text column's cells: a text that one line holds (narrower than `room`, the column's
     width less the padding, and single-spaced: what a paragraph would lay out as that same one
-    line) as the plain string, drawn at the paragraph's first baseline; any other as a
-    paragraph that wraps. A plain string skips the paragraph's markup parse and line breaking,
-    which were most of the PDF's time."""
+    line) as the plain string, drawn at the paragraph's first baseline; in a monospaced font, a
+    text without spaces (a list of ids) as the lines a paragraph breaks it into
+    (`split_monospaced`); any other as a paragraph that wraps. A plain string skips the
+    paragraph's markup parse and line breaking, which were most of the PDF's time."""
     cells: list[str | Paragraph] = []
     for text in texts:
-        if (
-            text
-            and " ".join(text.split()) == text
-            and stringWidth(text, cell.fontName, cell.fontSize) <= room - _FIT_MARGIN
-        ):
-            cells.append(text)
-        else:
-            cells.append(CellParagraph(escape(text), cell))
+        if text and " ".join(text.split()) == text:
+            if stringWidth(text, cell.fontName, cell.fontSize) <= room - _FIT_MARGIN:
+                cells.append(text)
+                continue
+            lines = split_monospaced(text, cell, room)
+            if lines is not None:
+                cells.append("\n".join(lines))
+                continue
+        cells.append(CellParagraph(escape(text), cell))
     return cells
+
+
+MONOSPACED = frozenset({"Courier"})
+"""Fonts whose glyphs are all one width (the code cells' Courier)."""
+
+
+def split_monospaced(text: str, cell: ParagraphStyle, room: float) -> list[str] | None:
+    """The lines ReportLab's paragraph breaks a word wider than `room` into, for a text without
+    spaces in a monospaced font (None for any other text): its `_splitWord` fills each line
+    with characters while their widths, added one by one, stay within `room`, so every line but
+    the last holds the same count, found here with the same additions."""
+    if cell.fontName not in MONOSPACED or any(c.isspace() for c in text):
+        return None
+    glyph = stringWidth("M", cell.fontName, cell.fontSize)
+    if glyph > room or any(
+        stringWidth(c, cell.fontName, cell.fontSize) != glyph for c in set(text)
+    ):
+        return None
+    per_line, width = 0, 0.0
+    while width + glyph <= room:
+        width += glyph
+        per_line += 1
+    return [text[i : i + per_line] for i in range(0, len(text), per_line)]
 
 
 MAX_CELL_LINES = 30

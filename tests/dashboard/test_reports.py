@@ -769,15 +769,44 @@ def test_a_cell_one_line_holds_is_a_plain_string_laid_out_as_its_paragraph() -> 
         for text, cell in zip(texts, cells, strict=True):
             reference = Paragraph(escape(text), style)
             reference.wrap(room, 1000.0)
-            n_lines = len(reference.blPara.lines)
+            broken = reference.blPara
             if isinstance(cell, str):
-                assert cell == text and n_lines == 1, (style.name, text)
+                # joined: a list of ids in Courier, cut where the paragraph cuts it
+                assert len(cell.split("\n")) == len(broken.lines), (style.name, text)
+                assert cell.replace("\n", "") == text
+                if broken.kind == 0:  # one plain fragment: each line's words
+                    words = [" ".join(str(w) for w in line[1]) for line in broken.lines]
+                    assert cell.split("\n") == words
             else:
                 assert isinstance(cell, Paragraph)
         plain = [c for c in cells if isinstance(c, str)]
         assert "não" in plain and "R&D <b>" in plain
         assert not any(t in plain for t in ("", "dois  espaços", " à esquerda"))
-        assert texts[3] not in plain and texts[4] not in plain
+        assert texts[3] not in plain  # a sentence that wraps stays a paragraph
+        # the ids without spaces: a paragraph in Helvetica, their lines in Courier
+        assert (style is CELL_CODE) == any("\n" in c for c in plain)
+
+
+def test_ids_without_spaces_break_into_the_lines_of_reportlabs_paragraph() -> None:
+    """`split_monospaced`: a list of ids in Courier wider than its column is cut into the
+    lines ReportLab's paragraph makes of it (character by character, `_splitWord`), for widths
+    around the line ends and for a cut cell ending in an ellipsis; a text with a space, or in a
+    proportional font, is left to the paragraph."""
+    from reportlab.platypus import Paragraph
+
+    from dashboard.reports.render_pdf import CELL, CELL_CODE, split_monospaced
+
+    ids = ",".join(f"G00{i:02d}-WD-{i % 17:02d}-{i * 7 % 100:03d}" for i in range(40))
+    pings = ",".join(f"{i * 9173 % 500000}-{i * 9173 % 500000 + 4321}" for i in range(60))
+    for text in (ids, pings, pings[:200] + "\u2026", "1234567890" * 9):
+        for room in (20.0, 38.99, 39.0, 39.01, 46.8, 60.0, 77.7, 120.0 - 6.0 - 6.0):
+            lines = split_monospaced(text, CELL_CODE, room)
+            reference = Paragraph(escape(text), CELL_CODE)
+            reference.wrap(room, 10_000.0)
+            expected = ["".join(str(w) for w in line[1]) for line in reference.blPara.lines]
+            assert lines == expected, (text[:20], room)
+    assert split_monospaced("G0016-WD-00-002, G0016-WD-02-002", CELL_CODE, 40.0) is None
+    assert split_monospaced(ids, CELL, 40.0) is None
 
 
 def test_the_dossiers_pdf_lays_out_every_word_where_paragraph_cells_did(
