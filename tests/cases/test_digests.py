@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from cases.digests import (
+    TEXT_METHOD,
     compute_day_digest,
     compute_raw_day_digests,
     record_day_fingerprints,
@@ -211,9 +212,9 @@ def test_verify_writes_the_digests_it_recomputed_over_an_edited_one(filled: Path
 
 
 def test_a_repeated_ping_id_is_digested_in_the_order_of_every_column(filled: Path) -> None:
-    """The digest sorts pings by ping_id alone while no two share it; a row repeated by hand
-    (same ping_id) needs every column to order it: the digest is still the first definition's
-    (DuckDB's own sha256 of the lines ordered by every column)."""
+    """duckdb-text-v1 sorts pings by ping_id alone while no two share it; a row repeated by
+    hand (same ping_id) needs every column to order it: the digest is still the first
+    definition's (DuckDB's own sha256 of the lines ordered by every column)."""
     from core.periods import local_bounds, range_period
     from core.schema import table
 
@@ -227,13 +228,13 @@ def test_a_repeated_ping_id_is_digested_in_the_order_of_every_column(filled: Pat
     )
     bounds = list(local_bounds(range_period(MAR2, MAR2), TZ))
     with Store.open(filled) as store:
-        unique = compute_day_digest(store, "vehicle_locations", MAR2, TZ)[:2]
+        unique = compute_day_digest(store, "vehicle_locations", MAR2, TZ, method=TEXT_METHOD)[:2]
         assert unique == store.query(oracle, bounds).row(0)
         # the same ping_id twice, the copy with another latitude: sorted by lat within the id
         store.con.execute(
             "INSERT INTO vehicle_locations SELECT * REPLACE (lat - 1 AS lat) "
             "FROM vehicle_locations WHERE event_at = '2026-03-02 11:02Z'"
         )
-        repeated = compute_day_digest(store, "vehicle_locations", MAR2, TZ)[:2]
+        repeated = compute_day_digest(store, "vehicle_locations", MAR2, TZ, method=TEXT_METHOD)[:2]
         assert repeated == store.query(oracle, bounds).row(0)
     assert repeated[0] == unique[0] + 1
