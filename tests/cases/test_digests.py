@@ -4,13 +4,20 @@ so the period's digests always equal the day digests recomputed in full."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+import hashlib
+import struct
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from cases.digests import (
+    BINARY_METHOD,
+    DIGEST_METHOD,
     TEXT_METHOD,
     compute_day_digest,
     compute_raw_day_digests,
@@ -238,3 +245,172 @@ def test_a_repeated_ping_id_is_digested_in_the_order_of_every_column(filled: Pat
         repeated = compute_day_digest(store, "vehicle_locations", MAR2, TZ, method=TEXT_METHOD)[:2]
         assert repeated == store.query(oracle, bounds).row(0)
     assert repeated[0] == unique[0] + 1
+
+
+# -- arrow-binary-v1 (ADR 0113, addendum) --------------------------------------------------
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+PING_KINDS = "qstddddssisssst"  # ping_id, vehicle_id, event_at, lat, lon, speed, heading, ...
+TAP_KINDS = "stssssdsst"  # transaction_id, event_at, vehicle_id, route_id, card_hash, ...
+
+
+def _spelled_out(rows: list[tuple[object, ...]], kinds: str) -> str:
+    """arrow-binary-v1 of `rows` (already in digest order) written out byte by byte with
+    struct and hashlib alone. kinds: a letter per column, s string, q int64, i int32,
+    d float64, t instant (int64 microseconds since 1970-01-01 UTC)."""
+    assert all(len(row) == len(kinds) for row in rows)
+    digest = hashlib.sha256()
+    for j, kind in enumerate(kinds):
+        cells = [row[j] for row in rows]
+        validity = bytes(0 if v is None else 1 for v in cells)
+        digest.update(hashlib.sha256(validity).digest())
+        if kind == "s":
+            texts = [b"" if v is None else str(v).encode("utf-8") for v in cells]
+            lengths = b"".join(struct.pack("<I", len(t)) for t in texts)
+            digest.update(hashlib.sha256(lengths).digest())
+            digest.update(hashlib.sha256(b"".join(texts)).digest())
+            continue
+        fmt = {"q": "<q", "i": "<i", "d": "<d", "t": "<q"}[kind]
+        values = b""
+        for v in cells:
+            if v is None:
+                values += b"\x00" * struct.calcsize(fmt)
+            elif kind == "t":
+                assert isinstance(v, datetime)
+                values += struct.pack(fmt, (v - EPOCH) // timedelta(microseconds=1))
+            else:
+                values += struct.pack(fmt, v)
+        digest.update(hashlib.sha256(values).digest())
+    return digest.hexdigest()
+
+
+def test_binary_digest_of_a_tiny_day_is_its_bytes_spelled_out(filled: Path) -> None:
+    """The day's digest by arrow-binary-v1 equals SHA-256 over bytes written out by hand
+    from the rows `fill_store` wrote (one ping of 3 Mar with nulls, three taps of 2 Mar)."""
+    t0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
+    ping = (6, "V12", datetime(2026, 3, 3, 11, 0, tzinfo=UTC), -29.19, -51.52, 2.0)
+    ping += (None, None, None, None, None, None, "O1", "test.csv", t0)
+    taps = [
+        (tid, t0 + gap, "V12", "R1", card * 64, "full", 4.5, "O1", "test.csv", t0)
+        for tid, gap, card in [
+            ("t1", timedelta(minutes=1), "a"),
+            ("t2", timedelta(minutes=2), "b"),
+            ("t3", timedelta(hours=5), "c"),
+        ]
+    ]
+    with Store.open(filled) as store:
+        pings = compute_day_digest(store, "vehicle_locations", MAR3, TZ)
+        fares = compute_day_digest(store, "fare_transactions", MAR2, TZ)
+        empty = compute_day_digest(store, "fare_transactions", date(2026, 3, 9), TZ)
+    assert DIGEST_METHOD == BINARY_METHOD == "arrow-binary-v1"
+    assert pings[:2] == (1, _spelled_out([ping], PING_KINDS))
+    assert fares[:2] == (3, _spelled_out(taps, TAP_KINDS))
+    # a day without rows: each of its streams is empty
+    assert empty[:2] == (0, _spelled_out([], TAP_KINDS))
+    # the same values pinned, so that the spelling above cannot drift with the code
+    assert pings[1] == "76a353579a724ea8cb92acc88085f935ec487df0bf0a727c54806340d5d5943c"
+    assert fares[1] == "a4dcca7ae8288bd1ab77383dd243f4ca16c50a9b7fa0b523f2dd2ae1ea1ba2d5"
+
+
+def _by_every_column(store: Store, name: str, day: date, kinds: str) -> str:
+    """arrow-binary-v1 of the day as an auditor would write it: every row read back, sorted
+    in Python by every column (ascending, nulls last), spelled out (`_spelled_out`)."""
+    from core.periods import local_bounds, range_period
+
+    rows = store.query(
+        f'SELECT * FROM "{name}" WHERE event_at >= ? AND event_at < ?',
+        list(local_bounds(range_period(day, day), TZ)),
+    ).rows()
+    ordered = sorted(rows, key=lambda r: tuple((v is None, v) for v in r))
+    return _spelled_out(ordered, kinds)
+
+
+def test_binary_digest_orders_the_rows_by_every_column(filled: Path) -> None:
+    """Rows stored out of order, sharing their first column, or repeated, digest as the day's
+    rows sorted by every column: the stored order, the order of the first column and the
+    order of every column give the same bytes whenever each applies."""
+    with Store.open(filled) as store:
+        assert compute_day_digest(store, "vehicle_locations", MAR2, TZ)[1] == _by_every_column(
+            store, "vehicle_locations", MAR2, PING_KINDS
+        )
+        # taps stored in reverse order, one id shared by two operators, a tap repeated
+        store.con.execute(
+            "INSERT INTO fare_transactions SELECT * REPLACE ('t0' AS transaction_id, "
+            "'O2' AS operator_id) FROM fare_transactions WHERE transaction_id = 't3'"
+        )
+        assert compute_day_digest(store, "fare_transactions", MAR2, TZ)[:2] == (
+            4,
+            _by_every_column(store, "fare_transactions", MAR2, TAP_KINDS),
+        )
+        store.con.execute(
+            "INSERT INTO fare_transactions SELECT * REPLACE ('O0' AS operator_id) "
+            "FROM fare_transactions WHERE transaction_id = 't1'"
+        )
+        store.con.execute(
+            "INSERT INTO fare_transactions SELECT * FROM fare_transactions "
+            "WHERE transaction_id = 't2'"
+        )
+        assert compute_day_digest(store, "fare_transactions", MAR2, TZ)[:2] == (
+            6,
+            _by_every_column(store, "fare_transactions", MAR2, TAP_KINDS),
+        )
+        # a ping repeated by hand with another latitude: the same ping_id twice
+        store.con.execute(
+            "INSERT INTO vehicle_locations SELECT * REPLACE (lat - 1 AS lat) "
+            "FROM vehicle_locations WHERE event_at = '2026-03-02 11:02Z'"
+        )
+        assert compute_day_digest(store, "vehicle_locations", MAR2, TZ)[:2] == (
+            6,
+            _by_every_column(store, "vehicle_locations", MAR2, PING_KINDS),
+        )
+
+
+def _auditor(frame: pa.Table) -> str:
+    """arrow-binary-v1 of a whole day at once with pyarrow and numpy (what the ADR says an
+    auditor can write): sort by every column, then each column's streams."""
+    frame = frame.sort_by([(c, "ascending") for c in frame.column_names])
+    digest = hashlib.sha256()
+    for column in frame.columns:
+        values = column.combine_chunks()
+        valid = pc.is_valid(values).to_numpy(zero_copy_only=False)
+        digest.update(hashlib.sha256(valid.astype(np.uint8).tobytes()).digest())
+        if pa.types.is_string(values.type):
+            texts = [b"" if v is None else v.encode() for v in values.to_pylist()]
+            lengths = np.array([len(t) for t in texts], dtype="<u4")
+            digest.update(hashlib.sha256(lengths.tobytes()).digest())
+            digest.update(hashlib.sha256(b"".join(texts)).digest())
+        else:
+            if pa.types.is_timestamp(values.type):
+                values = values.cast(pa.int64())
+            numbers = values.fill_null(0).to_numpy(zero_copy_only=False)
+            digest.update(
+                hashlib.sha256(numbers.astype(numbers.dtype.newbyteorder("<")).tobytes()).digest()
+            )
+    return digest.hexdigest()
+
+
+def test_binary_digest_of_a_big_day_is_the_auditors_whole_table_one(filled: Path) -> None:
+    """300 000 pings (several Arrow batches), stored in ping_id order then with one id
+    repeated: the streamed digest equals the auditor's over the whole day sorted at once."""
+    from core.periods import local_bounds, range_period
+
+    bounds = list(local_bounds(range_period(MAR2, MAR2), TZ))
+    with Store.open(filled) as store:
+        store.con.execute(
+            "INSERT INTO vehicle_locations SELECT 100 + i, 'V' || (i % 300), "
+            "TIMESTAMPTZ '2026-03-02 12:00Z' + to_microseconds(i * 1000), -29.1 - i / 1e7, "
+            "-51.5, CASE WHEN i % 7 = 0 THEN NULL ELSE i % 20 END, NULL, "
+            "CASE WHEN i % 3 = 0 THEN 'T' || (i % 50) END, 'R1', CAST(i % 2 AS INTEGER), "
+            "NULL, NULL, 'O1', 'big.csv', TIMESTAMPTZ '2026-03-02 11:00Z' FROM range(300000) t(i)"
+        )
+        day = "SELECT * FROM vehicle_locations WHERE event_at >= ? AND event_at < ?"
+        stored = compute_day_digest(store, "vehicle_locations", MAR2, TZ)
+        assert stored[:2] == (300005, _auditor(store.con.sql(day, params=bounds).to_arrow_table()))
+        store.con.execute(
+            "INSERT INTO vehicle_locations SELECT * REPLACE ('V999' AS vehicle_id) "
+            "FROM vehicle_locations WHERE ping_id = 150000"
+        )
+        repeated = compute_day_digest(store, "vehicle_locations", MAR2, TZ)
+        assert repeated[:2] == (
+            300006,
+            _auditor(store.con.sql(day, params=bounds).to_arrow_table()),
+        )
