@@ -414,3 +414,99 @@ def test_binary_digest_of_a_big_day_is_the_auditors_whole_table_one(filled: Path
             300006,
             _auditor(store.con.sql(day, params=bounds).to_arrow_table()),
         )
+
+
+# -- stores holding digests of both methods ----------------------------------------------------
+def as_text_v1(store: Store, name: str, day: date) -> str:
+    """What the release before arrow-binary-v1 recorded for the day: its duckdb-text-v1
+    digest, in raw_day_digests and raw_day_fingerprints (where the day has a row)."""
+    _, sha, cols = compute_day_digest(store, name, day, TZ, method=TEXT_METHOD)
+    method = f"{TEXT_METHOD}:{','.join(cols)}"
+    for recorded in ("raw_day_digests", "raw_day_fingerprints"):
+        store.con.execute(
+            f"UPDATE {recorded} SET sha256 = ?, digest_method = ? "
+            "WHERE table_name = ? AND service_date = ?",
+            [sha, method, name, day],
+        )
+    return sha
+
+
+def test_a_store_of_both_methods_checks_each_day_by_its_own(filled: Path) -> None:
+    """2 Mar recorded by duckdb-text-v1 (before this release), 3 Mar by arrow-binary-v1:
+    verify recomputes each by its recorded method; the current digest of an unchanged v1 day
+    is reused, and a changed one is hashed again by v1, so that it compares to its
+    reference; a day with no reference yet keeps a v1 current digest while unchanged and is
+    hashed by arrow-binary-v1 once it changes."""
+    from cases.evidence import record_verified_fingerprints, verify_day_digests
+
+    with Store.open(filled) as store:
+        recorded = record_day_digests(store, PROFILE)
+        assert recorded["digest_method"].str.starts_with("arrow-binary-v1:").all()
+        text_pings = as_text_v1(store, "vehicle_locations", MAR2)
+        text_taps = as_text_v1(store, "fare_transactions", MAR2)
+        assert text_pings != recorded.filter(pl.col("table_name") == "vehicle_locations")[
+            "sha256"
+        ].item(0)
+        report = verify_day_digests(store)
+        written = record_verified_fingerprints(store, report)
+        pings = compute_raw_day_digests(store, "vehicle_locations", *MARCH, TZ)
+        period = compute_period_day_digests(store, *MARCH, TZ)
+        # a ping of 2 Mar (a v1 day) edited behind Pontual's back
+        store.con.execute(
+            "UPDATE vehicle_locations SET lat = lat + 0.00001 WHERE event_at = '2026-03-02 11:01Z'"
+        )
+        edited = compute_period_day_digests(store, *MARCH, TZ)
+        text_now = compute_day_digest(store, "vehicle_locations", MAR2, TZ, method=TEXT_METHOD)
+        changed = verify_day_digests(store)
+        # 3 Mar without a reference, its current digest by v1: kept while the day is unchanged
+        store.con.execute(
+            "DELETE FROM raw_day_digests WHERE service_date = ? AND table_name = ?",
+            [MAR3, "vehicle_locations"],
+        )
+        as_text_v1(store, "vehicle_locations", MAR3)
+        kept = compute_raw_day_digests(store, "vehicle_locations", MAR3, MAR3, TZ)
+        store.con.execute(
+            "UPDATE vehicle_locations SET speed_m_s = 1.0 WHERE event_at = '2026-03-03 11:00Z'"
+        )
+        moved = compute_raw_day_digests(store, "vehicle_locations", MAR3, MAR3, TZ)
+        binary_now = compute_day_digest(store, "vehicle_locations", MAR3, TZ)
+        new = record_day_digests(store, PROFILE)
+    assert report["is_ok"].all() and report.height == 3
+    assert report.filter(pl.col("service_date") == MAR2)["sha256_now"].sort().to_list() == sorted(
+        [text_taps, text_pings]
+    )
+    assert sorted(written.select("table_name", "service_date", "sha256").rows()) == [
+        ("fare_transactions", MAR2, text_taps),
+        ("vehicle_locations", MAR2, text_pings),
+        ("vehicle_locations", MAR3, recorded["sha256"][2]),
+    ]
+    assert pings.select("service_date", "is_reused").rows() == [(MAR2, True), (MAR3, True)]
+    assert pings["digest_method"].str.split(":").list.first().to_list() == [
+        TEXT_METHOD,
+        BINARY_METHOD,
+    ]
+    assert period["is_as_recorded"].all()
+    assert edited["is_as_recorded"].to_list() == [True, False, True]
+    assert edited["sha256"][1] == text_now[1]  # by v1, its reference's method
+    assert changed.filter(~pl.col("is_ok")).select("service_date", "table_name").rows() == [
+        (MAR2, "vehicle_locations")
+    ]
+    assert kept.select("is_reused", "digest_method").row(0)[0] is True
+    assert kept["digest_method"][0].startswith(TEXT_METHOD + ":")
+    assert moved.select("n_rows", "sha256", "is_reused").row(0) == (1, binary_now[1], False)
+    assert moved["digest_method"][0].startswith(BINARY_METHOD + ":")
+    assert new.select("service_date", "table_name", "sha256").rows() == [
+        (MAR3, "vehicle_locations", binary_now[1])
+    ]
+    assert new["digest_method"][0].startswith(BINARY_METHOD + ":")
+
+
+def test_an_unknown_recorded_method_is_refused(filled: Path) -> None:
+    from cases.errors import CaseError
+    from cases.evidence import verify_day_digests
+
+    with Store.open(filled) as store:
+        record_day_digests(store, PROFILE)
+        store.con.execute("UPDATE raw_day_digests SET digest_method = 'sha3-v9:ping_id'")
+        with pytest.raises(CaseError, match="unknown digest method 'sha3-v9'"):
+            verify_day_digests(store)
