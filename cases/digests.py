@@ -484,16 +484,27 @@ def record_day_fingerprints(
     return pl.concat(parts) if parts else pl.DataFrame(schema=CURRENT_SCHEMA)
 
 
+_QUARTER_HOUR_US = 900_000_000
+
+
 def record_ingested_day_fingerprints(store: Store, tz: str, since: datetime) -> pl.DataFrame:
     """`record_day_fingerprints` for the raw days an ingest touched: the days of the rows
     ingested at or after `since` (`ingested_at`, the ingest's start), in each raw table.
-    Only those days are fingerprinted and, since their rows changed, hashed again."""
+    Only those days are fingerprinted and, since their rows changed, hashed again.
+
+    The rows' instants are first reduced to their distinct quarter hours (UTC, an integer
+    division per row) and only those are turned into local days (both ends of each), about a
+    tenth of the CPU of a time zone conversion per row; a quarter hour lies within one local
+    day wherever the offset is a whole number of quarter hours (every zone today), and
+    otherwise names both its days (a day without such a row is digested needlessly, never
+    missed)."""
     parts = []
     for name in RAW_TABLES:
         touched = store.query(
-            f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
-            "WHERE ingested_at >= ?",
-            [tz, since],
+            "SELECT DISTINCT CAST(timezone(?, make_timestamptz(q * ? + e)) AS DATE) AS d "
+            f'FROM (SELECT DISTINCT epoch_us(event_at) // ? AS q FROM "{name}" '
+            "WHERE ingested_at >= ?), (VALUES (0), (? - 1)) ends(e)",
+            [tz, _QUARTER_HOUR_US, _QUARTER_HOUR_US, since, _QUARTER_HOUR_US],
         )["d"].to_list()
         if touched:
             parts.append(record_day_fingerprints(store, tz, days=touched, tables=(name,)))

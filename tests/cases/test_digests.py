@@ -510,3 +510,34 @@ def test_an_unknown_recorded_method_is_refused(filled: Path) -> None:
         store.con.execute("UPDATE raw_day_digests SET digest_method = 'sha3-v9:ping_id'")
         with pytest.raises(CaseError, match="unknown digest method 'sha3-v9'"):
             verify_day_digests(store)
+
+
+def test_an_ingest_digests_the_local_days_of_its_rows_on_either_side_of_midnight(
+    filled: Path,
+) -> None:
+    """The days an ingest touched are found from its rows' quarter hours: a row a microsecond
+    before local midnight (03:00 UTC in Bento Gonçalves) and one at midnight touch two days,
+    and only those."""
+    since = datetime(2026, 3, 5, tzinfo=UTC)
+    late = pl.DataFrame(
+        {
+            "vehicle_id": ["V13", "V13"],
+            "event_at": [
+                datetime(2026, 3, 4, 2, 59, 59, 999999, tzinfo=UTC),  # 3 Mar, 23:59:59.999999
+                datetime(2026, 3, 4, 3, 0, tzinfo=UTC),  # 4 Mar, 00:00
+            ],
+            "lat": [-29.2, -29.2],
+            "lon": [-51.5, -51.5],
+        }
+    )
+    with Store.open(filled) as store:
+        store.append("vehicle_locations", late, fill={"source": "late.csv", "ingested_at": since})
+        written = record_ingested_day_fingerprints(store, TZ, since)
+        truth = _full(store)
+    assert written.select("table_name", "service_date", "n_rows").rows() == [
+        ("vehicle_locations", MAR3, 2),
+        ("vehicle_locations", date(2026, 3, 4), 1),
+    ]
+    assert [t for t in truth if t[1] >= MAR3] == list(
+        written.select("table_name", "service_date", "n_rows", "sha256").iter_rows()
+    )
