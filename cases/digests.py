@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -121,12 +121,8 @@ def compute_day_digest(
     cols = columns if columns is not None else table(name).column_names
     params = None if whole else list(local_bounds(range_period(day, day), tz))
     if method == BINARY_METHOD:
-        for order in ("stored", "first", "every"):
-            sql = _binary_sql(name, cols, bounded=not whole, order=order)
-            got = _hash_binary(store, sql, params, is_checked=order != "every")
-            if got is not None:
-                return (*got, cols)
-        raise AssertionError("the order of every column is never given up")
+        n_rows, sha, _ = _binary_day(store, name, cols, params, whole=whole)
+        return n_rows, sha, cols
     if method != TEXT_METHOD:
         raise CaseError(f"unknown digest method {method!r}", where=f"{name} {day}")
     if table(name).columns[0].dtype.is_integer() and cols[0] == table(name).column_names[0]:
@@ -167,11 +163,36 @@ def _hash_lines(store: Store, sql: str, params: list[Any] | None) -> tuple[int, 
     return n_rows, digest.hexdigest()
 
 
-def _binary_sql(name: str, columns: list[str], *, bounded: bool, order: str) -> str:
+def _binary_day(
+    store: Store,
+    name: str,
+    columns: list[str],
+    params: list[Any] | None,
+    *,
+    whole: bool = False,
+    sums: tuple[str, ...] = (),
+) -> tuple[int, str, list[int]]:
+    """(n_rows, sha256, sums) of the day by arrow-binary-v1, in the stored order, else the
+    first column's, else every column's (`compute_day_digest`). `sums`: SQL expressions of a
+    UBIGINT per row (the fingerprint's row hashes, `_row_hashes`), read beside the rows and
+    summed modulo 2^64: the day's fingerprint from the same read."""
+    for order in ("stored", "first", "every"):
+        sql = _binary_sql(name, columns, bounded=not whole, order=order, sums=sums)
+        got = _hash_binary(store, sql, params, is_checked=order != "every", n_sums=len(sums))
+        if got is not None:
+            return got
+    raise AssertionError("the order of every column is never given up")
+
+
+def _binary_sql(
+    name: str, columns: list[str], *, bounded: bool, order: str, sums: tuple[str, ...] = ()
+) -> str:
     """arrow-binary-v1: the day's rows, their columns as stored, in the order of `order`:
     'stored' (none asked), 'first' (the first column), 'every' (every column, ascending,
-    nulls last)."""
-    listed = ", ".join(f'"{c}"' for c in columns)
+    nulls last); then the `sums` expressions, as s0, s1, ..."""
+    listed = ", ".join(
+        [*(f'"{c}"' for c in columns), *(f"{e} AS s{i}" for i, e in enumerate(sums))]
+    )
     where = " WHERE event_at >= ? AND event_at < ?" if bounded else ""
     by = {
         "stored": "",
@@ -188,8 +209,8 @@ def _is_text(kind: pa.DataType) -> bool:
 
 
 def _hash_binary(
-    store: Store, sql: str, params: list[Any] | None, *, is_checked: bool
-) -> tuple[int, str] | None:
+    store: Store, sql: str, params: list[Any] | None, *, is_checked: bool, n_sums: int = 0
+) -> tuple[int, str, list[int]] | None:
     """(n_rows, sha256) by arrow-binary-v1 of the rows `sql` returns, hashed as the Arrow
     batches come. Per column, in order, its byte streams, each hashed apart (so a batch's
     size never matters): its validity (a byte per row, 1 present, 0 null); for a string
@@ -198,12 +219,15 @@ def _hash_binary(
     (int32/int64 two's complement, float64 IEEE 754 bits, timestamp int64 microseconds since
     1970-01-01 UTC; null: zero bytes). The digest: SHA-256 of the streams' SHA-256 (32 bytes
     each) in that order. `is_checked`: None as soon as the first column does not rise
-    strictly (a null, two rows sharing it, out of order): the caller sorts by more."""
+    strictly (a null, two rows sharing it, out of order): the caller sorts by more. The last
+    `n_sums` columns are not hashed but summed, modulo 2^64 (UBIGINT row hashes)."""
     reader = store.con.sql(sql, params=params).to_arrow_reader()
+    n_columns = len(reader.schema) - n_sums
     streams = [
         [hashlib.sha256() for _ in range(3 if _is_text(field.type) else 2)]
-        for field in reader.schema
+        for field in list(reader.schema)[:n_columns]
     ]
+    sums = [0] * n_sums
     n_rows = 0
     last: pa.Scalar | None = None
     for batch in reader:
@@ -214,14 +238,16 @@ def _hash_binary(
             if keys.null_count or not _rises(keys, last):
                 return None
             last = keys[len(keys) - 1]
-        for hashers, values in zip(streams, batch.columns, strict=True):
+        for hashers, values in zip(streams, batch.columns[:n_columns], strict=True):
             _hash_column(hashers, values)
+        for i, values in enumerate(batch.columns[n_columns:]):
+            sums[i] = (sums[i] + int(values.to_numpy().sum(dtype=np.uint64))) % _TWO_64
         n_rows += batch.num_rows
     digest = hashlib.sha256()
     for hashers in streams:
         for hasher in hashers:
             digest.update(hasher.digest())
-    return n_rows, digest.hexdigest()
+    return n_rows, digest.hexdigest(), sums
 
 
 def _rises(keys: pa.Array, last: pa.Scalar | None) -> bool:
@@ -292,19 +318,24 @@ def _fingerprint_sql(name: str, columns: list[str], dtypes: list[pl.DataType]) -
     added, removed or changed (a row repeated adds its hash again); `hash()` is order-sensitive
     across its arguments, so two values swapped between columns move it too. DuckDB hashes 0.0
     and -0.0 alike where their text differs: a float column adds its sign bit."""
+    a, b = _row_hashes(columns, dtypes)
+    return (
+        "SELECT CAST(timezone(?, event_at) AS DATE) AS service_date, count(*) AS n_rows, "
+        f"CAST(sum({a}) % {_TWO_64} AS UBIGINT) AS row_hash_sum_a, "
+        f"CAST(sum({b}) % {_TWO_64} AS UBIGINT) AS row_hash_sum_b "
+        f'FROM "{name}" WHERE event_at >= ? AND event_at < ? GROUP BY ALL'
+    )
+
+
+def _row_hashes(columns: list[str], dtypes: list[pl.DataType]) -> tuple[str, str]:
+    """The two row hashes the fingerprint sums (`_fingerprint_sql`), as SQL expressions."""
     parts: list[str] = []
     for c, dtype in zip(columns, dtypes, strict=True):
         parts.append(f'"{c}"')
         if dtype.is_float():
             parts.append(f'signbit("{c}")')
-    a = ", ".join(parts)
-    b = ", ".join(["'pontual-b'", *reversed(parts)])
-    return (
-        "SELECT CAST(timezone(?, event_at) AS DATE) AS service_date, count(*) AS n_rows, "
-        f"CAST(sum(hash({a})) % {_TWO_64} AS UBIGINT) AS row_hash_sum_a, "
-        f"CAST(sum(hash({b})) % {_TWO_64} AS UBIGINT) AS row_hash_sum_b "
-        f'FROM "{name}" WHERE event_at >= ? AND event_at < ? GROUP BY ALL'
-    )
+    salted = ["'pontual-b'", *reversed(parts)]
+    return f"hash({', '.join(parts)})", f"hash({', '.join(salted)})"
 
 
 def compute_day_fingerprints(
@@ -357,6 +388,7 @@ def compute_raw_day_digests(
     tz: str,
     *,
     known: pl.DataFrame | None = None,
+    is_changed: bool = False,
 ) -> pl.DataFrame:
     """The current digest (`compute_day_digest`, the table's current columns) of each day of
     raw table `name` from `start` to `end` (inclusive) that has rows (CURRENT_SCHEMA).
@@ -371,12 +403,17 @@ def compute_raw_day_digests(
     the two compare; a day with none yet reuses a recorded digest by any method this version
     knows (still true of the day), and is hashed anew by `DIGEST_METHOD`. `known`
     (service_date, n_rows, sha256, digest_method): days just hashed in full with the current
-    columns (by `pontual verify`), taken as they are and not marked reused."""
+    columns (by `pontual verify`), taken as they are and not marked reused. `is_changed`:
+    every day of the period is known to have changed (an ingest wrote rows of it,
+    `record_ingested_day_fingerprints`): each is hashed in full with no fingerprint scan
+    before, its fingerprint summed from the same read (`_changed_day_digests`)."""
     columns = ",".join(table(name).column_names)
     methods = [f"{m}:{columns}" for m in DIGEST_METHODS]
+    wanted = _reference_methods(store, name, start, end)
+    if is_changed:
+        return _changed_day_digests(store, name, start, end, tz, wanted)
     prints = compute_day_fingerprints(store, name, start, end, tz)
     keys = ["service_date", "n_rows", "row_hash_sum_a", "row_hash_sum_b"]
-    wanted = _reference_methods(store, name, start, end)
     if store.has_table("raw_day_fingerprints"):
         cached = store.query(
             "SELECT service_date, n_rows, row_hash_sum_a, row_hash_sum_b, sha256, digest_method "
@@ -428,15 +465,46 @@ def compute_raw_day_digests(
     return pl.DataFrame(rows, schema=CURRENT_SCHEMA, orient="row")
 
 
+def _changed_day_digests(
+    store: Store, name: str, start: date, end: date, tz: str, wanted: pl.DataFrame
+) -> pl.DataFrame:
+    """`compute_raw_day_digests` of days known to have changed: each day hashed in full, by
+    arrow-binary-v1 with its fingerprint's row hashes read beside its rows and summed (one
+    read of the day instead of a fingerprint scan and a read), or, for a day whose reference
+    digest is by another method, fingerprinted apart and hashed by that method. The sums
+    equal `compute_day_fingerprints`' (the same expressions over the same rows)."""
+    decl = table(name)
+    references = dict(wanted.iter_rows())
+    sums = _row_hashes(decl.column_names, [c.dtype for c in decl.columns])
+    rows = []
+    for offset in range((end - start).days + 1):
+        day = start + timedelta(days=offset)
+        how = references.get(day) or DIGEST_METHOD
+        if how == BINARY_METHOD:
+            bounds = list(local_bounds(range_period(day, day), tz))
+            n, sha, (a, b) = _binary_day(store, name, decl.column_names, bounds, sums=sums)
+        else:
+            prints = compute_day_fingerprints(store, name, day, day, tz)
+            if prints.height == 0:
+                continue
+            _, _, a, b = prints.row(0)
+            n, sha, _ = compute_day_digest(store, name, day, tz, method=how)
+        if n:
+            rows.append((day, name, n, sha, method_of(name, how), a, b, False))
+    return pl.DataFrame(rows, schema=CURRENT_SCHEMA, orient="row")
+
+
 def _reference_methods(store: Store, name: str, start: date, end: date) -> pl.DataFrame:
     """service_date, method: the method of each day's reference digest of raw table `name`
-    (`raw_day_digests`; none: no row)."""
+    (`raw_day_digests`; no row: none, or one by a method this version does not know, which
+    `pontual verify` refuses: the current digest is then by `DIGEST_METHOD`)."""
     if not store.has_table("raw_day_digests"):
         return pl.DataFrame(schema={"service_date": pl.Date, "method": pl.String})
     return store.query(
         "SELECT service_date, split_part(digest_method, ':', 1) AS method FROM raw_day_digests "
-        "WHERE table_name = ? AND service_date BETWEEN ? AND ?",
-        [name, start, end],
+        "WHERE table_name = ? AND service_date BETWEEN ? AND ? "
+        "AND list_contains(?, split_part(digest_method, ':', 1))",
+        [name, start, end, list(DIGEST_METHODS)],
     ).with_columns(pl.col("service_date").cast(pl.Date), pl.col("method").cast(pl.String))
 
 
@@ -447,11 +515,12 @@ def record_day_fingerprints(
     days: Iterable[date] | None = None,
     tables: Iterable[str] = RAW_TABLES,
     known: pl.DataFrame | None = None,
+    is_changed: bool = False,
 ) -> pl.DataFrame:
     """Bring `raw_day_fingerprints` up to date for `days` (every day with rows when None) of
     each raw table in `tables`: each day is fingerprinted, hashed again only when its
-    fingerprint moved, and the rows of the days hashed again are written. `known`: as in
-    `compute_raw_day_digests` (one table). Returns the current digest of every such day
+    fingerprint moved, and the rows of the days hashed again are written. `known`,
+    `is_changed`: as in `compute_raw_day_digests` (one table; every day of `days` changed). Returns the current digest of every such day
     (CURRENT_SCHEMA), reused or not."""
     wanted = [] if days is None else sorted(set(days))
     parts = []
@@ -466,7 +535,9 @@ def record_day_fingerprints(
         else:
             runs = _day_runs(wanted)
         for first, last in runs:
-            got = compute_raw_day_digests(store, name, first, last, tz, known=known)
+            got = compute_raw_day_digests(
+                store, name, first, last, tz, known=known, is_changed=is_changed
+            )
             parts.append(got)
             new = got.filter(~pl.col("is_reused"))
             if new.height:
@@ -490,7 +561,8 @@ _QUARTER_HOUR_US = 900_000_000
 def record_ingested_day_fingerprints(store: Store, tz: str, since: datetime) -> pl.DataFrame:
     """`record_day_fingerprints` for the raw days an ingest touched: the days of the rows
     ingested at or after `since` (`ingested_at`, the ingest's start), in each raw table.
-    Only those days are fingerprinted and, since their rows changed, hashed again.
+    Since their rows changed, those days alone are hashed again, each fingerprinted from the
+    same read (`compute_raw_day_digests`, is_changed).
 
     The rows' instants are first reduced to their distinct quarter hours (UTC, an integer
     division per row) and only those are turned into local days (both ends of each), about a
@@ -507,5 +579,7 @@ def record_ingested_day_fingerprints(store: Store, tz: str, since: datetime) -> 
             [tz, _QUARTER_HOUR_US, _QUARTER_HOUR_US, since, _QUARTER_HOUR_US],
         )["d"].to_list()
         if touched:
-            parts.append(record_day_fingerprints(store, tz, days=touched, tables=(name,)))
+            parts.append(
+                record_day_fingerprints(store, tz, days=touched, tables=(name,), is_changed=True)
+            )
     return pl.concat(parts) if parts else pl.DataFrame(schema=CURRENT_SCHEMA)

@@ -510,6 +510,8 @@ def test_an_unknown_recorded_method_is_refused(filled: Path) -> None:
         store.con.execute("UPDATE raw_day_digests SET digest_method = 'sha3-v9:ping_id'")
         with pytest.raises(CaseError, match="unknown digest method 'sha3-v9'"):
             verify_day_digests(store)
+        # a report's current digests go on by the method of this version
+        assert _period(store) == _full(store)
 
 
 def test_an_ingest_digests_the_local_days_of_its_rows_on_either_side_of_midnight(
@@ -534,6 +536,9 @@ def test_an_ingest_digests_the_local_days_of_its_rows_on_either_side_of_midnight
         store.append("vehicle_locations", late, fill={"source": "late.csv", "ingested_at": since})
         written = record_ingested_day_fingerprints(store, TZ, since)
         truth = _full(store)
+        # the fingerprints read beside the rows are those of the scan: a report reuses them
+        again = compute_raw_day_digests(store, "vehicle_locations", MAR3, date(2026, 3, 4), TZ)
+    assert again["is_reused"].all() and again.drop("is_reused").equals(written.drop("is_reused"))
     assert written.select("table_name", "service_date", "n_rows").rows() == [
         ("vehicle_locations", MAR3, 2),
         ("vehicle_locations", date(2026, 3, 4), 1),
@@ -541,3 +546,29 @@ def test_an_ingest_digests_the_local_days_of_its_rows_on_either_side_of_midnight
     assert [t for t in truth if t[1] >= MAR3] == list(
         written.select("table_name", "service_date", "n_rows", "sha256").iter_rows()
     )
+
+
+def test_an_ingest_into_a_day_of_a_v1_reference_digests_it_by_v1(filled: Path) -> None:
+    """A late ping of a day whose reference digest is duckdb-text-v1: the ingest hashes the
+    day again by v1 (so that a report compares it to its reference), fingerprinted apart."""
+    since = datetime(2026, 3, 5, tzinfo=UTC)
+    late = pl.DataFrame(
+        {
+            "vehicle_id": ["V13"],
+            "event_at": [datetime(2026, 3, 2, 15, 0, tzinfo=UTC)],
+            "lat": [-29.2],
+            "lon": [-51.5],
+        }
+    )
+    with Store.open(filled) as store:
+        record_day_digests(store, PROFILE)
+        as_text_v1(store, "vehicle_locations", MAR2)
+        store.append("vehicle_locations", late, fill={"source": "late.csv", "ingested_at": since})
+        written = record_ingested_day_fingerprints(store, TZ, since)
+        text_now = compute_day_digest(store, "vehicle_locations", MAR2, TZ, method=TEXT_METHOD)
+        again = compute_raw_day_digests(store, "vehicle_locations", MAR2, MAR2, TZ)
+        period = compute_period_day_digests(store, *MARCH, TZ)
+    assert written.select("service_date", "n_rows", "sha256").rows() == [(MAR2, 6, text_now[1])]
+    assert written["digest_method"][0].startswith(TEXT_METHOD + ":")
+    assert again["is_reused"].all() and again.drop("is_reused").equals(written.drop("is_reused"))
+    assert period["is_as_recorded"].to_list() == [True, False, True]  # 2 Mar's pings changed
