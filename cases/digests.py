@@ -152,7 +152,7 @@ def _hash_lines(store: Store, sql: str, params: list[Any] | None) -> tuple[int, 
             keys = batch.column(1)
             if keys.null_count:
                 return None
-            values = keys.to_numpy()
+            values = _numbers(keys)
             if (np.diff(values) <= 0).any() or (last_key is not None and values[0] <= last_key):
                 return None
             last_key = int(values[-1])
@@ -242,7 +242,7 @@ def _hash_binary(
         for hashers, values in zip(streams, batch.columns[:n_columns], strict=True):
             _hash_column(hashers, values)
         for i, values in enumerate(batch.columns[n_columns:]):
-            sums[i] = (sums[i] + int(values.to_numpy().sum(dtype=np.uint64))) % _TWO_64
+            sums[i] = (sums[i] + int(_numbers(values).sum(dtype=np.uint64))) % _TWO_64
         n_rows += batch.num_rows
     digest = hashlib.sha256()
     for hashers in streams:
@@ -265,7 +265,7 @@ def _hash_column(hashers: list[Any], values: pa.Array) -> None:
     n = len(values)
     valid: np.ndarray[Any, Any] | None = None
     if values.null_count:
-        valid = pc.is_valid(values).to_numpy(zero_copy_only=False)
+        valid = _bools(pc.is_valid(values))
         hashers[0].update(valid.view(np.uint8))
     else:
         hashers[0].update(np.ones(n, dtype=np.uint8))
@@ -285,7 +285,7 @@ def _hash_column(hashers: list[Any], values: pa.Array) -> None:
             hashers[2].update(memoryview(data)[offsets[0] : offsets[-1]])
         return
     if pa.types.is_boolean(kind):
-        fixed = pc.fill_null(values, False).to_numpy(zero_copy_only=False).view(np.uint8)
+        fixed = _bools(pc.fill_null(values, False)).view(np.uint8)
     elif pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_temporal(kind):
         width = kind.bit_width // 8
         fixed = np.frombuffer(values.buffers()[1], f"=u{width}", n, values.offset * width)
@@ -296,6 +296,22 @@ def _hash_column(hashers: list[Any], values: pa.Array) -> None:
     else:
         raise TypeError(f"arrow-binary-v1 does not define the bytes of {kind}")
     hashers[1].update(fixed)
+
+
+def _numbers(values: pa.Array) -> np.ndarray[Any, Any]:
+    """An integer array without nulls as a numpy view of its values buffer (no copy; pyarrow's
+    own `to_numpy` imports pandas, half a second of an ingest's CPU)."""
+    width = values.type.bit_width // 8
+    kind = "i" if pa.types.is_signed_integer(values.type) else "u"
+    return np.frombuffer(values.buffers()[1], f"={kind}{width}", len(values), values.offset * width)
+
+
+def _bools(values: pa.Array) -> np.ndarray[Any, Any]:
+    """A boolean array without nulls as numpy booleans, unpacked from its bitmap (pyarrow's
+    own `to_numpy` of booleans imports pandas)."""
+    n, offset = len(values), values.offset
+    bits = np.frombuffer(values.buffers()[1], np.uint8)
+    return np.unpackbits(bits, bitorder="little")[offset : offset + n].astype(bool)
 
 
 def _offsets(values: pa.Array) -> np.ndarray[Any, Any]:
