@@ -604,19 +604,33 @@ def test_the_dossiers_first_page_carries_the_verdict_and_its_caveats(
 
 
 def test_dossiers_of_one_year_share_the_raw_digests_with_the_same_hash(store: Store) -> None:
-    """`pontual report annual` hashes the year's raw data once for every operator's dossier:
-    passing those digests gives the very hash each dossier computes on its own."""
+    """`pontual report annual` hashes the year's raw data once for every operator's dossier,
+    and reads and hashes the year's shared tables (crowding, trips by month, lines) once:
+    passing those gives the very hash and tables each dossier computes on its own."""
     from cases.evidence import compute_period_day_digests
     from core.periods import year_period
+    from dashboard.reports.annual import read_year_inputs
+    from dashboard.reports.reproducibility import compute_frame_sha256
 
     whole = year_period(2026)
     digests = compute_period_day_digests(
         store, whole.start, whole.end, PROFILE.general.timezone.value
     )
+    year_inputs = read_year_inputs(store, 2026)
+    assert year_inputs.hashes["trip_crowding"] == compute_frame_sha256(
+        store.query("SELECT route_id, is_over_limit, max_standees_per_m2 FROM trip_crowding")
+    )
     for op in ("O1", "O2"):
         alone = build_annual_dossier(store, 2026, PROFILE, scope_id=op)
-        shared = build_annual_dossier(store, 2026, PROFILE, scope_id=op, raw_digests=digests)
+        shared = build_annual_dossier(
+            store, 2026, PROFILE, scope_id=op, raw_digests=digests, year_inputs=year_inputs
+        )
         assert shared.input_hash == alone.input_hash
+        assert shared.tables.keys() == alone.tables.keys()
+        for name, table in alone.tables.items():
+            assert shared.tables[name].frame.equals(table.frame), (op, name)
+    with pytest.raises(ValueError, match="year inputs of 2026"):
+        build_annual_dossier(store, 2025, PROFILE, scope_id="O1", year_inputs=year_inputs)
 
 
 # -- every PDF page, as a reader sees it ----------------------------------------------------
