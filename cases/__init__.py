@@ -11,7 +11,8 @@
   the suspension count
 - `evidence`: the evidence package of a case and the digests of raw days (`pontual verify`),
   in the store or, for archived days, in the lake
-- `digests`: a raw day's digest (SHA-256, `duckdb-text-v1`), and its reuse while the day's
+- `digests`: a raw day's digest (SHA-256: `arrow-binary-v1` for new digests, `duckdb-text-v1`
+  for those recorded before it), and its reuse while the day's
   fingerprint holds (`raw_day_fingerprints`, ADR 0113; `pontual ingest` writes it for the days
   it touched)
 - `archive`: raw days moved from the store into the lake (`archived_days`), their deletion past

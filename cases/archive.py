@@ -25,6 +25,7 @@ import polars as pl
 import sqlalchemy as sa
 
 from cases.db import CASES, CaseDB
+from cases.digests import split_method
 from cases.evidence import (
     RAW_TABLES,
     compute_lake_day_digest,
@@ -93,8 +94,8 @@ def archive_days(store: Store, lake: str | Path, profile: Profile, before: date)
         for r in rows.sort("table_name").iter_rows(named=True):
             name, day_tz = r["table_name"], r["time_zone"]
             export_table(store, root, table(name), day_tz, (day, day))
-            columns = r["digest_method"].partition(":")[2].split(",")
-            got = compute_lake_day_digest(root, name, day, day_tz, columns)
+            method, columns = split_method(r["digest_method"], f"raw_day_digests {day} {name}")
+            got = compute_lake_day_digest(root, name, day, day_tz, columns, method=method)
             same = got is not None and got == (r["n_rows"], r["sha256"])
             checked.append((name, r["n_rows"], r["sha256"], day_tz, same))
         is_all_same = all(c[4] for c in checked)

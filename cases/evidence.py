@@ -16,10 +16,11 @@
   (`cases.digests`, ADR 0113); `verify_day_digests` never reuses, it recomputes every SHA-256.
 
 A day's digest (`cases.digests.compute_day_digest`) is SHA-256 over its rows ordered by every
-recorded column, each row written as its columns cast to text by DuckDB (UTC session), joined
-by U+001F, nulls as U+0000, rows joined by newlines. The columns are recorded in
-`digest_method`, so a column added to the table later does not change the digest of a day
-already recorded.
+recorded column, by a method: arrow-binary-v1 for new digests (each column's values as bytes,
+hashed per column), duckdb-text-v1 for those recorded before it (each row written as its
+columns cast to text by DuckDB). The method and the columns are recorded in `digest_method`,
+so a day is always verified by the method that recorded it, and a column added to the table
+later does not change the digest of a day already recorded.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from cases.digests import (
     compute_day_digest,
     compute_raw_day_digests,
     record_day_fingerprints,
+    split_method,
 )
 from cases.errors import CaseError
 from core import __version__
@@ -63,16 +65,24 @@ DIGEST_SCHEMA = {
 
 
 def compute_lake_day_digest(
-    lake: str | Path, name: str, day: date, tz: str, columns: list[str] | None = None
+    lake: str | Path,
+    name: str,
+    day: date,
+    tz: str,
+    columns: list[str] | None = None,
+    *,
+    method: str = DIGEST_METHOD,
 ) -> tuple[int, str] | None:
     """(n_rows, sha256) of the day's partition of raw table `name` in the lake, by the very
-    digest of the store (`compute_day_digest`: same rows, same canonical text, same SHA-256);
-    None when the lake has no partition of that day."""
+    digest of the store (`compute_day_digest` by `method`: same rows, same bytes, same
+    SHA-256); None when the lake has no partition of that day."""
     day_store = open_lake_day(lake, name, day)
     if day_store is None:
         return None
     with day_store:
-        n, digest, _ = compute_day_digest(day_store, name, day, tz, columns, whole=True)
+        n, digest, _ = compute_day_digest(
+            day_store, name, day, tz, columns, whole=True, method=method
+        )
     return n, digest
 
 
@@ -151,15 +161,10 @@ was checked (store, lake, or pruned: deleted from the lake past the retention, n
 problem: null, CHANGED, MISSING_IN_LAKE, UNREADABLE or BACK_IN_STORE."""
 
 
-def _digest_columns(row: dict[str, Any]) -> list[str]:
-    method, _, cols = row["digest_method"].partition(":")
-    if method != DIGEST_METHOD:
-        raise CaseError(
-            f"unknown digest method {method!r}",
-            where=f"raw_day_digests {row['service_date']} {row['table_name']}",
-            hint="verify with the Pontual version that recorded it",
-        )
-    return cols.split(",")
+def _digest_method(row: dict[str, Any]) -> tuple[str, list[str]]:
+    """(method, columns) a recorded day digest was computed by (CaseError: unknown)."""
+    where = f"raw_day_digests {row['service_date']} {row['table_name']}"
+    return split_method(row["digest_method"], where)
 
 
 def _count_day_rows(store: Store, name: str, day: date, tz: str) -> int:
@@ -175,7 +180,8 @@ def _count_day_rows(store: Store, name: str, day: date, tz: str) -> int:
 def verify_day_digests(
     store: Store, lake: str | Path | None = None, *, lake_only: bool = False
 ) -> pl.DataFrame:
-    """Recompute every recorded day digest where the day lives (VERIFY_SCHEMA).
+    """Recompute every recorded day digest where the day lives, by the method and the
+    columns it was recorded with (VERIFY_SCHEMA).
 
     A day in the store is digested from the store; a day archived to the lake
     (`archived_days`) from its lake partition: in `lake` when given (the lake moved), else in
@@ -190,7 +196,7 @@ def verify_day_digests(
     )
     rows: list[tuple[date, str, int, int, str, str | None, bool, str, str | None]] = []
     for r in recorded.iter_rows(named=True):  # one query per recorded day
-        cols = _digest_columns(r)
+        method, cols = _digest_method(r)
         name, day, tz = r["table_name"], r["service_date"], r["time_zone"]
         n_now: int | None
         digest: str | None
@@ -201,7 +207,7 @@ def verify_day_digests(
         if lake_only or r["lake_path"] is not None:
             root = lake if lake is not None else r["lake_path"]
             try:
-                got = compute_lake_day_digest(root, name, day, tz, cols)
+                got = compute_lake_day_digest(root, name, day, tz, cols, method=method)
             except duckdb.Error:  # a damaged file is a changed day, named as such
                 got, problem = None, UNREADABLE
             else:
@@ -213,7 +219,7 @@ def verify_day_digests(
                 problem = BACK_IN_STORE
             location = "lake"
         else:
-            n_now, digest, _ = compute_day_digest(store, name, day, tz, cols)
+            n_now, digest, _ = compute_day_digest(store, name, day, tz, cols, method=method)
             problem = None if digest == r["sha256"] else CHANGED
             location = "store"
         rows.append(
@@ -225,7 +231,8 @@ def verify_day_digests(
 def record_verified_fingerprints(store: Store, verified: pl.DataFrame) -> pl.DataFrame:
     """After `verify_day_digests` on a writable store: `raw_day_fingerprints` of every store
     day it checked, from the digest it has just recomputed in full (for a day recorded with
-    the table's current columns; any other day through `record_day_fingerprints`). A report
+    the table's current columns, by its recorded method; any other day through
+    `record_day_fingerprints`). A report
     then reuses what verify proved, and a row of that table edited behind Pontual's back is
     overwritten. Returns the rows brought up to date (CURRENT_SCHEMA)."""
     recorded = store.query(
@@ -236,11 +243,14 @@ def record_verified_fingerprints(store: Store, verified: pl.DataFrame) -> pl.Dat
     )
     parts = []
     for (name, tz), group in checked.group_by("table_name", "time_zone"):
-        method = f"{DIGEST_METHOD}:{','.join(table(str(name)).column_names)}"
-        known = group.filter(pl.col("digest_method") == method).select(
+        columns = ",".join(table(str(name)).column_names)
+        known = group.filter(
+            pl.col("digest_method").str.split(":").list.get(1, null_on_oob=True) == columns
+        ).select(
             "service_date",
             pl.col("n_rows_now").alias("n_rows"),
             pl.col("sha256_now").alias("sha256"),
+            "digest_method",
         )
         parts.append(
             record_day_fingerprints(

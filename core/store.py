@@ -118,11 +118,13 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
 
     Keys are compared through a 64-bit hash of the key columns first (cheap on a million rows,
     where joins on the raw string and time columns are not); rows whose hash matches are then
-    compared column by column, so a hash collision never drops a row.
+    compared column by column, so a hash collision never drops a row. Only the key columns of
+    the few rows whose hash repeats or is stored are ever copied: the verdicts make one mask,
+    and `frame` is filtered once, or returned as it is when every row is new.
     """
     key = list(decl.primary_key)
-    hashes = frame.select(pl.struct(key).hash()).to_series().alias("_key_hash")
-    hashed = frame.with_columns(hashes)
+    hashes = frame.select(pl.struct(key).hash()).to_series()
+    keep: pl.Series | None = None  # None: every row kept so far
     # Distinct hashes prove distinct keys; only the rows whose hash repeats (a feed's
     # duplicates: a few in a thousand) pay the exact (and ten times dearer) comparison of the
     # key columns, and the first row of each key is kept, in order.
@@ -130,17 +132,30 @@ def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> 
     if repeated.any():
         at = repeated.arg_true()
         first = frame.select(key)[at].select(pl.struct(key).is_first_distinct()).to_series()
-        hashed = hashed.filter(repeated.not_().scatter(at, first))
-    if stored.height == 0:
-        return hashed.drop("_key_hash")
-    stored_hashed = stored.select(key).with_columns(pl.struct(key).hash().alias("_key_hash"))
-    index = hashed.with_row_index("_pos")
-    pairs = index.select("_pos", "_key_hash", *key).join(
-        stored_hashed, on="_key_hash", how="inner", suffix="_stored"
-    )
-    same = pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_stored")) for k in key)
-    seen = pairs.filter(same).select("_pos")
-    return index.join(seen, on="_pos", how="anti", maintain_order="left").drop("_pos", "_key_hash")
+        keep = repeated.not_().scatter(at, first)
+    if stored.height:
+        stored_hashes = stored.select(pl.struct(key).hash()).to_series()
+        # A row whose hash is not stored has a new key; the others (a re-run's rows, the few
+        # a batch shares with the one before) are confirmed column by column.
+        maybe = hashes.is_in(stored_hashes.implode())
+        if maybe.any():
+            at = maybe.arg_true()
+            candidates = frame.select(key)[at].with_columns(
+                at.alias("_pos"), hashes.gather(at).alias("_key_hash")
+            )
+            pairs = candidates.join(
+                stored.select(key).with_columns(stored_hashes.alias("_key_hash")),
+                on="_key_hash",
+                how="inner",
+                suffix="_stored",
+            )
+            same = pl.all_horizontal(pl.col(k).eq_missing(pl.col(f"{k}_stored")) for k in key)
+            seen = pairs.filter(same)["_pos"].unique()
+            if seen.len():
+                unseen = pl.repeat(True, frame.height, dtype=pl.Boolean, eager=True)
+                unseen = unseen.scatter(seen, False)
+                keep = unseen if keep is None else keep & unseen
+    return frame if keep is None else frame.filter(keep)
 
 
 def snapshot_path(path: Path) -> Path:

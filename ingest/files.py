@@ -14,12 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import polars as pl
 
 from core.errors import InputError
-from core.profile import Profile
 from core.schema import table
 from core.store import Store
 from ingest.cards import require_store_key
@@ -61,6 +61,9 @@ from ingest.tabular import (
     read_parquet_columns,
 )
 from ingest.writing import IngestCounts, write_judged
+
+if TYPE_CHECKING:  # the profile's models are built only by the commands that read it
+    from core.profile import Profile
 
 
 def compute_file_sha256(path: Path) -> str:
@@ -258,7 +261,7 @@ def ingest_file(
     hashing = ThreadPoolExecutor(max_workers=1)
     sha_future = hashing.submit(compute_file_sha256, path)
     hashing.shutdown(wait=False)
-    ctx = read_network_context(store) if kind in ("avl", "fares") else None
+    ctx = read_network_context(store, extent=kind == "avl") if kind in ("avl", "fares") else None
     if kind == "fares":
         if key is None:
             raise ValueError("fares need the card-hashing key")  # programming error

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from core.profile import Profile
 from core.schema import UTC_INSTANT, table
 from core.store import Store
 from core.tables.observed import INCIDENT_KINDS
@@ -24,6 +24,9 @@ from ingest.options import IngestOptions
 from ingest.parsing import RECORD_KEY
 from ingest.rules import future_check, past_check, to_quarantine
 from ingest.writing import IngestCounts, write_batch
+
+if TYPE_CHECKING:  # the profile's models are built only by the commands that read it
+    from core.profile import Profile
 
 
 def _one_of(column: str, allowed: list[str] | tuple[str, ...], what: str) -> Check:

@@ -68,20 +68,24 @@ class NetworkContext:
         return None if self.fleet is None else self.fleet["vehicle_id"]
 
 
-def read_network_context(store: Store) -> NetworkContext:
+def read_network_context(store: Store, *, extent: bool = True) -> NetworkContext:
     """The network's box and the fleet register (None when empty).
 
     The box is the loaded stops' robust extent (`gtfs.geography.compute_robust_extent`), not
     their min/max: one stop with latitude and longitude swapped would stretch a min/max box
-    across a continent and let every ping in."""
-    # pings and taps only: a register's ingest (a small command) does not import gtfs
-    from gtfs.geography import compute_robust_extent
+    across a continent and let every ping in. `extent=False` leaves it out (None): the taps'
+    rules do not read it, and it costs a fare ingest the import of `gtfs` and a pass over
+    the stops."""
+    bbox = None
+    if extent:
+        # pings only: a register's or taps' ingest does not import gtfs
+        from gtfs.geography import compute_robust_extent
 
-    stops = store.query(
-        "SELECT DISTINCT stop_lat, stop_lon FROM gtfs_stops "
-        "WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
-    )
-    bbox = compute_robust_extent(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy())
+        stops = store.query(
+            "SELECT DISTINCT stop_lat, stop_lon FROM gtfs_stops "
+            "WHERE stop_lat IS NOT NULL AND stop_lon IS NOT NULL"
+        )
+        bbox = compute_robust_extent(stops["stop_lat"].to_numpy(), stops["stop_lon"].to_numpy())
     # every version of the register: a ping of a past day may carry the operator the vehicle
     # had then (the check accepts any operator the vehicle has been registered to)
     fleet = store.query("SELECT DISTINCT vehicle_id, operator_id FROM vehicles")
@@ -105,15 +109,17 @@ def compute_fleet_checks(
         unknown = vehicle.is_not_null() & ~vehicle.is_in(ctx.fleet["vehicle_id"].implode())
         reason = "vehicle_id not in the fleet register (load it, or pass --accept-unknown-vehicles)"
         checks.append(Check("vehicle_id", unknown, reason))
+    # The verdict compares (vehicle, operator) pairs as they are (no text built per record);
+    # the registered operators are looked up for the reason alone, on the failing records.
+    pairs = ctx.fleet.select(pl.struct("vehicle_id", "operator_id")).to_series().implode()
+    other = (
+        pl.col("operator_id").is_not_null()
+        & vehicle.is_in(ctx.fleet["vehicle_id"].unique().implode())
+        & ~pl.struct(vehicle, pl.col("operator_id")).is_in(pairs)
+    )
     owners = ctx.fleet.group_by("vehicle_id").agg(pl.col("operator_id").sort().str.join("/"))
     registered = vehicle.replace_strict(
         owners["vehicle_id"], owners["operator_id"], default=None, return_dtype=pl.String()
-    )
-    pairs = (ctx.fleet["vehicle_id"] + "\x1f" + ctx.fleet["operator_id"]).implode()
-    other = (
-        pl.col("operator_id").is_not_null()
-        & registered.is_not_null()
-        & ~(vehicle + "\x1f" + pl.col("operator_id")).is_in(pairs)
     )
     reason_other = pl.format(REASON_OTHER_OPERATOR.replace("{registered}", "{}"), registered)
     checks.append(Check("operator_id", other, reason_other))

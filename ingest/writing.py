@@ -159,7 +159,11 @@ def compute_key_conflicts(
     # Within the batch, for keys not stored: against the first row of the key. Only rows
     # whose key hash repeats can share a key (every row of a key has its hash), so the
     # dearer exact grouping runs on them alone (none in a clean file).
-    fresh = indexed.join(stored.select("_pos"), on="_pos", how="anti", maintain_order="left")
+    fresh = (
+        indexed.join(stored.select("_pos"), on="_pos", how="anti", maintain_order="left")
+        if stored.height
+        else indexed  # nothing stored (new days): no copy of the batch
+    )
     fresh = fresh.filter(compute_repeated(fresh.select(pl.struct(key).hash()).to_series()))
     first = fresh.unique(subset=key, keep="first", maintain_order=True).select(
         *key, pl.col("_pos").alias("_first"), *[pl.col(c).alias(c + "_first") for c in content]
@@ -303,6 +307,6 @@ def write_fare_records(
     it is replaced by its HMAC before validation, in quarantine's raw_record too.
     """
     require_store_key(store, key)
-    ctx = context or read_network_context(store)
+    ctx = context or read_network_context(store, extent=False)
     batch = compute_fare_judged(raw, ctx, source=source, key=key, options=options)
     return write_judged(store, batch, source=source, run_kind=run_kind, source_sha256=source_sha256)

@@ -299,7 +299,7 @@ MESSAGES: tuple[str, ...] = (
     N_(
         "local time of the last simulated day the replay starts at (06:30, or 5 min before that day's first departure when later)"
     ),
-    N_("compile the matching kernels into the user cache"),
+    N_("compile the analytics kernels into the user cache"),
     N_(
         "record that this report reached SEGIMU on that day (its due day is tracked: BG "
         "art. 62-VII, Anexo I XLII)"
@@ -408,7 +408,7 @@ MESSAGES: tuple[str, ...] = (
         "days a month"
     ),
     N_("e.g. --year 2026 --days-per-month 1"),
-    N_("compiling the matching kernels failed at `{command}`"),
+    N_("compiling the analytics kernels failed at `{command}`"),
     N_("run `pontual --debug warm` to see why"),
     # -- core/settings.py ------------------------------------------------------------------
     N_("no card-hashing key"),

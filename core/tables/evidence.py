@@ -25,10 +25,16 @@ RAW_DAY_DIGESTS = Table(
         (
             "sha256",
             pl.String(),
-            "hex SHA-256 of the day's rows in key order, in the canonical text of digest_method",
+            "hex SHA-256 of the day's rows in key order, in the canonical form of digest_method",
             False,
         ),
-        ("digest_method", pl.String(), "how the rows were written out before hashing", False),
+        (
+            "digest_method",
+            pl.String(),
+            "how the rows were written out before hashing: method:columns (arrow-binary-v1, "
+            "or duckdb-text-v1 before session 31)",
+            False,
+        ),
         ("time_zone", pl.String(), "IANA zone that defined the day", False),
         ("digested_at", UTC_INSTANT, "when the digest was recorded (UTC)", False),
         ("pontual_version", pl.String(), "Pontual version that recorded it", False),

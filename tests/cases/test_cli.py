@@ -209,6 +209,36 @@ def test_verify_names_the_changed_day(cli: Cli) -> None:
     assert "2026-03-02" not in err
 
 
+def test_verify_checks_each_day_by_its_recorded_method(cli: Cli) -> None:
+    """A store whose 2 Mar was digested by duckdb-text-v1 (an earlier release) and 3 Mar by
+    arrow-binary-v1: `pontual verify` checks both, and names the v1 day once it changes."""
+    from tests.cases.test_digests import MAR2, as_text_v1
+
+    _accounts(cli)
+    code, out, err = cli("verify")
+    assert code == 0, err
+    with Store.open(cli.store) as store:
+        as_text_v1(store, "vehicle_locations", MAR2)
+        as_text_v1(store, "fare_transactions", MAR2)
+        methods = store.query(
+            "SELECT DISTINCT split_part(digest_method, ':', 1) AS m FROM raw_day_digests ORDER BY m"
+        )["m"].to_list()
+    assert methods == ["arrow-binary-v1", "duckdb-text-v1"]
+    for argv in (("verify",), ("verify", "--no-record")):
+        code, out, err = cli(*argv)
+        assert code == 0, err
+        assert "3 de 3 dia(s)-tabela conferem" in out and "nenhuma alteração" in out
+    with Store.open(cli.store) as store:
+        store.con.execute(
+            "UPDATE vehicle_locations SET speed_m_s = 9.0 WHERE event_at = ?",
+            [datetime(2026, 3, 2, 11, 1, tzinfo=UTC)],
+        )
+    code, out, err = cli("verify", "--no-record")
+    assert code == 2
+    assert "dados brutos alterados em 2026-03-02 (vehicle_locations" in err
+    assert "2026-03-03" not in err and "fare_transactions" not in err
+
+
 def test_cases_on_postgresql_from_the_command_line(cli: Cli, postgres_url: str) -> None:
     from tests.cases.conftest import _fresh_pg
 

@@ -347,11 +347,14 @@ def test_evidence_package_of_a_fare_fact_holds_its_taps(filled: Path) -> None:
 def test_day_digest_is_duckdb_text_v1_as_first_defined(filled: Path) -> None:
     # The digest is streamed to hashlib since session 28; it must stay the very SHA-256 the
     # first definition computed inside DuckDB (digests recorded since then are compared to it).
-    from cases.evidence import DIGEST_METHOD, compute_day_digest
+    # New digests are arrow-binary-v1 since session 31: duckdb-text-v1 stays, for the days
+    # recorded by it.
+    from cases.digests import TEXT_METHOD
+    from cases.evidence import compute_day_digest
     from core.periods import local_bounds, range_period
     from core.schema import table
 
-    assert DIGEST_METHOD == "duckdb-text-v1"
+    assert TEXT_METHOD == "duckdb-text-v1"
     tz = PROFILE.general.timezone.value
     with Store.open(filled) as store:
         for name, day in [
@@ -369,4 +372,5 @@ def test_day_digest_is_duckdb_text_v1_as_first_defined(filled: Path) -> None:
                 "WHERE event_at >= ? AND event_at < ?"
             )
             n, digest = store.query(first, list(local_bounds(range_period(day, day), tz))).row(0)
-            assert compute_day_digest(store, name, day, tz)[:2] == (n, digest)
+            got = compute_day_digest(store, name, day, tz, method=TEXT_METHOD)
+            assert got[:2] == (n, digest)

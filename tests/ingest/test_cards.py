@@ -31,6 +31,17 @@ def test_card_hash_is_hmac_sha256_of_the_card_id() -> None:
     assert "card_id" not in out.columns
 
 
+@pytest.mark.parametrize("key", [KEY, bytes(range(100))], ids=["key of 32 bytes", "key of 100"])
+def test_card_hash_is_hmac_of_the_card_bytes_whatever_the_key_and_text(key: bytes) -> None:
+    # the pads and the card are hashed as bytes: a card id in UTF-8 beyond ASCII, and a key
+    # longer than SHA-256's block (hashed first, as HMAC says), give Python's `hmac`
+    cards = ["3839538659", "cartão-ção-7", "カード42", "0" * 80]
+    out = compute_card_hashes(pl.DataFrame({"card_id": cards}), key)
+    assert out["card_hash"].to_list() == [
+        hmac.new(key, c.encode(), hashlib.sha256).hexdigest() for c in cards
+    ]
+
+
 def test_fares_store_no_raw_card_id(store_path: Path) -> None:
     with Store.open(store_path) as store:
         counts = ingest_fixture(store, "fares_with_card_ids.csv", "fares")

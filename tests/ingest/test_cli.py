@@ -100,3 +100,37 @@ def test_every_catalogue_message_keeps_its_fields_in_pt_br() -> None:
         == "horários lidos como segundos desde 1970 (epoch)"
     )
     assert translate("an unknown text") == "an unknown text"
+
+
+# Ingests pings and taps (their days digested at the end) in a fresh interpreter and says
+# whether pandas was loaded.
+NO_PANDAS = """
+import sys
+from pontual.cli import main
+store, avl, fares = sys.argv[1:]
+assert main(["--quiet", "--store", store, "init"]) == 0
+assert main(["--quiet", "--store", store, "ingest", "avl", avl]) == 0
+assert main(["--quiet", "--store", store, "ingest", "fares", fares]) == 0
+print("pandas", "pandas" in sys.modules)
+"""
+
+
+def test_ingest_never_loads_pandas(tmp_path: Path) -> None:
+    """pandas costs half a second of CPU to import, and an ingest has no use for it: pyarrow
+    loads it behind `to_numpy` (the digests read Arrow buffers with numpy instead)."""
+    import subprocess
+    import sys
+
+    ingest = FIXTURES / "ingest"
+    argv = [str(tmp_path / "s.duckdb"), str(ingest / "avl_bad_lines.csv")]
+    argv.append(str(ingest / "fares_with_card_ids.csv"))
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", NO_PANDAS, *argv], capture_output=True, text=True, cwd=root
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == ["pandas", "False"]
+    # the days were digested (the code that loaded pandas ran)
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as s:
+        n = s.query("SELECT count(*) AS n FROM raw_day_fingerprints")["n"][0]
+    assert n >= 2

@@ -174,3 +174,35 @@ def test_repeated_ping_keys_keep_the_first_ping_of_each_key_in_order() -> None:
     repeated = compute_repeated(pl.Series([5, 1, 5, 2, 1, 9], dtype=pl.UInt64))
     assert repeated.to_list() == [True, True, True, False, True, False]
     assert not compute_repeated(pl.Series([3, 1, 2], dtype=pl.UInt64)).any()
+
+
+def test_new_keys_against_stored_keys_keep_the_first_new_ping_of_each_key_in_order() -> None:
+    # a batch whose keys repeat among themselves and with stored keys (a re-run's overlap,
+    # the last minutes of the batch before), null vehicle ids among both: the rows kept are
+    # the first of each key not stored, in the batch's order (null equals null)
+    n = 20_000
+    rng = np.random.default_rng(11)
+    start = datetime(2025, 1, 1, 8, tzinfo=UTC)
+
+    def keys(size: int) -> dict[str, list]:
+        return {
+            "vehicle_id": [None if v == 0 else str(v) for v in rng.integers(0, 30, size)],
+            "event_at": [start + timedelta(seconds=int(s)) for s in rng.integers(0, 900, size)],
+        }
+
+    pings = pl.DataFrame({**keys(n), "lat": rng.random(n)})
+    stored = pl.DataFrame(
+        keys(4_000), schema={"vehicle_id": pl.String, "event_at": pings["event_at"].dtype}
+    )
+    decl = table("vehicle_locations")
+    kept = compute_new_keys(decl, pings, stored)
+    expected = pings.unique(subset=["vehicle_id", "event_at"], keep="first", maintain_order=True)
+    expected = expected.join(
+        stored, on=["vehicle_id", "event_at"], how="anti", nulls_equal=True, maintain_order="left"
+    )
+    assert 1_000 < expected.height < n - 5_000
+    assert_frame_equal(kept, expected)
+    # nothing stored in common: the batch itself comes back (no copy through a filter)
+    clean = pings.unique(subset=["vehicle_id", "event_at"], keep="first", maintain_order=True)
+    far = stored.with_columns(pl.col("event_at") + timedelta(days=1))
+    assert compute_new_keys(decl, clean, far) is clean

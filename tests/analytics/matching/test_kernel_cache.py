@@ -116,3 +116,27 @@ def test_warm_cache_is_not_announced(tmp_path: Path) -> None:
     assert run_probe(code, env)["announced"] == "True"
     code = code.replace("kernel_cache.announce_if_cold()", "kernel_cache.is_cache_cold(kernel)")
     assert run_probe(code, env)["announced"] == "False"
+
+
+# Imports every analytics module with kernels and says whether any would compile.
+EVERY_KERNEL = """
+from analytics.crowding import alightings, loads
+from analytics.indices import tap_kernels
+from analytics.matching import day
+from core import kernel_cache
+print("cold", kernel_cache.is_cache_cold())
+"""
+
+
+@pytest.mark.slow  # compiles every kernel in a fresh process with an empty cache
+def test_warm_compiles_every_analytics_kernel(tmp_path: Path) -> None:
+    env = clean_env(**{CACHE_ENV: str(tmp_path / "cache")})
+    assert run_probe(EVERY_KERNEL, env)["cold"] == "True"
+    cli = [sys.executable, "-m", "pontual", "--quiet", "warm"]
+    done = subprocess.run(cli, env=env, capture_output=True, text=True, cwd=ROOT, check=True)
+    # the warm-up city's results are not printed (the indices' tables were)
+    assert "│" not in done.stdout
+    # matching's, crowding's and the indices' tap kernels all load from the cache now
+    assert run_probe(EVERY_KERNEL, env)["cold"] == "False"
+    folders = sorted(p.name.split("_")[0] for p in (tmp_path / "cache" / "numba").iterdir())
+    assert folders == ["crowding", "indices", "matching"]
