@@ -12,7 +12,6 @@ one service day per Spark group over a lake and writes the days' partitions of t
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from datetime import date
 from typing import TYPE_CHECKING
@@ -44,17 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-ALLOCATOR_ENV = "_RJEM_MALLOC_CONF"
-"""Polars' allocator (jemalloc) reads its settings from this variable when it starts."""
-ALLOCATOR_DECAY = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
-"""Freed pages kept 10 s (both stages) before they go back to the system, not handed back
-at once: a month's crowding builds and drops frames of millions of rows day after day, and
-faulting fresh pages in again was a fifth of its CPU (ADR 0103, session 31 addendum)."""
-
-
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    # before Polars is loaded (this verb imports it below); a value set by the user stays
-    os.environ.setdefault(ALLOCATOR_ENV, ALLOCATOR_DECAY)
     from analytics.crowding.job import run_crowding
 
     start: date = args.date_from
