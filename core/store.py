@@ -274,6 +274,15 @@ class Store:
     def close(self) -> None:
         self.con.close()
 
+    def reader(self) -> Store:
+        """A second, read-only handle on this store's database, for reads on another thread
+        while this one writes (DuckDB's connections of one database run concurrently; one
+        connection must not be used by two threads at once). It sees what is committed, not
+        this handle's open transaction. Close it before this one."""
+        con = self.con.cursor()
+        con.execute("SET TimeZone = 'UTC'").fetchall()
+        return Store(self.path, con, read_only=True)
+
     def __enter__(self) -> Store:
         return self
 

@@ -17,6 +17,7 @@ vehicles whenever the limit is exceeded on more than the profile's share of trip
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from itertools import pairwise
@@ -42,13 +43,12 @@ from analytics.crowding.boardings import (
 from analytics.crowding.loads import (
     DEFAULT_LOAD_OPTIONS,
     LoadOptions,
-    VisitCounts,
+    VisitTally,
     build_load_visits,
     compute_apc_counts,
     compute_loads,
     compute_loads_from_counts,
     compute_trip_crowding,
-    count_visit_taps,
 )
 from core import __version__
 from core.profile import Profile
@@ -426,7 +426,7 @@ def compute_crowding_by_day(
        are over), its taps are chained and their alightings inferred, with those of other
        days' taps of its time span (which part a card's legs in the one-go chaining as
        here); its rows of `tap_placements` are handed over, and only its integer counts on
-       the visits are kept (`count_visit_taps`);
+       the visits are kept (`VisitTally`);
     3. the load profiles, runs and hourly summary of each day from the counts of all the
        days (the unlinked boarders' pooled tiers are over the whole period, as at once).
     The day before `start` (its night runs' taps after `start`'s midnight) and the day after
@@ -452,7 +452,7 @@ def compute_crowding_by_day(
         last = windows_end.get(day)
         return midnight if last is None or last < midnight else last
 
-    counts = VisitCounts.none(load_visits)
+    tally = VisitTally(load_visits)
     done: set[date] = set()
     held: pl.DataFrame | None = None  # placed taps of days not all read, and their context
     bounds = _tap_slices(period, tz)
@@ -469,7 +469,7 @@ def compute_crowding_by_day(
         ready = [d for d in days if d not in done and (is_last or complete_at(d) <= hi)]
         for day in ready:
             placements = _chain_day(held, day, visits, period.stops, options)
-            counts = counts.add(count_visit_taps(placements, load_visits))
+            tally.add_taps(placements)
             if period.start <= day <= period.end:
                 write("tap_placements", day, to_routed_placements(placements, period.trips))
             del placements
@@ -484,6 +484,7 @@ def compute_crowding_by_day(
             held = held.filter(keep)
             del waiting
     del held
+    counts = tally.counts()
     apc = None
     if period.passenger_counts is not None and period.passenger_counts.height:
         apc = compute_apc_counts(period.passenger_counts, visits, options.boarding)
@@ -595,12 +596,28 @@ def run_crowding(
     traces: list[pl.DataFrame] = []
     kept: dict[str, list[pl.DataFrame]] = {"trip_crowding": [], "crowding_summary": []}
     pending: dict[str, list[pl.DataFrame]] = {name: [] for name in CROWDING_TABLES}
+    # the store's inserts run on a thread of their own while the next days are computed:
+    # DuckDB and Polars let go of the GIL as they work, so the two cores share the command.
+    # The store's connection is that thread's alone; the taps and pings are read through a
+    # second connection to the same database (tables the command does not write)
+    storing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="crowding-store")
+    reader = store.reader()
+    inserts: list[Future[int]] = []
+
+    def insert(name: str, rows: pl.DataFrame) -> int:
+        n = store.append(name, rows).n_inserted
+        written[name] += n
+        return n
 
     def flush(name: str) -> None:
         if pending[name]:
             rows = pl.concat(pending[name])
             pending[name].clear()
-            written[name] += store.append(name, rows).n_inserted
+            inserts.append(storing.submit(insert, name, rows))
+            # at most `_INSERTS_AHEAD` batches wait (bounds the memory), and a failed
+            # insert stops the command at once
+            while len(inserts) > _INSERTS_AHEAD or (inserts and inserts[0].done()):
+                inserts.pop(0).result()
 
     def write(name: str, day: date, frame: pl.DataFrame) -> None:
         # the days' rows go to the store in batches of at least `_WRITE_ROWS`: DuckDB writes
@@ -611,21 +628,32 @@ def run_crowding(
             flush(name)
         if name == "tap_placements":
             tallies.append(count_placements(frame))
-            trace = read_trace_placements(store, frame, options)
-            if trace is not None:
-                traces.append(trace)
+            if frame.select((pl.col("placement") == "vehicle_without_trips").any()).item():
+                trace = read_trace_placements(reader, frame, options)
+                if trace is not None:
+                    traces.append(trace)
         elif name in kept:
             kept[name].append(frame)
 
     def read_taps(taps_from: datetime, taps_to: datetime) -> pl.DataFrame:
-        return read_period_taps(store, taps_from, taps_to)
+        return read_period_taps(reader, taps_from, taps_to)
 
     with store.transaction():
-        for name in CROWDING_TABLES:
-            store.replace(name, table(name).empty(), "service_date BETWEEN ? AND ?", [start, end])
-        compute_crowding_by_day(period, read_taps, write, profile, options)
-        for name in CROWDING_TABLES:
-            flush(name)
+        try:
+            for name in CROWDING_TABLES:
+                store.replace(
+                    name, table(name).empty(), "service_date BETWEEN ? AND ?", [start, end]
+                )
+            compute_crowding_by_day(period, read_taps, write, profile, options)
+            for name in CROWDING_TABLES:
+                flush(name)
+            for done in inserts:
+                done.result()
+        finally:
+            # the store is the main thread's again (its transaction ends) once every insert
+            # is over, whether the command failed or not
+            storing.shutdown(wait=True, cancel_futures=True)
+            reader.close()
     tap_counts = (
         pl.concat(tallies)
         .group_by("placement", "alighting_method", "reason")
@@ -652,6 +680,9 @@ def run_crowding(
 
 _WRITE_ROWS = 500_000
 """rows of a crowding table written at a time by `run_crowding` (bounds its memory only)"""
+_INSERTS_AHEAD = 2
+"""batches of `_WRITE_ROWS` rows handed to the store's thread that may wait for it while the
+next days are computed (bounds the memory only)"""
 
 
 def count_placements(tap_placements: pl.DataFrame) -> pl.DataFrame:

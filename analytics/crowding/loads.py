@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -190,37 +191,63 @@ def _visit_rows(keys: np.ndarray, key: VisitKey, *wanted: np.ndarray) -> list[np
     otherwise the run is found by bisection over the runs (a small array) and the row read
     from a table of each run's rows by stop sequence.
     """
-    if keys.size == 0:
-        return [np.full(w.size, -1, dtype=np.int64) for w in wanted]
-    n_cells = key.n_days * key.vehicles.len() * key.n_runs * key.n_seqs
-    if n_cells <= _DENSE_VISITS_MAX:
-        cells = np.full(n_cells, -1, dtype=np.int32)
-        cells[keys] = np.arange(keys.size, dtype=np.int32)
+    return _VisitLookup(keys, key).rows(*wanted)
+
+
+class _VisitLookup:
+    """`_visit_rows` over one set of visit keys, its tables built once (a period counted a
+    day at a time looks its taps up in the same visits every day: the dense table of a
+    month's cells is tens of MB)."""
+
+    def __init__(self, keys: np.ndarray, key: VisitKey) -> None:
+        self.size = keys.size
+        self.keys = keys
+        self.n_seqs = key.n_seqs
+        self.cells: np.ndarray | None = None
+        self.runs: np.ndarray | None = None
+        self.table: np.ndarray | None = None
+        if keys.size == 0:
+            return
+        n_cells = key.n_days * key.vehicles.len() * key.n_runs * key.n_seqs
+        if n_cells <= _DENSE_VISITS_MAX:
+            self.cells = np.full(n_cells, -1, dtype=np.int32)
+            self.cells[keys] = np.arange(keys.size, dtype=np.int32)
+            return
+        n_seqs = key.n_seqs
+        run_of_key = keys // n_seqs
+        first = np.flatnonzero(np.r_[True, run_of_key[1:] != run_of_key[:-1]])
+        runs = run_of_key[first]
+        if runs.size * n_seqs > _DENSE_VISITS_MAX:
+            return  # bisection over the keys
+        run_of_row = np.repeat(np.arange(runs.size), np.diff(np.r_[first, keys.size]))
+        table = np.full(runs.size * n_seqs, -1, dtype=np.int64)
+        table[run_of_row * n_seqs + keys % n_seqs] = np.arange(keys.size)
+        self.runs, self.table = runs, table
+
+    def rows(self, *wanted: np.ndarray) -> list[np.ndarray]:
+        """The row of each key of each `wanted` array, -1 where none."""
+        if self.size == 0:
+            return [np.full(w.size, -1, dtype=np.int64) for w in wanted]
         found = []
+        if self.cells is not None:
+            cells = self.cells
+            for w in wanted:
+                inside = (w >= 0) & (w < cells.size)
+                found.append(np.where(inside, cells[np.where(inside, w, 0)], -1).astype(np.int64))
+            return found
+        if self.runs is None or self.table is None:
+            keys = self.keys
+            for w in wanted:
+                rows = np.searchsorted(keys, w).clip(max=keys.size - 1)
+                found.append(np.where(keys[rows] == w, rows, -1))
+            return found
+        runs, table, n_seqs = self.runs, self.table, self.n_seqs
         for w in wanted:
-            inside = (w >= 0) & (w < n_cells)
-            found.append(np.where(inside, cells[np.where(inside, w, 0)], -1).astype(np.int64))
+            wanted_run = w // n_seqs
+            run = np.searchsorted(runs, wanted_run).clip(max=runs.size - 1)
+            is_found = (w >= 0) & (runs[run] == wanted_run)
+            found.append(np.where(is_found, table[run * n_seqs + w % n_seqs], -1))
         return found
-    n_seqs = key.n_seqs
-    run_of_key = keys // n_seqs
-    first = np.flatnonzero(np.r_[True, run_of_key[1:] != run_of_key[:-1]])
-    runs = run_of_key[first]
-    if runs.size * n_seqs > _DENSE_VISITS_MAX:
-        found = []
-        for w in wanted:
-            rows = np.searchsorted(keys, w).clip(max=keys.size - 1)
-            found.append(np.where(keys[rows] == w, rows, -1))
-        return found
-    run_of_row = np.repeat(np.arange(runs.size), np.diff(np.r_[first, keys.size]))
-    table = np.full(runs.size * n_seqs, -1, dtype=np.int64)
-    table[run_of_row * n_seqs + keys % n_seqs] = np.arange(keys.size)
-    found = []
-    for w in wanted:
-        wanted_run = w // n_seqs
-        run = np.searchsorted(runs, wanted_run).clip(max=runs.size - 1)
-        is_found = (w >= 0) & (runs[run] == wanted_run)
-        found.append(np.where(is_found, table[run * n_seqs + w % n_seqs], -1))
-    return found
 
 
 def _od_alightings(
@@ -357,6 +384,11 @@ class LoadVisits:
     n_patterns: int
     n_codes: int
 
+    @cached_property
+    def lookup(self) -> _VisitLookup:
+        """The row of a visit key (`_visit_rows`), its tables built once for every day."""
+        return _VisitLookup(self.keys, self.key)
+
 
 def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVisits:
     """The visits of `stop_visits` the load profiles count on, with their line and direction
@@ -485,45 +517,85 @@ def count_visit_taps(placements: pl.DataFrame, load_visits: LoadVisits) -> Visit
     (sorted with the visits, unique as the table's primary key; `_visit_rows`), and the
     counts per visit are bincounts: no group-by or join over a million taps.
     """
-    seq = "stop_sequence"
-    key = load_visits.key
-    placed = (
-        # every tap, not a filtered copy of the placed ones: an unplaced tap has no run or
-        # stop, so its keys are -1 and it counts nowhere, as if filtered out
-        placements.lazy()
-        .with_columns(
-            pl.when(pl.col("placement") == "placed").then(key.run_expr()).alias("run_key")
+    tally = VisitTally(load_visits)
+    tally.add_taps(placements)
+    return tally.counts()
+
+
+class VisitTally:
+    """The `VisitCounts` of taps counted a part at a time (`add_taps`: a service day's), added
+    up in place: the same counts as `count_visit_taps` of all the parts at once.
+
+    A day's taps touch the visits of a few days only (the visits are in day order): their
+    counts are added to that range of rows, and their origin-destination pairs are kept and
+    merged once (`counts`), rather than arrays of every visit of the period made and added,
+    and the pairs sorted again, for each day."""
+
+    def __init__(self, load_visits: LoadVisits) -> None:
+        self.load_visits = load_visits
+        n = load_visits.keys.size
+        self.n_taps = np.zeros(n, dtype=np.int64)
+        self.n_boardings_linked = np.zeros(n, dtype=np.int64)
+        self.n_alightings_linked = np.zeros(n, dtype=np.int64)
+        self.od_pairs: list[np.ndarray] = []
+
+    def add_taps(self, placements: pl.DataFrame) -> None:
+        """Count the placed taps of `placements` (`compute_alightings` output)."""
+        load_visits = self.load_visits
+        seq = "stop_sequence"
+        key = load_visits.key
+        placed = (
+            # every tap, not a filtered copy of the placed ones: an unplaced tap has no run or
+            # stop, so its keys are -1 and it counts nowhere, as if filtered out
+            placements.lazy()
+            .with_columns(
+                pl.when(pl.col("placement") == "placed").then(key.run_expr()).alias("run_key")
+            )
+            .select(
+                key.expr(pl.col(seq), pl.col("run_key")).fill_null(-1).alias("board_key"),
+                key.expr(pl.col("alighting_stop_sequence"), pl.col("run_key"))
+                .fill_null(-1)
+                .alias("alight_key"),
+                pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
+            )
+            .collect()
         )
-        .select(
-            key.expr(pl.col(seq), pl.col("run_key")).fill_null(-1).alias("board_key"),
-            key.expr(pl.col("alighting_stop_sequence"), pl.col("run_key"))
-            .fill_null(-1)
-            .alias("alight_key"),
-            pl.col("alighting_stop_sequence").is_not_null().alias("is_linked"),
+        board, alight = load_visits.lookup.rows(
+            placed["board_key"].to_numpy(), placed["alight_key"].to_numpy()
         )
-        .collect()
-    )
-    board, alight = _visit_rows(
-        load_visits.keys, key, placed["board_key"].to_numpy(), placed["alight_key"].to_numpy()
-    )
-    is_linked = placed["is_linked"].to_numpy()
-    del placed
-    n = load_visits.keys.size
-    on_board = board >= 0
-    is_od = on_board & (alight >= 0)
-    is_od[is_od] = load_visits.has_route[board[is_od]]
-    pair, n_od = np.unique(
-        load_visits.pattern_stop[board[is_od]] * load_visits.n_codes
-        + load_visits.stop_code[alight[is_od]],
-        return_counts=True,
-    )
-    return VisitCounts(
-        n_taps=np.bincount(board[on_board], minlength=n),
-        n_boardings_linked=np.bincount(board[on_board & is_linked], minlength=n),
-        n_alightings_linked=np.bincount(alight[alight >= 0], minlength=n),
-        od_pair=pair.astype(np.int64),
-        od_count=n_od.astype(np.int64),
-    )
+        is_linked = placed["is_linked"].to_numpy()
+        del placed
+        on_board = board >= 0
+        is_od = on_board & (alight >= 0)
+        is_od[is_od] = load_visits.has_route[board[is_od]]
+        self.od_pairs.append(
+            load_visits.pattern_stop[board[is_od]] * load_visits.n_codes
+            + load_visits.stop_code[alight[is_od]]
+        )
+        boarded = board[on_board]
+        _add_counts(self.n_taps, boarded)
+        _add_counts(self.n_boardings_linked, board[on_board & is_linked])
+        _add_counts(self.n_alightings_linked, alight[alight >= 0])
+
+    def counts(self) -> VisitCounts:
+        """The counts of every tap added so far."""
+        pairs = np.concatenate(self.od_pairs) if self.od_pairs else np.zeros(0, dtype=np.int64)
+        pair, n_od = np.unique(pairs, return_counts=True)
+        return VisitCounts(
+            n_taps=self.n_taps,
+            n_boardings_linked=self.n_boardings_linked,
+            n_alightings_linked=self.n_alightings_linked,
+            od_pair=pair.astype(np.int64),
+            od_count=n_od.astype(np.int64),
+        )
+
+
+def _add_counts(counts: np.ndarray, rows: np.ndarray) -> None:
+    """Add one to `counts` at each of `rows` (a bincount over the rows' range only)."""
+    if rows.size == 0:
+        return
+    lo, hi = int(rows.min()), int(rows.max())
+    counts[lo : hi + 1] += np.bincount(rows - lo, minlength=hi - lo + 1)
 
 
 def compute_loads(

@@ -10,9 +10,10 @@ replaces the day's derived rows (idempotent re-runs).
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from functools import partial
 from pathlib import Path
@@ -35,7 +36,7 @@ from analytics.matching.batches import (
 from analytics.matching.breakdowns import find_breakdowns
 from analytics.matching.coverage import compute_avl_coverage, compute_ping_activity
 from analytics.matching.headways import compute_headways
-from analytics.matching.network import Network, build_network
+from analytics.matching.network import Network, build_network, build_trip_times
 from analytics.matching.options import GapCredit, MatchOptions
 from analytics.matching.outcomes import compute_trip_outcomes
 from analytics.matching.stop_visits import compute_stop_visits
@@ -92,6 +93,76 @@ class DayResult:
     track: pl.DataFrame
 
 
+NETWORK_INPUT_TRIP_COLUMNS = ("template_trip_id", "shape_id", "route_id", "direction_id")
+"""the columns of a day's trips its network's geometry and trip stops are built from (the
+planned instants only make `Network.trip_times`, rebuilt every day)"""
+
+
+@dataclass
+class NetworkCache:
+    """The networks built so far in a run over several days, with the inputs each was built
+    from (state only: `build_day_network` uses it). A feed repeats a few service patterns
+    (weekday, Saturday, Sunday) for months: a day whose inputs equal an earlier day's takes
+    that day's network instead of building it again. At most `size` networks are kept, the
+    most recently used first."""
+
+    size: int = 4
+    entries: list[tuple[tuple[object, ...], Network]] = field(default_factory=list)
+
+
+def _network_inputs(schedule: Schedule, options: MatchOptions) -> tuple[object, ...]:
+    """What `build_network` reads of a day besides the trips' planned instants: the day's
+    distinct template trips (with shape, route and direction), the stop times, shapes and stops
+    of the feed, and the options."""
+    templates = (
+        schedule.trips.select(NETWORK_INPUT_TRIP_COLUMNS)
+        .unique()
+        .sort(NETWORK_INPUT_TRIP_COLUMNS, nulls_last=True)
+    )
+    return (options, templates, schedule.stop_times, schedule.shapes, schedule.stops)
+
+
+def _same_inputs(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Whether two `_network_inputs` are equal: frames by their values (nulls equal)."""
+    return all(
+        x.equals(y) if isinstance(x, pl.DataFrame) and isinstance(y, pl.DataFrame) else x == y
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def build_day_network(
+    schedule: Schedule, options: MatchOptions, cache: NetworkCache | None = None
+) -> Network:
+    """The day's network (`build_network`), taken from `cache` when an earlier day had the same
+    inputs (`_network_inputs`, compared by value, not by a hash: equal frames or a new build).
+    A cached network gets the day's own `trip_times` (its planned instants)."""
+    if cache is None:
+        return build_network(
+            schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+        )
+    inputs = _network_inputs(schedule, options)
+    for i, (known, network) in enumerate(cache.entries):
+        if _same_inputs(known, inputs):
+            cache.entries.insert(0, cache.entries.pop(i))
+            return replace(network, trip_times=build_trip_times(schedule.trips, network.shapes))
+    network = build_network(
+        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+    )
+    cache.entries.insert(0, (inputs, network))
+    del cache.entries[cache.size :]
+    return network
+
+
+def count_batches(n_pings: int, batch_pings: int, workers: int) -> int:
+    """How many vehicle batches a day of `n_pings` is cut into: at most `batch_pings` pings
+    each, and a whole number of rounds of the batches matched at once (`workers` processes, or
+    `BATCH_THREADS` threads in one): 3 batches on 2 threads left one core idle for the third
+    (a third of the batches' time on a 300-bus day of ~440 k pings), 4 smaller ones do not."""
+    at_once = workers if workers > 1 else BATCH_THREADS
+    n = max(1, int(np.ceil(n_pings / batch_pings)), workers)
+    return int(np.ceil(n / at_once)) * at_once
+
+
 def match_day(
     pings: pl.DataFrame,
     schedule: Schedule,
@@ -102,20 +173,20 @@ def match_day(
     workers: int = 1,
     batch_pings: int = 150_000,
     evidence: DayEvidence | None = None,
+    networks: NetworkCache | None = None,
 ) -> DayResult:
     """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon (then
     projected a batch at a time: the day never holds a projected copy). `evidence`: the
     register, taps, inspections and routes the trips without a GPS run are judged with (None:
-    none of them; the feed's coverage still comes from the pings)."""
+    none of them; the feed's coverage still comes from the pings). `networks`: the networks of
+    the days matched before (`build_day_network`; None: the network is built)."""
     epsg = schedule.crs_epsg
     # the day's coverage needs every fix, so it is summarised before the pings are cut up
     activity = compute_ping_activity(pings)
-    network = build_network(
-        schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-    )
+    network = build_day_network(schedule, options, networks)
     min_s = float(profile.trips.breakdown_stop_min_s.value)
     gap_credit = GapCredit.from_profile(profile)
-    n_batches = max(1, int(np.ceil(pings.height / batch_pings)), workers)
+    n_batches = count_batches(pings.height, batch_pings, workers)
     batches = cut_batches(pings, n_batches)
     if workers > 1 and n_batches > 1:
         # "spawn", not "fork": forking a process whose Polars/DuckDB thread pools hold locks
@@ -390,21 +461,154 @@ def read_day_evidence(store: Store, service_date: date, trips: pl.DataFrame) -> 
     )
 
 
+@dataclass
+class DayInputs:
+    """What `match_day` reads of one service day from the store (`read_day_inputs`)."""
+
+    service_date: date
+    schedule: Schedule
+    pings: pl.DataFrame
+    incidents: pl.DataFrame
+    evidence: DayEvidence
+
+
+def read_day_inputs(store: Store, service_date: date) -> DayInputs | None:
+    """The schedule, pings, incidents and evidence of one service day; None when the feed in
+    force schedules no trip that day (a holiday without service)."""
+    if not has_scheduled_trips(store, service_date):
+        return None
+    schedule, pings, incidents = read_day(store, service_date)
+    evidence = read_day_evidence(store, service_date, schedule.trips)
+    return DayInputs(service_date, schedule, pings, incidents, evidence)
+
+
+def write_no_service(store: Store, service_date: date) -> dict[str, int]:
+    """Clear a day without scheduled trips: it has nothing to match, and a re-match of a day
+    whose timetable lost its trips must not leave the old rows. Rows written per table (0)."""
+    with store.transaction():
+        return {
+            name: store.replace(name, table(name).empty(), "service_date = ?", [service_date])
+            for name in DERIVED_TABLES
+        }
+
+
+WRITE_GROUP_ROWS = 1_000_000
+"""derived rows a multi-day run writes per transaction: days are committed together until
+their rows reach this (about 8 days of a 300-bus city; a large city's day is a group of its
+own). A commit costs a flush to disk and often a checkpoint whatever it holds: on January of
+the 300-bus city a week in one transaction took 1.3 CPU-s and 2.9 s against 2.0 CPU-s and
+5.9-8.6 s committed day by day (ADR 0005, addendum)"""
+
+
+def run_match_days(
+    store: Store,
+    days: list[date],
+    profile: Profile,
+    options: MatchOptions,
+    *,
+    workers: int = 1,
+    group_rows: int = WRITE_GROUP_ROWS,
+) -> Iterator[tuple[date, dict[str, int]]]:
+    """Read, match and write each service day in order (replacing its derived rows), yielding
+    (day, rows written per table) for each day once it is committed.
+
+    The days go through a pipeline: while one day is matched (in a thread of its own, its
+    batches in `BATCH_THREADS` more), this thread reads the next day from the store and writes
+    the day before; the store is only used from this thread. The store's reads and writes and
+    the single-threaded stretches of matching thus keep the second core busy. At most three
+    days are held at once (one read, one being matched, one being written). Days are written
+    in order, each replaced whole, and committed together until their rows reach
+    `group_rows` (`WRITE_GROUP_ROWS`). An error reading or matching a day commits every day
+    before it and is raised, as a day-by-day run would; an error writing a day (a repeated
+    key: a bug) rolls back that day's group. Days of one service pattern share their network
+    (`NetworkCache`)."""
+    networks = NetworkCache()
+    with ThreadPoolExecutor(1, thread_name_prefix="pontual-match-day") as matcher:
+
+        def start(day: date) -> tuple[date, Future[DayResult] | None]:
+            inputs = read_day_inputs(store, day)
+            if inputs is None:
+                return day, None
+            return day, matcher.submit(_match_inputs, inputs, profile, options, workers, networks)
+
+        queue = list(days)
+        queue.reverse()
+        pending: tuple[date, Future[DayResult] | None] | None = None
+        error: Exception | None = None
+        while pending is not None or (queue and error is None):
+            committed: list[tuple[date, dict[str, int]]] = []
+            rows = 0
+            with store.transaction():
+                while rows < group_rows:
+                    following = None
+                    if queue and error is None:
+                        try:
+                            following = start(queue.pop())
+                        except Exception as exc:  # the day before is still written
+                            error = exc
+                    if pending is not None:
+                        day, future = pending
+                        pending = None
+                        try:
+                            result = None if future is None else future.result()
+                        except Exception as exc:  # as a day-by-day run, which stops at it
+                            if following is not None and following[1] is not None:
+                                following[1].cancel()
+                            error, following = exc, None
+                        else:
+                            written = (
+                                write_no_service(store, day)
+                                if result is None
+                                else write_day(store, day, result)
+                            )
+                            committed.append((day, written))
+                            rows += sum(written.values())
+                    pending = following
+                    if pending is None:
+                        break
+            yield from committed
+        if error is not None:
+            raise error
+
+
+def _match_inputs(
+    inputs: DayInputs,
+    profile: Profile,
+    options: MatchOptions,
+    workers: int,
+    networks: NetworkCache,
+) -> DayResult:
+    """`match_day` of what `read_day_inputs` read (the pipeline's matching step)."""
+    result = match_day(
+        inputs.pings,
+        inputs.schedule,
+        inputs.incidents,
+        profile,
+        options,
+        workers=workers,
+        evidence=inputs.evidence,
+        networks=networks,
+    )
+    # the track is not written: the pipeline holds no day's pings past its matching
+    return replace(result, track=result.track.clear())
+
+
 def run_match_day(
     store: Store, service_date: date, profile: Profile, options: MatchOptions, *, workers: int = 1
 ) -> dict[str, int]:
     """Read, match and write one service day (replacing its derived rows). Rows written per table.
     A day without scheduled trips (a holiday without service) has nothing to match: its derived
     rows are cleared, as a re-match of a day whose timetable lost its trips must."""
-    if not has_scheduled_trips(store, service_date):
-        with store.transaction():
-            return {
-                name: store.replace(name, table(name).empty(), "service_date = ?", [service_date])
-                for name in DERIVED_TABLES
-            }
-    schedule, pings, incidents = read_day(store, service_date)
-    evidence = read_day_evidence(store, service_date, schedule.trips)
+    inputs = read_day_inputs(store, service_date)
+    if inputs is None:
+        return write_no_service(store, service_date)
     result = match_day(
-        pings, schedule, incidents, profile, options, workers=workers, evidence=evidence
+        inputs.pings,
+        inputs.schedule,
+        inputs.incidents,
+        profile,
+        options,
+        workers=workers,
+        evidence=inputs.evidence,
     )
     return write_day(store, service_date, result)

@@ -150,12 +150,13 @@ def build_network(
         grid=build_point_grid(p_x, p_y, options.on_route_buffer_m + options.densify_step_m),
         stop_tree=cKDTree(stop_xy) if len(stop_xy) else None,
         trip_stops=trip_stops,
-        trip_times=_trip_times(trips, shape_table),
+        trip_times=build_trip_times(trips, shape_table),
     )
 
 
-def _trip_times(trips: pl.DataFrame, shapes: pl.DataFrame) -> pl.DataFrame | None:
-    """`Network.trip_times` (None when the trips carry no planned instants)."""
+def build_trip_times(trips: pl.DataFrame, shapes: pl.DataFrame) -> pl.DataFrame | None:
+    """`Network.trip_times` of the day's `trips` over the network's `shapes` (None when the
+    trips carry no planned instants)."""
     if not {"planned_start_at", "planned_end_at"} <= set(trips.columns):
         return None
     return (

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from rich.table import Table
 
     from analytics.matching.batches import BATCH_THREADS
-    from analytics.matching.day import DERIVED_TABLES, run_match_day
+    from analytics.matching.day import DERIVED_TABLES, run_match_days
     from analytics.matching.options import MatchOptions
     from core.kernel_cache import announce_if_cold
 
@@ -91,10 +91,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         from core.lake import check_not_archived
 
         check_not_archived(store, days[0], days[-1])  # its pings are in the lake (ADR 0099)
-        for day in ctx.progress(days, gettext("matching"), total=len(days)):
-            written = run_match_day(
-                store, day, ctx.profile, MatchOptions(), workers=max(1, workers)
-            )
+        # a pipeline: the next day is read and the day before written while a day is matched
+        matched = run_match_days(store, days, ctx.profile, MatchOptions(), workers=max(1, workers))
+        for day, written in ctx.progress(matched, gettext("matching"), total=len(days)):
             summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))
     if not ctx.settings.quiet:
         ctx.console.print(summary)

@@ -610,3 +610,28 @@ def test_migration_16_gives_tap_placements_their_taps_operator(store_path: Path)
         table("tap_placements").conform(placements).drop("operator_id")
     )
     assert not any("_before_" in name for name in tables)
+
+
+def test_a_reader_sees_what_is_committed_while_another_thread_writes(store_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    more = PINGS.with_columns(pl.col("vehicle_id") + "9")
+    with Store.open(store_path) as store:
+        store.append("vehicle_locations", PINGS)
+        reader = store.reader()
+        try:
+            with store.transaction(), ThreadPoolExecutor(max_workers=1) as writing:
+                # the writer's connection on a thread of its own, the reader on this one
+                n = writing.submit(lambda: store.append("vehicle_locations", more)).result()
+                assert n.n_inserted == 3
+                seen = reader.read("vehicle_locations")
+                # the open transaction's rows are not there yet; the instants read in UTC
+                assert seen.height == 3
+                assert (
+                    seen.schema["event_at"] == table("vehicle_locations").polars_schema["event_at"]
+                )
+                assert seen["event_at"].min() == datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+            assert reader.count("vehicle_locations") == 6
+        finally:
+            reader.close()
+        assert store.count("vehicle_locations") == 6

@@ -6,20 +6,28 @@ computation already differ there: group sums add in no fixed order)."""
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from analytics.crowding.alightings import compute_alightings
+from analytics.crowding.boardings import compute_boardings
 from analytics.crowding.job import (
     CrowdingInputs,
     CrowdingPeriod,
     compute_crowding,
     compute_crowding_by_day,
     crowding_tap_window,
+    run_crowding,
 )
+from analytics.crowding.loads import VisitTally, build_load_visits, count_visit_taps
+from core.errors import StoreError
 from core.profile import load_profile
+from core.store import Store
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from tests.analytics.crowding.test_crowding_simulated import read_simulated
@@ -200,3 +208,56 @@ def test_a_cards_taps_of_two_service_days_part_its_legs_as_at_once() -> None:
     assert got["t2"] == (D + timedelta(days=1), "Q", "chained")
     assert got["t3"][2] == got["t4"][2] == "unlinked"  # home is 2 km away: beyond the walk
     assert_same(at_once, by_day)
+
+
+def test_visit_counts_tallied_a_day_at_a_time_are_the_counts_at_once(
+    simulated_days: CrowdingInputs,
+) -> None:
+    inputs = simulated_days
+    boardings = compute_boardings(inputs.taps, inputs.stop_visits, timezone=TZ)
+    placements = compute_alightings(boardings, inputs.stop_visits, inputs.stops)
+    load_visits = build_load_visits(inputs.stop_visits, inputs.trips)
+    at_once = count_visit_taps(placements, load_visits)
+    tally = VisitTally(load_visits)
+    for day in placements["service_date"].unique().sort():
+        tally.add_taps(placements.filter(pl.col("service_date") == day))
+    by_day = tally.counts()
+    for name in ("n_taps", "n_boardings_linked", "n_alightings_linked", "od_pair", "od_count"):
+        assert np.array_equal(getattr(at_once, name), getattr(by_day, name)), name
+    # every placed tap boarded at a visit, and the linked ones alighted at one
+    placed = placements.filter(pl.col("placement") == "placed")
+    assert int(by_day.n_taps.sum()) == placed.height > 10_000
+    linked = placed["alighting_stop_sequence"].is_not_null().sum()
+    assert int(by_day.n_alightings_linked.sum()) == linked
+    assert int(by_day.n_boardings_linked.sum()) == linked
+    assert int(by_day.od_count.sum()) <= linked
+
+
+def test_a_failed_insert_stops_the_command_and_leaves_the_days_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nxt = D + timedelta(days=1)
+    inputs = night_inputs()
+    with Store.open(tmp_path / "p.duckdb") as store:
+        matched = {"stop_dist_m": 0.0, "is_interpolated": False, "pontual_version": "test"}
+        store.append("stop_visits", inputs.stop_visits, fill={**matched, "profile_id": BG.id})
+        ingested = datetime(2026, 3, 4, tzinfo=ZoneInfo("UTC"))
+        fill = {"fare_class": "full", "source": "test", "ingested_at": ingested}
+        store.append("fare_transactions", inputs.taps, fill=fill)
+        first = run_crowding(store, BG, D, nxt)
+        assert first.written["tap_placements"] == 6
+        before = {name: store.read(name) for name in FRAMES}
+        append = Store.append
+
+        def failing(self: Store, name: str, df: pl.DataFrame, **kw: object) -> object:
+            if name == "trip_loads":
+                raise StoreError("disk full", where="test")
+            return append(self, name, df, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Store, "append", failing)
+        with pytest.raises(StoreError, match="disk full"):
+            run_crowding(store, BG, D, nxt)
+        monkeypatch.undo()
+        for name in FRAMES:  # rolled back: the first run's rows, and the store usable
+            assert_frame_equal(store.read(name), before[name])
+        assert run_crowding(store, BG, D, nxt).written == first.written
