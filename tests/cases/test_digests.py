@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -253,7 +254,7 @@ PING_KINDS = "qstddddssisssst"  # ping_id, vehicle_id, event_at, lat, lon, speed
 TAP_KINDS = "stssssdsst"  # transaction_id, event_at, vehicle_id, route_id, card_hash, ...
 
 
-def _spelled_out(rows: list[tuple[object, ...]], kinds: str) -> str:
+def _spelled_out(rows: Sequence[tuple[object, ...]], kinds: str) -> str:
     """arrow-binary-v1 of `rows` (already in digest order) written out byte by byte with
     struct and hashlib alone. kinds: a letter per column, s string, q int64, i int32,
     d float64, t instant (int64 microseconds since 1970-01-01 UTC)."""
@@ -287,8 +288,8 @@ def test_binary_digest_of_a_tiny_day_is_its_bytes_spelled_out(filled: Path) -> N
     """The day's digest by arrow-binary-v1 equals SHA-256 over bytes written out by hand
     from the rows `fill_store` wrote (one ping of 3 Mar with nulls, three taps of 2 Mar)."""
     t0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
-    ping = (6, "V12", datetime(2026, 3, 3, 11, 0, tzinfo=UTC), -29.19, -51.52, 2.0)
-    ping += (None, None, None, None, None, None, "O1", "test.csv", t0)
+    ping: tuple[object, ...] = (6, "V12", datetime(2026, 3, 3, 11, 0, tzinfo=UTC), -29.19)
+    ping += (-51.52, 2.0, None, None, None, None, None, None, "O1", "test.csv", t0)
     taps = [
         (tid, t0 + gap, "V12", "R1", card * 64, "full", 4.5, "O1", "test.csv", t0)
         for tid, gap, card in [
