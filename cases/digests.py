@@ -91,9 +91,8 @@ def _text_bytes(array: pa.Array) -> memoryview:
     first and last offsets: no copy)."""
     if array.type not in (pa.string(), pa.large_string()):
         array = array.cast(pa.large_string())  # a string view's values are not contiguous
-    width = np.int32 if array.type == pa.string() else np.int64
-    offsets = np.frombuffer(array.buffers()[1], dtype=width)
-    first, last = offsets[array.offset], offsets[array.offset + len(array)]
+    offsets = _offsets(array)
+    first, last = offsets[0], offsets[-1]
     data = array.buffers()[2]
     return memoryview(data)[first:last] if data is not None else memoryview(b"")
 

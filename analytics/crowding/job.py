@@ -628,10 +628,9 @@ def run_crowding(
             flush(name)
         if name == "tap_placements":
             tallies.append(count_placements(frame))
-            if frame.select((pl.col("placement") == "vehicle_without_trips").any()).item():
-                trace = read_trace_placements(reader, frame, options)
-                if trace is not None:
-                    traces.append(trace)
+            trace = read_trace_placements(reader, frame, options)
+            if trace is not None:
+                traces.append(trace)
         elif name in kept:
             kept[name].append(frame)
 

@@ -576,9 +576,10 @@ def _match_inputs(
     profile: Profile,
     options: MatchOptions,
     workers: int,
-    networks: NetworkCache,
+    networks: NetworkCache | None = None,
 ) -> DayResult:
-    """`match_day` of what `read_day_inputs` read (the pipeline's matching step)."""
+    """`match_day` of what `read_day_inputs` read (a day's matching step, alone or in the
+    pipeline; `networks`: the run's `NetworkCache`, None for a day alone)."""
     result = match_day(
         inputs.pings,
         inputs.schedule,
@@ -589,7 +590,7 @@ def _match_inputs(
         evidence=inputs.evidence,
         networks=networks,
     )
-    # the track is not written: the pipeline holds no day's pings past its matching
+    # the track is not written (`write_day`): no day's pings are held past its matching
     return replace(result, track=result.track.clear())
 
 
@@ -602,13 +603,4 @@ def run_match_day(
     inputs = read_day_inputs(store, service_date)
     if inputs is None:
         return write_no_service(store, service_date)
-    result = match_day(
-        inputs.pings,
-        inputs.schedule,
-        inputs.incidents,
-        profile,
-        options,
-        workers=workers,
-        evidence=inputs.evidence,
-    )
-    return write_day(store, service_date, result)
+    return write_day(store, service_date, _match_inputs(inputs, profile, options, workers))
