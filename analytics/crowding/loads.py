@@ -336,9 +336,9 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     tiers = ("w_trip", "w_pattern", "w_even")
     exprs = []
     for w in tiers:
-        after = pl.col(w).sum().over("run_number") - pl.col(w).cum_sum().over(
-            "run_number", order_by="stop_sequence"
-        )
+        # `v` is in stop sequence order within each run: the running sums need no order_by
+        # (a sort of every run's rows, per window)
+        after = pl.col(w).sum().over("run_number") - pl.col(w).cum_sum().over("run_number")
         exprs.append(after.alias(f"r_{w}"))
     v = v.with_columns(exprs)
     # Each stop's unlinked boarders use the first tier with weight downstream.
@@ -354,7 +354,7 @@ def _scaled_alightings(v: pl.LazyFrame) -> pl.LazyFrame:
     total = pl.lit(0.0)
     for i, w in enumerate(tiers):
         share = pl.when(pl.col("tier") == i).then(pl.col("u") / pl.col(f"r_{w}")).otherwise(0.0)
-        before = share.cum_sum().over("run_number", order_by="stop_sequence") - share
+        before = share.cum_sum().over("run_number") - share
         total = total + pl.col(w) * before
     return v.with_columns(total.alias("n_alightings_scaled"))
 
@@ -681,8 +681,8 @@ def compute_loads_from_counts(
         apc_runs = (
             apc_counts.lazy().select(RUN_KEY).unique().with_columns(pl.lit(True).alias("has_apc"))
         )
-        v = v.join(apc_counts.lazy(), on=[*RUN_KEY, seq], how="left").join(
-            apc_runs, on=RUN_KEY, how="left"
+        v = v.join(apc_counts.lazy(), on=[*RUN_KEY, seq], how="left", maintain_order="left").join(
+            apc_runs, on=RUN_KEY, how="left", maintain_order="left"
         )
     else:
         v = v.with_columns(
@@ -703,17 +703,19 @@ def compute_loads_from_counts(
         pl.when(is_apc).then(pl.lit("apc")).otherwise(pl.lit("taps")).alias("count_source"),
     )
     # Rounding leaves crumbs of 1e-12 at the end of a run; counters can drift below zero.
+    # The rows keep the visits' order (run number, then stop sequence) through the joins:
+    # the running sum needs no order_by, nor the result a sort.
     load = (
         (pl.col("n_boardings") - pl.col("n_alightings"))
         .cum_sum()
-        .over("run_number", order_by=seq)
+        .over("run_number")
         .round(9)
         .clip(lower_bound=0.0)
     )
     caps = build_capacities(vehicles, profile).lazy()
     v = (
         v.with_columns(load.alias("load_after"))
-        .join(caps, on="vehicle_id", how="left")
+        .join(caps, on="vehicle_id", how="left", maintain_order="left")
         .with_columns(pl.col("capacity_source").fill_null("unknown"))
     )
     ld, seats, area = pl.col("load_after"), pl.col("n_seats"), pl.col("standing_area_m2")
@@ -725,8 +727,6 @@ def compute_loads_from_counts(
             ).alias("is_over_limit"),
             los_expr(ld, seats, area, options).alias("los"),
         )
-        # run numbers follow the run key's order
-        .sort("run_number", seq)
         .select(
             *RUN_KEY,
             "trip_id",
