@@ -232,12 +232,16 @@ def build_stop_windows(
             ],
             how="horizontal",
         )
+        .collect()
         .sort("vehicle_id", "run_dep")
         .with_columns(
             # with the last stop's window (APC), the next run starts after it is over
             (pl.col("run_end").shift(1).over("vehicle_id") + after_last).alias("prev_end"),
         )
-        .select("run_number", "prev_end")
+        # one row per run, by run number (1, 2, ...): each visit's run's is a gather by
+        # its number, not a join of a month of visits
+        .sort("run_number")
+        .get_column("prev_end")
     )
     start = (
         pl.when(pl.col("is_first"))
@@ -252,22 +256,24 @@ def build_stop_windows(
     end = (
         pl.when(pl.col("is_last")).then(pl.max_horizontal("at", "dep") + hold).otherwise("next_at")
     )
+    # the vehicle by its rank in id order: the same order as by the string id, for a
+    # fraction of the sort's CPU on a month of visits
+    rank = pl.col("vehicle_id").cast(pl.Enum(vehicle_ids)).to_physical().alias("vehicle_rank")
+    same_vehicle = pl.col("vehicle_rank") == pl.col("vehicle_rank").shift(-1)
     w = (
-        v.join(runs, on="run_number", how="left")
+        v.with_columns(
+            pl.lit(runs).gather(pl.col("run_number") - 1).alias("prev_end"),
+            rank,
+        )
         .filter(pl.lit(include_last) | ~pl.col("is_last"))
         .with_columns(start.alias("window_start_at"), end.alias("window_end_at"))
-        # the vehicle by its rank in id order: the same order as by the string id, for a
-        # fraction of the sort's CPU on a month of visits
-        .sort(
-            pl.col("vehicle_id").cast(pl.Enum(vehicle_ids)).to_physical(),
-            "window_start_at",
-            "service_date",
-            "run_index",
-            "stop_sequence",
-        )
+        .sort("vehicle_rank", "window_start_at", "service_date", "run_index", "stop_sequence")
         .with_columns(
+            # the vehicle's next window's start (rows in vehicle then start order: the next
+            # row's, when of the same vehicle; a shift, not a window over the string id)
             pl.min_horizontal(
-                "window_end_at", pl.col("window_start_at").shift(-1).over("vehicle_id")
+                "window_end_at",
+                pl.when(same_vehicle).then(pl.col("window_start_at").shift(-1)),
             ).alias("window_end_at")
         )
         .filter(pl.col("window_end_at") > pl.col("window_start_at"))
