@@ -609,31 +609,36 @@ def run_crowding(
         written[name] += n
         return n
 
-    def flush(name: str) -> None:
-        if pending[name]:
-            # one chunk: the store hands DuckDB batches of a row group each, cut along the
-            # frame's chunks; a day's chunk ends in a part-filled row group, which DuckDB
-            # merges again at the commit (a month's `trip_loads` in 31 day chunks: 8.1 CPU s
-            # to insert and commit, against 4.4 s as one chunk)
-            rows = pl.concat(pending[name], rechunk=True)
-            pending[name].clear()
-            inserts.append(storing.submit(insert, name, rows))
-            # at most `_INSERTS_AHEAD` batches wait (bounds the memory), and a failed
-            # insert stops the command at once
-            while len(inserts) > _INSERTS_AHEAD or (inserts and inserts[0].done()):
-                inserts.pop(0).result()
+    def flush(name: str, *, whole: bool = True) -> None:
+        if not pending[name]:
+            return
+        # one chunk, handed over in whole row groups: the store gives DuckDB batches of a row
+        # group each, cut along the frame's chunks, and each part-filled row group a batch
+        # ends with is merged again at the commit (a month's `trip_loads` in 31 day chunks:
+        # 8.1 CPU s to insert and commit, against 4.4 s in batches of whole row groups)
+        rows = pl.concat(pending[name], rechunk=True)
+        pending[name].clear()
+        n = rows.height if whole else rows.height - rows.height % _ROW_GROUP_ROWS
+        if n < rows.height:
+            pending[name].append(rows.slice(n))  # the rest goes with the next rows
+        if n == 0:
+            return
+        inserts.append(storing.submit(insert, name, rows.slice(0, n)))
+        # at most `_INSERTS_AHEAD` batches wait (bounds the memory), and a failed insert
+        # stops the command at once
+        while len(inserts) > _INSERTS_AHEAD or (inserts and inserts[0].done()):
+            inserts.pop(0).result()
 
     def write(name: str, day: date, frame: pl.DataFrame) -> None:
-        # the days' rows go to the store in batches of at least `_WRITE_ROWS` (a month of a
-        # 300-bus city's table is one): each append of a transaction costs DuckDB work again
-        # at the commit, about 0.2 CPU s per extra append of a month's `trip_loads`
+        # the days' rows go to the store in batches of at least `_WRITE_ROWS`, while the next
+        # days are computed
         if name != "tap_placements":
-            # the taps' days are all handed over (`DayWriter`): their rows go to the store
-            # while the load profiles are computed
+            # the taps' days are all handed over (`DayWriter`): the rest of their rows goes
+            # to the store while the load profiles are computed
             flush("tap_placements")
         pending[name].append(table(name).conform(frame, fill=fill))
         if sum(f.height for f in pending[name]) >= _WRITE_ROWS:
-            flush(name)
+            flush(name, whole=False)
         if name == "tap_placements":
             tallies.append(count_placements(frame))
             trace = read_trace_placements(reader, frame, options)
@@ -685,10 +690,11 @@ def run_crowding(
     )
 
 
-_WRITE_ROWS = 4_000_000
-"""rows of a crowding table written at a time by `run_crowding` (bounds its memory only; a
-month of the 300-bus city's `tap_placements` and `trip_loads` in one append each: 2.4 M and
-3.3 M rows, about 0.5 GB of frames each)"""
+_ROW_GROUP_ROWS = 122_880
+"""rows of a DuckDB row group (the store's insert batch): `run_crowding` hands the store
+whole ones but for each table's last batch"""
+_WRITE_ROWS = 4 * _ROW_GROUP_ROWS
+"""rows of a crowding table written at a time by `run_crowding` (bounds its memory only)"""
 _INSERTS_AHEAD = 2
 """batches of `_WRITE_ROWS` rows handed to the store's thread that may wait for it while the
 next days are computed (bounds the memory only)"""
