@@ -616,7 +616,7 @@ def run_crowding(
         # group each, cut along the frame's chunks, and each part-filled row group a batch
         # ends with is merged again at the commit (a month's `trip_loads` in 31 day chunks:
         # 8.1 CPU s to insert and commit, against 4.4 s in batches of whole row groups)
-        rows = pl.concat(pending[name], rechunk=True)
+        rows = pl.concat(pending[name]).rechunk()  # (concat gives one frame back as it is)
         pending[name].clear()
         n = rows.height if whole else rows.height - rows.height % _ROW_GROUP_ROWS
         if n < rows.height:

@@ -261,3 +261,58 @@ def test_a_failed_insert_stops_the_command_and_leaves_the_days_as_they_were(
         for name in FRAMES:  # rolled back: the first run's rows, and the store usable
             assert_frame_equal(store.read(name), before[name])
         assert run_crowding(store, BG, D, nxt).written == first.written
+
+
+def crowd_in_row_groups(
+    path: Path, group: int, inputs: CrowdingInputs, start: date, end: date
+) -> tuple[list[tuple[str, int, int]], dict[str, int], dict[str, pl.DataFrame]]:
+    """`run_crowding` on a store of `inputs` with DuckDB row groups taken as `group` rows: the
+    (table, rows, chunks) of each batch handed to `Store.append`, the rows written per table
+    and the stored tables."""
+    batches: list[tuple[str, int, int]] = []
+    append = Store.append
+
+    def recorded(self: Store, name: str, df: pl.DataFrame, **kw: object) -> object:
+        batches.append((name, df.height, df.n_chunks()))
+        return append(self, name, df, **kw)  # type: ignore[arg-type]
+
+    with Store.open(path) as store, pytest.MonkeyPatch.context() as patch:
+        matched = {"stop_dist_m": 0.0, "is_interpolated": False, "pontual_version": "test"}
+        store.append("stop_visits", inputs.stop_visits, fill={**matched, "profile_id": BG.id})
+        ingested = datetime(2026, 3, 4, tzinfo=ZoneInfo("UTC"))
+        fill = {"fare_class": "full", "source": "test", "ingested_at": ingested}
+        store.append("fare_transactions", inputs.taps, fill=fill)
+        patch.setattr("analytics.crowding.job._ROW_GROUP_ROWS", group)
+        patch.setattr("analytics.crowding.job._WRITE_ROWS", 2 * group)
+        patch.setattr(Store, "append", recorded)
+        written = run_crowding(store, BG, start, end).written
+        patch.undo()
+        return batches, written, {name: store.read(name) for name in FRAMES}
+
+
+def test_the_store_gets_whole_row_groups_of_one_chunk_and_the_same_rows(
+    tmp_path: Path, simulated_days: CrowdingInputs
+) -> None:
+    # row groups of 1 000 rows here: every batch but a table's last is whole ones, of one
+    # chunk (a part-filled row group is merged again at the commit), and the stored rows are
+    # those of batches of the default size
+    start: date = simulated_days.stop_visits["service_date"].min()  # type: ignore[assignment]
+    end = start + timedelta(days=2)
+    stored = {}
+    for group in (1_000, 122_880):
+        batches, written, stored[group] = crowd_in_row_groups(
+            tmp_path / f"{group}.duckdb", group, simulated_days, start, end
+        )
+        for name in FRAMES:
+            # (the replace's delete appends an empty frame)
+            sizes = [(n, c) for t, n, c in batches if t == name and n]
+            assert sum(n for n, _ in sizes) == written[name]
+            assert all(c == 1 for _, c in sizes), (name, sizes)
+            assert all(n % group == 0 for n, _ in sizes[:-1]), (name, sizes)
+        if group == 1_000:
+            assert len([t for t, _, _ in batches if t == "trip_loads"]) > 2
+    small, default = stored[1_000], stored[122_880]
+    for name in ("tap_placements", "trip_loads", "trip_crowding"):
+        key = small[name].columns
+        assert_frame_equal(small[name].sort(key), default[name].sort(key), check_exact=True)
+    assert small["crowding_summary"].height == default["crowding_summary"].height
