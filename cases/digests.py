@@ -365,6 +365,31 @@ def _fingerprint_sql(
     )
 
 
+def read_local_days(store: Store, name: str, tz: str) -> list[date]:
+    """The local days (zone `tz`) of the rows of raw table `name`, sorted. The rows' distinct
+    UTC quarter hours are found first (an integer division per row) and only those are put in
+    their local day, where every local midnight falls on a quarter hour
+    (`is_quarter_hour_aligned`); otherwise each row's instant is converted."""
+    quarters = (
+        f'SELECT DISTINCT epoch_us(event_at) // {_QUARTER_HOUR_US} AS q FROM "{name}" '
+        "WHERE event_at IS NOT NULL"
+    )
+    days = store.query(
+        f"SELECT DISTINCT CAST(timezone(?, make_timestamptz(q * {_QUARTER_HOUR_US})) AS DATE) "
+        f"AS d FROM ({quarters}) ORDER BY d",
+        [tz],
+    )["d"].to_list()
+    if not days or is_quarter_hour_aligned(tz, days[0] - timedelta(days=1), days[-1]):
+        return list(days)
+    return list(
+        store.query(
+            f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
+            "WHERE event_at IS NOT NULL ORDER BY d",
+            [tz],
+        )["d"].to_list()
+    )
+
+
 def is_quarter_hour_aligned(tz: str, start: date, end: date) -> bool:
     """Whether every local day from `start` to `end` begins on a UTC quarter hour in zone
     `tz` (its offset at midnight a whole number of quarter hours, before and after any

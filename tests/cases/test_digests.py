@@ -578,8 +578,9 @@ def test_an_ingest_into_a_day_of_a_v1_reference_digests_it_by_v1(filled: Path) -
 def test_fingerprints_summed_by_quarter_hour_equal_those_by_row(filled: Path) -> None:
     """The fingerprint scan sums its row hashes per UTC quarter hour and puts those in their
     local day (a time zone conversion per quarter hour, not per row): the same sums as a
-    conversion per row, rows a microsecond either side of local midnight included."""
-    from cases.digests import _fingerprint_sql, compute_day_fingerprints
+    conversion per row, rows a microsecond either side of local midnight included; the raw
+    days present are found the same way (`read_local_days`)."""
+    from cases.digests import _fingerprint_sql, compute_day_fingerprints, read_local_days
     from core.periods import local_bounds, range_period
     from core.schema import table
 
@@ -610,6 +611,13 @@ def test_fingerprints_summed_by_quarter_hour_equal_those_by_row(filled: Path) ->
             [TZ, lo, hi],
         ).sort("service_date")
         by_quarter = compute_day_fingerprints(store, "vehicle_locations", *MARCH, TZ)
+        days = read_local_days(store, "vehicle_locations", TZ)
+        days_by_row = store.query(
+            "SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM vehicle_locations "
+            "ORDER BY d",
+            [TZ],
+        )["d"].to_list()
+    assert days == days_by_row and date(2026, 3, 4) in days
     assert by_row["n_rows"].sum() == by_quarter["n_rows"].sum() > 3
     assert by_quarter.filter(pl.col("service_date") == date(2026, 3, 4))["n_rows"][0] >= 2
     assert by_quarter.equals(
