@@ -133,6 +133,4 @@ def test_two_operators_taps_with_one_id_stay_two_transactions(
     assert events["passenger_event_id"].n_unique() == events.height
     boarded = events.filter(pl.col("event_type") == "Passenger boarded")
     # a boarding's id is its tap's id: the placed taps' ids are fare_transactions' ids
-    assert set(boarded["passenger_event_id"].str.strip_suffix(":b")) <= set(
-        fares["transaction_id"]
-    )
+    assert set(boarded["passenger_event_id"].str.strip_suffix(":b")) <= set(fares["transaction_id"])
