@@ -338,13 +338,20 @@ def describe_worker_steps(timings: Path) -> str:
     """The Python workers' step times of the timed run (analytics.engines.spark.timed)."""
     if not timings.exists():
         return "no worker step times (PONTUAL_SPARK_TIMINGS not seen by the workers)"
-    totals: dict[str, list[float]] = {}
+    totals: dict[str, list[tuple[float, float]]] = {}
     for line in timings.read_text().splitlines():
         row = json.loads(line)
-        totals.setdefault(row["step"], []).append(row["s"])
-    lines = ["Python worker steps of the timed run: step, calls, summed s, max s"]
-    for step, values in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
-        lines.append(f"  {step:20s} {len(values):3d} {sum(values):7.2f} {max(values):7.2f}")
+        totals.setdefault(row["step"], []).append((row["s"], row.get("cpu_s", 0.0)))
+    lines = [
+        "Python steps of the timed run (workers and driver): step, calls, summed s, max s, "
+        "summed CPU-s of the step's process"
+    ]
+    for step, values in sorted(totals.items(), key=lambda kv: -sum(v[0] for v in kv[1])):
+        walls = [v[0] for v in values]
+        cpu = sum(v[1] for v in values)
+        lines.append(
+            f"  {step:22s} {len(values):3d} {sum(walls):7.2f} {max(walls):7.2f} {cpu:7.2f}"
+        )
     return "\n".join(lines)
 
 
