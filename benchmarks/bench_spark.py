@@ -32,6 +32,10 @@ Session 29 (the day's inputs read once per job on the driver; load average 21-27
 against 2.56x and 3.16x), alternating this tree and the base; the large day (7000 vehicles,
 11.2 M pings, 76 batches) once: local 111.6 s / 58.5 CPU-s, Spark 140.7 s / 105.8 CPU-s =
 **1.26x wall** (within the target), 1.81x CPU; Python workers' peak 5.2 GB.
+Session 32 (the driver's reads beside the job, the driver JVM on the serial collector; load
+average 9-15): 300-bus day, four benchmarks of each tree in mirrored order, medians 2.85x
+wall and 2.97x CPU against the base's 3.19x and 3.18x (runs of one tree 2.56x-3.46x wall);
+tables equal in every run. The target is still not shown on the 300-bus day.
 
 Spark's CPU seconds are counted over the process tree (the driver, Spark's JVM and its
 Python workers), the local engine's over this process (its batch threads); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.
@@ -338,13 +342,20 @@ def describe_worker_steps(timings: Path) -> str:
     """The Python workers' step times of the timed run (analytics.engines.spark.timed)."""
     if not timings.exists():
         return "no worker step times (PONTUAL_SPARK_TIMINGS not seen by the workers)"
-    totals: dict[str, list[float]] = {}
+    totals: dict[str, list[tuple[float, float]]] = {}
     for line in timings.read_text().splitlines():
         row = json.loads(line)
-        totals.setdefault(row["step"], []).append(row["s"])
-    lines = ["Python worker steps of the timed run: step, calls, summed s, max s"]
-    for step, values in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
-        lines.append(f"  {step:20s} {len(values):3d} {sum(values):7.2f} {max(values):7.2f}")
+        totals.setdefault(row["step"], []).append((row["s"], row.get("cpu_s", 0.0)))
+    lines = [
+        "Python steps of the timed run (workers and driver): step, calls, summed s, max s, "
+        "summed CPU-s of the step's process"
+    ]
+    for step, values in sorted(totals.items(), key=lambda kv: -sum(v[0] for v in kv[1])):
+        walls = [v[0] for v in values]
+        cpu = sum(v[1] for v in values)
+        lines.append(
+            f"  {step:22s} {len(values):3d} {sum(walls):7.2f} {max(walls):7.2f} {cpu:7.2f}"
+        )
     return "\n".join(lines)
 
 

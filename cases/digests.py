@@ -27,8 +27,9 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import duckdb
 import numpy as np
@@ -323,9 +324,12 @@ FINGERPRINT_METHOD = "duckdb-hash-sum-v1"
 """How a day's rows are fingerprinted (`_fingerprint_sql`); the DuckDB version that ran it is
 recorded beside the sums, since DuckDB does not promise `hash()` across versions."""
 _TWO_64 = 18446744073709551616
+_QUARTER_HOUR_US = 900_000_000
 
 
-def _fingerprint_sql(name: str, columns: list[str], dtypes: list[pl.DataType]) -> str:
+def _fingerprint_sql(
+    name: str, columns: list[str], dtypes: list[pl.DataType], *, by_quarter_hour: bool = True
+) -> str:
     """Per local service day (parameter 1: the time zone) of the rows of `name` from parameter
     2 to parameter 3 (UTC instants): n_rows and two sums modulo 2^64 of DuckDB's `hash()` of
     each row, its columns in digest order (a) and in reverse order after a salt (b).
@@ -333,14 +337,72 @@ def _fingerprint_sql(name: str, columns: list[str], dtypes: list[pl.DataType]) -
     A sum of row hashes does not depend on the rows' order (no sort) and moves with any row
     added, removed or changed (a row repeated adds its hash again); `hash()` is order-sensitive
     across its arguments, so two values swapped between columns move it too. DuckDB hashes 0.0
-    and -0.0 alike where their text differs: a float column adds its sign bit."""
+    and -0.0 alike where their text differs: a float column adds its sign bit.
+
+    `by_quarter_hour`: the rows are first summed per UTC quarter hour (an integer division per
+    row) and only those sums are put in their local day, instead of a time zone conversion per
+    row, which cost 60 % of the scan's CPU and ran threads one at a time (a lock in the time
+    zone library: 6 s of wall for 2 s of CPU on a month of pings). The sums are exact integers,
+    so the result is the same; it is right wherever every local midnight of the period falls on
+    a UTC quarter hour (`is_quarter_hour_aligned`: every zone in use today)."""
     a, b = _row_hashes(columns, dtypes)
+    if not by_quarter_hour:
+        return (
+            "SELECT CAST(timezone(?, event_at) AS DATE) AS service_date, count(*) AS n_rows, "
+            f"CAST(sum({a}) % {_TWO_64} AS UBIGINT) AS row_hash_sum_a, "
+            f"CAST(sum({b}) % {_TWO_64} AS UBIGINT) AS row_hash_sum_b "
+            f'FROM "{name}" WHERE event_at >= ? AND event_at < ? GROUP BY ALL'
+        )
     return (
-        "SELECT CAST(timezone(?, event_at) AS DATE) AS service_date, count(*) AS n_rows, "
-        f"CAST(sum({a}) % {_TWO_64} AS UBIGINT) AS row_hash_sum_a, "
-        f"CAST(sum({b}) % {_TWO_64} AS UBIGINT) AS row_hash_sum_b "
-        f'FROM "{name}" WHERE event_at >= ? AND event_at < ? GROUP BY ALL'
+        "SELECT CAST(timezone(?, make_timestamptz(q * "
+        f"{_QUARTER_HOUR_US})) AS DATE) AS service_date, "
+        "sum(n) AS n_rows, "
+        f"CAST(sum(sum_a) % {_TWO_64} AS UBIGINT) AS row_hash_sum_a, "
+        f"CAST(sum(sum_b) % {_TWO_64} AS UBIGINT) AS row_hash_sum_b "
+        f"FROM (SELECT epoch_us(event_at) // {_QUARTER_HOUR_US} AS q, count(*) AS n, "
+        f"sum({a}) AS sum_a, sum({b}) AS sum_b "
+        f'FROM "{name}" WHERE event_at >= ? AND event_at < ? GROUP BY ALL) GROUP BY ALL'
     )
+
+
+def read_local_days(store: Store, name: str, tz: str) -> list[date]:
+    """The local days (zone `tz`) of the rows of raw table `name`, sorted. The rows' distinct
+    UTC quarter hours are found first (an integer division per row) and only those are put in
+    their local day, where every local midnight falls on a quarter hour
+    (`is_quarter_hour_aligned`); otherwise each row's instant is converted."""
+    quarters = (
+        f'SELECT DISTINCT epoch_us(event_at) // {_QUARTER_HOUR_US} AS q FROM "{name}" '
+        "WHERE event_at IS NOT NULL"
+    )
+    days = store.query(
+        f"SELECT DISTINCT CAST(timezone(?, make_timestamptz(q * {_QUARTER_HOUR_US})) AS DATE) "
+        f"AS d FROM ({quarters}) ORDER BY d",
+        [tz],
+    )["d"].to_list()
+    if not days or is_quarter_hour_aligned(tz, days[0] - timedelta(days=1), days[-1]):
+        return list(days)
+    return list(
+        store.query(
+            f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
+            "WHERE event_at IS NOT NULL ORDER BY d",
+            [tz],
+        )["d"].to_list()
+    )
+
+
+def is_quarter_hour_aligned(tz: str, start: date, end: date) -> bool:
+    """Whether every local day from `start` to `end` begins on a UTC quarter hour in zone
+    `tz` (its offset at midnight a whole number of quarter hours, before and after any
+    change at that instant), so that a UTC quarter hour lies within one local day."""
+    zone = ZoneInfo(tz)
+    day = start
+    while day <= end + timedelta(days=1):
+        for fold in (0, 1):
+            offset = datetime.combine(day, time(), zone).replace(fold=fold).utcoffset()
+            if offset is None or offset % timedelta(minutes=15):
+                return False
+        day += timedelta(days=1)
+    return True
 
 
 def _row_hashes(columns: list[str], dtypes: list[pl.DataType]) -> tuple[str, str]:
@@ -363,7 +425,12 @@ def compute_day_fingerprints(
     decl = table(name)
     lo, _ = local_bounds(range_period(start, start), tz)
     _, hi = local_bounds(range_period(end, end), tz)
-    sql = _fingerprint_sql(name, decl.column_names, [c.dtype for c in decl.columns])
+    sql = _fingerprint_sql(
+        name,
+        decl.column_names,
+        [c.dtype for c in decl.columns],
+        by_quarter_hour=is_quarter_hour_aligned(tz, start, end),
+    )
     return (
         store.query(sql, [tz, lo, hi])
         .with_columns(pl.col("service_date").cast(pl.Date), pl.col("n_rows").cast(pl.Int64))
@@ -569,9 +636,6 @@ def record_day_fingerprints(
                     [name, new["service_date"].to_list()],
                 )
     return pl.concat(parts) if parts else pl.DataFrame(schema=CURRENT_SCHEMA)
-
-
-_QUARTER_HOUR_US = 900_000_000
 
 
 def record_ingested_day_fingerprints(store: Store, tz: str, since: datetime) -> pl.DataFrame:

@@ -43,6 +43,7 @@ from cases.digests import (
     RAW_TABLES,
     compute_day_digest,
     compute_raw_day_digests,
+    read_local_days,
     record_day_fingerprints,
     split_method,
 )
@@ -87,12 +88,11 @@ def compute_lake_day_digest(
 
 
 def raw_days(store: Store, tz: str) -> pl.DataFrame:
-    """Service days present in each raw table: table_name, service_date."""
+    """Service days present in each raw table: table_name, service_date (`read_local_days`)."""
     parts = [
-        store.query(
-            f"SELECT DISTINCT '{name}' AS table_name, "
-            f'CAST(timezone(?, event_at) AS DATE) AS service_date FROM "{name}"',
-            [tz],
+        pl.DataFrame(
+            {"table_name": name, "service_date": read_local_days(store, name, tz)},
+            schema={"table_name": pl.String, "service_date": pl.Date},
         )
         for name in RAW_TABLES
     ]

@@ -26,7 +26,7 @@ from core.texts import N_, gettext
 
 CACHE_ENV = "PONTUAL_CACHE_DIR"
 NUMBA_CACHE_ENV = "NUMBA_CACHE_DIR"
-COLD_MESSAGE = N_("compiling the matching kernels, once: ~30 s")
+COLD_MESSAGE = N_("compiling the analytics kernels, once: ~30 s")
 """The line said before the first compilation (a catalogue id: printed with `gettext`)."""
 
 

@@ -283,6 +283,17 @@ class Store:
         con.execute("SET TimeZone = 'UTC'").fetchall()
         return Store(self.path, con, read_only=True)
 
+    def writer_beside(self) -> Store:
+        """A second, writable handle on this store's database, for a writer on another thread
+        (`reader`'s twin): its transactions are its own, committed apart from this handle's,
+        and it must write tables that this handle does not write meanwhile. It never publishes
+        the snapshot (this handle does, and reads the journal of what both wrote). Close it
+        before this one."""
+        self._require_writable()
+        con = self.con.cursor()
+        con.execute("SET TimeZone = 'UTC'").fetchall()
+        return Store(self.path, con, read_only=False)
+
     def __enter__(self) -> Store:
         return self
 

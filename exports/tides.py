@@ -18,7 +18,12 @@ Mapping choices (TIDES field <- Pontual column):
 - passenger_events: one 'Passenger boarded' per placed tap (at its boarding stop) and one
   'Passenger alighted' per chained alighting (at its inferred stop, timestamped at the run's
   departure from that stop); unplaced taps have no stop and are left out.
-- fare_transactions: `fare_action` 'Enter' (a validator tap on boarding), `token_id` <- the
+- fare_transactions: `transaction_id` <- OPERATOR:ID:EPOCH_MS, the tap's whole key (its
+  operator, the vendor's id, its instant in milliseconds since 1970 UTC; an empty operator
+  when the tap has none): TIDES wants the id unique, and a vendor's ids are not (counters
+  restart, two operators' vendors number alike: ADR 0040); passenger_events'
+  `passenger_event_id` is that id plus ':b' (boarded) or ':a' (alighted).
+  `fare_action` 'Enter' (a validator tap on boarding), `token_id` <- the
   keyed card hash (card ids stay hashed, LGPD), `rider_category` <- fare_class,
   `currency_type` 'BRL', `fare_capped` false (no capping in these laws).
 - vehicles: `capacity_seated` <- n_seats, `model_name` <- vehicle_type, `vehicle_start` <-
@@ -190,6 +195,16 @@ ISO_UTC = "%Y-%m-%dT%H:%M:%SZ"
 """TIDES datetimes are Frictionless `datetime`s: ISO 8601 in UTC"""
 
 
+def _tap_id(alias: str) -> str:
+    """SQL for a tap's TIDES `transaction_id`: OPERATOR:ID:EPOCH_MS (columns of `alias`), the
+    taps' key (ADR 0040) as one text, unique where the vendor's id alone is not."""
+    a = f"{alias}."
+    return (
+        f"coalesce({a}operator_id, '') || ':' || {a}transaction_id || ':' "
+        f"|| CAST(epoch_ms({a}event_at) AS VARCHAR)"
+    )
+
+
 def _run_id(alias: str = "") -> str:
     """SQL for `trip_id_performed`: VEHICLE:RUN of the row (columns of table `alias`)."""
     a = f"{alias}." if alias else ""
@@ -258,15 +273,15 @@ def build_tides_tables(
     )
     tables["passenger_events"] = q(
         f"""
-        SELECT transaction_id || ':b' AS passenger_event_id, service_date,
-               event_at AS event_timestamp, {_run_id()} AS trip_id_performed,
-               trip_id AS trip_id_scheduled, stop_sequence AS trip_stop_sequence,
-               stop_sequence AS scheduled_stop_sequence, 'Passenger boarded' AS event_type,
-               vehicle_id, stop_id, 1 AS event_count
-        FROM tap_placements
-        WHERE service_date BETWEEN ? AND ? AND stop_sequence IS NOT NULL
+        SELECT {_tap_id("p")} || ':b' AS passenger_event_id, p.service_date,
+               p.event_at AS event_timestamp, {_run_id("p")} AS trip_id_performed,
+               p.trip_id AS trip_id_scheduled, p.stop_sequence AS trip_stop_sequence,
+               p.stop_sequence AS scheduled_stop_sequence, 'Passenger boarded' AS event_type,
+               p.vehicle_id, p.stop_id, 1 AS event_count
+        FROM tap_placements p
+        WHERE p.service_date BETWEEN ? AND ? AND p.stop_sequence IS NOT NULL
         UNION ALL
-        SELECT t.transaction_id || ':a', t.service_date, sv.departure_at,
+        SELECT {_tap_id("t")} || ':a', t.service_date, sv.departure_at,
                {_run_id("t")}, t.trip_id, t.alighting_stop_sequence,
                t.alighting_stop_sequence, 'Passenger alighted', t.vehicle_id,
                t.alighting_stop_id, 1
@@ -281,7 +296,8 @@ def build_tides_tables(
     )
     tables["fare_transactions"] = q(
         f"""
-        SELECT f.transaction_id, {local_day_sql("f.event_at", timezone)} AS service_date,
+        SELECT {_tap_id("f")} AS transaction_id,
+               {local_day_sql("f.event_at", timezone)} AS service_date,
                f.event_at AS event_timestamp, f.amount, 'BRL' AS currency_type,
                'Enter' AS fare_action,
                CASE WHEN t.run_index IS NULL THEN NULL

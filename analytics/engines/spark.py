@@ -15,14 +15,16 @@ stages, each handing Arrow tables to the functions `analytics.matching.day.match
    (`core.lake.write_day_partitions`: atomic per partition, so a retried task rewrites the
    same files).
 
-The schedule, incidents and network of a day are read and built once per job, on the driver
-(`prepare_days`, which also plans the day's service window (`day_window`) and batch count), and
+The driver plans each day's service window (`day_window` of its trips) and batch count
+(`plan_days`) before the job; the schedule, incidents and network of a day are read and built
+once per job, also on the driver but in a thread beside the job (`write_day_inputs`), and
 written once as two pickles into the job's folder in the lake (`.spark-jobs/<job id>/`, removed
 when the job ends): the network's geometry, all a partition task needs, and the day's schedule,
-incidents and trip stops, which only the day's assembly needs. A Python worker loads a file the
-first time one of its tasks needs it and keeps a few (`_load_inputs`; Spark reuses its Python
-workers across tasks), never per group; the evidence (register, taps, inspections) is read from
-the lake by the one task that assembles the day. The pings of a window that spans two local
+incidents and trip stops, which only the day's assembly needs. A Python worker waits for a
+file the first time one of its tasks needs it (the pings' scan and shuffle run meanwhile),
+loads it and keeps a few (`_load_inputs`; Spark reuses its Python workers across tasks), never
+per group; the evidence (register, taps, inspections) is read from the lake by the one task
+that assembles the day. The pings of a window that spans two local
 dates are found in both event-day partitions, exactly the rows the local engine reads.
 
 Between the stages a batch's frames travel as Arrow IPC (lz4) in one binary cell per frame:
@@ -39,9 +41,11 @@ import os
 import pickle
 import shutil
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
@@ -82,6 +86,14 @@ SUMMARY_SCHEMA = "service_date date, table_name string, n_rows long, n_partition
 FRAME_KINDS = ("runs", "track", "stands", "activity")
 INPUTS_CACHE_SIZE = 4
 """day input files a Python worker keeps loaded (a task of another day evicts the oldest)"""
+DRIVER_JAVA_OPTIONS = "-XX:+UseSerialGC"
+"""the driver JVM's garbage collector: the serial one, as the JVM itself picks for a small
+heap (512 MB) on few cores; G1, its pick on this 2-core machine, spent 0.15-0.4 CPU-s of a
+300-bus day's job in its own threads against 0.02-0.05 (ADR 0080, session 32)"""
+INPUTS_POLL_S = 0.01
+"""how often a task waiting for its day's inputs looks for the driver's file (seconds)"""
+FAILED_MARK = "failed"
+"""the file the driver leaves in a job's folder when it could not write the days' inputs"""
 JOBS_FOLDER = ".spark-jobs"
 """the lake folder holding each running job's day inputs (`<job id>/<day>/`; a dot folder, which
 no lake reader lists)"""
@@ -92,17 +104,23 @@ read by benchmarks/bench_spark.py to say where a task's time goes"""
 
 @contextmanager
 def timed(step: str) -> Iterator[None]:
-    """Append `{"step", "s", "pid", "at"}` (seconds, process, start as a Unix time) to the file
-    named by PONTUAL_SPARK_TIMINGS, if set."""
+    """Append `{"step", "s", "cpu_s", "pid", "at"}` (wall seconds, the process's CPU seconds,
+    process, start as a Unix time) to the file named by PONTUAL_SPARK_TIMINGS, if set."""
     path = os.environ.get(TIMINGS_ENV)
     if not path:
         yield
         return
-    at, t0 = time.time(), time.perf_counter()
+    at, t0, c0 = time.time(), time.perf_counter(), time.process_time()
     try:
         yield
     finally:
-        line = {"step": step, "s": time.perf_counter() - t0, "pid": os.getpid(), "at": at}
+        line = {
+            "step": step,
+            "s": time.perf_counter() - t0,
+            "cpu_s": time.process_time() - c0,
+            "pid": os.getpid(),
+            "at": at,
+        }
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
 
@@ -162,7 +180,8 @@ def start_session(
     """A Spark session whose Python workers run this interpreter with this project importable.
 
     Small JVM heaps by default: the work is in the Python workers (Polars, numba), which Spark
-    does not count in the executor memory. Times are UTC on both sides of Arrow.
+    does not count in the executor memory. Times are UTC on both sides of Arrow. The driver's
+    JVM (which runs the tasks in local mode) collects garbage with `DRIVER_JAVA_OPTIONS`.
     """
     from pyspark.sql import SparkSession
 
@@ -177,6 +196,7 @@ def start_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", driver_memory)
+        .config("spark.driver.extraJavaOptions", DRIVER_JAVA_OPTIONS)
         .config("spark.executor.memory", executor_memory)
         .config("spark.pyspark.python", sys.executable)
         .config("spark.python.worker.reuse", "true")
@@ -231,40 +251,55 @@ def prepare_days(
     batch_pings: int,
     cores: int = 1,
 ) -> list[DayPlan]:
-    """`plan_days`, and each day's inputs read and built once for the whole job: the schedule
-    and incidents from the lake (the local engine's `read_schedule`, `read_incidents`), the
-    network (`build_network`), written under `folder` (`DayFiles`) for the Python workers.
+    """`plan_days`, then each day's inputs read, built and written under `folder` once for the
+    whole job (`write_day_inputs`): the plans with their `files`. `match_days_on_spark` runs
+    the two steps apart, the second beside the job (`write_day_inputs` in a driver thread)."""
+    plans = [
+        replace(p, files=day_files(folder, p.service_date))
+        for p in plan_days(lake, days, batch_pings, cores)
+    ]
+    write_day_inputs(lake, plans, options)
+    return plans
+
+
+def day_files(folder: Path, day: date) -> DayFiles:
+    """Where a job whose inputs folder is `folder` keeps `day`'s inputs (`write_day_inputs`)."""
+    return DayFiles(
+        str(folder / day.isoformat() / "partition.pkl"), str(folder / day.isoformat() / "day.pkl")
+    )
+
+
+def write_day_inputs(
+    lake: str | Path,
+    plans: Sequence[DayPlan],
+    options: MatchOptions,
+    stop: threading.Event | None = None,
+) -> None:
+    """Each planned day's inputs, read and built once for the whole job and written to its
+    `files`: the schedule and incidents from the lake (the local engine's `read_schedule`,
+    `read_incidents`) and the network (`build_network`); the network's geometry first, which
+    the day's partition tasks wait for, then what only the day's assembly reads.
 
     One read per job instead of one per Python worker: every worker read the day's schedule
     and built its network again (the 300-bus day: 0.45 s and 0.08 s in each of two workers,
-    more than the local engine's whole read), and the driver read the trips' bounds besides.
-    The driver holds one day at a time."""
-    plans = []
-    for day in days:
+    more than the local engine's whole read). The driver holds one day at a time; `stop`
+    set (the job failed) ends it before the next day."""
+    for plan in plans:
+        if stop is not None and stop.is_set():
+            return
+        day, files = plan.service_date, plan.files
+        assert files is not None, "a day planned without its files"
         with timed("driver: read schedule"), open_lake(lake, day_span(day)) as store:
             schedule = read_schedule(store, day)
             incidents = read_incidents(store, schedule.trips)
-            plan = _plan_day(store, day, schedule.trips, batch_pings, cores)
         with timed("driver: build network"):
             network = build_network(
                 schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
             )
         with timed("driver: write inputs"):
-            files = DayFiles(
-                _dump(
-                    folder / day.isoformat() / "partition.pkl",
-                    (
-                        replace(network, trip_stops=network.trip_stops.clear()),
-                        schedule.crs_epsg,
-                    ),
-                ),
-                _dump(
-                    folder / day.isoformat() / "day.pkl",
-                    DayInputs(schedule, incidents, network.trip_stops),
-                ),
-            )
-        plans.append(replace(plan, files=files))
-    return plans
+            geometry = replace(network, trip_stops=network.trip_stops.clear())
+            _dump(Path(files.partition), (geometry, schedule.crs_epsg))
+            _dump(Path(files.day), DayInputs(schedule, incidents, network.trip_stops))
 
 
 class _InputsPickler(pickle.Pickler):
@@ -371,9 +406,22 @@ def _load_inputs(path: str) -> Any:
     if value is None:
         while len(_INPUTS) >= INPUTS_CACHE_SIZE:
             _INPUTS.pop(next(iter(_INPUTS)))
+        with timed("wait inputs"):
+            _wait_for(Path(path))
         with timed("load inputs"):
             value = _INPUTS[path] = _load(path)
     return value
+
+
+def _wait_for(path: Path) -> None:
+    """Wait until the driver has written `path` (`write_day_inputs` runs beside the job: the
+    pings' scan does not wait for it); fail if the driver's writing failed (`FAILED_MARK` in the
+    job's folder)."""
+    failed = path.parents[1] / FAILED_MARK
+    while not path.exists():
+        if failed.exists():
+            raise RuntimeError(f"the driver could not prepare the day's inputs ({path.parent})")
+        time.sleep(INPUTS_POLL_S)
 
 
 def _partition_inputs(job: SparkJob, day: date) -> tuple[Network, int]:
@@ -611,18 +659,52 @@ def match_days_on_spark(
     parallelism = spark.sparkContext.defaultParallelism
     folder = Path(lake) / JOBS_FOLDER / uuid.uuid4().hex
     try:
-        plans = prepare_days(lake, days, options, folder, batch_pings, parallelism)
+        plans = [
+            replace(p, files=day_files(folder, p.service_date))
+            for p in plan_days(lake, days, batch_pings, parallelism)
+        ]
         files = {p.service_date: p.files for p in plans if p.files is not None}
         job = SparkJob(lake, profile, options, files)
         # a shuffle partition per batch (up to a bound): the groups are the unit of work;
         # Spark's adaptive execution coalesces the small ones
         n_groups = sum(p.n_batches for p in plans)
         spark.conf.set("spark.sql.shuffle.partitions", str(max(parallelism, min(n_groups, 512))))
-        return summary_frame(build_match_job(spark, job, plans).collect())
+        stop = threading.Event()
+        with ThreadPoolExecutor(1, thread_name_prefix="pontual-day-inputs") as pool:
+            # the days' inputs are read and written beside the job: the pings' scan and
+            # shuffle do not wait for them, the tasks that need a day's file wait for it
+            writing = pool.submit(_write_or_mark, lake, plans, options, folder, stop)
+            try:
+                rows = build_match_job(spark, job, plans).collect()
+            except BaseException:
+                stop.set()  # no more days to write for a job that failed
+                error = writing.exception()
+                if error is not None:  # the driver's own error, not the tasks' echo of it
+                    raise error from None
+                raise
+            writing.result()
+        return summary_frame(rows)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         with contextlib.suppress(OSError):  # the jobs folder, once no other job uses it
             folder.parent.rmdir()
+
+
+def _write_or_mark(
+    lake: str,
+    plans: Sequence[DayPlan],
+    options: MatchOptions,
+    folder: Path,
+    stop: threading.Event | None = None,
+) -> None:
+    """`write_day_inputs`; on failure the job's folder is marked (`FAILED_MARK`) so that the
+    tasks waiting for a day's file fail instead of waiting."""
+    try:
+        write_day_inputs(lake, plans, options, stop)
+    except BaseException:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / FAILED_MARK).touch()
+        raise
 
 
 def summary_frame(rows: Sequence[Any]) -> pl.DataFrame:

@@ -5,7 +5,8 @@ Reads (store): `vehicle_locations` (pings), `scheduled_trips`, `gtfs_stop_times`
 Writes (store): `trips_performed`, `stop_visits`, `trip_outcomes`, `breakdowns`,
 `headway_observations` of that day, replacing the day's rows.
 Entry points: `day.run_match_days` (a range of days, store in, store out: a pipeline, ADR 0005
-addendum), `day.run_match_day` (one day) and `day.match_day` (frames in, `DayResult` out);
+addenda), `day.run_match_day` (one day) and `day.match_day` (frames in, `DayResult` out:
+`day.match_partitions`, the vehicle batches, then `day.assemble_partitions`, the day);
 `batches.match_vehicles` is the partition step the live engine reuses.
 
 Flow: `clean` (order, duplicates, spikes) -> `project` (shape passes near each ping, on the

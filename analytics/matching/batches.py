@@ -15,6 +15,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +44,17 @@ PING_COLUMNS = (*STORED_PING_COLUMNS, "x_m", "y_m")
 """the ping columns the partition steps read (positions projected, or projected by them)"""
 
 
+@lru_cache(maxsize=4)
+def _to_metres_transformer(crs_epsg: int) -> Transformer:
+    """The WGS 84 -> `crs_epsg` transformer, made once per run (pyproj >= 3.1: one object is
+    safe to share between threads; it makes its PROJ state once in each thread that uses it).
+    Making it cost ~7 ms a batch, ~30 ms a day of 4 batches."""
+    return Transformer.from_crs(4326, crs_epsg, always_xy=True)
+
+
 def to_metres(pings: pl.DataFrame, crs_epsg: int) -> pl.DataFrame:
     """Add `x_m`, `y_m` (feed CRS, metres) from lat/lon, vectorised with pyproj."""
-    tr = Transformer.from_crs(4326, crs_epsg, always_xy=True)
+    tr = _to_metres_transformer(crs_epsg)
     x, y = tr.transform(pings["lon"].to_numpy(), pings["lat"].to_numpy())
     return pings.with_columns(pl.Series("x_m", x), pl.Series("y_m", y))
 

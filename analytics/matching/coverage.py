@@ -39,9 +39,11 @@ def compute_ping_activity(pings: pl.DataFrame) -> pl.DataFrame:
         if "operator_id" in pings.columns
         else [pl.lit(None, pl.String).alias("ping_operator_id")]
     )
+    # grouped on the vehicle as a categorical (an integer code per id): three quarters of the
+    # CPU of a group-by on the strings over a day's ~440 k pings
     return (
         pings.select(
-            "vehicle_id",
+            pl.col("vehicle_id").cast(pl.Categorical),
             t.alias("_t"),
             *([pl.col("operator_id")] if "operator_id" in pings.columns else []),
         )
@@ -53,6 +55,7 @@ def compute_ping_activity(pings: pl.DataFrame) -> pl.DataFrame:
             pl.col("_t").max().alias("last_s"),
             *op,
         )
+        .with_columns(pl.col("vehicle_id").cast(pl.String))
     )
 
 
@@ -165,20 +168,35 @@ def compute_feed_outages(
     operator's vehicles (or the window's ends). Operator '?' stands for the whole feed: a trip
     whose operator is unknown is judged by every fix of the day. An operator without a fix
     is down over the whole window."""
-    by_op = activity.join(vehicle_ops.select("vehicle_id", "operator_id"), on="vehicle_id")
-    fixes = pl.concat(
-        [
-            by_op.select("operator_id", "first_s", "last_s"),
-            activity.select(pl.lit(UNKNOWN_OPERATOR).alias("operator_id"), "first_s", "last_s"),
-        ]
-    ).filter((pl.col("last_s") >= lo_s) & (pl.col("first_s") <= hi_s))
     ops = pl.DataFrame({"operator_id": operators.unique().cast(pl.String)})
+    # each operator's first and last fix per minute; the minutes of every fix of the day once
+    # for '?' (a minimum and a maximum of minimums and maximums: the same values as grouping
+    # every (operator, vehicle-minute) row, at half the rows and on an integer key for '?')
+    minute = (pl.col("first_s") // 60).alias("_m")
+    span = (pl.col("first_s").min(), pl.col("last_s").max())
+    fixes = activity.filter((pl.col("last_s") >= lo_s) & (pl.col("first_s") <= hi_s)).select(
+        "vehicle_id", "first_s", "last_s"
+    )
+    by_op = (
+        fixes.join(vehicle_ops.select("vehicle_id", "operator_id"), on="vehicle_id")
+        .join(ops, on="operator_id", how="semi")
+        .group_by("operator_id", minute)
+        .agg(*span)
+    )
+    whole = (
+        fixes.group_by(minute)
+        .agg(*span)
+        .select(pl.lit(UNKNOWN_OPERATOR).alias("operator_id"), "_m", "first_s", "last_s")
+        .join(ops, on="operator_id", how="semi")
+    )
     # the window's two ends as fixes of every operator, so silences at the ends count
-    ends = ops.join(pl.DataFrame({"first_s": [lo_s, hi_s], "last_s": [lo_s, hi_s]}), how="cross")
+    ends = ops.join(
+        pl.DataFrame({"first_s": [lo_s, hi_s], "last_s": [lo_s, hi_s]}), how="cross"
+    ).select("operator_id", minute, "first_s", "last_s")
     fixes = (
-        pl.concat([fixes.join(ops, on="operator_id", how="semi"), ends], how="vertical_relaxed")
-        .group_by("operator_id", (pl.col("first_s") // 60).alias("_m"))
-        .agg(pl.col("first_s").min(), pl.col("last_s").max())
+        pl.concat([by_op, whole, ends], how="vertical_relaxed")
+        .group_by("operator_id", "_m")
+        .agg(*span)
         .sort("operator_id", "first_s")
     )
     return (
@@ -262,15 +280,28 @@ def compute_watched(
     )
     minutes = activity.select(pl.col("vehicle_id").alias("block_vehicle_id"), "minute")
     per = order.join(blocks, on="block_id", how="left").join(ran, on="block_id", how="left")
+    # on the air: the vehicle's first minute with a fix from the trip's first minute on
+    # (an as-of join, forward) is not past its last minute; as a lookup of every minute of
+    # every trip's window it cost about four times more
     on_air = (
         per.filter(pl.col("block_vehicle_id").is_not_null() & (pl.col("_n_ran") >= 2))
-        .with_columns(
-            pl.int_ranges(
-                (pl.col("_p0") // 60).cast(pl.Int64), (pl.col("_p1") // 60).cast(pl.Int64) + 1
-            ).alias("minute")
+        .select(
+            "trip_id",
+            "block_vehicle_id",
+            (pl.col("_p0") // 60).cast(pl.Int64).alias("_m0"),
+            (pl.col("_p1") // 60).cast(pl.Int64).alias("_m1"),
         )
-        .explode("minute")
-        .join(minutes, on=["block_vehicle_id", "minute"], how="semi")
+        .drop_nulls(["_m0", "_m1"])
+        .sort("_m0")
+        .join_asof(
+            minutes.sort("minute"),
+            left_on="_m0",
+            right_on="minute",
+            by="block_vehicle_id",
+            strategy="forward",
+            check_sortedness=False,  # both sorted just above (Polars cannot check it by group)
+        )
+        .filter(pl.col("minute") <= pl.col("_m1"))
         .select("trip_id")
         .unique()
         .with_columns(pl.lit(True).alias("_on_air"))

@@ -163,23 +163,32 @@ def count_batches(n_pings: int, batch_pings: int, workers: int) -> int:
     return int(np.ceil(n / at_once)) * at_once
 
 
-def match_day(
+@dataclass
+class DayPartitions:
+    """A day after its partition step (`match_partitions`), before `assemble_day`: the runs,
+    track and breakdown stands of all its vehicle batches, the network they were matched on and
+    the day's `compute_ping_activity` (the pings themselves are no longer needed)."""
+
+    runs: pl.DataFrame
+    track: pl.DataFrame
+    stands: pl.DataFrame
+    network: Network
+    activity: pl.DataFrame
+
+
+def match_partitions(
     pings: pl.DataFrame,
     schedule: Schedule,
-    incidents: pl.DataFrame,
     profile: Profile,
     options: MatchOptions,
     *,
     workers: int = 1,
     batch_pings: int = 150_000,
-    evidence: DayEvidence | None = None,
     networks: NetworkCache | None = None,
-) -> DayResult:
-    """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon (then
-    projected a batch at a time: the day never holds a projected copy). `evidence`: the
-    register, taps, inspections and routes the trips without a GPS run are judged with (None:
-    none of them; the feed's coverage still comes from the pings). `networks`: the networks of
-    the days matched before (`build_day_network`; None: the network is built)."""
+) -> DayPartitions:
+    """The partition step of a day (`match_day` before `assemble_day`): the network, then the
+    vehicle batches in threads or processes. `run_match_days` runs it for one day while the day
+    before is assembled."""
     epsg = schedule.crs_epsg
     # the day's coverage needs every fix, so it is summarised before the pings are cut up
     activity = compute_ping_activity(pings)
@@ -229,13 +238,67 @@ def match_day(
                 batches,
                 BATCH_THREADS,
             )
-    runs = pl.concat([r[0] for r in results], how="diagonal_relaxed")
-    track = pl.concat([r[1] for r in results])
-    stands = pl.concat([r[2] for r in results], how="diagonal_relaxed")
+    return DayPartitions(
+        runs=pl.concat([r[0] for r in results], how="diagonal_relaxed"),
+        track=pl.concat([r[1] for r in results]),
+        stands=pl.concat([r[2] for r in results], how="diagonal_relaxed"),
+        network=network,
+        activity=activity,
+    )
+
+
+def match_day(
+    pings: pl.DataFrame,
+    schedule: Schedule,
+    incidents: pl.DataFrame,
+    profile: Profile,
+    options: MatchOptions,
+    *,
+    workers: int = 1,
+    batch_pings: int = 150_000,
+    evidence: DayEvidence | None = None,
+    networks: NetworkCache | None = None,
+) -> DayResult:
+    """Match a day. `pings` has ping_id, vehicle_id, event_at and x_m/y_m or lat/lon (then
+    projected a batch at a time: the day never holds a projected copy). `evidence`: the
+    register, taps, inspections and routes the trips without a GPS run are judged with (None:
+    none of them; the feed's coverage still comes from the pings). `networks`: the networks of
+    the days matched before (`build_day_network`; None: the network is built).
+    `match_partitions` then `assemble_day`."""
+    parts = match_partitions(
+        pings,
+        schedule,
+        profile,
+        options,
+        workers=workers,
+        batch_pings=batch_pings,
+        networks=networks,
+    )
     # the batch order is not needed past the partitions
-    del pings, batches, results
+    del pings
+    return assemble_partitions(parts, schedule, incidents, profile, options, evidence)
+
+
+def assemble_partitions(
+    parts: DayPartitions,
+    schedule: Schedule,
+    incidents: pl.DataFrame,
+    profile: Profile,
+    options: MatchOptions,
+    evidence: DayEvidence | None = None,
+) -> DayResult:
+    """`assemble_day` of a day's `match_partitions`."""
     return assemble_day(
-        runs, track, stands, schedule, network, incidents, profile, options, activity, evidence
+        parts.runs,
+        parts.track,
+        parts.stands,
+        schedule,
+        parts.network,
+        incidents,
+        profile,
+        options,
+        parts.activity,
+        evidence,
     )
 
 
@@ -512,28 +575,45 @@ def run_match_days(
     """Read, match and write each service day in order (replacing its derived rows), yielding
     (day, rows written per table) for each day once it is committed.
 
-    The days go through a pipeline: while one day is matched (in a thread of its own, its
-    batches in `BATCH_THREADS` more), this thread reads the next day from the store and writes
-    the day before; the store is only used from this thread. The store's reads and writes and
-    the single-threaded stretches of matching thus keep the second core busy. At most three
-    days are held at once (one read, one being matched, one being written). Days are written
-    in order, each replaced whole, and committed together until their rows reach
+    The days go through a pipeline of four stages, each on a thread of its own: this thread
+    reads a day from the store; the matcher thread runs its partition step
+    (`match_partitions`: its vehicle batches in `BATCH_THREADS` more threads); the assembler
+    thread assembles it (`assemble_day`: assignment, stop visits, outcomes, ..., mostly
+    single-threaded) while the matcher runs the next day's batches; this thread writes it. The
+    store is only used from this thread. The store's reads and writes and the single-threaded
+    stretches of matching (the assembly, the start of the partition step, the batches' uneven
+    ends) thus keep the second core busy. A day is read once the day two before it is written,
+    so at most three days are held at once, as with one matching stage (one read or waiting
+    for the matcher, one in its batches or assembly, one written). Days are
+    written in order, each replaced whole, and committed together until their rows reach
     `group_rows` (`WRITE_GROUP_ROWS`). An error reading or matching a day commits every day
     before it and is raised, as a day-by-day run would; an error writing a day (a repeated
     key: a bug) rolls back that day's group. Days of one service pattern share their network
     (`NetworkCache`)."""
     networks = NetworkCache()
-    with ThreadPoolExecutor(1, thread_name_prefix="pontual-match-day") as matcher:
+    # the assembler is shut down after the matcher (`with` exits in reverse): a day whose
+    # partitions are running when an error stops the run still hands them over
+    with (
+        ThreadPoolExecutor(1, thread_name_prefix="pontual-match-assemble") as assembler,
+        ThreadPoolExecutor(1, thread_name_prefix="pontual-match-day") as matcher,
+    ):
 
-        def start(day: date) -> tuple[date, Future[DayResult] | None]:
+        def partition(inputs: DayInputs) -> Future[DayResult]:
+            parts = _partition_inputs(inputs, profile, options, workers, networks)
+            # the pings are not needed past the partitions (the caller's reference to them
+            # is dropped as this returns)
+            inputs = replace(inputs, pings=inputs.pings.clear())
+            return assembler.submit(_assemble_inputs, inputs, parts, profile, options)
+
+        def start(day: date) -> tuple[date, Future[Future[DayResult]] | None]:
             inputs = read_day_inputs(store, day)
             if inputs is None:
                 return day, None
-            return day, matcher.submit(_match_inputs, inputs, profile, options, workers, networks)
+            return day, matcher.submit(partition, inputs)
 
         queue = list(days)
         queue.reverse()
-        pending: tuple[date, Future[DayResult] | None] | None = None
+        pending: tuple[date, Future[Future[DayResult]] | None] | None = None
         error: Exception | None = None
         while pending is not None or (queue and error is None):
             committed: list[tuple[date, dict[str, int]]] = []
@@ -550,7 +630,7 @@ def run_match_days(
                         day, future = pending
                         pending = None
                         try:
-                            result = None if future is None else future.result()
+                            result = None if future is None else future.result().result()
                         except Exception as exc:  # as a day-by-day run, which stops at it
                             if following is not None and following[1] is not None:
                                 following[1].cancel()
@@ -571,27 +651,41 @@ def run_match_days(
             raise error
 
 
-def _match_inputs(
+def _partition_inputs(
     inputs: DayInputs,
     profile: Profile,
     options: MatchOptions,
     workers: int,
     networks: NetworkCache | None = None,
+) -> DayPartitions:
+    """`match_partitions` of what `read_day_inputs` read (`networks`: the run's
+    `NetworkCache`, None for a day alone)."""
+    return match_partitions(
+        inputs.pings, inputs.schedule, profile, options, workers=workers, networks=networks
+    )
+
+
+def _assemble_inputs(
+    inputs: DayInputs, parts: DayPartitions, profile: Profile, options: MatchOptions
 ) -> DayResult:
-    """`match_day` of what `read_day_inputs` read (a day's matching step, alone or in the
-    pipeline; `networks`: the run's `NetworkCache`, None for a day alone)."""
-    result = match_day(
-        inputs.pings,
-        inputs.schedule,
-        inputs.incidents,
-        profile,
-        options,
-        workers=workers,
-        evidence=inputs.evidence,
-        networks=networks,
+    """`assemble_partitions` of a day's partitions, without its track (not written)."""
+    result = assemble_partitions(
+        parts, inputs.schedule, inputs.incidents, profile, options, inputs.evidence
     )
     # the track is not written (`write_day`): no day's pings are held past its matching
     return replace(result, track=result.track.clear())
+
+
+def _match_inputs(
+    inputs: DayInputs,
+    profile: Profile,
+    options: MatchOptions,
+    workers: int,
+) -> DayResult:
+    """A day's matching step alone (`run_match_day`): its partitions, then its assembly."""
+    return _assemble_inputs(
+        inputs, _partition_inputs(inputs, profile, options, workers), profile, options
+    )
 
 
 def run_match_day(

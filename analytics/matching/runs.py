@@ -108,12 +108,13 @@ def build_runs(
     ids = stats.select("stretch_index", "run_index")
     at_ping = ["vehicle_id", "vehicle_rank", "ping_id"]
     track = (
-        points.join(ids, on="stretch_index")
-        .select("run_index", "row", "t_s", pl.col("dist_m").alias("prog_m"))
+        _by_vehicle_run_row(
+            points.join(ids, on="stretch_index").select(
+                "run_index", "row", "t_s", pl.col("dist_m").alias("prog_m")
+            ),
+            pings["vehicle_rank"],
+        )
         .pipe(lambda f: pl.concat([f, pings.select(at_ping)[f["row"]]], how="horizontal"))
-        # (vehicle, run, time) order on integers: `vehicle_rank` ranks the vehicle ids, and
-        # rows number each vehicle's pings in time order
-        .sort("vehicle_rank", "run_index", "row")
         .with_columns(group_start(*RUN_KEY).alias(GROUP_START))
         .with_columns(cum_max_in_group(pl.col("prog_m")).alias("prog_m"))
     )
@@ -124,6 +125,29 @@ def build_runs(
     )
     runs = _finish_runs(stats, track, starts, pings, network, options)
     return RUNS.conform(runs), TRACK.conform(track)
+
+
+def _by_vehicle_run_row(points: pl.DataFrame, vehicle_rank: pl.Series) -> pl.DataFrame:
+    """`points` (run_index, row, ...) sorted in (vehicle, run, time) order: by the vehicle rank
+    of their row (`vehicle_rank`: of the batch's pings, by row), run_index, row. Rows number
+    each vehicle's pings in time order. The three integers are packed into one Int64 key
+    when they fit (a batch's pings and runs do by far), sorted before the ping columns are
+    gathered: one integer sort of the narrow frame costs about a third of the three-column
+    sort of the wide one."""
+    row = points["row"]
+    n_rows = max(vehicle_rank.len(), 1)
+    n_runs = int(points["run_index"].max() or 0) + 1  # type: ignore[arg-type]
+    n_vehicles = int(vehicle_rank.max() or 0) + 1  # type: ignore[arg-type]
+    if points.height == 0 or n_vehicles * n_runs * n_rows >= 1 << 62:
+        return (
+            points.with_columns(vehicle_rank.gather(row).alias("_v"))
+            .sort("_v", "run_index", "row")
+            .drop("_v")
+        )
+    key = (
+        vehicle_rank.gather(row).cast(pl.Int64) * n_runs + points["run_index"].cast(pl.Int64)
+    ) * n_rows + row.cast(pl.Int64)
+    return points.sort(key, maintain_order=True)
 
 
 def _drop_dominated(

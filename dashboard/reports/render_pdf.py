@@ -34,7 +34,7 @@ from reportlab.platypus import (
 from core.pt_br import to_yes_no
 from core.texts import gettext as _
 from dashboard.format import MISSING, to_date, to_integer, to_number, to_percent, to_period
-from dashboard.reports.model import Chart, Headline, ReportData, ReportTable
+from dashboard.reports.model import Chart, Col, Headline, ReportData, ReportTable
 
 MAX_PDF_ROWS = 400
 """Rows of one table printed in the PDF; the XLSX and CSV always carry every row."""
@@ -128,11 +128,25 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
     data = table.data
     shown = data.head(max_rows)
     header = [Paragraph(escape(c.label), HEADER_CELL) for c in table.columns]
-    weights = [
-        1.0 if c.kind in ("integer", "number", "percent", "date", "month", "bool") else 2.4
+    weights = [1.0 if c.kind in ATOMIC_KINDS else 2.4 for c in table.columns]
+    texts_by_column = [
+        [format_value(v, c.kind, c.decimals) for v in shown[c.name].to_list()]
         for c in table.columns
     ]
-    widths = compute_column_widths([c.label for c in table.columns], weights, width)
+    widest = [
+        max(
+            (stringWidth(t, *_font(c)) for t in texts),
+            default=0.0,
+        )
+        for c, texts in zip(table.columns, texts_by_column, strict=True)
+    ]
+    widths = compute_column_widths(
+        [c.label for c in table.columns],
+        weights,
+        width,
+        widest=widest,
+        unbroken=[c.kind in ATOMIC_KINDS for c in table.columns],
+    )
     columns: list[list[str | Paragraph]] = []
     n_cut = 0
     style = [
@@ -141,8 +155,9 @@ def build_table(table: ReportTable, width: float, max_rows: int = MAX_PDF_ROWS) 
         ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde6ee")),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]
-    for j, (col, col_width) in enumerate(zip(table.columns, widths, strict=True)):
-        texts = [format_value(v, col.kind, col.decimals) for v in shown[col.name].to_list()]
+    for j, (col, col_width, texts) in enumerate(
+        zip(table.columns, widths, texts_by_column, strict=True)
+    ):
         if col.kind in ("integer", "number", "percent"):
             columns.append(list(texts))
             style.append(("ALIGN", (j, 1), (j, -1), "RIGHT"))
@@ -272,32 +287,79 @@ def shorten_cell(text: str, limit: int) -> str:
     return head.rstrip() + "\u2026"
 
 
-def compute_column_widths(labels: list[str], weights: list[float], width: float) -> list[float]:
-    """Column widths sharing `width` by `weights`, each at least as wide as the longest word of
-    its header (so no header breaks mid-word), the others narrowed in proportion."""
+def compute_column_widths(
+    labels: list[str],
+    weights: list[float],
+    width: float,
+    *,
+    widest: list[float] | None = None,
+    unbroken: list[bool] | None = None,
+) -> list[float]:
+    """Column widths sharing `width` by `weights`. Each column is at least as wide as the
+    longest word of its header (so no header breaks mid-word) and, where `unbroken` says so (a
+    date, a number), as its widest cell (`widest`: the widest cell's text, points), so such a
+    value never wraps. A column whose widest cell takes less than its share gets only what that
+    cell needs, and what it leaves goes to the others by their weights (a column of one-letter
+    groups does not keep a long text's share)."""
+    n = len(labels)
+    widest = widest or [0.0] * n
+    unbroken = unbroken or [False] * n
     floors = [
         max(
-            (stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()),
-            default=0.0,
+            max(
+                (stringWidth(w, HEADER_CELL.fontName, HEADER_CELL.fontSize) for w in label.split()),
+                default=0.0,
+            ),
+            widest[i] + _FIT_SLACK if unbroken[i] else 0.0,
         )
         + _CELL_PADDING
-        for label in labels
+        for i, label in enumerate(labels)
     ]
-    widths = [width * w / sum(weights) for w in weights]
-    for _round in range(len(widths)):
-        short = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w < f]
-        if not short:
+    # what a column can use at most: its widest cell on one line (never under its floor)
+    caps = [
+        max(floors[i], widest[i] + _FIT_SLACK + _CELL_PADDING) if any(widest) else width
+        for i in range(n)
+    ]
+    widths = [0.0] * n
+    open_ = set(range(n))
+    room = width
+    while open_:
+        total = sum(weights[i] for i in open_)
+        share = {i: room * weights[i] / total for i in open_}
+        # a column whose share is under its floor gets the floor first, then one whose share
+        # is over what its widest cell needs gets that; the rest share what is left
+        fixed = {i: floors[i] for i in open_ if share[i] < floors[i]} or {
+            i: caps[i] for i in open_ if share[i] > caps[i]
+        }
+        if not fixed:
+            for i in open_:
+                widths[i] = share[i]
             break
-        need = sum(floors[i] - widths[i] for i in short)
-        for i in short:
-            widths[i] = floors[i]
-        free = [i for i in range(len(widths)) if i not in short and widths[i] > floors[i]]
-        spare = sum(widths[i] - floors[i] for i in free)
-        if spare <= 0:
-            break  # too many columns for the page: the floors win, the table overflows
-        for i in free:
-            widths[i] -= need * (widths[i] - floors[i]) / spare
+        for i, w in fixed.items():
+            widths[i] = w
+            room -= w
+        open_ -= set(fixed)
+    else:
+        # every column has its floor or its widest cell: what is left goes by weight (a
+        # negative remainder: too many columns for the page, the floors win, it overflows)
+        spare = max(0.0, width - sum(widths))
+        widths = [w + spare * weights[i] / sum(weights) for i, w in enumerate(widths)]
     return widths
+
+
+_FIT_SLACK = 1.0
+"""Points a column sized to its widest cell adds to it, so that the cell still fits one line
+once `to_cells` keeps its `_FIT_MARGIN` and ReportLab adds the glyphs' widths one by one."""
+
+
+ATOMIC_KINDS = frozenset({"integer", "number", "percent", "date", "month", "bool"})
+"""Column kinds whose values are read whole: they take a narrow share and never wrap."""
+
+
+def _font(column: Col) -> tuple[str, float]:
+    """The font name and size a column's body cells are drawn in."""
+    cell = CELL_CODE if column.kind == "code" else CELL
+    return cell.fontName, cell.fontSize
 
 
 def build_cover(report: ReportData) -> list[Flowable]:

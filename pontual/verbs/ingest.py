@@ -13,7 +13,13 @@ from pontual.context import Context
 from pontual.messages import gettext, translate
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from contextlib import ExitStack
+    from datetime import datetime
+
     from core.store import Store
+    from ingest.options import IngestOptions
     from ingest.writing import IngestCounts
 
 
@@ -114,12 +120,7 @@ def _say_reasons(ctx: Context, store: Store, name: str, source: str, n_top: int 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """`pontual ingest KIND`; a refusal's text (English, from ingest/) is put in the
     catalogue's language by the CLI's error printer (`pontual.cli.format_error`)."""
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from ingest.files import ingest_file
     from ingest.options import build_options
-    from ingest.writing import IngestCounts, write_avl_records
 
     options = build_options(
         source_tz=args.source_tz,
@@ -137,9 +138,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise ConfigError(
             f"nothing to ingest for {args.kind}", hint="give FILE... (or --url URL for avl)"
         )
-    profile = ctx.profile
+    tz = ctx.profile.general.timezone.value  # the profile is read (and checked) first
     key = hash_key(ctx.settings, create=True) if args.kind == "fares" else None
-    total = IngestCounts()
     warned: set[str] = set()
 
     def warn_new(notes: tuple[str, ...]) -> None:
@@ -148,63 +148,160 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 warned.add(note)
                 _warn(ctx, note)
 
-    since = datetime.now(UTC)  # rows this command writes are stamped at or after it
     with ctx.store() as store:
-        for name in ctx.progress(args.files, f"ingest {args.kind}", total=len(args.files)):
-            counts = ingest_file(
-                store,
-                name,
-                args.kind,
-                options=options,
-                profile=profile,
-                mapping=args.mapping,
-                key=key,
-                vehicle_id=getattr(args, "vehicle", None),
-            )
-            _say_counts(ctx, name, counts)
-            _say_reasons(ctx, store, name, str(Path(name).resolve()))
-            warn_new(counts.notes)
-            total = total + counts
-        if url:
-            from ingest.gtfsrt import poll_vehicle_positions
-
-            tz = options.source_tz or profile.general.timezone.value
-            opts = options.model_copy(update={"source_tz": tz})
-
-            def report_failure(message: str, wait_s: float) -> None:
-                text = gettext(
-                    "cannot fetch the feed ({url}): {error}; next try in {wait_s} s",
-                    url=url,
-                    error=message.split(": ", 1)[-1],
-                    wait_s=f"{wait_s:g}",
-                )
-                ctx.err.print(gettext("warning: {text}", text=text), highlight=False, markup=False)
-
-            polls = poll_vehicle_positions(
-                url, args.interval_s, args.polls, on_error=report_failure
-            )
-            n_fetched = 0
-            for batch in polls:
-                n_fetched += 1
-                counts = write_avl_records(store, batch, source=url, options=opts)
-                _say_counts(ctx, url, counts)
-                warn_new(counts.notes)
-                total = total + counts
-            if n_fetched == 0:  # only a bounded run (--polls) ends; it fetched nothing
-                raise InputError(
-                    f"cannot fetch the feed: all {args.polls} tries failed",
-                    where=url,
-                    hint="check the URL and the network (each failure is shown above)",
-                )
-        if args.kind in ("avl", "fares"):
-            from cases.digests import record_ingested_day_fingerprints
-
-            # the current digest of each raw day this command wrote (once per day, not per
-            # file), so a report reuses it while the day is unchanged (ADR 0113)
-            record_ingested_day_fingerprints(store, profile.general.timezone.value, since)
+        # the current digest of each raw day a file wrote, so that a report reuses it while
+        # the day is unchanged (ADR 0113), computed while the next file is ingested
+        digests = _FileDigests(store, tz)
+        try:
+            total = _ingest_files(ctx, store, args, options, key, digests, warn_new)
+        except BaseException:
+            digests.close(quiet=True)  # the command's own error is the one to show
+            raise
+        digests.close()
     if len(args.files) > 1:
         _say_counts(ctx, "total", total)
     return 0
+
+
+class _FileDigests:
+    """The raw-day digests of an `ingest avl|fares` command (ADR 0113), file by file: the days
+    each file wrote are digested on a worker thread, through a second handle of the store
+    (`Store.writer_beside`), while the next file is read, judged and inserted; the digests of
+    the last file are waited for before the command publishes its snapshot.
+
+    A job's transaction starts (and sees the store) when its file is written, before the next
+    file begins: it digests exactly the days of the rows its file wrote (`ingested_at` at or
+    after the file's start), each whole. A day that two files write is digested by both, the
+    later job last (the jobs run one after another), so each day's recorded digest is of all
+    its rows. The worker writes `raw_day_fingerprints` alone, which the ingest never writes.
+    Other kinds digest nothing."""
+
+    def __init__(self, store: Store, tz: str) -> None:
+        self._store = store
+        self._tz = tz
+        self._beside: Store | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._job: Future[None] | None = None
+
+    def submit(self, since: datetime) -> None:
+        """Digest, on the worker, the raw days of the rows ingested at or after `since`."""
+        from concurrent.futures import ThreadPoolExecutor
+        from contextlib import ExitStack
+
+        self.wait()
+        if self._beside is None:
+            self._beside = self._store.writer_beside()
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="digests")
+        beside = self._beside
+        tx = ExitStack()
+        tx.enter_context(beside.transaction())
+        try:
+            beside.query("SELECT count(*) AS n FROM raw_day_fingerprints")  # the view: now
+        except BaseException:
+            tx.close()
+            raise
+        assert self._pool is not None
+        self._job = self._pool.submit(self._digest, tx, since)
+
+    def _digest(self, tx: ExitStack, since: datetime) -> None:
+        from cases.digests import record_ingested_day_fingerprints
+
+        assert self._beside is not None
+        with tx:  # commits, or rolls back on an error
+            record_ingested_day_fingerprints(self._beside, self._tz, since)
+
+    def wait(self) -> None:
+        """Wait for the job in flight; its error, if any, is raised here."""
+        job, self._job = self._job, None
+        if job is not None:
+            job.result()
+
+    def close(self, *, quiet: bool = False) -> None:
+        """Wait for the last job and close the worker and the handle; the job's error is
+        raised unless `quiet` (the command is failing already)."""
+        try:
+            self.wait()
+        except Exception:
+            if not quiet:
+                raise
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+            if self._beside is not None:
+                self._beside.close()
+            self._pool = self._beside = None
+
+
+def _ingest_files(
+    ctx: Context,
+    store: Store,
+    args: argparse.Namespace,
+    options: IngestOptions,
+    key: bytes | None,
+    digests: _FileDigests,
+    warn_new: Callable[[tuple[str, ...]], None],
+) -> IngestCounts:
+    """Ingest the command's files (then poll its --url): the counts summed."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from ingest.files import ingest_file
+    from ingest.writing import IngestCounts, write_avl_records
+
+    profile = ctx.profile
+    url = getattr(args, "url", None)
+    digested = args.kind in ("avl", "fares")
+    total = IngestCounts()
+    for name in ctx.progress(args.files, f"ingest {args.kind}", total=len(args.files)):
+        since = datetime.now(UTC)  # rows this file writes are stamped at or after it
+        counts = ingest_file(
+            store,
+            name,
+            args.kind,
+            options=options,
+            profile=profile,
+            mapping=args.mapping,
+            key=key,
+            vehicle_id=getattr(args, "vehicle", None),
+        )
+        if digested:
+            digests.submit(since)
+        _say_counts(ctx, name, counts)
+        _say_reasons(ctx, store, name, str(Path(name).resolve()))
+        warn_new(counts.notes)
+        total = total + counts
+    if url:
+        from ingest.gtfsrt import poll_vehicle_positions
+
+        since = datetime.now(UTC)
+        tz = options.source_tz or profile.general.timezone.value
+        opts = options.model_copy(update={"source_tz": tz})
+
+        def report_failure(message: str, wait_s: float) -> None:
+            text = gettext(
+                "cannot fetch the feed ({url}): {error}; next try in {wait_s} s",
+                url=url,
+                error=message.split(": ", 1)[-1],
+                wait_s=f"{wait_s:g}",
+            )
+            ctx.err.print(gettext("warning: {text}", text=text), highlight=False, markup=False)
+
+        polls = poll_vehicle_positions(url, args.interval_s, args.polls, on_error=report_failure)
+        n_fetched = 0
+        for batch in polls:
+            n_fetched += 1
+            counts = write_avl_records(store, batch, source=url, options=opts)
+            _say_counts(ctx, url, counts)
+            warn_new(counts.notes)
+            total = total + counts
+        if n_fetched == 0:  # only a bounded run (--polls) ends; it fetched nothing
+            raise InputError(
+                f"cannot fetch the feed: all {args.polls} tries failed",
+                where=url,
+                hint="check the URL and the network (each failure is shown above)",
+            )
+        digests.submit(since)
+    return total
 
 
 def run_quarantine(args: argparse.Namespace, ctx: Context) -> int:

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         from core.lake import check_not_archived
 
         check_not_archived(store, days[0], days[-1])  # its pings are in the lake (ADR 0099)
-        # a pipeline: the next day is read and the day before written while a day is matched
+        # a pipeline: while a day's batches run, the day before is assembled, the next
+        # day read and the one before written (ADR 0005 addenda)
         matched = run_match_days(store, days, ctx.profile, MatchOptions(), workers=max(1, workers))
         for day, written in ctx.progress(matched, gettext("matching"), total=len(days)):
             summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))

@@ -573,3 +573,64 @@ def test_an_ingest_into_a_day_of_a_v1_reference_digests_it_by_v1(filled: Path) -
     assert written["digest_method"][0].startswith(TEXT_METHOD + ":")
     assert again["is_reused"].all() and again.drop("is_reused").equals(written.drop("is_reused"))
     assert period["is_as_recorded"].to_list() == [True, False, True]  # 2 Mar's pings changed
+
+
+def test_fingerprints_summed_by_quarter_hour_equal_those_by_row(filled: Path) -> None:
+    """The fingerprint scan sums its row hashes per UTC quarter hour and puts those in their
+    local day (a time zone conversion per quarter hour, not per row): the same sums as a
+    conversion per row, rows a microsecond either side of local midnight included; the raw
+    days present are found the same way (`read_local_days`)."""
+    from cases.digests import _fingerprint_sql, compute_day_fingerprints, read_local_days
+    from core.periods import local_bounds, range_period
+    from core.schema import table
+
+    edges = pl.DataFrame(
+        {
+            "vehicle_id": ["V13", "V13", "V13"],
+            "event_at": [
+                datetime(2026, 3, 4, 2, 59, 59, 999999, tzinfo=UTC),  # 3 Mar, 23:59:59.999999
+                datetime(2026, 3, 4, 3, 0, tzinfo=UTC),  # 4 Mar, 00:00
+                datetime(2026, 3, 4, 3, 14, 59, tzinfo=UTC),
+            ],
+            "lat": [-29.2, -29.2, -29.21],
+            "lon": [-51.5, -51.5, -51.51],
+        }
+    )
+    decl = table("vehicle_locations")
+    dtypes = [c.dtype for c in decl.columns]
+    lo, _ = local_bounds(range_period(MARCH[0], MARCH[0]), TZ)
+    _, hi = local_bounds(range_period(MARCH[1], MARCH[1]), TZ)
+    with Store.open(filled) as store:
+        store.append(
+            "vehicle_locations",
+            edges,
+            fill={"source": "edges.csv", "ingested_at": datetime(2026, 3, 5, tzinfo=UTC)},
+        )
+        by_row = store.query(
+            _fingerprint_sql("vehicle_locations", decl.column_names, dtypes, by_quarter_hour=False),
+            [TZ, lo, hi],
+        ).sort("service_date")
+        by_quarter = compute_day_fingerprints(store, "vehicle_locations", *MARCH, TZ)
+        days = read_local_days(store, "vehicle_locations", TZ)
+        days_by_row = store.query(
+            "SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM vehicle_locations "
+            "ORDER BY d",
+            [TZ],
+        )["d"].to_list()
+    assert days == days_by_row and date(2026, 3, 4) in days
+    assert by_row["n_rows"].sum() == by_quarter["n_rows"].sum() > 3
+    assert by_quarter.filter(pl.col("service_date") == date(2026, 3, 4))["n_rows"][0] >= 2
+    assert by_quarter.equals(
+        by_row.with_columns(pl.col("service_date").cast(pl.Date), pl.col("n_rows").cast(pl.Int64))
+    )
+
+
+def test_a_zone_whose_midnight_is_off_the_quarter_hour_is_fingerprinted_by_row() -> None:
+    """Every zone in use today starts its days on a UTC quarter hour (Nepal's +05:45 too);
+    São Paulo's local mean time of 1900 (-03:06:28) did not, and there a quarter hour can hold
+    two local days: the scan then converts each row."""
+    from cases.digests import is_quarter_hour_aligned
+
+    assert is_quarter_hour_aligned("America/Sao_Paulo", date(2025, 1, 1), date(2025, 12, 31))
+    assert is_quarter_hour_aligned("Asia/Kathmandu", date(2025, 1, 1), date(2025, 1, 31))
+    assert not is_quarter_hour_aligned("America/Sao_Paulo", date(1900, 1, 1), date(1900, 1, 2))

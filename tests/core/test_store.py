@@ -635,3 +635,30 @@ def test_a_reader_sees_what_is_committed_while_another_thread_writes(store_path:
         finally:
             reader.close()
         assert store.count("vehicle_locations") == 6
+
+
+def test_a_writer_beside_commits_its_own_transaction(store_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    more = PINGS.with_columns(pl.col("vehicle_id") + "9")
+    with Store.open(store_path) as store:
+        beside = store.writer_beside()
+        try:
+            with beside.transaction():
+                # its view of the store starts here: rows committed later are not seen
+                assert beside.count("vehicle_locations") == 0
+                store.append("vehicle_locations", PINGS)
+                assert beside.count("vehicle_locations") == 0
+                with ThreadPoolExecutor(max_workers=1) as worker:
+                    done = worker.submit(lambda: beside.append("vehicle_locations", more))
+                    assert done.result().n_inserted == 3
+                assert store.count("vehicle_locations") == 3  # not committed yet
+            assert store.count("vehicle_locations") == 6
+            # instants read in UTC, as on the store's own handle
+            assert beside.read("vehicle_locations")["event_at"].min() == datetime(
+                2026, 3, 2, 9, 0, tzinfo=UTC
+            )
+        finally:
+            beside.close()
+    with Store.open(store_path, read_only=True) as reader, pytest.raises(StoreError):
+        reader.writer_beside()

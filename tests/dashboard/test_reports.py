@@ -757,6 +757,31 @@ def test_no_header_breaks_mid_word() -> None:
         assert width >= longest + 12.0 - 1e-6, label
 
 
+def test_columns_are_sized_to_what_their_cells_need() -> None:
+    """A date never wraps (its column is at least its widest value), and a column of short
+    codes (one-letter groups) takes only what its widest cell needs: the rest of the page goes
+    to the long texts, by their weights (the infractions' annex: a date wrapped as
+    "07/01/" over "2025" while "B" sat in a column as wide as the evidence's)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from dashboard.reports.render_pdf import CELL, compute_column_widths
+
+    labels = ["Data", "Grupo", "Fato", "Evidência"]
+    date_w = stringWidth("07/01/2025", CELL.fontName, CELL.fontSize)
+    group_w = stringWidth("B", CELL.fontName, CELL.fontSize)
+    widest = [date_w, group_w, 900.0, 1200.0]
+    widths = compute_column_widths(
+        labels, [1.0, 2.4, 2.4, 2.4], 300.0, widest=widest, unbroken=[True, False, False, False]
+    )
+    assert abs(sum(widths) - 300.0) < 1e-6
+    assert widths[0] >= date_w + 12.0  # the date on one line, padding included
+    header_group = stringWidth("Grupo", "Helvetica-Bold", 7)
+    assert widths[1] < header_group + 12.0 + 1.5  # only the header's word (wider than "B")
+    # the two long texts share what is left equally (equal weights)
+    assert abs(widths[2] - widths[3]) < 1e-6
+    assert abs(widths[2] - (300.0 - widths[0] - widths[1]) / 2) < 1e-6
+
+
 def test_a_cell_one_line_holds_is_a_plain_string_laid_out_as_its_paragraph() -> None:
     """`to_cells`: a text that fits on one line of its column is drawn as a plain string (no
     paragraph to parse and wrap); a text that would wrap, an empty one and one with runs of

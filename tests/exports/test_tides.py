@@ -89,3 +89,48 @@ def test_exported_pings_load_back_unchanged(tides: Path, demo_store: Path, tmp_p
         after = b.read("vehicle_locations", columns=cols).sort("vehicle_id", "event_at")
     assert after.height == before.height
     assert after.equals(before)
+
+
+def test_two_operators_taps_with_one_id_stay_two_transactions(
+    demo_store: Path, tmp_path: Path
+) -> None:
+    """Two operators' vendors number their taps alike (ADR 0040): the same vendor id at the
+    same instant is two taps, and TIDES, whose `transaction_id` must be unique, gets two ids
+    (OPERATOR:ID:EPOCH_MS) and a package that still validates."""
+    import shutil
+
+    import duckdb
+
+    store = tmp_path / "pontual.duckdb"
+    shutil.copy(demo_store, store)
+    shutil.copy(demo_store.with_suffix(".hashkey"), store.with_suffix(".hashkey"))
+    with duckdb.connect(str(store)) as con:
+        tap = con.sql(
+            "SELECT * FROM fare_transactions WHERE operator_id IS NOT NULL "
+            "ORDER BY event_at, transaction_id LIMIT 1"
+        ).pl()
+        other = tap.with_columns(pl.lit("OUTRA").alias("operator_id"))
+        con.register("other", other.to_arrow())
+        con.execute("INSERT INTO fare_transactions BY NAME SELECT * FROM other")
+    out = tmp_path / "tides"
+    schemas = shared_data("tides_schema_spec")
+    done = _pontual(
+        store,
+        *("export", "tides", "--from", FIRST.isoformat(), "--to", LAST.isoformat()),
+        *("--out", str(out), "--schemas", str(schemas)),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not any(validate_tides_package(out, schemas).values())
+    fares = pl.read_csv(out / "fare_transactions.csv", infer_schema_length=0)
+    assert fares["transaction_id"].n_unique() == fares.height
+    vendor_id, instant = tap["transaction_id"][0], tap["event_at"][0]
+    epoch_ms = str(int(instant.timestamp() * 1000))
+    both = fares.filter(pl.col("transaction_id").str.contains(f":{vendor_id}:", literal=True))
+    assert sorted(both["transaction_id"]) == sorted(
+        [f"{tap['operator_id'][0]}:{vendor_id}:{epoch_ms}", f"OUTRA:{vendor_id}:{epoch_ms}"]
+    )
+    events = pl.read_csv(out / "passenger_events.csv", infer_schema_length=0)
+    assert events["passenger_event_id"].n_unique() == events.height
+    boarded = events.filter(pl.col("event_type") == "Passenger boarded")
+    # a boarding's id is its tap's id: the placed taps' ids are fare_transactions' ids
+    assert set(boarded["passenger_event_id"].str.strip_suffix(":b")) <= set(fares["transaction_id"])

@@ -20,9 +20,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ from analytics.engines.spark import JOBS_FOLDER
 from analytics.matching.day import DERIVED_TABLES, day_window, read_incidents, read_schedule
 from analytics.matching.network import build_network
 from analytics.matching.options import MatchOptions
+from core.errors import StoreError
 from core.lake import export_lake, lake_tables, open_lake
 from core.profile import load_profile
 from core.store import Store
@@ -153,6 +155,36 @@ def test_the_driver_writes_the_local_engines_day_inputs_once(
     for name in ("trips", "stop_times", "shapes", "stops"):
         assert getattr(day.schedule, name).equals(getattr(schedule, name)), name
     assert day.schedule.trips.height == 441
+
+
+def test_a_task_waits_for_its_days_inputs_and_fails_with_the_driver(tmp_path: Path) -> None:
+    """The driver writes the days' inputs beside the job (`write_day_inputs` in a thread of
+    `match_days_on_spark`): a task that needs a day's file waits until it is there, and fails
+    instead of waiting for ever when the driver's writing failed (the job's folder marked)."""
+    from analytics.engines.spark import FAILED_MARK, DayPlan, _wait_for, _write_or_mark, day_files
+
+    path = Path(day_files(tmp_path / "job", DAY).partition)
+
+    def write_later() -> None:
+        time.sleep(0.3)
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"written")
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    _wait_for(path)
+    assert path.read_bytes() == b"written"
+    writer.join()
+
+    folder = tmp_path / "failed-job"
+    lo, hi = datetime(2026, 3, 2, 6, tzinfo=UTC), datetime(2026, 3, 3, 6, tzinfo=UTC)
+    plan = DayPlan(DAY, lo, hi, 1, day_files(folder, DAY))
+    with pytest.raises(StoreError):  # no lake there: the driver cannot read the schedule
+        _write_or_mark(str(tmp_path / "no-lake"), [plan], MatchOptions(), folder)
+    assert (folder / FAILED_MARK).exists()
+    assert plan.files is not None
+    with pytest.raises(RuntimeError, match="could not prepare"):
+        _wait_for(Path(plan.files.partition))
 
 
 # --- a real standalone cluster ------------------------------------------------------------

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import polars as pl
 
-from analytics.matching.clean import clean_pings
+from analytics.matching.clean import _sort_by_vehicle_time, clean_pings
 from analytics.matching.options import MatchOptions
 
 T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
@@ -58,3 +59,37 @@ def test_gaps_and_jumps_are_flagged() -> None:
     got = clean_pings(pings, options)
     assert got["is_outlier"].to_list() == [False, False, True, False, False]
     assert got["is_gap_before"].to_list() == [False, False, False, False, True]
+
+
+def test_the_packed_sort_is_the_three_column_sort() -> None:
+    """`_sort_by_vehicle_time` packs vehicle rank and time into one integer key: on random
+    traces with repeated instants (ping ids in order, as the store gives them, and shuffled),
+    with null instants, and with a span too long to pack, it gives the rows of the plain sort
+    by vehicle_rank, event_at, ping_id."""
+    rng = np.random.default_rng(7)
+    n = 2_000
+    for case in ("stored order", "shuffled", "null instant", "long span"):
+        seconds = rng.integers(0, 400, n).astype(float)  # many repeated instants
+        if case == "long span":
+            seconds[0] = 20 * 86_400.0  # past the 40 bits of microseconds
+        frame = _pings(
+            [
+                (i, f"V{rng.integers(0, 30)}", s, 0.0, 0.0)
+                for i, s in zip(range(n), seconds, strict=True)
+            ]
+        )
+        if case == "shuffled":
+            frame = frame.sample(fraction=1.0, shuffle=True, seed=3)
+        if case == "null instant":
+            frame = frame.with_columns(
+                pl.when(pl.col("ping_id") % 97 == 0)
+                .then(None)
+                .otherwise("event_at")
+                .alias("event_at")
+            )
+        vehicles = frame["vehicle_id"].unique().sort()
+        ranked = frame.with_columns(
+            pl.col("vehicle_id").cast(pl.Enum(vehicles)).to_physical().alias("vehicle_rank")
+        )
+        expected = ranked.sort("vehicle_rank", "event_at", "ping_id")
+        assert _sort_by_vehicle_time(ranked, vehicles.len()).equals(expected), case

@@ -93,8 +93,8 @@ def test_cold_cache_is_announced_once_by_match(tmp_path: Path) -> None:
         [*cli, "match", "--from", "2026-03-02"], env=env, capture_output=True, text=True, cwd=ROOT
     )
     # in the chosen language (pt-BR by default): its English id is COLD_MESSAGE
-    assert COLD_MESSAGE == "compiling the matching kernels, once: ~30 s"
-    said = "compilando rotinas de casamento, uma vez: ~30 s"
+    assert COLD_MESSAGE == "compiling the analytics kernels, once: ~30 s"
+    said = "compilando as rotinas de análise, uma vez: ~30 s"
     assert result.stderr.splitlines()[0] == said
     assert result.stderr.count(said) == 1
     # --quiet: no notice

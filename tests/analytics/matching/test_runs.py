@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from analytics.matching.options import MatchOptions
-from analytics.matching.runs import _drop_dominated
+from analytics.matching.runs import _by_vehicle_run_row, _drop_dominated
 
 
 def test_turnaround_needs_the_runs_to_meet_at_that_terminal() -> None:
@@ -48,3 +49,28 @@ def test_turnaround_needs_the_runs_to_meet_at_that_terminal() -> None:
     s1 = [(700, 4200), (800, 4210), (900, 4200), (1000, 4500), (1200, 4800)]
     kept = _drop_dominated(*stretches((1, s2), (0, s1)), shapes, MatchOptions())
     assert kept["shape_idx"].to_list() == [0]
+
+
+def test_the_track_order_is_vehicle_run_row() -> None:
+    """`_by_vehicle_run_row` sorts a run's points by one packed integer key: the rows of the
+    plain sort by (vehicle rank of the row, run_index, row), runs of a vehicle interleaved and
+    a ping in two runs included."""
+    rng = np.random.default_rng(11)
+    n_pings = 500
+    # rows numbered by vehicle then time: the vehicle rank is non-decreasing in the row
+    vehicle_rank = pl.Series("vehicle_rank", np.sort(rng.integers(0, 12, n_pings)), pl.Int64)
+    rows = rng.integers(0, n_pings, 3_000)
+    points = pl.DataFrame(
+        {
+            "run_index": rng.integers(0, 9, rows.size).astype(np.int32),
+            "row": rows.astype(np.int64),
+            "t_s": rng.random(rows.size),
+        }
+    ).unique(["run_index", "row"], keep="first", maintain_order=True)
+    expected = (
+        points.with_columns(vehicle_rank.gather(points["row"]).alias("_v"))
+        .sort("_v", "run_index", "row")
+        .drop("_v")
+    )
+    assert _by_vehicle_run_row(points, vehicle_rank).equals(expected)
+    assert _by_vehicle_run_row(points.clear(), vehicle_rank).height == 0
