@@ -125,6 +125,11 @@ def _vehicle_types(profile: Profile) -> pl.DataFrame:
     ).sort("type_capacity")
 
 
+RANK_DECIMALS = 9
+"""Decimals at which the worst segment's means are compared (standees per m², passengers):
+far below any difference that matters, far above a float sum's last bits."""
+
+
 def compute_crowding_summary(
     trip_crowding: pl.DataFrame, trip_loads: pl.DataFrame, profile: Profile
 ) -> pl.DataFrame:
@@ -133,8 +138,8 @@ def compute_crowding_summary(
 
     `trip_crowding`, `trip_loads`: `compute_trip_crowding` and `compute_loads` outputs.
     Returns the `crowding_summary` columns. The worst segment has the highest mean standees
-    per m² (then the highest mean load, then the first stop id) over the hour's runs that ride
-    it; the peak segment, the highest sum of loads (the hour's maximum load point).
+    per m² (then the highest mean load, then the first stop id; the means compared at
+    `RANK_DECIMALS` decimals) over the hour's runs that ride it; the peak segment, the highest sum of loads (the hour's maximum load point).
     """
     limit = profile.crowding.standees_max_per_m2.value
     share_max = profile.crowding.over_limit_trip_share_max.value
@@ -168,10 +173,12 @@ def compute_crowding_summary(
     )
     worst = (
         # ties (common: many segments of an empty hour share 0 standees) go to the first
-        # segment in stop id order, so that a re-run names the same segment
+        # segment in stop id order, so that a re-run names the same segment; the means are
+        # ranked at RANK_DECIMALS, since a parallel mean's last bits follow its summing order
+        # and would break a true tie differently from run to run
         segments.sort(
-            pl.col("mean_standees").fill_null(-1.0),
-            "mean_load",
+            pl.col("mean_standees").fill_null(-1.0).round(RANK_DECIMALS),
+            pl.col("mean_load").round(RANK_DECIMALS),
             "stop_id",
             "next_stop_id",
             descending=[True, True, False, False],

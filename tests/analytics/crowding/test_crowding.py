@@ -219,3 +219,37 @@ def test_two_operators_taps_with_one_id_at_one_instant_are_both_placed(tmp_path:
     run = pl.col("vehicle_id") == "V1", pl.col("run_index") == 0
     peak = loads["trip_crowding"].filter(*run).row(0, named=True)
     assert (peak["n_taps"], peak["max_load"], peak["max_load_stop_id"]) == (6, 5.0, "A")
+
+
+def test_a_tie_in_the_worst_segment_goes_to_the_first_stop_whatever_the_last_bits() -> None:
+    """Two segments whose mean standees are equal but summed in another order (0.1 + 0.2
+    against 0.15 + 0.15: they differ in the last bit) tie, and the tie goes to the first
+    segment by stop id, as a true tie does: a re-run whose parallel sums add in another order
+    names the same worst segment."""
+    from analytics.crowding.job import compute_crowding_summary
+
+    result = compute_crowding(inputs(), BG, OPTIONS)
+    run = (pl.col("vehicle_id") == "V1") & (pl.col("run_index") == 0)
+    other = (pl.col("vehicle_id") == "V2") & (pl.col("run_index") == 0)
+    ab = (pl.col("stop_id") == "A") & (pl.col("next_stop_id") == "B")
+    bc = (pl.col("stop_id") == "B") & (pl.col("next_stop_id") == "C")
+    standees = (
+        pl.when(run & ab)
+        .then(0.15)
+        .when(other & ab)
+        .then(0.15)
+        .when(run & bc)
+        .then(0.1)
+        .when(other & bc)
+        .then(0.2)
+        .otherwise(0.0)
+    )
+    loads = result.trip_loads.with_columns(
+        standees.alias("standees_per_m2"),
+        pl.when(ab | bc).then(1.0).otherwise(pl.col("load_after")).alias("load_after"),
+    )
+    assert (0.1 + 0.2) / 2 > (0.15 + 0.15) / 2  # the last bits would pick B->C
+    summary = compute_crowding_summary(result.trip_crowding, loads, BG)
+    out = summary.sort("direction_id").row(0, named=True)
+    assert (out["worst_from_stop_id"], out["worst_to_stop_id"]) == ("A", "B")
+    assert out["worst_mean_standees_per_m2"] == pytest.approx(0.15)
