@@ -139,7 +139,8 @@ def compute_crowding_summary(
     `trip_crowding`, `trip_loads`: `compute_trip_crowding` and `compute_loads` outputs.
     Returns the `crowding_summary` columns. The worst segment has the highest mean standees
     per m² (then the highest mean load, then the first stop id; the means compared at
-    `RANK_DECIMALS` decimals) over the hour's runs that ride it; the peak segment, the highest sum of loads (the hour's maximum load point).
+    `RANK_DECIMALS` decimals) over the hour's runs that ride it; the peak segment, the highest
+    sum of loads (the hour's maximum load point).
     """
     limit = profile.crowding.standees_max_per_m2.value
     share_max = profile.crowding.over_limit_trip_share_max.value
