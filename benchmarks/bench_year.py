@@ -31,6 +31,20 @@ Before (session 29, weekly ingest commands and a command per month of indices, a
 file; the pings' own table 13.5 B/ping (target 20: met), the taps' 46.8 B/tap. The snapshot
 (6.22 GB): published after a command that changed no big table in 0.40 s; every month
 written again (a first publication) 157 s (318 s under load); a whole-file copy 7.05 s.
+
+Session 32 (2026-12-02, main 46686c4: the day's assembly as its own pipeline stage, packed
+sorts, crowding's inserts in whole row groups, the ingest's digests beside the next file, the
+fingerprint scan by quarter hour), the same 365 days and plan, quiet machine (one-minute load
+1.7-3.7): **931 s wall, 1 506 s of CPU**; target 900 s: NOT met (3.4 % over). By stage, wall s
+(share, CPU s): ingest registers 21.4 (2.3 %, 24.3), ingest avl 171.9 (18.5 %, 291.4), ingest
+fares 102.6 (11.0 %, 158.0), match 343.8 (36.9 %, 576.2: 0.94 s a day, 1.7 cores busy),
+crowding 245.9 (26.4 %, 392.9: 20.5 s a month), indices 17.5 (1.9 %, 24.7), annual dossier
+21.0 (2.3 %, 29.7), gtfs load and init 7.4. Peak RSS 4.83 GB (match). Store 6.13 GB, the
+pings' table 13.4 B/ping, the taps' 46.8 B/tap. Snapshot: 0.30 s after a command that changed
+no big table; every month written 158.6 s; a whole-file copy 6.42 s. The months-mode
+publication is now the largest cost common to the stages: about a third of an `ingest avl`
+command's CPU (the month's pings compressed again into its month file), 7 CPU-s of a
+crowding month.
 """
 
 from __future__ import annotations
