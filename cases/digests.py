@@ -365,27 +365,32 @@ def _fingerprint_sql(
     )
 
 
-def read_local_days(store: Store, name: str, tz: str) -> list[date]:
-    """The local days (zone `tz`) of the rows of raw table `name`, sorted. The rows' distinct
-    UTC quarter hours are found first (an integer division per row) and only those are put in
-    their local day, where every local midnight falls on a quarter hour
+def read_local_days(
+    store: Store, name: str, tz: str, *, since: datetime | None = None
+) -> list[date]:
+    """The local days (zone `tz`) of the rows of raw table `name`, sorted (`since`: only of the
+    rows ingested at or after it). The rows' distinct UTC quarter hours are found first (an
+    integer division per row) and only those are put in their local day, about a tenth of the
+    CPU of a time zone conversion per row, where every local midnight falls on a quarter hour
     (`is_quarter_hour_aligned`); otherwise each row's instant is converted."""
+    where, params = "event_at IS NOT NULL", []
+    if since is not None:
+        where, params = f"{where} AND ingested_at >= ?", [since]
     quarters = (
-        f'SELECT DISTINCT epoch_us(event_at) // {_QUARTER_HOUR_US} AS q FROM "{name}" '
-        "WHERE event_at IS NOT NULL"
+        f'SELECT DISTINCT epoch_us(event_at) // {_QUARTER_HOUR_US} AS q FROM "{name}" WHERE {where}'
     )
     days = store.query(
         f"SELECT DISTINCT CAST(timezone(?, make_timestamptz(q * {_QUARTER_HOUR_US})) AS DATE) "
         f"AS d FROM ({quarters}) ORDER BY d",
-        [tz],
+        [tz, *params],
     )["d"].to_list()
     if not days or is_quarter_hour_aligned(tz, days[0] - timedelta(days=1), days[-1]):
         return list(days)
     return list(
         store.query(
             f'SELECT DISTINCT CAST(timezone(?, event_at) AS DATE) AS d FROM "{name}" '
-            "WHERE event_at IS NOT NULL ORDER BY d",
-            [tz],
+            f"WHERE {where} ORDER BY d",
+            [tz, *params],
         )["d"].to_list()
     )
 
@@ -642,22 +647,11 @@ def record_ingested_day_fingerprints(store: Store, tz: str, since: datetime) -> 
     """`record_day_fingerprints` for the raw days an ingest touched: the days of the rows
     ingested at or after `since` (`ingested_at`, the ingest's start), in each raw table.
     Since their rows changed, those days alone are hashed again, each fingerprinted from the
-    same read (`compute_raw_day_digests`, is_changed).
-
-    The rows' instants are first reduced to their distinct quarter hours (UTC, an integer
-    division per row) and only those are turned into local days (both ends of each), about a
-    tenth of the CPU of a time zone conversion per row; a quarter hour lies within one local
-    day wherever the offset is a whole number of quarter hours (every zone today), and
-    otherwise names both its days (a day without such a row is digested needlessly, never
-    missed)."""
+    same read (`compute_raw_day_digests`, is_changed). The days are found by `read_local_days`
+    from the rows' quarter hours."""
     parts = []
     for name in RAW_TABLES:
-        touched = store.query(
-            "SELECT DISTINCT CAST(timezone(?, make_timestamptz(q * ? + e)) AS DATE) AS d "
-            f'FROM (SELECT DISTINCT epoch_us(event_at) // ? AS q FROM "{name}" '
-            "WHERE ingested_at >= ?), (VALUES (0), (? - 1)) ends(e)",
-            [tz, _QUARTER_HOUR_US, _QUARTER_HOUR_US, since, _QUARTER_HOUR_US],
-        )["d"].to_list()
+        touched = read_local_days(store, name, tz, since=since)
         if touched:
             parts.append(
                 record_day_fingerprints(store, tz, days=touched, tables=(name,), is_changed=True)
