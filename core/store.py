@@ -41,7 +41,7 @@ from core.tables.system import SCHEMA_VERSION
 _MAX_STORED_KEYS_PER_ROW = 4
 _MIN_KEYS_IN_MEMORY = 250_000
 # Rows per Arrow batch handed to DuckDB: its row-group size, the unit of its parallel scans.
-_INSERT_BATCH_ROWS = 122_880
+INSERT_BATCH_ROWS = 122_880
 # A table of at least this many rows is published as one file per month (ADR 0104); a smaller
 # one is copied whole into the snapshot's catalogue at each publication (a few MB at most).
 PART_MIN_ROWS = 10_000
@@ -460,7 +460,7 @@ class Store:
         arrow = frame.select(written).to_arrow(compat_level=pl.CompatLevel.newest())
         # Batches of a row group each (zero-copy slices): DuckDB scans batches in parallel, one
         # 1M-row batch would be one thread's work.
-        batches = arrow.to_batches(max_chunksize=_INSERT_BATCH_ROWS)
+        batches = arrow.to_batches(max_chunksize=INSERT_BATCH_ROWS)
         self.con.register(view, pa.Table.from_batches(batches, schema=arrow.schema))
         try:
             if decl.is_key_checked:

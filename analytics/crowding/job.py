@@ -54,7 +54,7 @@ from core import __version__
 from core.profile import Profile
 from core.register import read_register, to_register_latest
 from core.schema import table
-from core.store import Store
+from core.store import INSERT_BATCH_ROWS, Store
 
 GROUP = ["service_date", "route_id", "direction_id", "hour_at"]
 TAP_COLUMNS = ("transaction_id", "operator_id", "event_at", "vehicle_id", "card_hash")
@@ -698,7 +698,7 @@ def run_crowding(
     )
 
 
-_ROW_GROUP_ROWS = 122_880
+_ROW_GROUP_ROWS = INSERT_BATCH_ROWS
 """rows of a DuckDB row group (the store's insert batch): `run_crowding` hands the store
 whole ones but for each table's last batch"""
 _WRITE_ROWS = 4 * _ROW_GROUP_ROWS
