@@ -214,7 +214,11 @@ def start_session(
 
 
 def plan_days(
-    lake: str | Path, days: Sequence[date], batch_pings: int, cores: int = 1
+    lake: str | Path,
+    days: Sequence[date],
+    batch_pings: int,
+    cores: int = 1,
+    folder: Path | None = None,
 ) -> list[DayPlan]:
     """Each day's ping window (`day_window` of its scheduled trips) and its vehicle batches,
     from the lake: `ceil(pings in the window / batch_pings)` as the local engine cuts them,
@@ -224,11 +228,13 @@ def plan_days(
 
     Only the scheduled trips' first start and last end are read (`day_trip_bounds`), not the
     day's schedule: the workers read that, and the driver reading it too cost as much as a
-    tenth of the local engine's whole day (300-bus day, measured 2026-12-01)."""
+    tenth of the local engine's whole day (300-bus day, measured 2026-12-01). `folder`: the
+    job's inputs folder, where each plan's `files` are to be written (`day_files`)."""
     plans = []
     for day in days:
         with open_lake(lake, day_span(day)) as store:
-            plans.append(_plan_day(store, day, day_trip_bounds(store, day), batch_pings, cores))
+            plan = _plan_day(store, day, day_trip_bounds(store, day), batch_pings, cores)
+        plans.append(plan if folder is None else replace(plan, files=day_files(folder, day)))
     return plans
 
 
@@ -254,10 +260,7 @@ def prepare_days(
     """`plan_days`, then each day's inputs read, built and written under `folder` once for the
     whole job (`write_day_inputs`): the plans with their `files`. `match_days_on_spark` runs
     the two steps apart, the second beside the job (`write_day_inputs` in a driver thread)."""
-    plans = [
-        replace(p, files=day_files(folder, p.service_date))
-        for p in plan_days(lake, days, batch_pings, cores)
-    ]
+    plans = plan_days(lake, days, batch_pings, cores, folder)
     write_day_inputs(lake, plans, options)
     return plans
 
@@ -659,10 +662,7 @@ def match_days_on_spark(
     parallelism = spark.sparkContext.defaultParallelism
     folder = Path(lake) / JOBS_FOLDER / uuid.uuid4().hex
     try:
-        plans = [
-            replace(p, files=day_files(folder, p.service_date))
-            for p in plan_days(lake, days, batch_pings, parallelism)
-        ]
+        plans = plan_days(lake, days, batch_pings, parallelism, folder)
         files = {p.service_date: p.files for p in plans if p.files is not None}
         job = SparkJob(lake, profile, options, files)
         # a shuffle partition per batch (up to a bound): the groups are the unit of work;
