@@ -203,6 +203,15 @@ def _binary_sql(
     return f'SELECT {listed} FROM "{name}"{where}{by}'
 
 
+# Rows per Arrow batch read back to be hashed: a batch's buffers (a few MB) are still in the
+# CPU's cache when they are hashed, and DuckDB fills them without growing big ones; 32 768
+# rows took 12 % less CPU than DuckDB's default 131 072 on a month of pings (8 192: more
+# Python calls per row). The digest does not depend on it (each stream is hashed as a whole).
+DIGEST_BATCH_ROWS = 32_768
+# The validity stream of a batch without nulls (a byte 1 per row), allocated once.
+_ONES = np.ones(DIGEST_BATCH_ROWS, dtype=np.uint8)
+
+
 def _is_text(kind: pa.DataType) -> bool:
     return bool(
         pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)
@@ -222,7 +231,7 @@ def _hash_binary(
     each) in that order. `is_checked`: None as soon as the first column does not rise
     strictly (a null, two rows sharing it, out of order): the caller sorts by more. The last
     `n_sums` columns are not hashed but summed, modulo 2^64 (UBIGINT row hashes)."""
-    reader = store.con.sql(sql, params=params).to_arrow_reader()
+    reader = store.con.sql(sql, params=params).to_arrow_reader(DIGEST_BATCH_ROWS)
     n_columns = len(reader.schema) - n_sums
     streams = [
         [hashlib.sha256() for _ in range(3 if _is_text(field.type) else 2)]
@@ -268,7 +277,7 @@ def _hash_column(hashers: list[Any], values: pa.Array) -> None:
         valid = _bools(pc.is_valid(values))
         hashers[0].update(valid.view(np.uint8))
     else:
-        hashers[0].update(np.ones(n, dtype=np.uint8))
+        hashers[0].update(_ONES[:n] if n <= _ONES.size else np.ones(n, dtype=np.uint8))
     kind = values.type
     if _is_text(kind):
         if kind not in (pa.string(), pa.large_string()):
