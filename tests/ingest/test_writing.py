@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 
 from core.schema import table
 from core.store import Store, compute_new_keys, compute_repeated
-from ingest.writing import write_fare_records
+from ingest.writing import _read_stored_content, write_fare_records
 from sample_data.options import SimulationOptions
 from sample_data.simulate import simulate
 from tests.ingest.conftest import KEY, ingest_fixture
@@ -149,6 +149,58 @@ def test_a_tap_key_stored_with_other_content_is_a_conflict_not_a_duplicate(
         ("b", "5", "transaction_id", reason),
     ]
     assert stored["transaction_id"].to_list() == ["T1", "T2", "T3"]
+
+
+def test_a_batch_of_new_days_finds_its_own_conflicts_without_reading_stored_taps(
+    store_path: Path,
+) -> None:
+    # Taps are stored on 2 March; a batch of 3 March has nothing stored in its time range,
+    # so the stored content is not read (a count says so), and its own repeated key with
+    # other content is still a conflict, its repeat with the same content a duplicate.
+    def taps(day: str, ids: list[str], cards: list[str]) -> pl.DataFrame:
+        n = len(cards)
+        return pl.DataFrame(
+            {
+                "transaction_id": ids,
+                "event_at": [f"2026-03-0{day}T12:00:00Z"] * n,
+                "vehicle_id": ["101"] * n,
+                "card_id": cards,
+                "fare_class": ["full"] * n,
+                "amount": ["4.5"] * n,
+                "operator_id": ["OP1"] * n,
+            }
+        )
+
+    with Store.open(store_path) as store:
+        write_fare_records(store, taps("2", ["T1", "T2"], ["111", "222"]), source="a", key=KEY)
+        decl = table("fare_transactions")
+        keys = pl.DataFrame(
+            {
+                "_pos": pl.Series([0], dtype=pl.UInt32),
+                "operator_id": ["OP1"],
+                "transaction_id": ["T1"],
+                "event_at": [datetime(2026, 3, 3, 12, tzinfo=UTC)],
+            }
+        )
+        none = _read_stored_content(store, decl, keys, ["card_hash", "amount"])
+        # the same key on the stored day: read, with the stored content
+        found = _read_stored_content(
+            store,
+            decl,
+            keys.with_columns(pl.lit(datetime(2026, 3, 2, 12, tzinfo=UTC)).alias("event_at")),
+            ["card_hash", "amount"],
+        )
+        counts = write_fare_records(
+            store,
+            taps("3", ["T1", "T1", "T2", "T2"], ["111", "112", "222", "222"]),
+            source="b",
+            key=KEY,
+        )
+        q = store.query("SELECT source, record_key, field FROM quarantine ORDER BY 1, 2")
+    assert none.height == 0 and none.schema == found.schema
+    assert found["_pos"].to_list() == [0] and found["amount_stored"].to_list() == [4.5]
+    assert (counts.n_accepted, counts.n_duplicate, counts.n_quarantined) == (2, 1, 1)
+    assert q.rows() == [("b", "2", "transaction_id")]
 
 
 def test_repeated_ping_keys_keep_the_first_ping_of_each_key_in_order() -> None:
