@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -256,3 +257,30 @@ def test_a_register_ingest_loads_only_what_it_uses(tmp_path: Path) -> None:
         m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_REGISTER)
     ] == []
     assert seen["catalogue"] == 0  # --quiet: no message was worded
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"), [(None, "__all__"), ("", ""), ("logfire", "logfire")]
+)
+def test_the_program_turns_pydantic_plugins_off_unless_told(
+    given: str | None, expected: str
+) -> None:
+    # pydantic scans every distribution's entry points for plugins at its first model
+    # (~10 ms of each command); the program turns that off, a value set by the user stays
+    probe = (
+        "import os, sys\n"
+        "from pontual import cli\n"
+        "sys.argv = ['pontual', '--help']\n"
+        "try:\n"
+        "    cli.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('@@' + repr(os.environ.get(cli.PLUGINS_ENV)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if given is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = given
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT, env=env
+    )
+    assert result.stdout.rsplit("@@", 1)[1].strip() == repr(expected)
