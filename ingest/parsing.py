@@ -24,7 +24,6 @@ from contextlib import contextmanager
 import duckdb
 import polars as pl
 
-from core.arrow_stream import STREAM_MAX_ROWS, ArrowStream
 from core.schema import UTC_INSTANT, Column, Table
 from ingest.checks import Check
 from ingest.options import IngestOptions
@@ -130,12 +129,8 @@ def _cast_with_offset(text: pl.Series) -> pl.Series:
     with scratch_connection() as con:
         con.execute("SET TimeZone = 'UTC'").fetchall()
         frame = pl.DataFrame({"v": text})
-        if frame.height <= STREAM_MAX_ROWS:  # a register's or a small file's: without PyArrow
-            con.register("texts", ArrowStream(frame))
-            cast = pl.DataFrame(con.sql(sql))["t"]
-        else:
-            con.register("texts", frame.to_arrow(compat_level=pl.CompatLevel.newest()))
-            cast = con.sql(sql).pl()["t"]
+        con.register("texts", frame.to_arrow(compat_level=pl.CompatLevel.newest()))
+        cast = con.sql(sql).pl()["t"]
     return cast.cast(UTC_INSTANT).alias(text.name)
 
 

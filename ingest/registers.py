@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from core.arrow_stream import ArrowStream
 from core.schema import UTC_INSTANT, table
 from core.store import Store
 from core.tables.observed import INCIDENT_KINDS
@@ -189,8 +188,7 @@ def write_register_batch(
         stored = store.read("vehicles", "valid_to IS NULL")
         opened, closing, rejected, unchanged = compute_register_versions(stored, accepted, today)
         if closing.height:
-            # a fleet's rows: a stream DuckDB reads without PyArrow (core.arrow_stream)
-            store.con.register("_register_closing", ArrowStream(closing))
+            store.con.register("_register_closing", closing.to_arrow())
             try:
                 store.con.execute(
                     "DELETE FROM vehicles t USING _register_closing k WHERE t.vehicle_id = "
