@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -285,11 +285,11 @@ def ingest_file(
     total = IngestCounts(notes=raw.notes)
     run_started = datetime.now(UTC)
     try:
-        for batch in compute_judged_ahead(chunks, judge):
+        for chunk in chunks:
             if kind == "vehicles":  # the register keeps its history (ingest.registers)
                 counts = write_register_batch(
                     store,
-                    batch,
+                    judge(chunk),
                     source=source,
                     source_sha256=sha_future.result(),
                     today=datetime.now(ZoneInfo(tz)).date(),
@@ -297,7 +297,7 @@ def ingest_file(
             else:
                 counts = write_judged(
                     store,
-                    batch,
+                    judge(chunk),
                     source=source,
                     run_kind=kind,
                     source_sha256=sha_future.result(),
@@ -320,28 +320,6 @@ def ingest_file(
         why = raw.why_empty or "the reader found no record in it"
         total = total + IngestCounts(notes=(f"no records read: {why}",))
     return total
-
-
-def compute_judged_ahead(
-    chunks: Iterator[pl.DataFrame], judge: Callable[[pl.DataFrame], JudgedBatch]
-) -> Generator[JudgedBatch]:
-    """`judge(chunk)` of each chunk, in order, the next chunk read and judged on a worker
-    thread while the caller writes this one (Polars and DuckDB release the GIL): the read
-    and the checks of a large file's chunks overlap the store's insert of the one before,
-    which runs mostly on one core. One chunk at most is held ahead. An error of the reader
-    or of the judging is raised where its chunk would have been given (after the chunks
-    before it were written, as without the worker); a caller that stops early waits for the
-    chunk in flight."""
-
-    def step() -> JudgedBatch | None:
-        chunk = next(chunks, None)
-        return None if chunk is None else judge(chunk)
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge") as ahead:
-        pending = ahead.submit(step)
-        while (batch := pending.result()) is not None:
-            pending = ahead.submit(step)
-            yield batch
 
 
 def delete_file_run(store: Store, target: str, source: str, since: datetime) -> None:
