@@ -265,7 +265,14 @@ def compute_crowding(
 def to_routed_placements(placements: pl.DataFrame, trips: pl.DataFrame) -> pl.DataFrame:
     """`placements` with the `route_id` of each tap's trip (`trips`: `scheduled_trips`), in
     the same row order."""
-    routes = trips.select("service_date", "trip_id", "route_id").unique(["service_date", "trip_id"])
+    # the trips of the taps' days only (a day's taps, in `compute_crowding_by_day`: the
+    # join's table is then a day's trips, not the period's, built once a day)
+    days = placements["service_date"].unique()
+    routes = (
+        trips.filter(pl.col("service_date").is_in(days.implode()))
+        .select("service_date", "trip_id", "route_id")
+        .unique(["service_date", "trip_id"])
+    )
     # the route column alone is joined (a join of the whole frame copies every column), a
     # slice of taps at a time: the join's copies of the keys are then those of one slice (on
     # a big city's day, the whole join peaked 0.4 GB above its result)

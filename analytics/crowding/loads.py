@@ -794,9 +794,11 @@ def compute_trip_crowding(trip_loads: pl.DataFrame) -> pl.DataFrame:
     `trip_loads`: `compute_loads` output. `max_load_stop_*` is the first stop after which the
     highest load rode; `hour_at` is the UTC hour of the departure from the first visited stop.
     """
+    # (rows in run and stop order already, as `compute_loads` gives them, are not sorted
+    # again: the sort gathers every column of the day's visits)
     return (
-        trip_loads.lazy()
-        .sort(*RUN_KEY, "stop_sequence")
+        sort_by_run(trip_loads)
+        .lazy()
         .group_by(RUN_KEY)
         .agg(
             pl.col("trip_id", "route_id", "direction_id", "departure_at").first(),
