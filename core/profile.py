@@ -9,9 +9,12 @@ A profile is a versioned TOML file with an effective date. Every value is a *cit
 carrying either the article it comes from (`source`) or `default = true` with a `note` saying a
 decree must fix it. Loading checks every key (unknown or missing keys fail), the unit of each
 value against the unit the key expects, and its range; the error names the file and the key.
-"""
 
-from __future__ import annotations
+Unlike the rest of the code, this module does not postpone its annotations (no
+`from __future__ import annotations`): pydantic would evaluate each of its ~200 field
+annotations from a string when it builds the models, at every command's start (ADR 0007,
+session 33 addendum).
+"""
 
 import math
 import tomllib
@@ -19,7 +22,7 @@ from datetime import date
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -50,7 +53,7 @@ class Cited(BaseModel, Generic[T]):
     note: str | None = None
 
     @model_validator(mode="after")
-    def _has_provenance(self) -> Cited[T]:
+    def _has_provenance(self) -> Self:
         if self.default and self.source:
             raise PydanticCustomError(
                 "provenance", "give either source = '<article>' or default = true, not both"
@@ -201,7 +204,7 @@ class Icv(Section):
     breakdowns_band_per_10000_km: Annotated[Cited[list[float]], Spec("per_10000_km", 0, 1000)]
 
     @model_validator(mode="after")
-    def _weights(self) -> Icv:
+    def _weights(self) -> Self:
         total = (
             self.weight_fulfilment.value
             + self.weight_punctuality.value
@@ -232,7 +235,7 @@ class Quality(Section):
     cassacao_total_e_years: Annotated[Cited[int], Spec("years", 1, 50)] | None = None
 
     @model_validator(mode="after")
-    def _grades(self) -> Quality:
+    def _grades(self) -> Self:
         bands = self.grade_min_points.value
         if sorted(bands) != ["A", "B", "C", "D"]:
             raise ValueError(
@@ -394,7 +397,7 @@ class Criterion(Section):
     decides: bool = True
 
     @model_validator(mode="after")
-    def _provenance(self) -> Criterion:
+    def _provenance(self) -> Self:
         if bool(self.source) == self.default:
             raise ValueError(
                 f"criterion {self.rule}: give either source = '<article>' or default = true "
@@ -515,7 +518,7 @@ class Profile(BaseModel):
     procedure: Procedure | None = None
 
     @model_validator(mode="after")
-    def _verdict_keys(self) -> Profile:
+    def _verdict_keys(self) -> Self:
         rules = {
             c.rule for v in (self.verdicts.renewal, self.verdicts.termination) for c in v.criteria
         }

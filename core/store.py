@@ -19,9 +19,10 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,18 @@ _WHOLE = "all"
 _COPIED_TABLE = "_snapshot_copied"
 # Times a reader re-reads the catalogue when a month file it names was just replaced.
 _OPEN_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class _AheadPart:
+    """A month file written ahead of the publication (`Store.write_parts_ahead`): its file
+    name, its rows, its table's columns then, and the writes noted of its (table, month)
+    when it was started (`Store._writes`): the publication takes it only if none came after."""
+
+    file: str
+    n_rows: int
+    signature: str
+    writes: int
 
 
 @dataclass(frozen=True)
@@ -224,6 +237,13 @@ class Store:
         self._tx_depth = 0
         # (table, month) pairs this process wrote, also journaled (`_note_changed`)
         self._changed: set[tuple[str, str]] = set()
+        # (table, month) -> writes of it noted by this process (`_note_changed`), and the
+        # month files written ahead of the publication (`write_parts_ahead`) with the count
+        # of writes they saw
+        self._writes: dict[tuple[str, str], int] = {}
+        self._ahead: dict[tuple[str, str], tuple[int, Future[_AheadPart]]] = {}
+        self._ahead_pool: ThreadPoolExecutor | None = None
+        self._ahead_con: duckdb.DuckDBPyConnection | None = None
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
@@ -272,6 +292,7 @@ class Store:
         return store
 
     def close(self) -> None:
+        self._stop_ahead()
         self.con.close()
 
     def reader(self) -> Store:
@@ -531,6 +552,8 @@ class Store:
         """Record (table, month) pairs written, in memory and in the journal beside the store
         (before the write commits: a command that fails after committing does not publish,
         and the next publication must still republish what it wrote)."""
+        for m in months:
+            self._writes[(name, m)] = self._writes.get((name, m), 0) + 1
         new = {(name, m) for m in months} - self._changed
         if not new or snapshot_mode() != "months":
             return  # a whole copy needs no journal
@@ -667,6 +690,104 @@ class Store:
         os.replace(tmp, target)
         return target
 
+    def write_parts_ahead(
+        self, months: Collection[str], *, part_min_rows: int = PART_MIN_ROWS
+    ) -> int:
+        """Start writing the snapshot's month files (ADR 0104) of `months` ('YYYY-MM') of
+        every big table this process wrote in them, on a thread beside the caller, and return
+        how many were started. The next publication takes such a file instead of writing it
+        again, unless a write of its table and month was noted after it started
+        (`_note_changed`), or its row count or the table's columns moved since.
+
+        For a command that finishes months one after another (a year's `match`): a finished
+        month's files are written while the command goes on, on the core it leaves idle,
+        instead of all at its end. The caller must have committed every write of those months
+        (no open transaction: nothing is started inside one), and says they are final for now;
+        a month written again after all the same is only written twice. Months mode only (a
+        whole copy has no month files); a reader's handle starts nothing."""
+        if self.read_only or self._tx_depth or snapshot_mode() != "months":
+            return 0
+        wanted = sorted(
+            (t, m)
+            for t, m in self._changed
+            if m in months
+            and ((t, m) not in self._ahead or self._ahead[(t, m)][0] != self._writes.get((t, m)))
+        )
+        if not wanted:
+            return 0
+        sizes = dict(
+            self._run(
+                "SELECT table_name, estimated_size FROM duckdb_tables() "
+                "WHERE database_name = current_database() AND schema_name = 'main' "
+                "AND NOT internal AND NOT temporary"
+            )
+        )
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for name, column, dtype in self._run(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal ORDER BY table_name, column_index"
+        ):
+            columns.setdefault(name, []).append((column, dtype))
+        db = self._run("SELECT current_database()")[0][0]
+        parts_dir = snapshot_parts_dir(self.path)
+        group = stat.S_IMODE(os.stat(self.path).st_mode) & 0o040
+        parts_dir.mkdir(exist_ok=True)
+        os.chmod(parts_dir, 0o700 | (0o050 if group else 0))
+        if self._ahead_pool is None or self._ahead_con is None:
+            self._ahead_pool = ThreadPoolExecutor(1, thread_name_prefix="pontual-parts-ahead")
+            self._ahead_con = self.con.cursor()
+            self._ahead_con.execute("SET TimeZone = 'UTC'").fetchall()
+        pool, con = self._ahead_pool, self._ahead_con
+        started = 0
+        for name, month in wanted:
+            column = _part_column(name, [c for c, _ in columns.get(name, [])])
+            if column is None or int(sizes.get(name) or 0) < part_min_rows:
+                continue  # copied whole into the catalogue, or a whole file: not by month
+            where, params = _month_filter(column, dict(columns[name])[column], month)
+            writes = self._writes.get((name, month), 0)
+            signature = ",".join(f"{c} {t}" for c, t in columns[name])
+            self._ahead[(name, month)] = (
+                writes,
+                pool.submit(
+                    _write_ahead,
+                    con,
+                    db,
+                    name,
+                    where,
+                    params,
+                    parts_dir / f"{name}.{month}.{time.time_ns():x}.duckdb",
+                    group,
+                    _AheadPart("", 0, signature, writes),
+                ),
+            )
+            started += 1
+        return started
+
+    def _finished_ahead(self) -> dict[tuple[str, str], _AheadPart]:
+        """Wait for the month files written ahead (`write_parts_ahead`) and return those that
+        no later write made stale. One that failed is left to the publication, which writes
+        it again and raises if the cause (a full disk) is still there."""
+        fresh: dict[tuple[str, str], _AheadPart] = {}
+        for key, (writes, future) in self._ahead.items():
+            try:
+                part = future.result()
+            except Exception:  # written again by the publication
+                continue
+            if part.writes == writes == self._writes.get(key):
+                fresh[key] = part
+        self._ahead.clear()
+        return fresh
+
+    def _stop_ahead(self) -> None:
+        """Wait for the writes ahead, then close their handle (before the store's own)."""
+        if self._ahead_pool is not None:
+            self._ahead_pool.shutdown(wait=True)
+            self._ahead_pool = None
+        if self._ahead_con is not None:
+            self._ahead_con.close()
+            self._ahead_con = None
+
     def _publish_months(self, part_min_rows: int, whole_min_rows: int) -> Path:
         """Publish the snapshot writing again only what changed since the last one (ADR 0104).
 
@@ -684,6 +805,7 @@ class Store:
         when the digest of their rows did not move (ADR 0114).
         """
         self._require_writable()
+        ahead = self._finished_ahead()
         self._run("CHECKPOINT")
         target = snapshot_path(self.path)
         parts_dir = snapshot_parts_dir(self.path)
@@ -759,14 +881,21 @@ class Store:
                 for m in sorted(months):
                     alias = f"_snap_{name}_{m.replace('-', '_')}"
                     old = published.get((name, m))
+                    early = ahead.get((name, m))
                     if m in dirty or old is None:
-                        file = f"{name}.{m}.{token}.duckdb"
-                        where, params = (
-                            ("TRUE", [])
-                            if column is None
-                            else _month_filter(column, dict(columns[name])[column], m)
-                        )
-                        _write_part(self, db, name, where, params, parts_dir / file, group)
+                        if early is not None and (early.n_rows, early.signature) == (
+                            months[m],
+                            signature,
+                        ):
+                            file = early.file  # written ahead, nothing written since
+                        else:
+                            file = f"{name}.{m}.{token}.duckdb"
+                            where, params = (
+                                ("TRUE", [])
+                                if column is None
+                                else _month_filter(column, dict(columns[name])[column], m)
+                            )
+                            _write_part(self.con, db, name, where, params, parts_dir / file, group)
                     else:
                         file = old[0]
                     self._run(f"ATTACH {_quote(str(parts_dir / file))} AS {alias} (READ_ONLY)")
@@ -966,21 +1095,50 @@ class Store:
 
 
 def _write_part(
-    store: Store, db: str, name: str, where: str, params: list[Any], path: Path, group: int
-) -> None:
-    """Write one (table, month) file of the snapshot: the month's rows in the table's order."""
+    con: duckdb.DuckDBPyConnection,
+    db: str,
+    name: str,
+    where: str,
+    params: list[Any],
+    path: Path,
+    group: int,
+    alias: str = "_snapshot_part",
+) -> int:
+    """Write one (table, month) file of the snapshot: the month's rows in the table's order.
+    Returns its rows."""
     path.unlink(missing_ok=True)
-    store._run(f"ATTACH {_quote(str(path))} AS _snapshot_part")
+    con.execute(f"ATTACH {_quote(str(path))} AS {alias}").fetchall()
     try:
-        store._run(
-            f'CREATE TABLE _snapshot_part.main."{name}" AS SELECT * FROM "{db}".main."{name}" '
+        n_rows = con.execute(
+            f'CREATE TABLE {alias}.main."{name}" AS SELECT * FROM "{db}".main."{name}" '
             f"WHERE {where}",
             params,
-        )
-        store._run("CHECKPOINT _snapshot_part")
+        ).fetchall()[0][0]
+        con.execute(f"CHECKPOINT {alias}").fetchall()
     finally:
-        store._run("DETACH _snapshot_part")
+        con.execute(f"DETACH {alias}").fetchall()
     os.chmod(path, 0o600 | group)
+    return int(n_rows)
+
+
+def _write_ahead(
+    con: duckdb.DuckDBPyConnection,
+    db: str,
+    name: str,
+    where: str,
+    params: list[Any],
+    path: Path,
+    group: int,
+    part: _AheadPart,
+) -> _AheadPart:
+    """`_write_part` on the thread of `Store.write_parts_ahead` (its own handle, its own
+    alias); `part` with the file's name and rows filled in. A failed file is removed."""
+    try:
+        n_rows = _write_part(con, db, name, where, params, path, group, "_snapshot_ahead")
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return replace(part, file=path.name, n_rows=n_rows)
 
 
 def _columns_of(signature: str) -> str:

@@ -123,13 +123,20 @@ at once: a month's crowding builds and drops frames of millions of rows day afte
 faulting fresh pages in again was a fifth of its CPU (ADR 0103, session 31 addendum);
 matching a fortnight, 3 % of its CPU. Peak memory grows by what is freed within 10 s."""
 
+PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+"""pydantic looks for plugins in every installed distribution's entry points when it builds
+its first model (the profile's, the ingest options'): 10 ms of every command, for plugins
+Pontual does not use. The program sets it to `__all__` unless the user set it (an empty value
+lets every plugin load again), ADR 0007 addendum."""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command `argv` (default: the process's arguments); its exit status."""
     if argv is None:
-        # Run as the program: before any verb loads Polars (and inherited by the matching
-        # workers it spawns); a value set by the user stays.
+        # Run as the program: before any verb loads Polars or builds a pydantic model (and
+        # inherited by the matching workers it spawns); a value set by the user stays.
         os.environ.setdefault(ALLOCATOR_ENV, ALLOCATOR_DECAY)
+        os.environ.setdefault(PLUGINS_ENV, "__all__")
     code = _main(argv)
     if argv is None:
         # Run as the program (`python -m pontual`, the `pontual` script), whose process ends

@@ -101,7 +101,10 @@ def print_result(
     timezone: str = "America/Sao_Paulo",
 ) -> None:
     """Counts of placed and unplaced taps (with why), linked share, runs over the limit; hours
-    in the profile's local time (`timezone`), numbers in pt-BR."""
+    in the profile's local time (`timezone`), numbers in pt-BR. Nothing under --quiet (which
+    prints only errors): its tables, the catalogue's texts and Rich are then not made."""
+    if ctx.settings.quiet:
+        return
     from zoneinfo import ZoneInfo
 
     import polars as pl
@@ -163,7 +166,7 @@ def print_result(
             .group_by("reason")
             .agg(pl.col("n").sum().alias("len"))
         )
-        if unlinked.height and not ctx.settings.quiet:
+        if unlinked.height:
             codes = {v: k for k, v in UNLINKED_REASONS.items()}
             for reason, count in unlinked.sort("len", descending=True).iter_rows():
                 ctx.say(

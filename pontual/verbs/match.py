@@ -94,8 +94,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         # a pipeline: while a day's batches run, the day before is assembled, the next
         # day read and the one before written (ADR 0005 addenda)
         matched = run_match_days(store, days, ctx.profile, MatchOptions(), workers=max(1, workers))
+        month = None
         for day, written in ctx.progress(matched, gettext("matching"), total=len(days)):
             summary.add_row(day.isoformat(), *(str(written[t]) for t in DERIVED_TABLES))
+            if month is not None and day.strftime("%Y-%m") != month:
+                # days come committed and in order: the month before is finished, so its
+                # snapshot files are written while the next month is matched (ADR 0104)
+                store.write_parts_ahead({month})
+            month = day.strftime("%Y-%m")
     if not ctx.settings.quiet:
         ctx.console.print(summary)
     return 0

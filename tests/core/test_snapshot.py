@@ -92,6 +92,11 @@ def part_files(store_path: Path) -> dict[str, str]:
     return {".".join(p.name.split(".")[:2]): p.name for p in folder.iterdir() if p.is_file()}
 
 
+def token(file: str) -> str:
+    """The publication (or write ahead) that wrote a month file: `table.month.token.duckdb`."""
+    return file.split(".")[2]
+
+
 def test_big_tables_are_published_per_month_with_the_stores_rows(store_path: Path) -> None:
     with Store.open(store_path) as store:
         store.append("vehicle_locations", pings(date(2026, 1, 30)))
@@ -153,6 +158,49 @@ def test_a_delete_outside_append_and_replace_is_found(store_path: Path) -> None:
     with open_snapshot(store_path) as snap:
         assert snap.count("vehicle_locations") == 3
     assert_same_rows(store_path)
+
+
+def test_a_finished_months_files_written_ahead_are_the_ones_published(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        replace_day(store, date(2026, 1, 30), 40)
+        replace_day(store, date(2026, 1, 31), 41)
+        # January is finished (a year's match goes on with February): its file is written
+        # on a thread beside the command
+        assert store.write_parts_ahead({"2026-01"}, part_min_rows=PART_ALL) == 1
+        replace_day(store, date(2026, 2, 1), 50)
+        store.publish_snapshot(part_min_rows=PART_ALL)
+        files = part_files(store_path)
+    # taken, not written again: its name is not the publication's (`table.month.token`)
+    assert token(files["avl_coverage.2026-01"]) != token(files["avl_coverage.2026-02"])
+    assert_same_rows(store_path)
+
+
+def test_a_month_written_after_its_file_went_ahead_is_written_again(store_path: Path) -> None:
+    with Store.open(store_path) as store:
+        replace_day(store, date(2026, 1, 30), 40)
+        store.write_parts_ahead({"2026-01"}, part_min_rows=PART_ALL)
+        # the same row count, other values: the file written ahead is stale
+        replace_day(store, date(2026, 1, 30), 77)
+        replace_day(store, date(2026, 2, 1), 50)
+        store.publish_snapshot(part_min_rows=PART_ALL)
+        files = part_files(store_path)
+    assert token(files["avl_coverage.2026-01"]) == token(files["avl_coverage.2026-02"])
+    assert len(files) == 2  # the stale file is removed
+    with open_snapshot(store_path) as snap:
+        assert sorted(snap.read("avl_coverage")["n_pings"]) == [50, 51, 77, 78]
+    assert_same_rows(store_path)
+
+
+def test_nothing_goes_ahead_inside_a_transaction_or_by_whole_copy(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store.open(store_path) as store:
+        replace_day(store, date(2026, 1, 30), 40)
+        with store.transaction():  # uncommitted rows are not the month's rows yet
+            replace_day(store, date(2026, 1, 31), 41)
+            assert store.write_parts_ahead({"2026-01"}, part_min_rows=PART_ALL) == 0
+        monkeypatch.setenv(SNAPSHOT_MODE_ENV, "copy")
+        assert store.write_parts_ahead({"2026-01"}, part_min_rows=PART_ALL) == 0
 
 
 def test_a_reader_keeps_the_snapshot_it_opened(store_path: Path) -> None:

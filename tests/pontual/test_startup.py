@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -201,3 +202,85 @@ def test_version_is_read_when_asked() -> None:
     from core import __version__
 
     assert result.stdout == f"pontual {__version__}\n"
+
+
+# A command's work, not its help: what `ingest incidents` of a small file loads. It needs
+# Polars, DuckDB, pydantic (the profile, the options) and the store; none of the modules below
+# (the matcher's numba and scipy, Babel's formatting, Rich's console under --quiet, the
+# catalogue of texts...). ADR 0007, session 33 addendum.
+NOT_FOR_A_REGISTER = (
+    "numba",
+    "scipy",
+    "pandas",
+    "babel",
+    "rich",
+    "streamlit",
+    "shapely",
+    "pyproj",
+    "reportlab",
+    "xlsxwriter",
+    "analytics",
+    "dashboard",
+    "exports",
+    "sample_data",
+    "gtfs",
+    "core.pt_br",
+)
+
+RUN_PROBE = """
+import json, sys
+import core.texts
+from pontual.cli import main
+code = main(sys.argv[1:])
+read = core.texts.catalogue.cache_info().currsize
+print("\\n@@" + json.dumps({"code": code, "catalogue": read, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_register_ingest_loads_only_what_it_uses(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.duckdb")
+    incidents = str(ROOT / "tests" / "fixtures" / "ingest" / "incidents.csv")
+    seen = {}
+    for argv in (("init",), ("ingest", "incidents", incidents)):
+        result = subprocess.run(
+            [sys.executable, "-c", RUN_PROBE, "--quiet", "--store", store, *argv],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        seen = json.loads(result.stdout.rsplit("\n@@", 1)[1])
+        assert seen["code"] == 0, result.stderr
+    modules = seen["modules"]
+    assert {"polars", "duckdb", "pydantic", "core.store", "core.profile"} <= set(modules)
+    assert [
+        m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_REGISTER)
+    ] == []
+    assert seen["catalogue"] == 0  # --quiet: no message was worded
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"), [(None, "__all__"), ("", ""), ("logfire", "logfire")]
+)
+def test_the_program_turns_pydantic_plugins_off_unless_told(
+    given: str | None, expected: str
+) -> None:
+    # pydantic scans every distribution's entry points for plugins at its first model
+    # (~10 ms of each command); the program turns that off, a value set by the user stays
+    probe = (
+        "import os, sys\n"
+        "from pontual import cli\n"
+        "sys.argv = ['pontual', '--help']\n"
+        "try:\n"
+        "    cli.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('@@' + repr(os.environ.get(cli.PLUGINS_ENV)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if given is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = given
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT, env=env
+    )
+    assert result.stdout.rsplit("@@", 1)[1].strip() == repr(expected)

@@ -144,7 +144,8 @@ def test_pontual_crowding_writes_the_tables_and_reruns_idempotently(
     out = capsys.readouterr().out
     assert "13 validações" in out and "10 embarques localizados" in out
     assert "no_vehicle" in out and "vehicle_without_trips" in out
-    assert main(args) == 0  # a re-run replaces the day's rows
+    assert main(["--quiet", *args]) == 0  # a re-run replaces the day's rows
+    assert capsys.readouterr().out == ""  # --quiet prints only errors: no counts, no tables
     with Store.open(store_path, read_only=True) as store:
         assert store.count("tap_placements") == 13
         assert store.count("trip_loads") == 12
