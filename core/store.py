@@ -125,6 +125,35 @@ def compute_repeated(values: pl.Series) -> pl.Series:
     return values.is_in(twice.unique().implode())
 
 
+def _first_repeated_key(keys: pl.DataFrame) -> tuple[tuple[Any, ...], int] | None:
+    """A key that `keys` (the key columns of a batch) holds more than once, and how many times;
+    None when every key is distinct. A null equals a null, as in SQL's GROUP BY. The rows are
+    hashed first (`compute_repeated`); only rows whose hash repeats are compared exactly, so a
+    hash collision is never taken for a repeated key."""
+    candidates = keys.filter(compute_repeated(keys.hash_rows()))
+    if candidates.height == 0:
+        return None
+    counted = (
+        candidates.group_by(keys.columns, maintain_order=True).len("n").filter(pl.col("n") > 1)
+    )
+    if counted.height == 0:
+        return None
+    *values, n = counted.row(0)
+    return tuple(values), int(n)
+
+
+def _repeated_key_error(path: Path, decl: Table, values: tuple[Any, ...], n: int) -> StoreError:
+    """The error of `n` rows of `decl` with the key `values` (a bug in the job that wrote
+    them)."""
+    shown = ", ".join(f"{k}={v}" for k, v in zip(decl.primary_key, values, strict=True))
+    return StoreError(
+        f"{n} rows for table {decl.name} have the same key ({shown})",
+        where=str(path),
+        hint="this is a bug in the job that wrote them: a derived table's rows are "
+        "written once per key, replacing their partition (Store.replace)",
+    )
+
+
 def compute_new_keys(decl: Table, frame: pl.DataFrame, stored: pl.DataFrame) -> pl.DataFrame:
     """The rows of `frame` whose key is neither in `stored` (the stored keys) nor repeated in
     `frame` (the first of repeated rows is kept). A null key value equals a null one.
@@ -485,7 +514,7 @@ class Store:
         self.con.register(view, pa.Table.from_batches(batches, schema=arrow.schema))
         try:
             if decl.is_key_checked:
-                self._check_key(decl, view)
+                self._check_key(decl, view, frame)
             if check_in_duckdb:
                 rows = self._run(_anti_join_insert(decl, view, columns))
             else:
@@ -501,14 +530,17 @@ class Store:
         inserted = int(rows[0][0]) if rows else 0
         return AppendResult(inserted, n_given - inserted)
 
-    def _check_key(self, decl: Table, view: str) -> None:
-        """Raise when the rows of `view` repeat a key of `decl`, among themselves or with a
-        stored row (a table whose key has no index, `Table.is_key_checked`).
+    def _check_key(self, decl: Table, view: str, frame: pl.DataFrame) -> None:
+        """Raise when the rows of `view` (`frame`, registered) repeat a key of `decl`, among
+        themselves or with a stored row (a table whose key has no index, `Table.is_key_checked`).
 
-        One grouping of the batch's keys and the stored keys of the batch's service days, or
-        of its instants for a key with `event_at` (`tap_placements`) (zone maps skip the rest;
-        after `replace`'s delete there are none): a table whose key has neither reads every
-        stored key (the smaller derived tables).
+        A key with a service date or an instant (`event_at`: `tap_placements`) can only repeat
+        a stored row within the batch's range of it. When none is stored there (the usual
+        case: `replace` deleted the days first; a count, zone maps skip the rest) only the
+        batch is checked, in Polars, by a 64-bit hash of its keys (`compute_repeated`) and the
+        candidates compared column by column: a tenth of grouping a month's keys in DuckDB.
+        Otherwise one grouping of the batch's keys and the stored keys in that range; a table
+        whose key has neither reads every stored key (the smaller derived tables).
         """
         keys = ", ".join(f'"{k}"' for k in decl.primary_key)
         bound = ""
@@ -516,6 +548,20 @@ class Store:
         # rows within the batch's range of it are read (zone maps skip the rest)
         when = next((k for k in ("service_date", "event_at") if k in decl.primary_key), None)
         if when is not None:
+            low, high = frame.select(pl.col(when).min(), pl.col(when).max().alias("hi")).row(0)
+            n_stored = (
+                None
+                if low is None
+                else self._run(
+                    f'SELECT count(*) FROM "{decl.name}" WHERE "{when}" BETWEEN ? AND ?',
+                    [low, high],
+                )[0][0]
+            )
+            if n_stored == 0:
+                found = _first_repeated_key(frame.select(decl.primary_key))
+                if found is not None:
+                    raise _repeated_key_error(self.path, decl, *found)
+                return
             bound = (
                 f' WHERE "{when}" BETWEEN (SELECT min("{when}") FROM {view}) '
                 f'AND (SELECT max("{when}") FROM {view})'
@@ -526,13 +572,7 @@ class Store:
         )
         if repeated:
             *values, n = repeated[0]
-            shown = ", ".join(f"{k}={v}" for k, v in zip(decl.primary_key, values, strict=True))
-            raise StoreError(
-                f"{n} rows for table {decl.name} have the same key ({shown})",
-                where=str(self.path),
-                hint="this is a bug in the job that wrote them: a derived table's rows are "
-                "written once per key, replacing their partition (Store.replace)",
-            )
+            raise _repeated_key_error(self.path, decl, tuple(values), n)
 
     def _note_changed_frame(self, decl: Table, frame: pl.DataFrame) -> None:
         """Note the months of `frame`'s rows in table `decl` as changed (min to max: cheap,

@@ -288,9 +288,16 @@ def find_alighting_visits(
             pl.col("arrival_at").cast(pl.Datetime("us", "UTC")).to_physical().alias("at_us"),
         )
         .drop_nulls(["run", "stop_row"])
-        .sort("run", "stop_sequence")
         .collect()
     )
+    # visits in run key order (`sort_by_run`: the day's of `compute_crowding_by_day`) are in
+    # this order already: a check of each row against the next, not a sort of every column
+    run_col, seq_col = pl.col("run"), pl.col("stop_sequence")
+    in_order = (run_col < run_col.shift(-1)) | (
+        (run_col == run_col.shift(-1)) & (seq_col < seq_col.shift(-1))
+    )
+    if visits.height > 1 and not visits.select(in_order.head(visits.height - 1).all()).item():
+        visits = visits.sort("run", "stop_sequence")
     n_legs = chain.first_row.size
     best_visit = np.full(n_legs, -1, dtype=np.int64)
     walk_m = np.full(n_legs, np.nan, dtype=np.float64)

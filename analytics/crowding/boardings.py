@@ -266,8 +266,41 @@ def build_stop_windows(
             rank,
         )
         .filter(pl.lit(include_last) | ~pl.col("is_last"))
-        .with_columns(start.alias("window_start_at"), end.alias("window_end_at"))
-        .sort("vehicle_rank", "window_start_at", "service_date", "run_index", "stop_sequence")
+        .select(
+            *RUN_KEY,
+            "trip_id",
+            "stop_sequence",
+            "stop_id",
+            "vehicle_rank",
+            start.alias("window_start_at"),
+            end.alias("window_end_at"),
+        )
+        .collect()
+    )
+    # The two sorts below (by vehicle and start, to cut each window at the vehicle's next;
+    # then by start) are stable arg sorts of one integer each, moving a row number only:
+    # the windows' string ids are gathered once, by the last order (a sort of the whole
+    # frame on its five key columns gathers every column, a month's string ids twice). The
+    # rows are in run key order, so a vehicle's windows of one start stay in (service
+    # date, run, sequence) order, as when sorted by those columns too.
+    start_us = pl.col("window_start_at").dt.epoch("us")
+    lowest, highest = w.select(start_us.min().alias("lo"), start_us.max().alias("hi")).row(0)
+    width = 1 if lowest is None else highest - lowest + 1
+    by_vehicle: list[pl.Expr] = [
+        pl.col("vehicle_rank").cast(pl.Int64) * width + (start_us - (lowest or 0))
+    ]
+    if width * max(len(vehicle_ids), 1) >= 2**62:  # (centuries of windows: two keys)
+        by_vehicle = [pl.col("vehicle_rank"), start_us]
+    order = (
+        w.lazy()
+        .select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"),
+            "vehicle_rank",
+            "window_start_at",
+            "window_end_at",
+            *[key.alias(f"by_vehicle_{i}") for i, key in enumerate(by_vehicle)],
+        )
+        .sort([f"by_vehicle_{i}" for i in range(len(by_vehicle))], maintain_order=True)
         .with_columns(
             # the vehicle's next window's start (rows in vehicle then start order: the next
             # row's, when of the same vehicle; a shift, not a window over the string id)
@@ -277,17 +310,19 @@ def build_stop_windows(
             ).alias("window_end_at")
         )
         .filter(pl.col("window_end_at") > pl.col("window_start_at"))
-        .select(
-            *RUN_KEY,
-            "trip_id",
-            "stop_sequence",
-            "stop_id",
-            pl.col("window_start_at").cast(UTC_INSTANT),
-            pl.col("window_end_at").cast(UTC_INSTANT),
-        )
-        .sort("window_start_at")
+        .sort("window_start_at", maintain_order=True)
+        .select("row", "window_end_at")
+        .collect()
     )
-    return w.collect()
+    # (a gather from one chunk: from the query's many, it costs several times more)
+    return w.rechunk()[order["row"]].select(
+        *RUN_KEY,
+        "trip_id",
+        "stop_sequence",
+        "stop_id",
+        pl.col("window_start_at").cast(UTC_INSTANT),
+        order["window_end_at"].cast(UTC_INSTANT),
+    )
 
 
 def windows_between(windows: pl.DataFrame, start: datetime, end: datetime) -> pl.DataFrame:

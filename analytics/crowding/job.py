@@ -16,6 +16,7 @@ vehicles whenever the limit is exceeded on more than the profile's share of trip
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -265,7 +266,14 @@ def compute_crowding(
 def to_routed_placements(placements: pl.DataFrame, trips: pl.DataFrame) -> pl.DataFrame:
     """`placements` with the `route_id` of each tap's trip (`trips`: `scheduled_trips`), in
     the same row order."""
-    routes = trips.select("service_date", "trip_id", "route_id").unique(["service_date", "trip_id"])
+    # the trips of the taps' days only (a day's taps, in `compute_crowding_by_day`: the
+    # join's table is then a day's trips, not the period's, built once a day)
+    days = placements["service_date"].unique()
+    routes = (
+        trips.filter(pl.col("service_date").is_in(days.implode()))
+        .select("service_date", "trip_id", "route_id")
+        .unique(["service_date", "trip_id"])
+    )
     # the route column alone is joined (a join of the whole frame copies every column), a
     # slice of taps at a time: the join's copies of the keys are then those of one slice (on
     # a big city's day, the whole join peaked 0.4 GB above its result)
@@ -341,9 +349,11 @@ def read_crowding_period(
     reads the same, taps included)."""
     tz = profile.general.timezone.value
     first = start - timedelta(days=1)
+    # one chunk (the store's read gives one per DuckDB batch): every gather, filter and
+    # sort of the month's visits below costs a fraction of the same on 30 chunks
     visits = store.read(
         "stop_visits", "service_date BETWEEN ? AND ?", [first, end], columns=VISIT_COLUMNS
-    )
+    ).rechunk()
     trips = store.query(
         "SELECT service_date, trip_id, route_id, direction_id FROM scheduled_trips "
         "WHERE service_date BETWEEN ? AND ?",
@@ -442,13 +452,16 @@ def compute_crowding_by_day(
     computation, not handed over.
     """
     tz = profile.general.timezone.value
-    visits = period.stop_visits
-    # sorted once by run for the windows and the numbered visits (each would sort them)
-    ordered = sort_by_run(visits)
-    windows = build_stop_windows(ordered, include_last=False, options=options.boarding)
+    # numba's machine target (its typing and lowering registries, ~0.5 s of Python the
+    # first kernel call would wait for) is set up on a thread of its own while the visits'
+    # windows are built, mostly in Polars' native code
+    threading.Thread(target=_set_up_kernel_target, name="crowding-kernels", daemon=True).start()
+    # sorted once by run for the windows, the numbered visits and each day's chaining (each
+    # would sort them; the store's read gives them in that order, and they are kept as read)
+    visits = sort_by_run(period.stop_visits)
+    windows = build_stop_windows(visits, include_last=False, options=options.boarding)
     vehicles = windows["vehicle_id"].unique()
-    load_visits = build_load_visits(ordered, period.trips)
-    del ordered
+    load_visits = build_load_visits(visits, period.trips)
     # a service day's taps are all read once its runs' boarding windows are over and its
     # local date is past: a placed tap lies in a window of its day, an unplaced one on it
     windows_end = dict(
@@ -515,6 +528,16 @@ def compute_crowding_by_day(
         day += timedelta(days=1)
 
 
+def _set_up_kernel_target() -> None:
+    """Load numba's CPU target (its registries), under the compiler lock that a kernel's
+    first call takes to load the kernel from the cache (it then finds the target ready)."""
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    with global_compiler_lock:
+        cpu_target.target_context.refresh()
+
+
 _TAP_SLICE = timedelta(hours=6)
 """taps read and placed at a time by `compute_crowding_by_day` (bounds its memory, not its
 results): a service day is chained within a slice of its runs' end"""
@@ -540,7 +563,8 @@ def _chain_day(
     stops: pl.DataFrame,
     options: CrowdingOptions,
 ) -> pl.DataFrame:
-    """`compute_alightings` of the taps of service day `day` among the placed taps `held`.
+    """`compute_alightings` of the taps of service day `day` among the placed taps `held`
+    (`stop_visits`: sorted by run, `sort_by_run`).
 
     In the chaining of all the taps at once, a card's taps of other service days within the
     day's time span sit between its taps of the day (in card and time order) and part its
@@ -559,9 +583,11 @@ def _chain_day(
         & pl.col("event_at").is_between(lo, hi)
     )
     taps = held.filter(on_day | context)
-    placements = compute_alightings(
-        taps, stop_visits.filter(pl.col("service_date") == day), stops, options.alighting
-    )
+    # the day's visits: a slice of `stop_visits` in run order (a filter would test them all)
+    dates = stop_visits["service_date"]
+    lo = int(dates.search_sorted(day, side="left"))
+    hi = int(dates.search_sorted(day, side="right"))
+    placements = compute_alightings(taps, stop_visits.slice(lo, hi - lo), stops, options.alighting)
     n_day = int(taps.select(on_day.sum()).item())
     return placements if n_day == taps.height else placements.filter(on_day)
 

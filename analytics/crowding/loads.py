@@ -418,6 +418,10 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
     # the stops numbered in stop id order (a dense rank of a month's string ids sorts them
     # all: the few distinct ids are sorted instead, and each visit's found by its id)
     stop_ids = ordered["stop_id"].drop_nulls().unique().sort()
+    # the line and direction of each run's trip: joined on the first visit of each stretch of
+    # one run and trip (a run's visits share its trip: some ten thousand rows a day rather
+    # than a month of visits on the string key), then gathered by the stretch's number
+    new_trip = new_run | pl.col("trip_id").ne_missing(pl.col("trip_id").shift(1))
     v = (
         ordered.lazy()
         .with_columns(
@@ -426,39 +430,64 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
             .then(None)
             .otherwise(pl.col("stop_id").shift(-1))
             .alias("next_stop_id"),
-        )
-        .join(route, on=["service_date", "trip_id"], how="left", maintain_order="left")
-        .with_columns(
-            pl.col("route_id").is_not_null().alias("has_route"),
-            pl.col("route_id").fill_null("?"),
-            pl.col("direction_id").fill_null(-1),
-        )
-    )
-    # a pattern stop: a stop of a line-direction (its linked alightings over the period weigh
-    # the second tier; its riders' destinations make the origin-destination shares)
-    pattern = (
-        v.select("route_id", "direction_id", "stop_id")
-        .unique()
-        .with_row_index("pattern_stop")
-        .with_columns(pl.col("pattern_stop").cast(pl.Int64))
-    )
-    visits = (
-        # joins that keep the visits' order: no sort back into it after
-        v.join(
-            pattern, on=["route_id", "direction_id", "stop_id"], how="left", maintain_order="left"
-        )
-        .with_columns(
+            (new_trip.cum_sum() - 1).alias("stretch"),
             pl.col("stop_id")
             .cast(pl.Enum(stop_ids))
             .to_physical()
             .cast(pl.Int64)
-            .alias("stop_code")
+            .alias("stop_code"),
         )
         .collect()
     )
-    key = VisitKey.of(visits)
-    pattern_stop = visits["pattern_stop"].to_numpy()
+    stretches = (
+        ordered.lazy()
+        .filter(new_trip)
+        .select("service_date", "trip_id")
+        .join(
+            route.unique(["service_date", "trip_id"], keep="first"),
+            on=["service_date", "trip_id"],
+            how="left",
+            maintain_order="left",
+        )
+        .select(
+            pl.col("route_id").is_not_null().alias("has_route"),
+            pl.col("route_id").fill_null("?"),
+            pl.col("direction_id").fill_null(-1),
+        )
+        .collect()
+        .rechunk()  # (gathered from: one chunk)
+    )
+    del ordered
+    stretch = v["stretch"].rechunk()  # (its rows gathered as one chunk, as the rest)
+    visits = pl.concat([v.drop("stretch"), stretches[stretch]], how="horizontal")
+    del v, stretch
+    # a pattern stop: a stop of a line-direction (its linked alightings over the period weigh
+    # the second tier; its riders' destinations make the origin-destination shares), numbered
+    # by a table of the (line, direction, stop) codes present (the numbers are ids only: the
+    # shares sum each pattern stop's destinations in stop code order)
+    route_ids = stretches["route_id"].unique().sort()
+    route_code = visits["route_id"].cast(pl.Enum(route_ids)).to_physical().cast(pl.Int64).to_numpy()
+    direction = visits["direction_id"].cast(pl.Int64).to_numpy()
     stop_code = visits["stop_code"].to_numpy()
+    n_codes = int(stop_code.max()) + 1 if stop_code.size else 1
+    lowest_direction = int(direction.min()) if direction.size else 0
+    n_directions = int(direction.max()) - lowest_direction + 1 if direction.size else 1
+    cell = (route_code * n_directions + (direction - lowest_direction)) * n_codes + stop_code
+    n_cells = max(len(route_ids), 1) * n_directions * n_codes
+    if n_cells <= _PATTERN_TABLE_MAX:
+        present = np.zeros(n_cells, dtype=np.bool_)
+        present[cell] = True
+        pattern_stop = (np.cumsum(present) - 1)[cell]
+    else:  # (a sort of the cells: the same numbers)
+        pattern_stop = np.unique(cell, return_inverse=True)[1].reshape(-1)
+    del route_code, direction, cell
+    visits = visits.select(
+        pl.exclude("has_route", "stop_code"),
+        "has_route",
+        pl.Series("pattern_stop", pattern_stop, dtype=pl.Int64),
+        "stop_code",
+    )
+    key = VisitKey.of(visits)
     return LoadVisits(
         visits=visits,
         key=key,
@@ -467,8 +496,13 @@ def build_load_visits(stop_visits: pl.DataFrame, trips: pl.DataFrame) -> LoadVis
         pattern_stop=pattern_stop,
         stop_code=stop_code,
         n_patterns=int(pattern_stop.max()) + 1 if pattern_stop.size else 1,
-        n_codes=int(stop_code.max()) + 1 if stop_code.size else 1,
+        n_codes=n_codes,
     )
+
+
+_PATTERN_TABLE_MAX = 64_000_000
+"""(lines x directions x stops) cells beyond which `build_load_visits` numbers the pattern
+stops by a sort rather than a table of the cells (64 MB; a big city has a few million)"""
 
 
 @dataclass(frozen=True)
@@ -760,9 +794,11 @@ def compute_trip_crowding(trip_loads: pl.DataFrame) -> pl.DataFrame:
     `trip_loads`: `compute_loads` output. `max_load_stop_*` is the first stop after which the
     highest load rode; `hour_at` is the UTC hour of the departure from the first visited stop.
     """
+    # (rows in run and stop order already, as `compute_loads` gives them, are not sorted
+    # again: the sort gathers every column of the day's visits)
     return (
-        trip_loads.lazy()
-        .sort(*RUN_KEY, "stop_sequence")
+        sort_by_run(trip_loads)
+        .lazy()
         .group_by(RUN_KEY)
         .agg(
             pl.col("trip_id", "route_id", "direction_id", "departure_at").first(),

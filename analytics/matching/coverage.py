@@ -21,6 +21,7 @@ whether each trip is watched and the dark vehicles per operator. Per day, vector
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from core.tables.matching import RUN_OUTCOMES
@@ -28,12 +29,33 @@ from core.tables.matching import RUN_OUTCOMES
 UNKNOWN_OPERATOR = "?"
 
 
+ACTIVITY_DENSE_BINS_PER_PING = 4
+"""`compute_ping_activity` counts fixes in a dense (vehicle x minute) table when it has at most
+this many cells per ping (a city's day: ~1.2; a day of a few stray fixes a month apart would
+not), else it groups"""
+
+
 def compute_ping_activity(pings: pl.DataFrame) -> pl.DataFrame:
     """Fixes per vehicle and minute: vehicle_id, minute (epoch minutes), n_pings, first_s,
     last_s (epoch seconds of the minute's first and last fix), ping_operator_id (the operator
     the pings name, when they do). Small beside the pings: the day's coverage is computed
-    from it."""
+    from it.
+
+    Pings without an operator, vehicle ids and instants all given (the store's), are counted
+    in a dense table of (vehicle, minute) cells (`_dense_activity`: a third of the CPU of a
+    group-by on a day's ~440 k pings); the rows come by vehicle, then minute. Otherwise, and
+    when that table would be large (`ACTIVITY_DENSE_BINS_PER_PING`), a group-by (rows in no
+    order): the same rows."""
     t = pl.col("event_at").dt.epoch("ms") / 1000.0
+    if (
+        "operator_id" not in pings.columns
+        and pings.height > 0
+        and not pings["vehicle_id"].has_nulls()
+        and not pings["event_at"].has_nulls()
+    ):
+        dense = _dense_activity(pings, t)
+        if dense is not None:
+            return dense
     op = (
         [pl.col("operator_id").drop_nulls().first().alias("ping_operator_id")]
         if "operator_id" in pings.columns
@@ -56,6 +78,46 @@ def compute_ping_activity(pings: pl.DataFrame) -> pl.DataFrame:
             *op,
         )
         .with_columns(pl.col("vehicle_id").cast(pl.String))
+    )
+
+
+def _dense_activity(pings: pl.DataFrame, t: pl.Expr) -> pl.DataFrame | None:
+    """`compute_ping_activity` of pings without nulls in vehicle_id and event_at and without
+    operator_id: each fix's cell (vehicle code x minutes since the first) in a table of counts,
+    first and last instants (numpy's `bincount`, `minimum.at`, `maximum.at`), then the cells
+    with fixes. None when the table would hold more than `ACTIVITY_DENSE_BINS_PER_PING` cells
+    a ping. The instants and minutes are the group-by's expressions; the minimum and maximum
+    of the same floats: the same values."""
+    vehicles = pings["vehicle_id"].unique().sort()
+    frame = pings.select(
+        pl.col("vehicle_id").cast(pl.Enum(vehicles)).to_physical().alias("_v"), t.alias("_t")
+    ).with_columns((pl.col("_t") // 60).cast(pl.Int64).alias("minute"))
+    first_minute, last_minute = frame.select(
+        pl.col("minute").min().alias("a"), pl.col("minute").max().alias("b")
+    ).row(0)
+    span = last_minute - first_minute + 1
+    bins = vehicles.len() * span
+    if bins > ACTIVITY_DENSE_BINS_PER_PING * pings.height:
+        return None
+    cell = frame["_v"].to_numpy().astype(np.int64) * span + (
+        frame["minute"].to_numpy() - first_minute
+    )
+    t_s = frame["_t"].to_numpy()
+    n_pings = np.bincount(cell, minlength=bins)
+    first_s = np.full(bins, np.inf)
+    last_s = np.full(bins, -np.inf)
+    np.minimum.at(first_s, cell, t_s)
+    np.maximum.at(last_s, cell, t_s)
+    seen = np.flatnonzero(n_pings)
+    return pl.DataFrame(
+        {
+            "vehicle_id": vehicles.gather(seen // span),
+            "minute": seen % span + first_minute,
+            "n_pings": n_pings[seen].astype(np.int64),
+            "first_s": first_s[seen],
+            "last_s": last_s[seen],
+            "ping_operator_id": pl.Series([None] * len(seen), dtype=pl.String),
+        }
     )
 
 

@@ -18,6 +18,7 @@ from datetime import date, timedelta
 from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -50,6 +51,9 @@ from core.schema import table
 from core.store import Store
 from gtfs.read import Feed
 from gtfs.schedule import build_geometry, build_scheduled_trips
+
+if TYPE_CHECKING:
+    from ingest.gtfs_feed import ScheduleCache
 
 
 @dataclass
@@ -479,12 +483,13 @@ def has_scheduled_trips(store: Store, service_date: date) -> bool:
     return int(found["n"][0]) > 0
 
 
-def read_schedule(store: Store, service_date: date) -> Schedule:
-    """The schedule of one service day, read from the store (or a lake opened as one)."""
+def read_schedule(store: Store, service_date: date, cache: ScheduleCache | None = None) -> Schedule:
+    """The schedule of one service day, read from the store (or a lake opened as one);
+    `cache`: a run's `ScheduleCache` (stop times and shapes read once per service pattern)."""
     # matching's only import of ingest (the schedule reader); analytics.live has its own
     from ingest.gtfs_feed import read_schedule_from_store
 
-    trips, stop_times, shapes = read_schedule_from_store(store, service_date)
+    trips, stop_times, shapes = read_schedule_from_store(store, service_date, cache)
     feed_id = str(trips["feed_id"][0])
     stops = store.read("gtfs_stops", "feed_id = ?", [feed_id])
     crs = store.query("SELECT crs_epsg FROM feed_versions WHERE feed_id = ?", [feed_id])
@@ -497,9 +502,12 @@ def read_incidents(store: Store, trips: pl.DataFrame) -> pl.DataFrame:
     return store.read("incidents", "ends_at >= ? AND starts_at <= ?", [lo, hi])
 
 
-def read_day(store: Store, service_date: date) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
-    """The schedule, pings and incidents of one service day, read from the store."""
-    schedule = read_schedule(store, service_date)
+def read_day(
+    store: Store, service_date: date, cache: ScheduleCache | None = None
+) -> tuple[Schedule, pl.DataFrame, pl.DataFrame]:
+    """The schedule, pings and incidents of one service day, read from the store (`cache`:
+    as `read_schedule`)."""
+    schedule = read_schedule(store, service_date, cache)
     lo, hi = day_window(schedule.trips)
     pings = store.read(
         "vehicle_locations", "event_at BETWEEN ? AND ?", [lo, hi], columns=STORED_PING_COLUMNS
@@ -535,12 +543,14 @@ class DayInputs:
     evidence: DayEvidence
 
 
-def read_day_inputs(store: Store, service_date: date) -> DayInputs | None:
+def read_day_inputs(
+    store: Store, service_date: date, cache: ScheduleCache | None = None
+) -> DayInputs | None:
     """The schedule, pings, incidents and evidence of one service day; None when the feed in
-    force schedules no trip that day (a holiday without service)."""
+    force schedules no trip that day (a holiday without service). `cache`: as `read_schedule`."""
     if not has_scheduled_trips(store, service_date):
         return None
-    schedule, pings, incidents = read_day(store, service_date)
+    schedule, pings, incidents = read_day(store, service_date, cache)
     evidence = read_day_evidence(store, service_date, schedule.trips)
     return DayInputs(service_date, schedule, pings, incidents, evidence)
 
@@ -590,7 +600,10 @@ def run_match_days(
     before it and is raised, as a day-by-day run would; an error writing a day (a repeated
     key: a bug) rolls back that day's group. Days of one service pattern share their network
     (`NetworkCache`)."""
+    from ingest.gtfs_feed import ScheduleCache  # as `read_schedule`: matching's one reader
+
     networks = NetworkCache()
+    schedules = ScheduleCache()
     # the assembler is shut down after the matcher (`with` exits in reverse): a day whose
     # partitions are running when an error stops the run still hands them over
     with (
@@ -606,7 +619,7 @@ def run_match_days(
             return assembler.submit(_assemble_inputs, inputs, parts, profile, options)
 
         def start(day: date) -> tuple[date, Future[Future[DayResult]] | None]:
-            inputs = read_day_inputs(store, day)
+            inputs = read_day_inputs(store, day, schedules)
             if inputs is None:
                 return day, None
             return day, matcher.submit(partition, inputs)

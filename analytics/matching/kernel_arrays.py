@@ -12,7 +12,10 @@ import polars as pl
 
 
 def to_kernel_array(series: pl.Series, dtype: type[pl.DataType] = pl.Float64) -> np.ndarray:
-    """`series` as a writable numpy array of `dtype`; a float column's nulls become NaN."""
-    if dtype in (pl.Float64, pl.Float32):
-        series = series.cast(dtype).fill_null(np.nan)
-    return series.cast(dtype).to_numpy(writable=True)
+    """`series` as a writable numpy array of `dtype`; a float column's nulls become NaN (filled
+    only when there are some: `fill_null` copies the column even when it has none, a third
+    of this function's cost on the kernels' null-free columns)."""
+    series = series.cast(dtype)
+    if dtype in (pl.Float64, pl.Float32) and series.has_nulls():
+        series = series.fill_null(np.nan)
+    return series.to_numpy(writable=True)

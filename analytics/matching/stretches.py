@@ -44,6 +44,16 @@ class StretchStats(NamedTuple):
     gps_gap_m: np.ndarray
 
 
+class StretchPoints(NamedTuple):
+    """What `_stretch_points` returns: the columns of `STRETCH_POINTS`, one entry per point."""
+
+    stretch_index: np.ndarray
+    point_kind: np.ndarray
+    row: np.ndarray
+    t_s: np.ndarray
+    dist_m: np.ndarray
+
+
 def cut_stretches(
     cand: pl.DataFrame,
     pings: pl.DataFrame,
@@ -143,22 +153,18 @@ def cut_stretches(
     # each row in its roles, in (stretch, kind, time) order: a terminal row closes the stretch
     # before it (arrival anchor) and opens the next (departure anchor); stretches are numbered
     # in frame order and their rows are consecutive
-    roles = np.stack([row_arrives, row_departs, row_stretch], axis=1).ravel()
-    at = np.flatnonzero(roles >= 0)
-    j, role = at // 3, at % 3
-    row = cand_row[j]
-    dist = cand_dist_m[j]
-    for r, ends_m in ((0, shapes["destination_dist_m"]), (1, shapes["origin_dist_m"])):
-        anchor = role == r
-        dist[anchor] = ends_m.to_numpy()[cand_shape[j[anchor]]]
     points = pl.DataFrame(
-        {
-            "stretch_index": roles[at],
-            "point_kind": np.array([2, 0, 1], np.int8)[role],
-            "row": row,
-            "t_s": t_s[row],
-            "dist_m": dist,
-        }
+        _stretch_points(
+            row_arrives=row_arrives,
+            row_departs=row_departs,
+            row_stretch=row_stretch,
+            cand_row=cand_row,
+            cand_shape=cand_shape,
+            cand_dist_m=cand_dist_m,
+            ping_t_s=t_s,
+            origin_dist_m=col(shapes, "origin_dist_m"),
+            destination_dist_m=col(shapes, "destination_dist_m"),
+        )._asdict()
     )
     kept = stats.filter(pl.col("observed_progress_m") >= options.run_min_progress_m)
     return STRETCHES.conform(kept), STRETCH_POINTS.conform(points)
@@ -533,3 +539,51 @@ def _clipped(
         else (destination_m if j == arrival_cand else cand_dist_m[j])
     )
     return max(min(prog, destination_m), origin_m)
+
+
+@numba.njit(cache=True, nogil=True)
+def _stretch_points(  # pragma: no cover - compiled; tested through build_runs
+    row_arrives,
+    row_departs,
+    row_stretch,
+    cand_row,
+    cand_shape,
+    cand_dist_m,
+    ping_t_s,
+    origin_dist_m,
+    destination_dist_m,
+):
+    """The stretches' points (`StretchPoints`) from what `_cut` filled: each candidate in its
+    roles, in candidate order and within one as arrival anchor (kind 2, at its shape's
+    destination), departure anchor (kind 0, at its origin), ping of a stretch (kind 1, at its
+    position). One pass to count and one to fill, where whole-array steps interleaved the
+    three role columns, searched and gathered them (a third of `cut_stretches`)."""
+    n = cand_row.shape[0]
+    m = 0
+    for j in range(n):
+        m += (row_arrives[j] >= 0) + (row_departs[j] >= 0) + (row_stretch[j] >= 0)
+    stretch = np.empty(m, np.int64)
+    kind = np.empty(m, np.int8)
+    row = np.empty(m, np.int64)
+    t_s = np.empty(m)
+    dist_m = np.empty(m)
+    w = 0
+    for j in range(n):
+        for role in range(3):
+            k = row_arrives[j] if role == 0 else (row_departs[j] if role == 1 else row_stretch[j])
+            if k < 0:
+                continue
+            stretch[w] = k
+            row[w] = cand_row[j]
+            t_s[w] = ping_t_s[cand_row[j]]
+            if role == 0:
+                kind[w] = 2
+                dist_m[w] = destination_dist_m[cand_shape[j]]
+            elif role == 1:
+                kind[w] = 0
+                dist_m[w] = origin_dist_m[cand_shape[j]]
+            else:
+                kind[w] = 1
+                dist_m[w] = cand_dist_m[j]
+            w += 1
+    return StretchPoints(stretch, kind, row, t_s, dist_m)

@@ -13,7 +13,7 @@ from core import store as store_module
 from core.errors import SchemaVersionError, StoreError
 from core.migrations import all_migrations, latest_version
 from core.schema import TABLES, table
-from core.store import Store, open_snapshot, snapshot_path
+from core.store import Store, _first_repeated_key, open_snapshot, snapshot_path
 
 PINGS = pl.DataFrame(
     {
@@ -406,6 +406,16 @@ def test_derived_tables_have_no_key_index_but_annual_grades(store_path: Path) ->
     }
     # raw and reference tables keep the index that makes re-loading idempotent
     assert {"gtfs_stop_times", "passenger_counts", "incidents"} <= keyed
+
+
+def test_a_batchs_repeated_key_is_found_by_hash_then_compared_exactly() -> None:
+    keys = pl.DataFrame(
+        {"vehicle_id": ["a", "b", "a", "c", None, None], "run_index": [1, 1, 1, 2, None, None]}
+    )
+    # the first repeated key, with its count; a null equals a null (as SQL's GROUP BY)
+    assert _first_repeated_key(keys) == (("a", 1), 2)
+    assert _first_repeated_key(keys[3:]) == ((None, None), 2)
+    assert _first_repeated_key(keys[:2]) is None
 
 
 def test_a_repeated_key_in_a_derived_write_raises_and_writes_nothing(store_path: Path) -> None:

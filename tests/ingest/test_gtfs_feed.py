@@ -13,6 +13,7 @@ from core.store import Store
 from gtfs.errors import GtfsError
 from ingest.gtfs_feed import (
     GTFS_TABLES,
+    ScheduleCache,
     load_gtfs,
     materialise_schedule,
     read_schedule_from_store,
@@ -121,6 +122,21 @@ def test_each_date_uses_the_version_in_force(store_path: Path, tmp_path: Path) -
         assert written == {v1.feed_id: 3 * 7 + 2, v2.feed_id: 2 * 7}
         again, _, _ = read_schedule_from_store(store, date(2024, 1, 16))
         assert again.equals(trips)
+
+
+def test_a_run_reads_a_service_patterns_stop_times_once(store_path: Path, tmp_path: Path) -> None:
+    with Store.open(store_path) as store:
+        load_gtfs(store, TINY)
+        load_gtfs(store, _second_version(tmp_path))
+        cache = ScheduleCache()
+        # Wed 10 and Thu 11: one weekday pattern; Sat 13: another; Tue 16: the next version
+        days = [date(2024, 1, 10), date(2024, 1, 11), date(2024, 1, 13), date(2024, 1, 16)]
+        for day in days:
+            cached = read_schedule_from_store(store, day, cache)
+            fresh = read_schedule_from_store(store, day)
+            assert all(a.equals(b) for a, b in zip(cached, fresh, strict=True)), day
+        assert len(cache.entries) == 3
+        assert cached[1] is cache.entries[next(reversed(cache.entries))][0]
 
 
 def test_sptrans_partial_feed_fails_on_missing_stop_times(store_path: Path) -> None:

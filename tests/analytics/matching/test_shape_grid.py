@@ -122,3 +122,53 @@ def test_no_pings_and_no_points() -> None:
         BUFFER_M,
     )
     assert out[0].size == 0
+
+
+def refine_with_two_offsets(x, y, point, px, py, pd, ps):
+    """The refinement as it was before one offset a pass: both sides' `np.hypot`, the smaller
+    kept (the side before on a tie)."""
+    d_best, off_best = np.nan, np.inf
+    last = len(px) - 1
+    for side in range(2):
+        sa = max(point - 1, 0) if side == 0 else point
+        sb = point if side == 0 else min(point + 1, last)
+        if ps[sa] != ps[sb] or sa == sb:
+            sa = sb = point
+        ax, ay = px[sa], py[sa]
+        vx, vy = px[sb] - ax, py[sb] - ay
+        seg2 = vx * vx + vy * vy
+        t = ((x - ax) * vx + (y - ay) * vy) / seg2 if seg2 > 0 else 0.0
+        t = min(max(t, 0.0), 1.0)
+        off = np.hypot(x - (ax + t * vx), y - (ay + t * vy))
+        if off < off_best:
+            off_best = off
+            d_best = pd[sa] + t * (pd[sb] - pd[sa])
+    return d_best, off_best
+
+
+def test_refine_takes_one_offset_with_the_same_values() -> None:
+    # a zigzag line and a straight one; pings anywhere near, and pings on the bisectors of
+    # the zigzag's corners and on its points (both sides at the same offset: ties)
+    from analytics.matching.shape_grid import _refine
+
+    rng = np.random.default_rng(11)
+    zig = np.cumsum(rng.uniform(-20, 20, size=(40, 2)), axis=0)
+    line = np.c_[np.linspace(0, 780, 40), np.zeros(40)]
+    xy = np.r_[zig, line]
+    px, py = xy[:, 0].copy(), xy[:, 1].copy()
+    ps = np.r_[np.zeros(40, np.int32), np.ones(40, np.int32)]
+    pd = np.r_[np.r_[0.0, np.cumsum(np.hypot(*np.diff(zig, axis=0).T))], line[:, 0]]
+    cases = [(x, y, int(k)) for k in range(80) for x, y in px[k] + rng.normal(0, 15, (6, 2))]
+    for k in range(1, 79):
+        cases.append((px[k], py[k], k))  # on the point: both sides clamp to it
+        if ps[k - 1] == ps[k] == ps[k + 1]:  # on the corner's bisector, both sides alike
+            a = np.array([px[k - 1] - px[k], py[k - 1] - py[k]])
+            b = np.array([px[k + 1] - px[k], py[k + 1] - py[k]])
+            bis = a / np.hypot(*a) + b / np.hypot(*b)
+            if np.hypot(*bis) > 1e-9:
+                x, y = np.array([px[k], py[k]]) + 3.0 * bis / np.hypot(*bis)
+                cases.append((x, y, k))
+    for x, y, k in cases:
+        got = _refine(x, y, k, px, py, pd, ps, len(px) - 1)
+        want = refine_with_two_offsets(x, y, k, px, py, pd, ps)
+        assert got[1] == want[1] and (got[0] == want[0] or (np.isnan(got[0]) and np.isnan(want[0])))
