@@ -46,6 +46,19 @@ publication is now the largest cost common to the stages: about a third of an `i
 command's CPU (the month's pings compressed again into its month file), 7 CPU-s of a
 crowding month. A second run right after (main 00c5ec6, load ~2): 924 s wall, 1 494 s of
 CPU (ingest avl 168.0, fares 98.7, match 339.7, crowding 250.1, indices 18.9, dossier 22.1).
+
+Session 33 (2026-12-02, main e4c5274: a finished month's snapshot files written during the
+match, a service pattern's stop times read once per match, the key check of derived writes by
+hash, cheaper matching and crowding steps, a command's start), the same 365 days and plan,
+quiet machine (one-minute load ~2): **824 s wall, 1 336 s of CPU; target 900 s: met** (8.4 %
+under). By stage, wall s (share, CPU s): ingest registers 19.1 (2.3 %, 21.9), ingest avl 162.0
+(19.7 %, 275.7), ingest fares 92.6 (11.2 %, 143.8), match 290.5 (35.3 %, 488.8: 0.80 s a day),
+crowding 215.9 (26.2 %, 346.0: 18 s a month), indices 16.7 (2.0 %, 23.5), annual dossier 19.9
+(2.4 %, 28.4), gtfs load and init 7.0. Peak RSS 4.75 GB (match). Store 6.13 GB, the pings'
+table 13.5 B/ping. Snapshot: 0.28 s after a command that changed no big table; every month
+written 149.4 s; a whole-file copy 5.44 s. A second run right after (load ~1.9): 821 s wall,
+1 338 s of CPU (ingest avl 159.5, fares 91.0, match 293.0, crowding 215.2, indices 17.3,
+dossier 20.9), peak 4.90 GB.
 """
 
 from __future__ import annotations
