@@ -755,25 +755,10 @@ class Store:
         )
         if not wanted:
             return 0
-        sizes = dict(
-            self._run(
-                "SELECT table_name, estimated_size FROM duckdb_tables() "
-                "WHERE database_name = current_database() AND schema_name = 'main' "
-                "AND NOT internal AND NOT temporary"
-            )
-        )
-        columns: dict[str, list[tuple[str, str]]] = {}
-        for name, column, dtype in self._run(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-            "WHERE database_name = current_database() AND schema_name = 'main' "
-            "AND NOT internal ORDER BY table_name, column_index"
-        ):
-            columns.setdefault(name, []).append((column, dtype))
+        tables, columns = self._tables_and_columns()
+        sizes = dict(tables)
         db = self._run("SELECT current_database()")[0][0]
-        parts_dir = snapshot_parts_dir(self.path)
-        group = stat.S_IMODE(os.stat(self.path).st_mode) & 0o040
-        parts_dir.mkdir(exist_ok=True)
-        os.chmod(parts_dir, 0o700 | (0o050 if group else 0))
+        parts_dir, group = self._parts_dir()
         if self._ahead_pool is None or self._ahead_con is None:
             self._ahead_pool = ThreadPoolExecutor(1, thread_name_prefix="pontual-parts-ahead")
             self._ahead_con = self.con.cursor()
@@ -803,6 +788,35 @@ class Store:
             )
             started += 1
         return started
+
+    def _tables_and_columns(
+        self,
+    ) -> tuple[list[tuple[str, int | None]], dict[str, list[tuple[str, str]]]]:
+        """The store's own tables (name, DuckDB's estimated rows), by name, and each one's
+        (column, type) pairs in order."""
+        tables = self._run(
+            "SELECT table_name, estimated_size FROM duckdb_tables() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal AND NOT temporary ORDER BY table_name"
+        )
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for name, column, dtype in self._run(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND NOT internal ORDER BY table_name, column_index"
+        ):
+            columns.setdefault(name, []).append((column, dtype))
+        return [(str(t), n) for t, n in tables], columns
+
+    def _parts_dir(self) -> tuple[Path, int]:
+        """The snapshot's folder of month files (made when missing) and the group-read bit its
+        files get: owner only, or group read when the store itself is group-readable (readers
+        under another account of the store's group); never anyone else."""
+        parts_dir = snapshot_parts_dir(self.path)
+        group = stat.S_IMODE(os.stat(self.path).st_mode) & 0o040
+        parts_dir.mkdir(exist_ok=True)
+        os.chmod(parts_dir, 0o700 | (0o050 if group else 0))
+        return parts_dir, group
 
     def _finished_ahead(self) -> dict[tuple[str, str], _AheadPart]:
         """Wait for the month files written ahead (`write_parts_ahead`) and return those that
@@ -848,12 +862,7 @@ class Store:
         ahead = self._finished_ahead()
         self._run("CHECKPOINT")
         target = snapshot_path(self.path)
-        parts_dir = snapshot_parts_dir(self.path)
-        # Owner read/write, and group read when the store itself is group-readable (readers
-        # under another account of the store's group); never anyone else.
-        group = stat.S_IMODE(os.stat(self.path).st_mode) & 0o040
-        parts_dir.mkdir(exist_ok=True)
-        os.chmod(parts_dir, 0o700 | (0o050 if group else 0))
+        parts_dir, group = self._parts_dir()
         pending = _pending_path(self.path)
         changed = set(self._changed)
         if pending.exists():
@@ -862,18 +871,7 @@ class Store:
                 changed.add((name, month))
         published, copied_before = _read_published(self, target, parts_dir)
         db = self._run("SELECT current_database()")[0][0]
-        tables = self._run(
-            "SELECT table_name, estimated_size FROM duckdb_tables() "
-            "WHERE database_name = current_database() AND schema_name = 'main' "
-            "AND NOT internal AND NOT temporary ORDER BY table_name"
-        )
-        columns: dict[str, list[tuple[str, str]]] = {}
-        for name, column, dtype in self._run(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-            "WHERE database_name = current_database() AND schema_name = 'main' "
-            "AND NOT internal ORDER BY table_name, column_index"
-        ):
-            columns.setdefault(name, []).append((column, dtype))
+        tables, columns = self._tables_and_columns()
         token = f"{time.time_ns():x}"
         # The catalogue has a path of its own per publication (a folder named by the token)
         # and the snapshot path is a symbolic link to it: DuckDB shares one database
