@@ -22,7 +22,7 @@ import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -82,13 +82,11 @@ _OPEN_RETRIES = 5
 @dataclass(frozen=True)
 class _AheadPart:
     """A month file written ahead of the publication (`Store.write_parts_ahead`): its file
-    name, its rows, its table's columns then, and the writes noted of its (table, month)
-    when it was started (`Store._writes`): the publication takes it only if none came after."""
+    name, its rows and its table's columns then."""
 
     file: str
     n_rows: int
     signature: str
-    writes: int
 
 
 @dataclass(frozen=True)
@@ -548,16 +546,8 @@ class Store:
         # rows within the batch's range of it are read (zone maps skip the rest)
         when = next((k for k in ("service_date", "event_at") if k in decl.primary_key), None)
         if when is not None:
-            low, high = frame.select(pl.col(when).min(), pl.col(when).max().alias("hi")).row(0)
-            n_stored = (
-                None
-                if low is None
-                else self._run(
-                    f'SELECT count(*) FROM "{decl.name}" WHERE "{when}" BETWEEN ? AND ?',
-                    [low, high],
-                )[0][0]
-            )
-            if n_stored == 0:
+            n_stored, low, _ = self.count_in_range(decl.name, when, frame)
+            if low is not None and n_stored == 0:
                 found = _first_repeated_key(frame.select(decl.primary_key))
                 if found is not None:
                     raise _repeated_key_error(self.path, decl, *found)
@@ -617,6 +607,19 @@ class Store:
         ids = pl.int_range(last - n + 1, last + 1, dtype=pl.Int64, eager=True)
         return ids.cast(decl.column(decl.identity).dtype).alias(decl.identity)
 
+    def count_in_range(self, name: str, column: str, frame: pl.DataFrame) -> tuple[int, Any, Any]:
+        """(rows, low, high): the rows of table `name` whose `column` lies within `frame`'s
+        range of it (low to high, its minimum and maximum; None when it has none). A count
+        bounded so that DuckDB's zone maps skip the row groups of other days: how a write of
+        new days (the usual case) finds that nothing stored can clash with it."""
+        low, high = frame.select(
+            pl.col(column).min().alias("lo"), pl.col(column).max().alias("hi")
+        ).row(0)
+        n = self._run(
+            f'SELECT count(*) FROM "{name}" WHERE "{column}" BETWEEN ? AND ?', [low, high]
+        )
+        return int(n[0][0]), low, high
+
     def _stored_keys(self, decl: Table, frame: pl.DataFrame) -> pl.DataFrame | None:
         """The stored keys of `decl` within the time range of `frame`'s key time column, or
         None when there are more than `_MAX_STORED_KEYS_PER_ROW` per batch row.
@@ -626,11 +629,8 @@ class Store:
         """
         tcol = decl.key_time_column
         assert tcol is not None
-        low, high = frame.select(
-            pl.col(tcol).min().alias("lo"), pl.col(tcol).max().alias("hi")
-        ).row(0)
+        n_stored, low, high = self.count_in_range(decl.name, tcol, frame)
         in_range = f'FROM "{decl.name}" WHERE "{tcol}" BETWEEN $1 AND $2'
-        n_stored = self._run(f"SELECT count(*) {in_range}", [low, high])[0][0]
         if n_stored > _MAX_STORED_KEYS_PER_ROW * max(frame.height, _MIN_KEYS_IN_MEMORY):
             return None
         keys = ", ".join(f'"{k}"' for k in decl.primary_key)
@@ -751,7 +751,7 @@ class Store:
             (t, m)
             for t, m in self._changed
             if m in months
-            and ((t, m) not in self._ahead or self._ahead[(t, m)][0] != self._writes.get((t, m)))
+            and ((t, m) not in self._ahead or self._ahead[(t, m)][0] != self._writes.get((t, m), 0))
         )
         if not wanted:
             return 0
@@ -783,7 +783,7 @@ class Store:
                     params,
                     parts_dir / f"{name}.{month}.{time.time_ns():x}.duckdb",
                     group,
-                    _AheadPart("", 0, signature, writes),
+                    signature,
                 ),
             )
             started += 1
@@ -828,7 +828,7 @@ class Store:
                 part = future.result()
             except Exception:  # written again by the publication
                 continue
-            if part.writes == writes == self._writes.get(key):
+            if writes == self._writes.get(key, 0):
                 fresh[key] = part
         self._ahead.clear()
         return fresh
@@ -1167,16 +1167,16 @@ def _write_ahead(
     params: list[Any],
     path: Path,
     group: int,
-    part: _AheadPart,
+    signature: str,
 ) -> _AheadPart:
     """`_write_part` on the thread of `Store.write_parts_ahead` (its own handle, its own
-    alias); `part` with the file's name and rows filled in. A failed file is removed."""
+    alias), and what it wrote (`signature`: the table's columns). A failed file is removed."""
     try:
         n_rows = _write_part(con, db, name, where, params, path, group, "_snapshot_ahead")
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    return replace(part, file=path.name, n_rows=n_rows)
+    return _AheadPart(path.name, n_rows, signature)
 
 
 def _columns_of(signature: str) -> str:

@@ -195,15 +195,8 @@ def _read_stored_content(
         "_pos": pl.UInt32(),
         **{f"{c}_stored": decl.column(c).dtype for c in content},
     }
-    if tcol is not None and keys.height:
-        low, high = keys.select(pl.col(tcol).min().alias("lo"), pl.col(tcol).max().alias("hi")).row(
-            0
-        )
-        n_stored = store.query(
-            f'SELECT count(*) AS n FROM "{decl.name}" WHERE "{tcol}" BETWEEN ? AND ?', [low, high]
-        )["n"][0]
-        if n_stored == 0:
-            return pl.DataFrame(schema=found_schema)
+    if tcol is not None and keys.height and store.count_in_range(decl.name, tcol, keys)[0] == 0:
+        return pl.DataFrame(schema=found_schema)
     view = "_conflict_keys"
     match = " AND ".join(f't."{k}" IS NOT DISTINCT FROM n."{k}"' for k in decl.primary_key)
     bounded = (
