@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from analytics.crowding.boardings import VisitKey
+from analytics.crowding.boardings import VisitKey, is_sorted_by
 
 RUN_KEY = ["service_date", "vehicle_id", "run_index"]
 
@@ -291,12 +291,8 @@ def find_alighting_visits(
         .collect()
     )
     # visits in run key order (`sort_by_run`: the day's of `compute_crowding_by_day`) are in
-    # this order already: a check of each row against the next, not a sort of every column
-    run_col, seq_col = pl.col("run"), pl.col("stop_sequence")
-    in_order = (run_col < run_col.shift(-1)) | (
-        (run_col == run_col.shift(-1)) & (seq_col < seq_col.shift(-1))
-    )
-    if visits.height > 1 and not visits.select(in_order.head(visits.height - 1).all()).item():
+    # this order already
+    if not is_sorted_by(visits, ["run", "stop_sequence"]):
         visits = visits.sort("run", "stop_sequence")
     n_legs = chain.first_row.size
     best_visit = np.full(n_legs, -1, dtype=np.int64)

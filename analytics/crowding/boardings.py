@@ -127,6 +127,25 @@ def is_new_run() -> pl.Expr:
     return pl.any_horizontal(*[pl.col(c).ne_missing(pl.col(c).shift(1)) for c in RUN_KEY])
 
 
+def is_sorted_by(frame: pl.DataFrame, columns: list[str]) -> bool:
+    """Whether the rows of `frame` are in ascending `columns` order with no null there: a
+    check of each row against the next, a fraction of a sort (which gathers every column)."""
+    if frame.height < 2:
+        return True
+    # row i <= row i + 1 in `columns` order, built from the last column up: strictly before
+    # on a column, or equal there and in order on the rest
+    in_order: pl.Expr = pl.lit(True)
+    for c in reversed(columns):
+        this, after = pl.col(c), pl.col(c).shift(-1)
+        in_order = (this < after) | ((this == after) & in_order)
+    return bool(
+        frame.select(
+            in_order.head(frame.height - 1).all()
+            & pl.all_horizontal(pl.col(c).null_count() == 0 for c in columns)
+        ).item()
+    )
+
+
 def sort_by_run(visits: pl.DataFrame) -> pl.DataFrame:
     """`visits` (run key and `stop_sequence` columns, the pair unique) sorted by run key and
     sequence; the frame itself when its rows are in that order already (a check of each row
@@ -134,19 +153,7 @@ def sort_by_run(visits: pl.DataFrame) -> pl.DataFrame:
     their string ids included, and `compute_crowding_by_day` sorts them once for the
     boarding windows and the load profiles)."""
     columns = [*RUN_KEY, "stop_sequence"]
-    if visits.height < 2:
-        return visits
-    # row i <= row i + 1 in (service date, vehicle, run, sequence) order, built from the last
-    # column up: strictly before on a column, or equal there and in order on the rest
-    in_order: pl.Expr = pl.lit(True)
-    for c in reversed(columns):
-        this, after = pl.col(c), pl.col(c).shift(-1)
-        in_order = (this < after) | ((this == after) & in_order)
-    is_sorted = visits.select(
-        in_order.head(visits.height - 1).all()
-        & pl.all_horizontal(pl.col(c).null_count() == 0 for c in columns)
-    ).item()
-    if is_sorted:
+    if is_sorted_by(visits, columns):
         return visits
     if visits.select(pl.any_horizontal(pl.col(c).is_null().any() for c in columns)).item():
         return visits.sort(columns)

@@ -585,9 +585,11 @@ def _chain_day(
     taps = held.filter(on_day | context)
     # the day's visits: a slice of `stop_visits` in run order (a filter would test them all)
     dates = stop_visits["service_date"]
-    lo = int(dates.search_sorted(day, side="left"))
-    hi = int(dates.search_sorted(day, side="right"))
-    placements = compute_alightings(taps, stop_visits.slice(lo, hi - lo), stops, options.alighting)
+    first = int(dates.search_sorted(day, side="left"))
+    end = int(dates.search_sorted(day, side="right"))
+    placements = compute_alightings(
+        taps, stop_visits.slice(first, end - first), stops, options.alighting
+    )
     n_day = int(taps.select(on_day.sum()).item())
     return placements if n_day == taps.height else placements.filter(on_day)
 
