@@ -1,31 +1,39 @@
 """Matching on Apache Spark: the local engine's functions, scheduled over the lake.
 
-`match_days_on_spark` reads the pings of the lake (`core.lake`) with Spark and runs two grouped
-stages, each handing Arrow tables to the functions `analytics.matching.day.match_day` calls:
+`match_days_on_spark` runs two grouped stages, each handing Arrow tables to the functions
+`analytics.matching.day.match_day` calls:
 
-1. pings grouped by (service_date, vehicle batch) -> `match_vehicles` (clean, reference on the
-   shapes, cut into runs, breakdown stands) and `compute_ping_activity`: the partition step.
-   A vehicle batch is a hash of the vehicle (Spark's `xxhash64`, in the JVM) modulo the day's
-   batch count: a vehicle is never split and a group holds ~`batch_pings` pings at most, so one
-   busy day is many bounded groups, not one huge one (the count is rounded up to a multiple
-   of the executor cores);
+1. the days' vehicle batches grouped by (service_date, batch) -> `match_batch`: the batch's
+   pings read from the lake's `vehicle_locations` by its task (`read_batch_pings`), then
+   `match_vehicles` (clean, reference on the shapes, cut into runs, breakdown stands) and
+   `compute_ping_activity`: the partition step. A batch is a range of vehicle ids holding
+   ~`batch_pings` pings at most (`cut_vehicle_ranges`, planned on the driver from the day's
+   pings per vehicle): a vehicle is never split, one busy day is many bounded groups, not one
+   huge one (the count is rounded up to a multiple of the executor cores), and the lake keeps
+   each partition's pings sorted by vehicle in small row groups, so a task reads little more
+   than its own vehicles (`core.lake.LAKE_ORDER`). Each group has a partition of its own
+   (`spread_groups`): one group per task, in order;
 2. the batches' frames grouped by service_date -> `assemble_day` (assignment, stop visits,
    outcomes, breakdowns, headways, coverage), concatenated in batch order as the local engine
    does; each derived table's day is then written to the lake by the executor
    (`core.lake.write_day_partitions`: atomic per partition, so a retried task rewrites the
    same files).
 
-The driver plans each day's service window (`day_window` of its trips) and batch count
-(`plan_days`) before the job; the schedule, incidents and network of a day are read and built
-once per job, also on the driver but in a thread beside the job (`write_day_inputs`), and
-written once as two pickles into the job's folder in the lake (`.spark-jobs/<job id>/`, removed
-when the job ends): the network's geometry, all a partition task needs, and the day's schedule,
-incidents and trip stops, which only the day's assembly needs. A Python worker waits for a
-file the first time one of its tasks needs it (the pings' scan and shuffle run meanwhile),
-loads it and keeps a few (`_load_inputs`; Spark reuses its Python workers across tasks), never
-per group; the evidence (register, taps, inspections) is read from the lake by the one task
-that assembles the day. The pings of a window that spans two local
-dates are found in both event-day partitions, exactly the rows the local engine reads.
+The pings do not cross Spark: Spark's scan, shuffle and Arrow hand-off of every ping cost
+more than the matching on a day of a 300-bus city (ADR 0080, session 34), and reading a
+vehicle range straight from the lake is the same read the scan made, in the process that
+matches it.
+
+The driver plans each day's service window (`day_window` of its trips) and vehicle batches
+(`plan_days`) before the job; the schedule, incidents, evidence and network of a day are read
+and built once per job, also on the driver but in a thread beside the job
+(`write_day_inputs`), and written once as two pickles into the job's folder in the lake
+(`.spark-jobs/<job id>/`, removed when the job ends): the network's geometry, all a partition
+task needs, and the day's schedule, incidents, evidence and trip stops, which only the day's
+assembly needs. A Python worker waits for a file the first time one of its tasks needs it,
+loads it and keeps a few (`_load_inputs`; Spark reuses its Python workers across tasks),
+never per group. The pings of a window that spans two local dates are found in both
+event-day partitions, exactly the rows the local engine reads.
 
 Between the stages a batch's frames travel as Arrow IPC (lz4) in one binary cell per frame:
 the three frames have different schemas and a grouped-map stage returns one.
@@ -68,6 +76,7 @@ from analytics.matching.day import (
 )
 from analytics.matching.network import Network, build_network
 from analytics.matching.options import GapCredit, MatchOptions
+from analytics.matching.trip_context import DayEvidence
 from core.lake import open_lake, write_day_partitions
 from core.profile import Profile
 from core.schema import table
@@ -79,8 +88,13 @@ if TYPE_CHECKING:
 PINGS = "vehicle_locations"
 STAGE_SCHEMA = "service_date date, batch int, kind string, payload binary"
 """what the partition stage returns: one row per frame of a batch (`kind`: runs, track, stands,
-activity) holding the frame as Arrow IPC; a `day` row with an empty payload marks every planned
-day, so a day without pings is still assembled (all its trips then judged without GPS)"""
+activity) holding the frame as Arrow IPC (a day without pings is one batch of no vehicles, so
+it is still assembled, all its trips then judged without GPS)"""
+BATCHES_COLUMNS = ("service_date", "batch", "slot")
+"""the batch descriptors the partition stage is grouped from (`spread_groups` for `slot`)"""
+GROUPS_PER_TASK = 8
+"""the most vehicle batches one task of the partition stage matches, one after the other, once
+there are more batches than cores (`group_partitions`)"""
 SUMMARY_SCHEMA = "service_date date, table_name string, n_rows long, n_partitions long"
 """what the day stage returns: rows and lake partitions written per derived table"""
 FRAME_KINDS = ("runs", "track", "stands", "activity")
@@ -126,15 +140,34 @@ def timed(step: str) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
+class VehicleRange:
+    """A vehicle batch: the vehicles `vehicle_lo` .. `vehicle_hi` (ids in byte order, both
+    included) and the pings they have in the day's window; no vehicles (`None`) for a day
+    without pings."""
+
+    vehicle_lo: str | None
+    vehicle_hi: str | None
+    n_pings: int
+
+
+@dataclass(frozen=True)
 class DayPlan:
-    """A service day to match: its ping window (UTC), number of vehicle batches and, once
-    `prepare_days` wrote them, the files of its inputs (`DayFiles`)."""
+    """A service day to match: its ping window (UTC), vehicle batches and, once `prepare_days`
+    wrote them, the files of its inputs (`DayFiles`)."""
 
     service_date: date
     window_lo: datetime
     window_hi: datetime
-    n_batches: int
+    batches: tuple[VehicleRange, ...]
     files: DayFiles | None = None
+
+    @property
+    def n_batches(self) -> int:
+        return len(self.batches)
+
+    @property
+    def n_pings(self) -> int:
+        return sum(b.n_pings for b in self.batches)
 
 
 @dataclass(frozen=True)
@@ -154,19 +187,26 @@ class DayInputs:
     schedule: Schedule
     incidents: pl.DataFrame
     trip_stops: pl.DataFrame
+    evidence: DayEvidence
 
 
 @dataclass(frozen=True)
 class SparkJob:
     """What every task of one run needs (shipped to the executors with the functions).
 
-    `files`: where the driver wrote each day's inputs (`prepare_days`).
+    `plans`: each day's window, vehicle batches and where the driver writes its inputs
+    (`plan_days`).
     """
 
     lake: str
     profile: Profile
     options: MatchOptions
-    files: dict[date, DayFiles]
+    plans: dict[date, DayPlan]
+
+    def files(self, day: date) -> DayFiles:
+        files = self.plans[day].files
+        assert files is not None, "a day planned without its files"
+        return files
 
 
 def start_session(
@@ -221,14 +261,14 @@ def plan_days(
     folder: Path | None = None,
 ) -> list[DayPlan]:
     """Each day's ping window (`day_window` of its scheduled trips) and its vehicle batches,
-    from the lake: `ceil(pings in the window / batch_pings)` as the local engine cuts them,
+    from the lake: `ceil(pings in the window / batch_pings)` as the local engine counts them,
     rounded up to a multiple of `cores` (the executor cores), so that a day's last round of
     groups does not leave cores idle (3 groups on 2 cores take two rounds of a full batch;
-    4 take two rounds of three quarters of one).
+    4 take two rounds of three quarters of one), cut into vehicle ranges by
+    `cut_vehicle_ranges` from the day's pings per vehicle.
 
     Only the scheduled trips' first start and last end are read (`day_trip_bounds`), not the
-    day's schedule: the workers read that, and the driver reading it too cost as much as a
-    tenth of the local engine's whole day (300-bus day, measured 2026-12-01). `folder`: the
+    day's schedule: the driver reads that beside the job (`write_day_inputs`). `folder`: the
     job's inputs folder, where each plan's `files` are to be written (`day_files`)."""
     plans = []
     for day in days:
@@ -241,12 +281,46 @@ def plan_days(
 def _plan_day(
     store: Store, day: date, trips: pl.DataFrame, batch_pings: int, cores: int
 ) -> DayPlan:
-    """The day's window from its trips (`day_window`) and its batch count (`plan_days`)."""
+    """The day's window from its trips (`day_window`) and its vehicle batches (`plan_days`)."""
     lo, hi = day_window(trips)
-    n = store.query(f"SELECT count(*) AS n FROM {PINGS} WHERE event_at BETWEEN ? AND ?", [lo, hi])
-    n_batches = max(1, math.ceil(int(n["n"][0]) / batch_pings))
+    counts = store.query(
+        f"SELECT vehicle_id, count(*) AS n_pings FROM {PINGS} "
+        "WHERE event_at BETWEEN ? AND ? GROUP BY vehicle_id",
+        [lo, hi],
+    )
+    n_batches = max(1, math.ceil(int(counts["n_pings"].sum()) / batch_pings))
     n_batches = cores * math.ceil(n_batches / cores)
-    return DayPlan(day, lo, hi, n_batches)  # type: ignore[arg-type]
+    return DayPlan(day, lo, hi, cut_vehicle_ranges(counts, n_batches))  # type: ignore[arg-type]
+
+
+def cut_vehicle_ranges(counts: pl.DataFrame, n_batches: int) -> tuple[VehicleRange, ...]:
+    """`counts` (vehicle_id, n_pings: a day's pings per vehicle) cut into at most `n_batches`
+    ranges of consecutive vehicle ids (byte order, as Parquet's statistics and Polars compare
+    them) holding about as many pings each: a vehicle goes to the batch where its first ping
+    falls in the day's running count, so no vehicle is split, no range is empty, and a range
+    holds its share of the day but for less than one vehicle's pings. A day without pings is
+    one range of no vehicles."""
+    if counts.height == 0:
+        return (VehicleRange(None, None, 0),)
+    total = int(counts["n_pings"].sum())
+    ranges = (
+        counts.sort("vehicle_id")
+        .with_columns(
+            ((pl.col("n_pings").cum_sum() - pl.col("n_pings")) * n_batches // total).alias(
+                "__batch"
+            )
+        )
+        .group_by("__batch", maintain_order=True)
+        .agg(
+            pl.col("vehicle_id").first().alias("vehicle_lo"),
+            pl.col("vehicle_id").last().alias("vehicle_hi"),
+            pl.col("n_pings").sum(),
+        )
+    )
+    return tuple(
+        VehicleRange(str(lo), str(hi), int(n))
+        for lo, hi, n in ranges.select("vehicle_lo", "vehicle_hi", "n_pings").iter_rows()
+    )
 
 
 def prepare_days(
@@ -259,9 +333,10 @@ def prepare_days(
 ) -> list[DayPlan]:
     """`plan_days`, then each day's inputs read, built and written under `folder` once for the
     whole job (`write_day_inputs`): the plans with their `files`. `match_days_on_spark` runs
-    the two steps apart, the second beside the job (`write_day_inputs` in a driver thread)."""
+    the two steps apart, the second beside the planning and the job (`write_day_inputs` in a
+    driver thread)."""
     plans = plan_days(lake, days, batch_pings, cores, folder)
-    write_day_inputs(lake, plans, options)
+    write_day_inputs(lake, days, folder, options)
     return plans
 
 
@@ -274,35 +349,44 @@ def day_files(folder: Path, day: date) -> DayFiles:
 
 def write_day_inputs(
     lake: str | Path,
-    plans: Sequence[DayPlan],
+    days: Sequence[date],
+    folder: Path,
     options: MatchOptions,
     stop: threading.Event | None = None,
 ) -> None:
-    """Each planned day's inputs, read and built once for the whole job and written to its
-    `files`: the schedule and incidents from the lake (the local engine's `read_schedule`,
-    `read_incidents`) and the network (`build_network`); the network's geometry first, which
-    the day's partition tasks wait for, then what only the day's assembly reads.
+    """Each day's inputs, read and built once for the whole job and written to its files in
+    the job's inputs `folder` (`day_files`): the schedule, incidents and evidence from the lake (the local engine's
+    `read_schedule`, `read_incidents`, `read_day_evidence`) and the network
+    (`build_network`); the network's geometry first, which the day's partition tasks wait for,
+    then what only the day's assembly reads.
 
     One read per job instead of one per Python worker: every worker read the day's schedule
     and built its network again (the 300-bus day: 0.45 s and 0.08 s in each of two workers,
-    more than the local engine's whole read). The driver holds one day at a time; `stop`
-    set (the job failed) ends it before the next day."""
-    for plan in plans:
+    more than the local engine's whole read); the evidence, read by the day's task, held the
+    day's assembly back by 0.09 s. The driver holds one day at a time; `stop` set (the job
+    failed) ends it before the next day."""
+    for day in days:
         if stop is not None and stop.is_set():
             return
-        day, files = plan.service_date, plan.files
-        assert files is not None, "a day planned without its files"
-        with timed("driver: read schedule"), open_lake(lake, day_span(day)) as store:
-            schedule = read_schedule(store, day)
-            incidents = read_incidents(store, schedule.trips)
-        with timed("driver: build network"):
-            network = build_network(
-                schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-            )
-        with timed("driver: write inputs"):
-            geometry = replace(network, trip_stops=network.trip_stops.clear())
-            _dump(Path(files.partition), (geometry, schedule.crs_epsg))
-            _dump(Path(files.day), DayInputs(schedule, incidents, network.trip_stops))
+        files = day_files(folder, day)
+        with open_lake(lake, day_span(day)) as store:
+            with timed("driver: read schedule"):
+                schedule = read_schedule(store, day)
+                incidents = read_incidents(store, schedule.trips)
+            with timed("driver: build network"):
+                network = build_network(
+                    schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+                )
+            with timed("driver: write inputs"):
+                geometry = replace(network, trip_stops=network.trip_stops.clear())
+                _dump(Path(files.partition), (geometry, schedule.crs_epsg))
+            with timed("driver: read evidence"):
+                evidence = read_day_evidence(store, day, schedule.trips)
+            with timed("driver: write inputs"):
+                _dump(
+                    Path(files.day),
+                    DayInputs(schedule, incidents, network.trip_stops, evidence),
+                )
 
 
 class _InputsPickler(pickle.Pickler):
@@ -388,13 +472,6 @@ def day_trip_bounds(store: Store, day: date) -> pl.DataFrame:
     )
 
 
-def _ping_folders(lake: str | Path, plans: Sequence[DayPlan]) -> list[str]:
-    """The event-day partitions of the pings that can fall in the planned windows."""
-    lo = min(p.window_lo for p in plans)
-    hi = max(p.window_hi for p in plans)
-    return event_day_folders(lake, PINGS, lo, hi)
-
-
 # --- the two stages (run in the Python workers) ----------------------------------------------
 
 
@@ -429,7 +506,7 @@ def _wait_for(path: Path) -> None:
 
 def _partition_inputs(job: SparkJob, day: date) -> tuple[Network, int]:
     """The day's network geometry and CRS: what a partition task needs."""
-    network, crs_epsg = _load_inputs(job.files[day].partition)
+    network, crs_epsg = _load_inputs(job.files(day).partition)
     return network, int(crs_epsg)
 
 
@@ -444,15 +521,38 @@ def _empty_pings() -> pl.DataFrame:
     return table(PINGS).empty().select(STORED_PING_COLUMNS)
 
 
-def match_batch(job: SparkJob, key: tuple[Any, ...], pings: pa.Table) -> pa.Table:
-    """Stage 1, one (service_date, batch) group: `match_vehicles` and the batch's ping activity,
-    each frame returned as an IPC cell."""
+def read_batch_pings(lake: str | Path, plan: DayPlan, batch: VehicleRange) -> pl.DataFrame:
+    """The pings of `batch`'s vehicles in `plan`'s window (both bounds included, as the local
+    engine reads a day), from the event-day partitions of the lake's `vehicle_locations`: the
+    columns matching reads (`STORED_PING_COLUMNS`), in the table's types. The lake keeps each
+    partition sorted by vehicle in small row groups (`core.lake.LAKE_ORDER`): the range's
+    filter skips the other vehicles' row groups by their statistics."""
+    empty = _empty_pings()
+    folders = event_day_folders(lake, PINGS, plan.window_lo, plan.window_hi)
+    files = [str(f) for folder in folders for f in sorted(Path(folder).rglob("*.parquet"))]
+    if batch.vehicle_lo is None or not files:
+        return empty
+    frame = (
+        pl.scan_parquet(files, hive_partitioning=False, missing_columns="insert")
+        .filter(
+            # literals: a bare string would name a column
+            pl.col("vehicle_id").is_between(pl.lit(batch.vehicle_lo), pl.lit(batch.vehicle_hi)),
+            pl.col("event_at").is_between(pl.lit(plan.window_lo), pl.lit(plan.window_hi)),
+        )
+        .select(STORED_PING_COLUMNS)
+        .collect()
+    )
+    return frame.cast(empty.schema)
+
+
+def match_batch(job: SparkJob, key: tuple[Any, ...], _: pa.Table) -> pa.Table:
+    """Stage 1, one (service_date, batch) group: the batch's pings (`read_batch_pings`), then
+    `match_vehicles` and the batch's ping activity, each frame returned as an IPC cell."""
     day, batch = key[0].as_py(), int(key[1].as_py())
+    plan = job.plans[day]
     network, crs_epsg = _partition_inputs(job, day)
-    with timed("pings from arrow"):
-        frame = pl.from_arrow(pings.select(list(STORED_PING_COLUMNS)))
-        assert isinstance(frame, pl.DataFrame)
-        frame = frame.cast(_empty_pings().schema)
+    with timed("read pings"):
+        frame = read_batch_pings(job.lake, plan, plan.batches[batch])
     min_s = float(job.profile.trips.breakdown_stop_min_s.value)
     with timed("match_vehicles"):
         runs, track, stands = match_vehicles(
@@ -475,35 +575,20 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
     """Stage 2, one service day: the batches' frames concatenated in batch order, then the
     local engine's `assemble_day`; each derived table's day replaces its lake partitions."""
     day = key[0].as_py()
-    geometry, crs_epsg = _partition_inputs(job, day)
-    inputs: DayInputs = _load_inputs(job.files[day].day)
+    geometry, _ = _partition_inputs(job, day)
+    inputs: DayInputs = _load_inputs(job.files(day).day)
     network = replace(geometry, trip_stops=inputs.trip_stops)
-    with timed("read evidence"), open_lake(job.lake, day_span(day)) as store:
-        evidence = read_day_evidence(store, day, inputs.schedule.trips)
     rows = pl.from_arrow(cells.select(["batch", "kind", "payload"]))
     assert isinstance(rows, pl.DataFrame)
-    rows = rows.filter(pl.col("kind") != "day").sort("batch", "kind")
-    if rows.height == 0:  # a day without pings is one empty batch, as in the local engine
-        min_s = float(job.profile.trips.breakdown_stop_min_s.value)
-        empty = _empty_pings()
-        runs, track, stands = match_vehicles(
-            empty, network, job.options, min_s, crs_epsg, GapCredit.from_profile(job.profile)
-        )
+    rows = rows.sort("batch", "kind")
+    with timed("frames from ipc"):
         frames = {
-            "runs": [runs],
-            "track": [track],
-            "stands": [stands],
-            "activity": [compute_ping_activity(empty)],
+            kind: [
+                pl.read_ipc(io.BytesIO(p))
+                for p in rows.filter(pl.col("kind") == kind)["payload"].to_list()
+            ]
+            for kind in FRAME_KINDS
         }
-    else:
-        with timed("frames from ipc"):
-            frames = {
-                kind: [
-                    pl.read_ipc(io.BytesIO(p))
-                    for p in rows.filter(pl.col("kind") == kind)["payload"].to_list()
-                ]
-                for kind in FRAME_KINDS
-            }
     with timed("assemble_day"):
         result = assemble_day(
             pl.concat(frames["runs"], how="diagonal_relaxed"),
@@ -515,7 +600,7 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
             job.profile,
             job.options,
             pl.concat(frames["activity"]),
-            evidence,
+            inputs.evidence,
         )
     names, counts, parts = [], [], []
     with timed("lake writes"):
@@ -575,9 +660,9 @@ def values_frame(
     spark: SparkSession, name: str, columns: Sequence[str], rows: Sequence[Sequence[object]]
 ) -> DataFrame:
     """`rows` (dates, instants, integers) as an inline table: a local relation in the plan, so
-    its broadcast to a join and the markers made of it need no job (a `createDataFrame` of the
-    same rows is an RDD that Spark scans in tasks). Instants are written with their UTC offset,
-    whatever the session's zone."""
+    its broadcast to a join needs no job (a `createDataFrame` of the same rows is an RDD that
+    Spark scans in tasks). Instants are written with their UTC offset, whatever the session's
+    zone."""
 
     def literal(v: object) -> str:
         if isinstance(v, datetime):
@@ -593,55 +678,66 @@ def values_frame(
     return spark.sql(f"SELECT * FROM VALUES {values} AS {name}({', '.join(columns)})")
 
 
-def windows_frame(spark: SparkSession, plans: Sequence[DayPlan]) -> DataFrame:
-    """The planned days (service_date, window_lo, window_hi, n_batches) as an inline table
-    (`values_frame`)."""
-    return values_frame(
-        spark,
-        "windows",
-        ("service_date", "window_lo", "window_hi", "n_batches"),
-        [(p.service_date, p.window_lo, p.window_hi, p.n_batches) for p in plans],
-    )
+def spark_hash_int(value: int, seed: int = 42) -> int:
+    """Spark's hash of an int column (`hash(col)`, the `Murmur3Hash` its hash partitioning
+    takes modulo the partition count): Murmur3 x86 32-bit of the value's 4 bytes, signed."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    k1 = rotl((value & mask) * 0xCC9E2D51 & mask, 15) * 0x1B873593 & mask
+    h1 = (rotl(seed ^ k1, 13) * 5 + 0xE6546B64) & mask
+    h1 ^= 4
+    h1 = (h1 ^ (h1 >> 16)) * 0x85EBCA6B & mask
+    h1 = (h1 ^ (h1 >> 13)) * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+def group_partitions(n_groups: int, cores: int) -> int:
+    """How many partitions (tasks) the partition stage's `n_groups` batches are spread over: a
+    whole number of rounds of `cores` tasks, each of `GROUPS_PER_TASK` batches at most, and no
+    more tasks than batches. Fewer, longer tasks spread Spark's cost per task (its launch and
+    the Python worker's hand-off, ~0.1 s on 2 cores: the 300-bus day's 4 batches ran 0.14 s
+    faster as 2 tasks than as 4); more keep cores busy when the days' batches differ."""
+    rounds = max(1, math.ceil(n_groups / (cores * GROUPS_PER_TASK)))
+    return max(1, min(n_groups, cores * rounds))
+
+
+def spread_groups(n_groups: int, n_partitions: int) -> list[int]:
+    """A `slot` per group such that Spark's hash partitioning of the slots over `n_partitions`
+    (`repartition(n_partitions, "slot")`) puts group i in partition i modulo `n_partitions`:
+    one group per task while there are partitions enough, in order. Hashing the groups' keys
+    instead left some partitions with two batches and others empty (4 batches of the 300-bus
+    day: tasks of 2, 2, 0 and 0 groups), a whole batch's time of one core idle."""
+    first: dict[int, int] = {}
+    value = 0
+    while len(first) < n_partitions:
+        first.setdefault(spark_hash_int(value) % n_partitions, value)
+        value += 1
+    return [first[i % n_partitions] for i in range(n_groups)]
 
 
 def build_match_job(spark: SparkSession, job: SparkJob, plans: Sequence[DayPlan]) -> DataFrame:
-    """The Spark plan of a run (lazy): pings -> batches -> days; one summary row per day and
-    derived table once collected."""
-    from pyspark.sql import functions as F
-
-    windows = windows_frame(spark, plans)
-    folders = _ping_folders(job.lake, plans)
-    markers = windows.select(
-        "service_date",
-        F.lit(-1).cast("int").alias("batch"),
-        F.lit("day").alias("kind"),
-        F.lit(b"").cast("binary").alias("payload"),
+    """The Spark plan of a run (lazy): the days' batches -> days; one summary row per day and
+    derived table once collected. The batches are an inline table (`values_frame`) spread one
+    per partition (`spread_groups`); the grouping by (service_date, batch, slot) needs no
+    other shuffle, its partitioning by slot already keeps each group in one partition."""
+    keys = [(p.service_date, i) for p in plans for i in range(p.n_batches)]
+    n_partitions = group_partitions(len(keys), spark.sparkContext.defaultParallelism)
+    slots = spread_groups(len(keys), n_partitions)
+    batches = values_frame(
+        spark, "batches", BATCHES_COLUMNS, [(*k, s) for k, s in zip(keys, slots, strict=True)]
     )
-    cells = markers
-    if folders:
-        pings = (
-            spark.read.schema(spark_ddl(PINGS, STORED_PING_COLUMNS))
-            .option("recursiveFileLookup", "true")
-            .parquet(*folders)
-        )
-        in_window = pings.join(
-            F.broadcast(windows),
-            (pings["event_at"] >= windows["window_lo"])
-            & (pings["event_at"] <= windows["window_hi"]),
-        )
-        # the vehicle batch in the JVM (a hash of the vehicle modulo the day's batch count),
-        # not in a Python pass over every ping: a vehicle is never split, and the frames do
-        # not depend on how the vehicles are grouped (tests/analytics/engines/test_spark.py)
-        batched = in_window.select(
-            *STORED_PING_COLUMNS,
-            "service_date",
-            F.pmod(F.xxhash64("vehicle_id"), F.col("n_batches")).cast("int").alias("batch"),
-        )
-        matched = batched.groupBy("service_date", "batch").applyInArrow(
-            bind(match_batch, job), STAGE_SCHEMA
-        )
-        cells = matched.unionByName(markers)
-    return cells.groupBy("service_date").applyInArrow(bind(assemble_and_write, job), SUMMARY_SCHEMA)
+    matched = (
+        batches.repartition(n_partitions, "slot")
+        .groupBy(*BATCHES_COLUMNS)
+        .applyInArrow(bind(match_batch, job), STAGE_SCHEMA)
+    )
+    return matched.groupBy("service_date").applyInArrow(
+        bind(assemble_and_write, job), SUMMARY_SCHEMA
+    )
 
 
 def match_days_on_spark(
@@ -661,21 +757,21 @@ def match_days_on_spark(
     lake = str(Path(lake).resolve())
     parallelism = spark.sparkContext.defaultParallelism
     folder = Path(lake) / JOBS_FOLDER / uuid.uuid4().hex
+    stop = threading.Event()
     try:
-        plans = plan_days(lake, days, batch_pings, parallelism, folder)
-        files = {p.service_date: p.files for p in plans if p.files is not None}
-        job = SparkJob(lake, profile, options, files)
-        # a shuffle partition per batch (up to a bound): the groups are the unit of work;
-        # Spark's adaptive execution coalesces the small ones
-        n_groups = sum(p.n_batches for p in plans)
-        spark.conf.set("spark.sql.shuffle.partitions", str(max(parallelism, min(n_groups, 512))))
-        stop = threading.Event()
         with ThreadPoolExecutor(1, thread_name_prefix="pontual-day-inputs") as pool:
-            # the days' inputs are read and written beside the job: the pings' scan and
-            # shuffle do not wait for them, the tasks that need a day's file wait for it
-            writing = pool.submit(_write_or_mark, lake, plans, options, folder, stop)
+            # the days' inputs are read and written beside the planning and the job: neither
+            # waits for them, the tasks that need a day's file wait for it
+            writing = pool.submit(_write_or_mark, lake, days, options, folder, stop)
             try:
-                rows = build_match_job(spark, job, plans).collect()
+                with timed("driver: plan days"):
+                    plans = plan_days(lake, days, batch_pings, parallelism, folder)
+                job = SparkJob(lake, profile, options, {p.service_date: p for p in plans})
+                with _job_conf(spark, _match_conf(spark, plans)):
+                    with timed("driver: build job"):
+                        planned = build_match_job(spark, job, plans)
+                    with timed("driver: collect"):
+                        rows = planned.collect()
             except BaseException:
                 stop.set()  # no more days to write for a job that failed
                 error = writing.exception()
@@ -690,9 +786,35 @@ def match_days_on_spark(
             folder.parent.rmdir()
 
 
+def _match_conf(spark: SparkSession, plans: Sequence[DayPlan]) -> dict[str, str]:
+    """The session settings of a match job: a shuffle partition per day for the days'
+    assembly (at least one per core, at most 512), and no adaptive execution. The batches are
+    already one per partition (`spread_groups`), and the adaptive planner ran each stage as a
+    job of its own, with a new plan between them (~0.03 s each on the 300-bus day)."""
+    n_days = max(spark.sparkContext.defaultParallelism, min(len(plans), 512))
+    return {"spark.sql.shuffle.partitions": str(n_days), "spark.sql.adaptive.enabled": "false"}
+
+
+@contextmanager
+def _job_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
+    """`conf` set on the session for the block, then what was there before restored (a
+    session serves other jobs: crowding, the tests' shared session)."""
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
 def _write_or_mark(
     lake: str,
-    plans: Sequence[DayPlan],
+    days: Sequence[date],
     options: MatchOptions,
     folder: Path,
     stop: threading.Event | None = None,
@@ -700,7 +822,7 @@ def _write_or_mark(
     """`write_day_inputs`; on failure the job's folder is marked (`FAILED_MARK`) so that the
     tasks waiting for a day's file fail instead of waiting."""
     try:
-        write_day_inputs(lake, plans, options, stop)
+        write_day_inputs(lake, days, folder, options, stop)
     except BaseException:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / FAILED_MARK).touch()

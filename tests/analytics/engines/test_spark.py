@@ -2,7 +2,8 @@
 engine, on one short simulated day (12 vehicles at the peak, ~25 k pings, 441 trips):
 
 - Spark `local[2]`, the day cut into several vehicle batches, gives every derived table equal
-  to the local engine's (sorted rows, exact equality, same schema);
+  to the local engine's (sorted rows, exact equality, same schema); the batches' vehicle ranges
+  read back exactly the day's pings, and each batch has a partition of its own;
 - a real standalone cluster on localhost (a master and two workers from PySpark's own launch
   classes) runs `pontual match --engine spark`, and killing one worker mid-job still completes
   with the same rows (Spark reschedules the lost tasks).
@@ -23,14 +24,21 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from analytics.engines.spark import JOBS_FOLDER
-from analytics.matching.day import DERIVED_TABLES, day_window, read_incidents, read_schedule
+from analytics.matching.day import (
+    DERIVED_TABLES,
+    day_window,
+    read_day_evidence,
+    read_incidents,
+    read_schedule,
+)
 from analytics.matching.network import build_network
 from analytics.matching.options import MatchOptions
 from core.errors import StoreError
@@ -119,6 +127,87 @@ def test_spark_local_gives_the_local_engines_tables(
     assert not (lake / JOBS_FOLDER).exists()  # the job's day inputs removed with it
 
 
+def test_the_batches_read_back_exactly_the_days_pings(matched_store: Path, tmp_path: Path) -> None:
+    """The vehicle ranges of a day's batches (`plan_days`) are disjoint, hold the day's pings
+    between them, each its share of the day but for one vehicle's pings, and each batch's
+    task reads exactly its vehicles' pings in the window (`read_batch_pings`): together, the
+    pings the local engine reads for the day."""
+    from analytics.engines.spark import plan_days, read_batch_pings
+
+    lake = _raw_lake(matched_store, tmp_path / "lake")
+    (plan,) = plan_days(lake, [DAY], SMALL_BATCH, 2)
+    assert plan.n_batches % 2 == 0 and plan.n_batches >= 4
+    his = [b.vehicle_hi for b in plan.batches]
+    los = [b.vehicle_lo for b in plan.batches]
+    assert all(lo <= hi for lo, hi in zip(los, his, strict=True))  # type: ignore[operator]
+    assert all(h < lo for h, lo in zip(his, los[1:], strict=False))  # type: ignore[operator]
+    parts = [read_batch_pings(lake, plan, b) for b in plan.batches]
+    assert [p.height for p in parts] == [b.n_pings for b in plan.batches]
+    together = pl.concat(parts)
+    share = together.height / plan.n_batches
+    assert (
+        max(p.height for p in parts) < share + together["vehicle_id"].value_counts()["count"].max()
+    )
+    with Store.open(matched_store, read_only=True) as store:
+        day = store.read(
+            "vehicle_locations",
+            "event_at BETWEEN ? AND ?",
+            [plan.window_lo, plan.window_hi],
+            columns=list(parts[0].columns),
+        )
+    assert together.schema == day.schema
+    assert together.sort("ping_id").equals(day.sort("ping_id"))
+
+
+def test_vehicle_ranges_never_split_a_vehicle() -> None:
+    """`cut_vehicle_ranges`: consecutive ids in byte order ("10" before "9"), about as many
+    pings each, a vehicle in one range, no empty range; a day without pings is one range of
+    no vehicles."""
+    from analytics.engines.spark import VehicleRange, cut_vehicle_ranges
+
+    counts = pl.DataFrame(
+        {"vehicle_id": ["9", "10", "11", "12", "8"], "n_pings": [10, 40, 10, 10, 30]}
+    )
+    assert cut_vehicle_ranges(counts, 2) == (
+        VehicleRange("10", "11", 50),
+        VehicleRange("12", "9", 50),
+    )
+    assert cut_vehicle_ranges(counts, 4) == (
+        VehicleRange("10", "10", 40),
+        VehicleRange("11", "11", 10),
+        VehicleRange("12", "8", 40),
+        VehicleRange("9", "9", 10),
+    )
+    assert len(cut_vehicle_ranges(counts, 9)) == 5  # one vehicle each at most
+    empty = counts.clear()
+    assert cut_vehicle_ranges(empty, 4) == (VehicleRange(None, None, 0),)
+
+
+def test_each_batch_has_a_partition_of_its_own(spark_session: object) -> None:
+    """`spark_hash_int` is Spark's `hash` of an int, and the slots of `spread_groups` put group
+    i in partition i modulo the partition count under Spark's own hash partitioning."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from analytics.engines.spark import group_partitions, spark_hash_int, spread_groups
+
+    spark = spark_session
+    assert isinstance(spark, SparkSession)
+    values = [0, 1, 2, 7, 42, -1, 123_456, -(2**31), 2**31 - 1]
+    hashed = spark.createDataFrame([(v,) for v in values], "v int").select(F.hash("v").alias("h"))
+    assert [r.h for r in hashed.collect()] == [spark_hash_int(v) for v in values]
+    assert [group_partitions(n, 2) for n in (1, 2, 3, 4, 16, 17, 76)] == [1, 2, 2, 2, 2, 4, 10]
+    for n_groups, n_parts in ((4, 4), (4, 2), (7, 3)):
+        slots = spread_groups(n_groups, n_parts)
+        frame = spark.createDataFrame(list(enumerate(slots)), "group int, slot int")
+        placed = frame.repartition(n_parts, "slot").select(
+            "group", F.spark_partition_id().alias("p")
+        )
+        assert sorted((r.group, r.p) for r in placed.collect()) == [
+            (i, i % n_parts) for i in range(n_groups)
+        ]
+
+
 def test_the_driver_writes_the_local_engines_day_inputs_once(
     matched_store: Path, tmp_path: Path
 ) -> None:
@@ -152,6 +241,11 @@ def test_the_driver_writes_the_local_engines_day_inputs_once(
     assert isinstance(day, DayInputs)
     assert day.trip_stops.equals(network.trip_stops)
     assert day.incidents.equals(incidents)
+    with Store.open(matched_store, read_only=True) as store:
+        evidence = read_day_evidence(store, DAY, schedule.trips)
+    for name in ("vehicles", "taps", "inspections", "routes"):  # the lake's rows in its order
+        got, want = getattr(day.evidence, name), getattr(evidence, name)
+        assert got.sort(got.columns).equals(want.sort(want.columns)), name
     for name in ("trips", "stop_times", "shapes", "stops"):
         assert getattr(day.schedule, name).equals(getattr(schedule, name)), name
     assert day.schedule.trips.height == 441
@@ -161,7 +255,7 @@ def test_a_task_waits_for_its_days_inputs_and_fails_with_the_driver(tmp_path: Pa
     """The driver writes the days' inputs beside the job (`write_day_inputs` in a thread of
     `match_days_on_spark`): a task that needs a day's file waits until it is there, and fails
     instead of waiting for ever when the driver's writing failed (the job's folder marked)."""
-    from analytics.engines.spark import FAILED_MARK, DayPlan, _wait_for, _write_or_mark, day_files
+    from analytics.engines.spark import FAILED_MARK, _wait_for, _write_or_mark, day_files
 
     path = Path(day_files(tmp_path / "job", DAY).partition)
 
@@ -177,14 +271,11 @@ def test_a_task_waits_for_its_days_inputs_and_fails_with_the_driver(tmp_path: Pa
     writer.join()
 
     folder = tmp_path / "failed-job"
-    lo, hi = datetime(2026, 3, 2, 6, tzinfo=UTC), datetime(2026, 3, 3, 6, tzinfo=UTC)
-    plan = DayPlan(DAY, lo, hi, 1, day_files(folder, DAY))
     with pytest.raises(StoreError):  # no lake there: the driver cannot read the schedule
-        _write_or_mark(str(tmp_path / "no-lake"), [plan], MatchOptions(), folder)
+        _write_or_mark(str(tmp_path / "no-lake"), [DAY], MatchOptions(), folder)
     assert (folder / FAILED_MARK).exists()
-    assert plan.files is not None
     with pytest.raises(RuntimeError, match="could not prepare"):
-        _wait_for(Path(plan.files.partition))
+        _wait_for(Path(day_files(folder, DAY).partition))
 
 
 # --- a real standalone cluster ------------------------------------------------------------
