@@ -92,6 +92,8 @@ activity) holding the frame as Arrow IPC (a day without pings is one batch of no
 it is still assembled, all its trips then judged without GPS)"""
 BATCHES_COLUMNS = ("service_date", "batch", "slot")
 """the batch descriptors the partition stage is grouped from (`spread_groups` for `slot`)"""
+PLAN_TABLES = ("feed_versions", "scheduled_trips", PINGS)
+"""the lake tables `plan_days` reads (`day_trip_bounds` and the pings per vehicle)"""
 GROUPS_PER_TASK = 8
 """the most vehicle batches one task of the partition stage matches, one after the other, once
 there are more batches than cores (`group_partitions`)"""
@@ -272,7 +274,7 @@ def plan_days(
     job's inputs folder, where each plan's `files` are to be written (`day_files`)."""
     plans = []
     for day in days:
-        with open_lake(lake, day_span(day)) as store:
+        with open_lake(lake, day_span(day), PLAN_TABLES) as store:
             plan = _plan_day(store, day, day_trip_bounds(store, day), batch_pings, cores)
         plans.append(plan if folder is None else replace(plan, files=day_files(folder, day)))
     return plans
