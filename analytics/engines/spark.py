@@ -25,15 +25,16 @@ vehicle range straight from the lake is the same read the scan made, in the proc
 matches it.
 
 The driver plans each day's service window (`day_window` of its trips) and vehicle batches
-(`plan_days`) before the job; the schedule, incidents, evidence and network of a day are read
+(`plan_days`) before the job; the schedule, incidents and network of a day are read
 and built once per job, also on the driver but in a thread beside the job
 (`write_day_inputs`), and written once as two pickles into the job's folder in the lake
 (`.spark-jobs/<job id>/`, removed when the job ends): the network's geometry, all a partition
-task needs, and the day's schedule, incidents, evidence and trip stops, which only the day's
+task needs, and the day's schedule, incidents and trip stops, which only the day's
 assembly needs. A Python worker waits for a file the first time one of its tasks needs it,
 loads it and keeps a few (`_load_inputs`; Spark reuses its Python workers across tasks),
-never per group. The pings of a window that spans two local dates are found in both
-event-day partitions, exactly the rows the local engine reads.
+never per group; the evidence (register, taps, inspections) is read from the lake by the one
+task that assembles the day. The pings of a window that spans two local dates are found in
+both event-day partitions, exactly the rows the local engine reads.
 
 Between the stages a batch's frames travel as Arrow IPC (lz4) in one binary cell per frame:
 the three frames have different schemas and a grouped-map stage returns one.
@@ -76,7 +77,6 @@ from analytics.matching.day import (
 )
 from analytics.matching.network import Network, build_network
 from analytics.matching.options import GapCredit, MatchOptions
-from analytics.matching.trip_context import DayEvidence
 from core.lake import open_lake, write_day_partitions
 from core.profile import Profile
 from core.schema import table
@@ -94,6 +94,14 @@ BATCHES_COLUMNS = ("service_date", "batch", "slot")
 """the batch descriptors the partition stage is grouped from (`spread_groups` for `slot`)"""
 PLAN_TABLES = ("feed_versions", "scheduled_trips", PINGS)
 """the lake tables `plan_days` reads (`day_trip_bounds` and the pings per vehicle)"""
+EVIDENCE_TABLES = (
+    "vehicles",
+    "vehicle_inspections",
+    "fare_transactions",
+    "inspections",
+    "gtfs_routes",
+)
+"""the lake tables `read_day_evidence` reads (a day's task opens only these)"""
 GROUPS_PER_TASK = 8
 """the most vehicle batches one task of the partition stage matches, one after the other, once
 there are more batches than cores (`group_partitions`)"""
@@ -189,7 +197,6 @@ class DayInputs:
     schedule: Schedule
     incidents: pl.DataFrame
     trip_stops: pl.DataFrame
-    evidence: DayEvidence
 
 
 @dataclass(frozen=True)
@@ -357,38 +364,31 @@ def write_day_inputs(
     stop: threading.Event | None = None,
 ) -> None:
     """Each day's inputs, read and built once for the whole job and written to its files in
-    the job's inputs `folder` (`day_files`): the schedule, incidents and evidence from the lake (the local engine's
-    `read_schedule`, `read_incidents`, `read_day_evidence`) and the network
-    (`build_network`); the network's geometry first, which the day's partition tasks wait for,
-    then what only the day's assembly reads.
+    the job's inputs `folder` (`day_files`): the schedule and incidents from the lake (the
+    local engine's `read_schedule`, `read_incidents`) and the network (`build_network`); the
+    network's geometry first, which the day's partition tasks wait for, then what only the
+    day's assembly reads.
 
     One read per job instead of one per Python worker: every worker read the day's schedule
     and built its network again (the 300-bus day: 0.45 s and 0.08 s in each of two workers,
-    more than the local engine's whole read); the evidence, read by the day's task, held the
-    day's assembly back by 0.09 s. The driver holds one day at a time; `stop` set (the job
-    failed) ends it before the next day."""
+    more than the local engine's whole read). The evidence stays with the day's task (the
+    driver's reads are a long job's serial share, ADR 0080 session 32). The driver holds one
+    day at a time; `stop` set (the job failed) ends it before the next day."""
     for day in days:
         if stop is not None and stop.is_set():
             return
         files = day_files(folder, day)
-        with open_lake(lake, day_span(day)) as store:
-            with timed("driver: read schedule"):
-                schedule = read_schedule(store, day)
-                incidents = read_incidents(store, schedule.trips)
-            with timed("driver: build network"):
-                network = build_network(
-                    schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
-                )
-            with timed("driver: write inputs"):
-                geometry = replace(network, trip_stops=network.trip_stops.clear())
-                _dump(Path(files.partition), (geometry, schedule.crs_epsg))
-            with timed("driver: read evidence"):
-                evidence = read_day_evidence(store, day, schedule.trips)
-            with timed("driver: write inputs"):
-                _dump(
-                    Path(files.day),
-                    DayInputs(schedule, incidents, network.trip_stops, evidence),
-                )
+        with timed("driver: read schedule"), open_lake(lake, day_span(day)) as store:
+            schedule = read_schedule(store, day)
+            incidents = read_incidents(store, schedule.trips)
+        with timed("driver: build network"):
+            network = build_network(
+                schedule.shapes, schedule.trips, schedule.stop_times, schedule.stops, options
+            )
+        with timed("driver: write inputs"):
+            geometry = replace(network, trip_stops=network.trip_stops.clear())
+            _dump(Path(files.partition), (geometry, schedule.crs_epsg))
+            _dump(Path(files.day), DayInputs(schedule, incidents, network.trip_stops))
 
 
 class _InputsPickler(pickle.Pickler):
@@ -580,6 +580,8 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
     geometry, _ = _partition_inputs(job, day)
     inputs: DayInputs = _load_inputs(job.files(day).day)
     network = replace(geometry, trip_stops=inputs.trip_stops)
+    with timed("read evidence"), open_lake(job.lake, day_span(day), EVIDENCE_TABLES) as store:
+        evidence = read_day_evidence(store, day, inputs.schedule.trips)
     rows = pl.from_arrow(cells.select(["batch", "kind", "payload"]))
     assert isinstance(rows, pl.DataFrame)
     rows = rows.sort("batch", "kind")
@@ -602,7 +604,7 @@ def assemble_and_write(job: SparkJob, key: tuple[Any, ...], cells: pa.Table) -> 
             job.profile,
             job.options,
             pl.concat(frames["activity"]),
-            inputs.evidence,
+            evidence,
         )
     names, counts, parts = [], [], []
     with timed("lake writes"):

@@ -215,7 +215,14 @@ def test_the_driver_writes_the_local_engines_day_inputs_once(
     once, on the driver; what the workers load back is what the local engine reads from the
     file and builds (the network's geometry for a partition task, the rest for the day's
     assembly)."""
-    from analytics.engines.spark import DayInputs, _load, plan_days, prepare_days
+    from analytics.engines.spark import (
+        EVIDENCE_TABLES,
+        DayInputs,
+        _load,
+        day_span,
+        plan_days,
+        prepare_days,
+    )
 
     lake = _raw_lake(matched_store, tmp_path / "lake")
     options = MatchOptions()
@@ -241,10 +248,14 @@ def test_the_driver_writes_the_local_engines_day_inputs_once(
     assert isinstance(day, DayInputs)
     assert day.trip_stops.equals(network.trip_stops)
     assert day.incidents.equals(incidents)
+    # the day's task reads the evidence from a lake opened on `EVIDENCE_TABLES` only
     with Store.open(matched_store, read_only=True) as store:
         evidence = read_day_evidence(store, DAY, schedule.trips)
+    with open_lake(lake, day_span(DAY), EVIDENCE_TABLES) as parquet:
+        read = read_day_evidence(parquet, DAY, schedule.trips)
     for name in ("vehicles", "taps", "inspections", "routes"):  # the lake's rows in its order
-        got, want = getattr(day.evidence, name), getattr(evidence, name)
+        got, want = getattr(read, name), getattr(evidence, name)
+        assert want.height > 0 or name == "inspections", name
         assert got.sort(got.columns).equals(want.sort(want.columns)), name
     for name in ("trips", "stop_times", "shapes", "stops"):
         assert getattr(day.schedule, name).equals(getattr(schedule, name)), name
