@@ -7,12 +7,12 @@
    pings read from the lake's `vehicle_locations` by its task (`read_batch_pings`), then
    `match_vehicles` (clean, reference on the shapes, cut into runs, breakdown stands) and
    `compute_ping_activity`: the partition step. A batch is a range of vehicle ids holding
-   ~`batch_pings` pings at most (`cut_vehicle_ranges`, planned on the driver from the day's
+   about `batch_pings` pings (`cut_vehicle_ranges`, planned on the driver from the day's
    pings per vehicle): a vehicle is never split, one busy day is many bounded groups, not one
    huge one (the count is rounded up to a multiple of the executor cores), and the lake keeps
    each partition's pings sorted by vehicle in small row groups, so a task reads little more
-   than its own vehicles (`core.lake.LAKE_ORDER`). Each group has a partition of its own
-   (`spread_groups`): one group per task, in order;
+   than its own vehicles (`core.lake.LAKE_ORDER`). The groups are dealt out evenly over
+   the tasks, up to `GROUPS_PER_TASK` each (`group_partitions`, `spread_groups`);
 2. the batches' frames grouped by service_date -> `assemble_day` (assignment, stop visits,
    outcomes, breakdowns, headways, coverage), concatenated in batch order as the local engine
    does; each derived table's day is then written to the lake by the executor
