@@ -38,8 +38,10 @@ wall and 2.97x CPU against the base's 3.19x and 3.18x (runs of one tree 2.56x-3.
 tables equal in every run. The target is still not shown on the 300-bus day.
 
 Session 34 (the batches' tasks read their vehicle ranges from the lake, no ping crosses Spark;
-one group per task; one job; quiet machine, load 2-3): 300-bus day, `--rounds 5`: local 1.16 s /
-1.54 CPU-s, Spark 1.67 s / 3.03 CPU-s = **1.44x wall** (target met), 1.97x CPU; tables equal.
+the groups dealt out over the tasks; one job; the driver JVM on the quick compiler; quiet
+machine, load 2-3): 300-bus day, `--rounds 5`: local 1.18 s / 1.57 CPU-s, Spark 1.57 s / 2.63
+CPU-s = **1.33x wall** (target met), 1.68x CPU; the large day 1.22x wall, 1.23x CPU; tables
+equal.
 
 Spark's CPU seconds are counted over the process tree (the driver, Spark's JVM and its
 Python workers), the local engine's over this process (its batch threads); ``--rounds N`` times N runs of each engine, interleaved, and prints medians.

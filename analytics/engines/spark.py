@@ -110,10 +110,14 @@ SUMMARY_SCHEMA = "service_date date, table_name string, n_rows long, n_partition
 FRAME_KINDS = ("runs", "track", "stands", "activity")
 INPUTS_CACHE_SIZE = 4
 """day input files a Python worker keeps loaded (a task of another day evicts the oldest)"""
-DRIVER_JAVA_OPTIONS = "-XX:+UseSerialGC"
-"""the driver JVM's garbage collector: the serial one, as the JVM itself picks for a small
-heap (512 MB) on few cores; G1, its pick on this 2-core machine, spent 0.15-0.4 CPU-s of a
-300-bus day's job in its own threads against 0.02-0.05 (ADR 0080, session 32)"""
+DRIVER_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+"""the driver JVM's garbage collector and compilers (it runs the tasks in local mode): the
+serial collector, as the JVM itself picks for a small heap (512 MB) on few cores (G1, its pick
+on this 2-core machine, spent 0.15-0.4 CPU-s of a 300-bus day's job in its own threads against
+0.02-0.05: ADR 0080, session 32); and only the quick compiler (C1). Since no ping crosses the
+JVM (session 34) its task threads spend ~0.2 CPU-s on that day with either compiler, while the
+optimising one (C2) spent 0.55-0.66 CPU-s a run compiling in a session's first runs: 300-bus
+day 1.55 s against 1.88 s; crowding's job the same with both (1.52 s and 1.51 s)"""
 INPUTS_POLL_S = 0.01
 """how often a task waiting for its day's inputs looks for the driver's file (seconds)"""
 FAILED_MARK = "failed"
@@ -230,7 +234,7 @@ def start_session(
 
     Small JVM heaps by default: the work is in the Python workers (Polars, numba), which Spark
     does not count in the executor memory. Times are UTC on both sides of Arrow. The driver's
-    JVM (which runs the tasks in local mode) collects garbage with `DRIVER_JAVA_OPTIONS`.
+    JVM (which runs the tasks in local mode) runs with `DRIVER_JAVA_OPTIONS` (collector, compiler).
     """
     from pyspark.sql import SparkSession
 
