@@ -77,7 +77,7 @@ from analytics.matching.day import (
 )
 from analytics.matching.network import Network, build_network
 from analytics.matching.options import GapCredit, MatchOptions
-from core.lake import open_lake, write_day_partitions
+from core.lake import open_lake, raw_day_files, write_day_partitions
 from core.profile import Profile
 from core.schema import table
 from core.store import Store
@@ -178,10 +178,6 @@ class DayPlan:
     @property
     def n_batches(self) -> int:
         return len(self.batches)
-
-    @property
-    def n_pings(self) -> int:
-        return sum(b.n_pings for b in self.batches)
 
 
 @dataclass(frozen=True)
@@ -441,15 +437,22 @@ def _load(path: str) -> Any:
         return _InputsUnpickler(src, Path(path)).load()  # this job's driver wrote it
 
 
+def event_days(lo: datetime, hi: datetime) -> list[date]:
+    """The local event days of a raw table's partitions that can hold instants in [lo, hi]
+    (their UTC dates, a day either side for any time zone)."""
+    first = lo.date() - timedelta(days=1)
+    return [
+        first + timedelta(days=i) for i in range((hi.date() + timedelta(days=1) - first).days + 1)
+    ]
+
+
 def event_day_folders(lake: str | Path, name: str, lo: datetime, hi: datetime) -> list[str]:
     """The event-day partitions of a raw table (`vehicle_locations`, `fare_transactions`) that
-    can hold instants in [lo, hi] (their UTC dates, a day either side for any time zone)."""
+    can hold instants in [lo, hi] (`event_days`) and have files."""
     folder = Path(lake) / name
-    first = lo.date() - timedelta(days=1)
-    last = hi.date() + timedelta(days=1)
     found = []
-    for i in range((last - first).days + 1):
-        part = folder / f"service_date={(first + timedelta(days=i)).isoformat()}"
+    for day in event_days(lo, hi):
+        part = folder / f"service_date={day.isoformat()}"
         if part.is_dir() and any(part.rglob("*.parquet")):
             found.append(str(part))
     return found
@@ -534,8 +537,8 @@ def read_batch_pings(lake: str | Path, plan: DayPlan, batch: VehicleRange) -> pl
     partition sorted by vehicle in small row groups (`core.lake.LAKE_ORDER`): the range's
     filter skips the other vehicles' row groups by their statistics."""
     empty = _empty_pings()
-    folders = event_day_folders(lake, PINGS, plan.window_lo, plan.window_hi)
-    files = [str(f) for folder in folders for f in sorted(Path(folder).rglob("*.parquet"))]
+    days = event_days(plan.window_lo, plan.window_hi)
+    files = [str(f) for day in days for f in raw_day_files(lake, PINGS, day)]
     if batch.vehicle_lo is None or not files:
         return empty
     frame = (
