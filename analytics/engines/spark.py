@@ -732,9 +732,10 @@ def spread_groups(n_groups: int, n_partitions: int) -> list[int]:
 
 def build_match_job(spark: SparkSession, job: SparkJob, plans: Sequence[DayPlan]) -> DataFrame:
     """The Spark plan of a run (lazy): the days' batches -> days; one summary row per day and
-    derived table once collected. The batches are an inline table (`values_frame`) spread one
-    per partition (`spread_groups`); the grouping by (service_date, batch, slot) needs no
-    other shuffle, its partitioning by slot already keeps each group in one partition."""
+    derived table once collected. The batches are an inline table (`values_frame`) dealt out
+    over `group_partitions` partitions (`spread_groups`); the grouping by (service_date, batch,
+    slot) needs no other shuffle, its partitioning by slot already keeps each group in one
+    partition."""
     keys = [(p.service_date, i) for p in plans for i in range(p.n_batches)]
     n_partitions = group_partitions(len(keys), spark.sparkContext.defaultParallelism)
     slots = spread_groups(len(keys), n_partitions)
@@ -778,7 +779,7 @@ def match_days_on_spark(
                 with timed("driver: plan days"):
                     plans = plan_days(lake, days, batch_pings, parallelism, folder)
                 job = SparkJob(lake, profile, options, {p.service_date: p for p in plans})
-                with _job_conf(spark, _match_conf(spark, plans)):
+                with job_conf(spark, _match_conf(spark, plans)):
                     with timed("driver: build job"):
                         planned = build_match_job(spark, job, plans)
                     with timed("driver: collect"):
@@ -797,17 +798,23 @@ def match_days_on_spark(
             folder.parent.rmdir()
 
 
+def day_shuffle_conf(spark: SparkSession, n_days: int) -> dict[str, str]:
+    """A shuffle partition per day for a job's stage grouped by service day: at least one per
+    core, at most 512 (Spark's adaptive execution, where on, coalesces the small ones)."""
+    n = max(spark.sparkContext.defaultParallelism, min(n_days, 512))
+    return {"spark.sql.shuffle.partitions": str(n)}
+
+
 def _match_conf(spark: SparkSession, plans: Sequence[DayPlan]) -> dict[str, str]:
     """The session settings of a match job: a shuffle partition per day for the days'
-    assembly (at least one per core, at most 512), and no adaptive execution. The batches are
-    already one per partition (`spread_groups`), and the adaptive planner ran each stage as a
-    job of its own, with a new plan between them (~0.03 s each on the 300-bus day)."""
-    n_days = max(spark.sparkContext.defaultParallelism, min(len(plans), 512))
-    return {"spark.sql.shuffle.partitions": str(n_days), "spark.sql.adaptive.enabled": "false"}
+    assembly (`day_shuffle_conf`), and no adaptive execution. The batches are already dealt
+    out over the tasks (`spread_groups`), and the adaptive planner ran each stage as a job of
+    its own, with a new plan between them (~0.03 s each on the 300-bus day)."""
+    return {**day_shuffle_conf(spark, len(plans)), "spark.sql.adaptive.enabled": "false"}
 
 
 @contextmanager
-def _job_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
+def job_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
     """`conf` set on the session for the block, then what was there before restored (a
     session serves other jobs: crowding, the tests' shared session)."""
     before = {key: spark.conf.get(key, None) for key in conf}

@@ -38,8 +38,10 @@ from analytics.crowding.job import (
 )
 from analytics.engines.spark import (
     bind,
+    day_shuffle_conf,
     day_span,
     event_day_folders,
+    job_conf,
     spark_ddl,
     summary_frame,
     values_frame,
@@ -203,6 +205,5 @@ def crowd_days_on_spark(
     lake = str(Path(lake).resolve())
     plans = plan_crowding_days(lake, days, profile, options)
     job = CrowdingJob(lake, profile, options, uuid.uuid4().hex)
-    parallelism = spark.sparkContext.defaultParallelism
-    spark.conf.set("spark.sql.shuffle.partitions", str(max(parallelism, min(len(plans), 512))))
-    return summary_frame(build_crowding_job(spark, job, plans).collect())
+    with job_conf(spark, day_shuffle_conf(spark, len(plans))):
+        return summary_frame(build_crowding_job(spark, job, plans).collect())
